@@ -1,0 +1,279 @@
+"""Run a Pulumi program in-process under the mock runtime and record the resource graph.
+
+This is the offline engine behind `gpu-inference preview` and behind every test: no Pulumi CLI,
+no cluster, no cloud. It records each registration as `{type, name, parent, inputs, dependsOn}`
+(inputs camelCase, as the engine would send them to a provider), with secrets replaced by
+`[secret]` and unknowns by `[unknown]` so that nothing secret is ever written out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as _mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.sync_await import _sync_await
+
+SECRET = "[secret]"
+UNKNOWN = "[unknown]"
+
+
+@dataclass
+class Registered:
+    """One registered resource, as the preview and the placement check read it."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str | None
+    inputs: dict[str, Any]
+    custom: bool
+    depends_on: list[str] = field(default_factory=list)
+    provider: str | None = None
+
+    def as_graph_entry(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "dependsOn": self.depends_on,
+            "inputs": self.inputs,
+        }
+
+
+def _scrub(value: Any) -> Any:
+    """Replace secrets and unknowns; turn numbers that are whole back into ints (mocks send floats)."""
+    if rpc.is_rpc_secret(value):
+        return SECRET
+    if isinstance(value, pulumi.output.Unknown):
+        return UNKNOWN
+    if isinstance(value, dict):
+        if rpc._special_sig_key in value:  # resource references, assets
+            return {k: _scrub(v) for k, v in value.items() if k != rpc._special_sig_key}
+        return {k: _scrub(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _fake_id(typ: str, name: str) -> str:
+    return "fake-" + hashlib.sha256(f"{typ}::{name}".encode()).hexdigest()[:12]
+
+
+class FakeCloud(pulumi.runtime.Mocks):
+    """Answers registrations with their own inputs plus plainly fake outputs, and the few invokes
+    the stack program makes with plainly fake values (`fake-project`, account `000000000000`)."""
+
+    OUTPUTS: dict[str, dict[str, Any]] = {
+        "gcp:container/cluster:Cluster": {
+            "endpoint": "203.0.113.10",
+            "masterAuth": {"clusterCaCertificate": "ZmFrZS1jYQ=="},
+        },
+        "aws:eks/cluster:Cluster": {
+            "endpoint": "https://fake.eks.example",
+            "certificateAuthority": {"data": "ZmFrZS1jYQ=="},
+            "arn": "arn:aws:eks:us-east-1:000000000000:cluster/fake",
+        },
+        "aws:iam/role:Role": {"arn": "arn:aws:iam::000000000000:role/fake-node-role"},
+        "aws:eks/nodeGroup:NodeGroup": {
+            "resources": [{"autoscalingGroups": [{"name": "eks-fake-asg"}]}],
+            "arn": "arn:aws:eks:us-east-1:000000000000:nodegroup/fake",
+        },
+        "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1},
+        "gcp:serviceaccount/account:Account": {
+            "email": "fake@fake-project.iam.gserviceaccount.com"
+        },
+    }
+
+    INVOKES: dict[str, dict[str, Any]] = {
+        "gcp:organizations/getClientConfig:getClientConfig": {
+            "project": "fake-project",
+            "region": "us-central1",
+            "zone": "us-central1-a",
+            "accessToken": "fake-token",
+            "id": "fake",
+        },
+        "gcp:container/getCluster:getCluster": {
+            "endpoint": "203.0.113.10",
+            "masterAuths": [{"clusterCaCertificate": "ZmFrZS1jYQ=="}],
+            "name": "fake-cluster",
+            "project": "fake-project",
+            "location": "us-central1",
+        },
+        "aws:index/getRegion:getRegion": {
+            "name": "us-east-1",
+            "region": "us-east-1",
+            "id": "us-east-1",
+        },
+        "aws:index/getCallerIdentity:getCallerIdentity": {
+            "accountId": "000000000000",
+            "arn": "arn:aws:iam::000000000000:user/fake",
+            "userId": "fake",
+            "id": "000000000000",
+        },
+        "aws:eks/getCluster:getCluster": {
+            "endpoint": "https://fake.eks.example",
+            "certificateAuthorities": [{"data": "ZmFrZS1jYQ=="}],
+            "name": "fake-cluster",
+            "arn": "arn:aws:eks:us-east-1:000000000000:cluster/fake-cluster",
+            "vpcConfig": {"subnetIds": ["subnet-fake-a", "subnet-fake-b"]},
+            "identities": [
+                {"oidcs": [{"issuer": "https://oidc.eks.us-east-1.amazonaws.com/id/FAKE"}]}
+            ],
+        },
+        "aws:iam/getPolicyDocument:getPolicyDocument": {"json": "{}", "id": "fake"},
+    }
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
+        state = dict(args.inputs)
+        state.update(self.OUTPUTS.get(args.typ, {}))
+        if args.typ.startswith("kubernetes:") and args.custom:
+            state.setdefault("metadata", {})
+        return (_fake_id(args.typ, args.name) if args.custom else None), state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        return dict(self.INVOKES.get(args.token, {}))
+
+
+class Recorder(_mocks.MockMonitor):
+    """A mock monitor that also keeps parent, dependencies and the scrubbed inputs, in order."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.registered: list[Registered] = []
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            inputs = _scrub(rpc.deserialize_properties(request.object, keep_unknowns=True))
+            deps = set(request.dependencies)
+            for pd in request.propertyDependencies.values():
+                deps.update(pd.urns)
+            self.registered.append(
+                Registered(
+                    type=request.type,
+                    name=request.name,
+                    urn=response.urn,
+                    parent=request.parent or None,
+                    inputs=inputs,
+                    custom=bool(request.custom),
+                    depends_on=sorted(deps),
+                    provider=request.provider or None,
+                )
+            )
+        return response
+
+
+@dataclass
+class Graph:
+    """What a program registered, in registration order, plus its stack outputs."""
+
+    resources: list[Registered]
+    outputs: dict[str, Any]
+
+    def of_type(self, typ: str) -> list[Registered]:
+        return [r for r in self.resources if r.type == typ]
+
+    def one(self, typ: str, name: str | None = None) -> Registered:
+        found = [r for r in self.of_type(typ) if name is None or r.name == name]
+        if len(found) != 1:
+            names = [r.name for r in self.of_type(typ)]
+            raise LookupError(
+                f"expected one {typ} named {name!r}, found {len(found)} among {names}"
+            )
+        return found[0]
+
+    def by_urn(self, urn: str) -> Registered:
+        for r in self.resources:
+            if r.urn == urn:
+                return r
+        raise LookupError(urn)
+
+    def children(self, parent: Registered) -> list[Registered]:
+        return [r for r in self.resources if r.parent == parent.urn]
+
+    def depends_on(self, res: Registered, other: Registered) -> bool:
+        """Whether `res` (directly, or through its ancestors' dependencies) waits for `other` or a
+        descendant of `other`: what `depends_on` on a component means to the engine."""
+        targets = {other.urn} | {r.urn for r in self._descendants(other)}
+        node: Registered | None = res
+        while node is not None:
+            if targets & set(node.depends_on):
+                return True
+            node = self.by_urn(node.parent) if node.parent and self._has(node.parent) else None
+        return False
+
+    def _has(self, urn: str) -> bool:
+        return any(r.urn == urn for r in self.resources)
+
+    def _descendants(self, res: Registered) -> list[Registered]:
+        out: list[Registered] = []
+        frontier = [res.urn]
+        while frontier:
+            kids = [r for r in self.resources if r.parent in frontier]
+            out += kids
+            frontier = [k.urn for k in kids]
+        return out
+
+    def as_graph(self) -> list[dict[str, Any]]:
+        """The `[{type, name, parent, dependsOn, inputs}]` shape the placement check reads."""
+        return [r.as_graph_entry() for r in self.resources]
+
+
+def run_program(
+    program: Callable[[], Any],
+    *,
+    config: Mapping[str, Any] | None = None,
+    project: str = "gpu-inference",
+    stack: str = "test",
+    mocks: pulumi.runtime.Mocks | None = None,
+) -> Graph:
+    """Run `program` as a Pulumi stack program under mocks and return what it registered.
+
+    `config` maps `namespace:key` to values; non-strings are passed as JSON text, as the engine
+    passes structured config. Raises whatever the program raises (after the runtime settles).
+    """
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        pulumi.runtime.settings.ROOT.set(None)
+        recorder = Recorder(mocks or FakeCloud())
+        pulumi.runtime.set_all_config(
+            {k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()}
+        )
+        pulumi.runtime.set_mocks(
+            recorder.mocks, project=project, stack=stack, preview=False, monitor=recorder
+        )
+        outputs: dict[str, Any] = {}
+
+        async def _program() -> None:
+            program()
+
+        stack_resource = pulumi.runtime.get_root_resource()
+        _sync_await(pulumi.runtime.stack.run_pulumi_func(_program))
+        if stack_resource is not None:
+            outs = getattr(stack_resource, "outputs", {}) or {}
+            for key, value in outs.items():
+                outputs[key] = _sync_await(_resolve(value))
+        return Graph(resources=recorder.registered, outputs=_scrub(outputs))
+    finally:
+        pulumi.runtime.settings.ROOT.set(None)
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+async def _resolve(value: Any) -> Any:
+    out = pulumi.Output.from_input(value)
+    if await out.is_secret():
+        return SECRET
+    if not await out.is_known():
+        return UNKNOWN
+    return await out.future()
