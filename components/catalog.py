@@ -1,0 +1,720 @@
+"""GPU catalogs: which GKE machine shapes take which accelerators, and what AWS GPU instances carry.
+
+Pure data and lookups (imports no Pulumi). Used to validate pools before anything is created and
+by the placement check to know how many GPUs a pool's nodes have.
+
+INTERFACE (stable):
+- `GKE_ACCELERATORS: dict[str, GkeAccelerator]`, `gke_accelerator(name) -> GkeAccelerator`
+- `GkeAccelerator.counts_for(machine_type) -> tuple[int, ...]` (GPU counts that machine type takes;
+  empty when the machine family does not take this accelerator)
+- `gke_gpus_for_machine(machine_type) -> tuple[str, int] | None` (accelerator and count built into
+  machine types that come with GPUs attached, like g2-standard-8 -> ("nvidia-l4", 1))
+- `AWS_GPU_INSTANCES: dict[str, AwsGpuInstance]`, `aws_instance(instance_type) -> AwsGpuInstance`
+- every lookup raises `InputError` naming what is allowed when the name is unknown.
+
+ADDED (validators and helpers the pools and the placement check use):
+- `validate_gke_accelerator(accelerator, machine_type, count) -> int` (GPUs per node)
+- `validate_gke_cpu_machine_type(machine_type) -> str` (a CPU pool must not use a GPU machine)
+- `is_gke_gpu_machine(machine_type) -> bool`, `gke_machine_series(machine_type) -> str`,
+  `gke_machine_families() -> dict[str, str]`, `gke_accelerator_for_family(family) -> str | None`,
+  `gke_accelerator_machines(name) -> str` (human list, e.g. "g2-standard-* machines")
+- `validate_aws_gpu_instance_types(instance_types) -> AwsGpuNodeShape`
+- `validate_aws_cpu_instance_types(instance_types) -> tuple[str, ...]`
+- `aws_instance_or_none(instance_type)`, `is_gpu_instance(instance_type) -> bool`,
+  `aws_gpu_families() -> list[str]`, `aws_instance_family(instance_type) -> str`
+
+Errors are raised without a path; per-item AWS errors carry a `[i]` path so that the caller's
+`err.at("args.instance_types")` reads `args.instance_types[1]: ...`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .errors import InputError, show
+
+
+@dataclass(frozen=True)
+class GkeAccelerator:
+    """A GKE accelerator type and the machine shapes that take it.
+
+    `machines` maps a machine type (exact, like `g2-standard-8`) or a family prefix ending in `-`
+    (like `n1-standard-`) to the GPU counts it accepts. `attached` is True when the GPUs come with
+    the machine type (G2, A2, A3, G4): the count is then fixed by the shape. `memory_gib` is the
+    memory of one GPU as the vendor states it (nominal GB). `max_vcpus` (attachable accelerators
+    only) maps a GPU count to the most vCPUs an N1 machine may have with that many GPUs.
+    """
+
+    name: str
+    gpu_model: str
+    memory_gib: int
+    machines: dict[str, tuple[int, ...]]
+    attached: bool
+    max_vcpus: dict[int, int] | None = None
+
+    def counts_for(self, machine_type: str) -> tuple[int, ...]:
+        if machine_type in self.machines:
+            return self.machines[machine_type]
+        for prefix, counts in self.machines.items():
+            if prefix.endswith("-") and machine_type.startswith(prefix):
+                return counts
+        return ()
+
+    @property
+    def families(self) -> list[str]:
+        return sorted(
+            {m.rsplit("-", 1)[0] if not m.endswith("-") else m[:-1] for m in self.machines}
+        )
+
+
+@dataclass(frozen=True)
+class AwsGpuInstance:
+    """An EC2 GPU instance type: GPU model, how many, memory per GPU, CPU architecture."""
+
+    instance_type: str
+    gpu_model: str
+    gpus: int
+    gpu_memory_gib: int
+    arch: str  # "x86_64" | "arm64"
+    accelerator_label: str  # value for the `k8s.amazonaws.com/accelerator` label
+
+    @property
+    def family(self) -> str:
+        return aws_instance_family(self.instance_type)
+
+
+@dataclass(frozen=True)
+class AwsGpuNodeShape:
+    """What every node of an EKS GPU node group has, whichever of its instance types it runs on."""
+
+    instance_types: tuple[str, ...]
+    gpu_model: str
+    gpus: int  # GPUs per node
+    gpu_memory_gib: int  # memory of one GPU
+    arch: str  # "x86_64" | "arm64"
+    accelerator_label: str  # value for the `k8s.amazonaws.com/accelerator` label
+
+
+# ---------------------------------------------------------------------------------------------
+# GKE / Compute Engine
+#
+# Sources (checked for this table):
+# - Compute Engine docs, "GPU machine types" / "GPU platforms"
+#   (https://cloud.google.com/compute/docs/gpus): accelerator names, GPU memory per GPU
+#   (L4 24 GB GDDR6; A100 40 GB HBM2; A100 80 GB HBM2e; H100 80 GB HBM3; T4 16 GB GDDR6;
+#   V100 16 GB HBM2; P4 8 GB GDDR5), "each G2 / A2 / A3 machine type has a fixed
+#   GPU count", and which GPUs attach to N1 general-purpose machines (not f1-micro / g1-small).
+# - Google's own machine->accelerator table in GoogleCloudPlatform/cluster-toolkit,
+#   modules/internal/gpu-definition/main.tf (`accelerator_machines`), for the per-shape counts of
+#   a2-highgpu/megagpu/ultragpu, a3-highgpu/megagpu/ultragpu, g2-standard and g4-standard.
+# - N1 counts and the vCPU ceiling per GPU count: the "GPUs on N1" tables of the same Compute
+#   Engine page (as mirrored in SkyPilot's gcp_catalog.py `_NUM_ACC_TO_MAX_CPU_AND_MEMORY`, which
+#   cites it). P100 x4 allows 64 vCPUs in a few zones and 96 elsewhere; we allow 96.
+# Memory figures not stated on a Google page we could read: H200 141 GB (from the accelerator name
+# nvidia-h200-141gb), RTX PRO 6000 96 GB GDDR7 (NVIDIA's product announcements), P100 16 GB (not
+# confirmed). N1 custom machine types are named `custom-<vCPUs>-<MB>[-ext]` (from memory of the
+# Compute Engine naming, not confirmed).
+# a3-highgpu-1g/2g/4g: these smaller A3 High shapes are reportedly limited to Spot / flex-start
+# provisioning; we could not verify that from a source, so it is not checked here.
+# Not modelled (could not verify counts/memory from a source): a3-edgegpu-8g, A4 (nvidia-b200),
+# A4X (nvidia-gb200); their families are still recognised as GPU machines (see below).
+# ---------------------------------------------------------------------------------------------
+
+_N1_PREFIXES = ("n1-standard-", "n1-highmem-", "n1-highcpu-", "custom-")
+
+
+def _n1(counts: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    return {prefix: counts for prefix in _N1_PREFIXES}
+
+
+GKE_ACCELERATORS: dict[str, GkeAccelerator] = {
+    "nvidia-l4": GkeAccelerator(
+        "nvidia-l4",
+        "L4",
+        24,
+        {
+            "g2-standard-4": (1,),
+            "g2-standard-8": (1,),
+            "g2-standard-12": (1,),
+            "g2-standard-16": (1,),
+            "g2-standard-32": (1,),
+            "g2-standard-24": (2,),
+            "g2-standard-48": (4,),
+            "g2-standard-96": (8,),
+        },
+        attached=True,
+    ),
+    "nvidia-tesla-a100": GkeAccelerator(
+        "nvidia-tesla-a100",
+        "A100 40GB",
+        40,
+        {
+            "a2-highgpu-1g": (1,),
+            "a2-highgpu-2g": (2,),
+            "a2-highgpu-4g": (4,),
+            "a2-highgpu-8g": (8,),
+            "a2-megagpu-16g": (16,),
+        },
+        attached=True,
+    ),
+    "nvidia-a100-80gb": GkeAccelerator(
+        "nvidia-a100-80gb",
+        "A100 80GB",
+        80,
+        {
+            "a2-ultragpu-1g": (1,),
+            "a2-ultragpu-2g": (2,),
+            "a2-ultragpu-4g": (4,),
+            "a2-ultragpu-8g": (8,),
+        },
+        attached=True,
+    ),
+    "nvidia-h100-80gb": GkeAccelerator(
+        "nvidia-h100-80gb",
+        "H100 80GB",
+        80,
+        {
+            "a3-highgpu-1g": (1,),
+            "a3-highgpu-2g": (2,),
+            "a3-highgpu-4g": (4,),
+            "a3-highgpu-8g": (8,),
+        },
+        attached=True,
+    ),
+    "nvidia-h100-mega-80gb": GkeAccelerator(
+        "nvidia-h100-mega-80gb", "H100 80GB Mega", 80, {"a3-megagpu-8g": (8,)}, attached=True
+    ),
+    "nvidia-h200-141gb": GkeAccelerator(
+        "nvidia-h200-141gb", "H200 141GB", 141, {"a3-ultragpu-8g": (8,)}, attached=True
+    ),
+    "nvidia-rtx-pro-6000": GkeAccelerator(
+        "nvidia-rtx-pro-6000",
+        "RTX PRO 6000",
+        96,
+        {
+            "g4-standard-48": (1,),
+            "g4-standard-96": (2,),
+            "g4-standard-192": (4,),
+            "g4-standard-384": (8,),
+        },
+        attached=True,
+    ),
+    "nvidia-tesla-t4": GkeAccelerator(
+        "nvidia-tesla-t4", "T4", 16, _n1((1, 2, 4)), attached=False, max_vcpus={1: 48, 2: 48, 4: 96}
+    ),
+    "nvidia-tesla-v100": GkeAccelerator(
+        "nvidia-tesla-v100",
+        "V100",
+        16,
+        _n1((1, 2, 4, 8)),
+        attached=False,
+        max_vcpus={1: 12, 2: 24, 4: 48, 8: 96},
+    ),
+    "nvidia-tesla-p100": GkeAccelerator(
+        "nvidia-tesla-p100",
+        "P100",
+        16,
+        _n1((1, 2, 4)),
+        attached=False,
+        max_vcpus={1: 16, 2: 32, 4: 96},
+    ),
+    "nvidia-tesla-p4": GkeAccelerator(
+        "nvidia-tesla-p4", "P4", 8, _n1((1, 2, 4)), attached=False, max_vcpus={1: 24, 2: 48, 4: 96}
+    ),
+}
+
+# Machine families that come with GPUs but whose shapes this catalog does not model.
+_GKE_UNMODELLED_GPU_PREFIXES = ("a3-edgegpu-", "a4-highgpu-", "a4x-highgpu-", "a4x-maxgpu-")
+
+
+def gke_accelerator(name: str) -> GkeAccelerator:
+    found = GKE_ACCELERATORS.get(name) if isinstance(name, str) else None
+    if found is not None:
+        return found
+    raise InputError(
+        f"accelerator {show(name)} is not offered by GKE", ", ".join(sorted(GKE_ACCELERATORS))
+    )
+
+
+def gke_gpus_for_machine(machine_type: str) -> tuple[str, int] | None:
+    for acc in GKE_ACCELERATORS.values():
+        if acc.attached and machine_type in acc.machines:
+            return acc.name, acc.machines[machine_type][0]
+    return None
+
+
+def gke_machine_series(machine_type: str) -> str:
+    """The Compute Engine series a machine type belongs to: `n1-standard-8` -> `N1`."""
+    if machine_type.startswith("custom-"):
+        return "N1"  # N1 custom machine types have no series prefix
+    return machine_type.split("-", 1)[0].upper()
+
+
+def _family_of(machine: str) -> str:
+    return machine[:-1] if machine.endswith("-") else machine.rsplit("-", 1)[0]
+
+
+def gke_machine_families() -> dict[str, str]:
+    """Machine family (like `g2-standard`, `n1-standard`) -> accelerator for families with GPUs
+    attached; attachable (N1) families map to "" since they take several accelerators."""
+    out: dict[str, str] = {}
+    for acc in GKE_ACCELERATORS.values():
+        for machine in acc.machines:
+            out[_family_of(machine)] = acc.name if acc.attached else ""
+    return dict(sorted(out.items()))
+
+
+def gke_accelerator_for_family(family: str) -> str | None:
+    """The accelerator built into a machine family (`a2-ultragpu` -> `nvidia-a100-80gb`), else None."""
+    return gke_machine_families().get(family) or None
+
+
+def gke_accelerator_machines(name: str) -> str:
+    """The machines an accelerator goes on, as an error message lists them."""
+    acc = gke_accelerator(name)
+    by_family: dict[str, list[str]] = {}
+    for machine in acc.machines:
+        by_family.setdefault(_family_of(machine), []).append(machine)
+    parts = []
+    for family, machines in by_family.items():
+        if machines[0].endswith("-"):
+            parts.append(f"{machines[0]}*")
+        elif len(machines) == 1:
+            parts.append(machines[0])
+        else:
+            parts.append(f"{family}-*")
+    return _join_or(parts) + " machines"
+
+
+def is_gke_gpu_machine(machine_type: str) -> bool:
+    """True for machine types that come with GPUs attached (G2, A2, A3, G4, A4, ...)."""
+    if gke_gpus_for_machine(machine_type) is not None:
+        return True
+    attached_families = [f for f, acc in gke_machine_families().items() if acc]
+    return any(
+        machine_type.startswith(f + "-") for f in attached_families
+    ) or machine_type.startswith(_GKE_UNMODELLED_GPU_PREFIXES)
+
+
+def _n1_vcpus(machine_type: str) -> int | None:
+    """vCPUs of an N1 machine type (`n1-standard-8` -> 8, `custom-4-5120` -> 4), None if unknown."""
+    m = re.fullmatch(
+        r"(?:n1-(?:standard|highmem|highcpu)|custom)-(\d+)(?:-\d+(?:-ext)?)?", machine_type
+    )
+    return int(m.group(1)) if m else None
+
+
+def _series_phrase(machine_type: str) -> str:
+    series = gke_machine_series(machine_type)
+    article = "an" if series[:1] in set("AEFHILMNORSX") else "a"
+    return f"{article} {series} machine"
+
+
+def _check_machine_type(machine_type: object) -> str:
+    if not isinstance(machine_type, str) or not machine_type:
+        raise InputError(
+            f"machine type {show(machine_type)} is not a Compute Engine machine type name",
+            "a machine type such as g2-standard-8 or n1-standard-8",
+        )
+    return machine_type
+
+
+def validate_gke_accelerator(accelerator: str, machine_type: str, count: int | None = None) -> int:
+    """Check that `count` `accelerator` GPUs fit a GKE node of `machine_type`; returns GPUs per node.
+
+    `count` None means "the shape's fixed count" for machine types with GPUs attached; N1 machines
+    need an explicit count.
+    """
+    acc = gke_accelerator(accelerator)
+    machine_type = _check_machine_type(machine_type)
+    where = gke_accelerator_machines(accelerator)
+    counts = acc.counts_for(machine_type)
+    if not counts:
+        built_in = gke_gpus_for_machine(machine_type)
+        if built_in is not None:
+            problem = (
+                f"{machine_type} comes with {built_in[0]} GPUs, not {accelerator}; "
+                f"{accelerator} attaches to {where}"
+            )
+            allowed = f"accelerator {built_in[0]} on {machine_type}, or {accelerator} on {where}"
+        elif acc.attached and any(
+            machine_type.startswith(f + "-") for f in {_family_of(m) for m in acc.machines}
+        ):
+            shapes = ", ".join(acc.machines)
+            problem = f"{machine_type} is not a machine type that takes {accelerator}"
+            allowed = shapes
+        else:
+            problem = (
+                f"{accelerator} attaches to {where}; "
+                f"{machine_type} is {_series_phrase(machine_type)}"
+            )
+            allowed = where
+        raise InputError(problem, allowed)
+
+    if count is None:
+        if acc.attached:
+            return counts[0]
+        raise InputError(
+            f"no GPU count given for {accelerator} on {machine_type}: N1 machines take GPUs "
+            "attached in a chosen count",
+            _join_or([str(c) for c in counts]),
+        )
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise InputError(
+            f"GPU count {show(count)} is not a whole number", _join_or([str(c) for c in counts])
+        )
+    if count not in counts:
+        if acc.attached:
+            problem = (
+                f"{machine_type} comes with {counts[0]} {accelerator} GPU"
+                f"{'' if counts[0] == 1 else 's'}; a count of {count} does not fit it"
+            )
+            allowed = f"{counts[0]} (or no count); for {count} GPUs per node: " + _shapes_with(
+                acc, count
+            )
+        else:
+            problem = (
+                f"{accelerator} attaches {_join_or([str(c) for c in counts])} GPUs to "
+                f"{_series_phrase(machine_type)}; {count} is not one of them"
+            )
+            allowed = _join_or([str(c) for c in counts])
+        raise InputError(problem, allowed)
+
+    if acc.max_vcpus is not None:
+        vcpus = _n1_vcpus(machine_type)
+        limit = acc.max_vcpus.get(count)
+        if vcpus is not None and limit is not None and vcpus > limit:
+            fitting = [
+                f"{c} GPUs (up to {v} vCPUs)"
+                for c, v in sorted(acc.max_vcpus.items())
+                if v >= vcpus
+            ]
+            raise InputError(
+                f"{machine_type} has {vcpus} vCPUs; with {count} {accelerator} GPU"
+                f"{'' if count == 1 else 's'} an N1 machine may have at most {limit}",
+                f"an N1 machine with at most {limit} vCPUs"
+                + (", or " + _join_or(fitting) if fitting else ""),
+            )
+    return count
+
+
+def _shapes_with(acc: GkeAccelerator, count: int) -> str:
+    shapes = [m for m, c in acc.machines.items() if count in c]
+    return ", ".join(shapes) if shapes else f"no {acc.name} machine type has {count} GPUs"
+
+
+def validate_gke_cpu_machine_type(machine_type: str) -> str:
+    """A CPU pool's machine type must not come with GPUs (they would idle, untainted)."""
+    machine_type = _check_machine_type(machine_type)
+    if is_gke_gpu_machine(machine_type):
+        built_in = gke_gpus_for_machine(machine_type)
+        what = (
+            f"{built_in[1]} {built_in[0]} GPU{'' if built_in[1] == 1 else 's'}"
+            if built_in
+            else "GPUs"
+        )
+        raise InputError(
+            f"{machine_type} comes with {what}; a CPU pool must not use a GPU machine type",
+            "a machine type without GPUs (e.g. e2-standard-8, n2-standard-8), or make this a GPU pool",
+        )
+    return machine_type
+
+
+# ---------------------------------------------------------------------------------------------
+# AWS / EC2
+#
+# Sources (checked for this table):
+# - AWS Batch User Guide, "Run GPU jobs" (https://docs.aws.amazon.com/batch/latest/userguide/
+#   gpu-jobs.html): GPUs and GPU memory per instance for g4dn, g5, g5g and g6 sizes.
+# - Amazon EC2 "Accelerated computing instances" pages (GPU models: T4, A10G, T4G, L4, L40S,
+#   A100, H100, H200) and the per-instance GPU table of vantage-sh/ec2instances.info
+#   (scraper/aws/ec2/gpu_data.go, curated from the EC2 instance-type pages) for g4dn.metal,
+#   g6e, p3, p4d, p4de, p5, p5e, p5en counts and memory.
+# - CPU architecture: g5g is Graviton2 (arm64); every other family here is x86_64.
+# `k8s.amazonaws.com/accelerator` values: cluster-autoscaler's AWS README ("Special note on GPU
+# instances") says the value "varies by instance type" and gives `nvidia-tesla-k80` for P2; KServe
+# seed 001 uses `nvidia-tesla-t4` for T4 nodes. There is no AWS-published list, so the other values
+# follow the same `nvidia-<model>` convention (GKE's names where GKE sells the same GPU).
+# p5.4xlarge (1 x H100) is newer than most sources; it is listed only by ec2instances.info.
+# ---------------------------------------------------------------------------------------------
+
+
+def _family_rows(
+    family: str,
+    gpu_model: str,
+    memory_gib: int,
+    label: str,
+    sizes: dict[str, int],
+    arch: str = "x86_64",
+) -> dict[str, AwsGpuInstance]:
+    return {
+        f"{family}.{size}": AwsGpuInstance(
+            f"{family}.{size}", gpu_model, gpus, memory_gib, arch, label
+        )
+        for size, gpus in sizes.items()
+    }
+
+
+AWS_GPU_INSTANCES: dict[str, AwsGpuInstance] = {
+    **_family_rows(
+        "g4dn",
+        "T4",
+        16,
+        "nvidia-tesla-t4",
+        {
+            "xlarge": 1,
+            "2xlarge": 1,
+            "4xlarge": 1,
+            "8xlarge": 1,
+            "16xlarge": 1,
+            "12xlarge": 4,
+            "metal": 8,
+        },
+    ),
+    **_family_rows(
+        "g5",
+        "A10G",
+        24,
+        "nvidia-a10g",
+        {
+            "xlarge": 1,
+            "2xlarge": 1,
+            "4xlarge": 1,
+            "8xlarge": 1,
+            "16xlarge": 1,
+            "12xlarge": 4,
+            "24xlarge": 4,
+            "48xlarge": 8,
+        },
+    ),
+    **_family_rows(
+        "g5g",
+        "T4G",
+        16,
+        "nvidia-t4g",
+        {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 2, "metal": 2},
+        arch="arm64",
+    ),
+    **_family_rows(
+        "g6",
+        "L4",
+        24,
+        "nvidia-l4",
+        {
+            "xlarge": 1,
+            "2xlarge": 1,
+            "4xlarge": 1,
+            "8xlarge": 1,
+            "16xlarge": 1,
+            "12xlarge": 4,
+            "24xlarge": 4,
+            "48xlarge": 8,
+        },
+    ),
+    **_family_rows(
+        "g6e",
+        "L40S",
+        48,
+        "nvidia-l40s",
+        {
+            "xlarge": 1,
+            "2xlarge": 1,
+            "4xlarge": 1,
+            "8xlarge": 1,
+            "16xlarge": 1,
+            "12xlarge": 4,
+            "24xlarge": 4,
+            "48xlarge": 8,
+        },
+    ),
+    **_family_rows(
+        "p3", "V100", 16, "nvidia-tesla-v100", {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}
+    ),
+    **_family_rows("p3dn", "V100", 32, "nvidia-tesla-v100", {"24xlarge": 8}),
+    **_family_rows("p4d", "A100", 40, "nvidia-a100", {"24xlarge": 8}),
+    **_family_rows("p4de", "A100 80GB", 80, "nvidia-a100-80gb", {"24xlarge": 8}),
+    **_family_rows("p5", "H100", 80, "nvidia-h100", {"4xlarge": 1, "48xlarge": 8}),
+    **_family_rows("p5e", "H200", 141, "nvidia-h200", {"48xlarge": 8}),
+    **_family_rows("p5en", "H200", 141, "nvidia-h200", {"48xlarge": 8}),
+}
+
+# Families with GPUs (or other accelerators that are not `nvidia.com/gpu`) that the table above
+# does not model; recognised so that errors can say what they are.
+_AWS_UNMODELLED_GPU_FAMILIES = (
+    "p2",
+    "g3",
+    "g3s",
+    "g4ad",
+    "gr6",
+    "g6f",
+    "gr6f",
+    "p6-b200",
+    "p6e-gb200",
+)
+_AWS_NON_GPU_ACCELERATOR_FAMILIES = (
+    "inf1",
+    "inf2",
+    "trn1",
+    "trn1n",
+    "trn2",
+    "dl1",
+    "dl2q",
+    "f1",
+    "f2",
+    "vt1",
+)
+_EC2_NAME = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
+
+
+def aws_instance_family(instance_type: str) -> str:
+    """`g5.12xlarge` -> `g5`."""
+    return instance_type.split(".", 1)[0]
+
+
+def aws_gpu_families() -> list[str]:
+    """The EC2 families in the catalog, in table order."""
+    return list(dict.fromkeys(i.family for i in AWS_GPU_INSTANCES.values()))
+
+
+def aws_instance_or_none(instance_type: str) -> AwsGpuInstance | None:
+    return AWS_GPU_INSTANCES.get(instance_type) if isinstance(instance_type, str) else None
+
+
+def is_gpu_instance(instance_type: str) -> bool:
+    """True for EC2 instance types with NVIDIA/AMD GPUs, including families the table lacks."""
+    if not isinstance(instance_type, str):
+        return False
+    return instance_type in AWS_GPU_INSTANCES or aws_instance_family(instance_type) in (
+        *aws_gpu_families(),
+        *_AWS_UNMODELLED_GPU_FAMILIES,
+    )
+
+
+def _family_sizes(family: str) -> str:
+    return ", ".join(t for t in AWS_GPU_INSTANCES if aws_instance_family(t) == family)
+
+
+def aws_instance(instance_type: str) -> AwsGpuInstance:
+    families = ", ".join(f"{f}.*" for f in aws_gpu_families())
+    if not isinstance(instance_type, str) or not _EC2_NAME.fullmatch(instance_type):
+        raise InputError(
+            f"instance type {show(instance_type)} is not an EC2 instance type name",
+            f"an EC2 GPU instance type such as g5.xlarge ({families})",
+        )
+    found = AWS_GPU_INSTANCES.get(instance_type)
+    if found is not None:
+        return found
+    family = aws_instance_family(instance_type)
+    if family in aws_gpu_families():
+        raise InputError(f"{instance_type} is not a {family} size", _family_sizes(family))
+    if family in _AWS_UNMODELLED_GPU_FAMILIES:
+        raise InputError(
+            f"{instance_type} has GPUs, but the {family} family is not in this catalog "
+            "(its GPU count/model are not modelled)",
+            families,
+        )
+    if family in _AWS_NON_GPU_ACCELERATOR_FAMILIES:
+        raise InputError(
+            f"{instance_type} is not a GPU instance type: its accelerators are not NVIDIA GPUs "
+            "(no nvidia.com/gpu resource)",
+            families,
+        )
+    raise InputError(f"{instance_type} is not a GPU instance type", families)
+
+
+def _check_list(instance_types: object) -> list[str]:
+    if isinstance(instance_types, str) or not isinstance(instance_types, Iterable):
+        raise InputError(
+            f"instance types {show(instance_types)} is not a list", 'a list such as ["g5.xlarge"]'
+        )
+    items = list(instance_types)
+    if not items:
+        raise InputError(
+            "no instance types given", "at least one EC2 GPU instance type, e.g. g5.xlarge"
+        )
+    return items
+
+
+def validate_aws_gpu_instance_types(instance_types: Sequence[str]) -> AwsGpuNodeShape:
+    """Check the instance types of one GPU node group; returns what each of its nodes carries.
+
+    Every type must be a known GPU instance type, listed once, and all of them must have the same
+    GPU model, GPU count and CPU architecture (the autoscaler builds one node template per group,
+    and one AMI type serves the group).
+    """
+    items = _check_list(instance_types)
+    found: list[AwsGpuInstance] = []
+    seen: set[str] = set()
+    for i, instance_type in enumerate(items):
+        try:
+            inst = aws_instance(instance_type)
+        except InputError as err:
+            raise err.at(f"[{i}]") from None
+        if instance_type in seen:
+            raise InputError(
+                f"{show(instance_type)} is listed twice", "each instance type once", f"[{i}]"
+            )
+        seen.add(instance_type)
+        found.append(inst)
+    first = found[0]
+    for i, inst in enumerate(found[1:], start=1):
+        for what, mine, theirs in (
+            ("GPU model", inst.gpu_model, first.gpu_model),
+            ("GPU count", inst.gpus, first.gpus),
+            ("CPU architecture", inst.arch, first.arch),
+        ):
+            if mine != theirs:
+                matching = [
+                    t
+                    for t, o in AWS_GPU_INSTANCES.items()
+                    if (o.gpu_model, o.gpus, o.arch) == (first.gpu_model, first.gpus, first.arch)
+                ]
+                raise InputError(
+                    f"{inst.instance_type} has {what} {mine} but {first.instance_type} has {theirs}; "
+                    "all instance types of one node group must have the same GPU model, GPU count "
+                    "and architecture",
+                    f"types like {first.instance_type}: " + ", ".join(matching),
+                    f"[{i}]",
+                )
+    return AwsGpuNodeShape(
+        instance_types=tuple(i.instance_type for i in found),
+        gpu_model=first.gpu_model,
+        gpus=first.gpus,
+        gpu_memory_gib=first.gpu_memory_gib,
+        arch=first.arch,
+        accelerator_label=first.accelerator_label,
+    )
+
+
+def validate_aws_cpu_instance_types(instance_types: Sequence[str]) -> tuple[str, ...]:
+    """A CPU node group must not list GPU instance types (they would idle, untainted)."""
+    items = _check_list(instance_types)
+    seen: set[str] = set()
+    for i, instance_type in enumerate(items):
+        if not isinstance(instance_type, str) or not _EC2_NAME.fullmatch(instance_type):
+            raise InputError(
+                f"instance type {show(instance_type)} is not an EC2 instance type name",
+                "an EC2 instance type such as m5.xlarge",
+                f"[{i}]",
+            )
+        if instance_type in seen:
+            raise InputError(
+                f"{show(instance_type)} is listed twice", "each instance type once", f"[{i}]"
+            )
+        seen.add(instance_type)
+        if is_gpu_instance(instance_type):
+            raise InputError(
+                f"{instance_type} is a GPU instance type; a CPU node group must not use it",
+                "instance types without GPUs (e.g. m5.xlarge, c6i.2xlarge), or make this a GPU pool",
+                f"[{i}]",
+            )
+    return tuple(items)
+
+
+def _join_or(parts: Sequence[str]) -> str:
+    parts = list(parts)
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
