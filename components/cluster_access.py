@@ -1,0 +1,175 @@
+"""How the platform reaches the cluster: a Kubernetes provider for GKE, EKS or an existing cluster.
+
+GKE and EKS: the provider's kubeconfig is built from the cluster's endpoint and CA with the cloud's
+exec auth plugin (`gke-gcloud-auth-plugin`, `aws eks get-token`), so no token is ever stored in the
+state. `existing`: the user's kubeconfig file and context. For a first try on GKE, `create: true`
+makes a small regional cluster with Workload Identity, a release channel and a CPU system pool.
+"""
+
+import json
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+
+@dataclass
+class ClusterAccessArgs:
+    """Where the cluster is; every default here."""
+
+    provider: str
+    """`gke` | `eks` | `existing`."""
+    name: str
+    """The cluster's name (GKE / EKS), or a label for an existing cluster."""
+    location: Optional[str] = None
+    """GKE: region or zone."""
+    project: Optional[str] = None
+    """GKE: project id (default: the provider's)."""
+    region: Optional[str] = None
+    """EKS: region (default: the provider's)."""
+    create: Optional[bool] = False
+    """GKE only: create a small regional cluster (Workload Identity, release channel, CPU pool)."""
+    release_channel: Optional[str] = "REGULAR"
+    """GKE `create`: release channel."""
+    system_machine_type: Optional[str] = "e2-standard-4"
+    """GKE `create`: machine type of the CPU system pool."""
+    kubeconfig: Optional[str] = None
+    """existing: kubeconfig path or contents (default: ~/.kube/config)."""
+    context: Optional[str] = None
+    """existing: kubeconfig context."""
+
+
+def exec_kubeconfig(name: str, endpoint: str, ca_data: str, user_exec: dict[str, Any]) -> str:
+    """A kubeconfig that authenticates with an exec plugin: no credential is written into it."""
+    server = endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {"name": name, "cluster": {"server": server, "certificate-authority-data": ca_data}}
+            ],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+            "current-context": name,
+            "users": [{"name": name, "user": {"exec": user_exec}}],
+        },
+        sort_keys=True,
+    )
+
+
+def gke_exec() -> dict[str, Any]:
+    return {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "command": "gke-gcloud-auth-plugin",
+        "installHint": "Install gke-gcloud-auth-plugin: gcloud components install "
+        "gke-gcloud-auth-plugin",
+        "provideClusterInfo": True,
+    }
+
+
+def eks_exec(cluster: str, region: Optional[str]) -> dict[str, Any]:
+    args = ["eks", "get-token", "--cluster-name", cluster, "--output", "json"]
+    if region:
+        args += ["--region", region]
+    return {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws", "args": args}
+
+
+class ClusterAccess(pulumi.ComponentResource):
+    """The Kubernetes provider every in-cluster resource of the platform uses.
+
+    Attributes: `provider` (k8s.Provider), `cluster_name` (Output[str], for node pools), `cluster`
+    (the created GKE cluster or None), `subnet_ids` (EKS: the cluster's subnets).
+    """
+
+    def __init__(
+        self, name: str, args: ClusterAccessArgs, opts: Optional[pulumi.ResourceOptions] = None
+    ) -> None:
+        super().__init__("gpu-inference:index:ClusterAccess", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.cluster: Optional[pulumi.Resource] = None
+        self.cluster_name: pulumi.Output[str] = pulumi.Output.from_input(args.name)
+        self.subnet_ids: Optional[pulumi.Output[list[str]]] = None
+        kubeconfig: Optional[pulumi.Output[str]]
+        if args.provider == "gke":
+            kubeconfig = self._gke(name, args, child)
+        elif args.provider == "eks":
+            kubeconfig = self._eks(args, child)
+        else:
+            kubeconfig = pulumi.Output.from_input(args.kubeconfig) if args.kubeconfig else None
+        provider_opts = pulumi.ResourceOptions(
+            parent=self, depends_on=[self.cluster] if self.cluster else None
+        )
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=kubeconfig,
+            context=args.context if args.provider == "existing" else None,
+            enable_server_side_apply=True,
+            opts=provider_opts,
+        )
+        self.register_outputs({"clusterName": self.cluster_name})
+
+    def _gke(
+        self, name: str, args: ClusterAccessArgs, child: pulumi.ResourceOptions
+    ) -> pulumi.Output[str]:
+        import pulumi_gcp as gcp  # only GKE stacks import the GCP SDK
+
+        if args.create:
+            project = args.project or gcp.config.project
+            cluster = gcp.container.Cluster(
+                f"{name}-cluster",
+                name=args.name,
+                location=args.location,
+                project=args.project,
+                # The default pool is replaced by the system pool below (and by the GPU pools).
+                remove_default_node_pool=True,
+                initial_node_count=1,
+                release_channel={"channel": args.release_channel or "REGULAR"},
+                workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
+                # A first-try cluster: `pulumi destroy` must be able to remove it.
+                deletion_protection=False,
+                opts=child,
+            )
+            gcp.container.NodePool(
+                f"{name}-system",
+                cluster=cluster.name,
+                location=args.location,
+                project=args.project,
+                node_count=1,
+                node_config={
+                    "machine_type": args.system_machine_type or "e2-standard-4",
+                    "workload_metadata_config": {"mode": "GKE_METADATA"},
+                    "shielded_instance_config": {
+                        "enable_secure_boot": True,
+                        "enable_integrity_monitoring": True,
+                    },
+                    "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+                },
+                management={"auto_repair": True, "auto_upgrade": True},
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            self.cluster = cluster
+            self.cluster_name = cluster.name
+            endpoint = cluster.endpoint
+            ca = cluster.master_auth.apply(lambda a: a.cluster_ca_certificate or "")
+        else:
+            found = gcp.container.get_cluster_output(
+                name=args.name, location=args.location, project=args.project
+            )
+            endpoint = found.endpoint
+            ca = found.master_auths.apply(lambda a: a[0].cluster_ca_certificate if a else "")
+        return pulumi.Output.all(endpoint, ca).apply(
+            lambda v: exec_kubeconfig(args.name, str(v[0]), str(v[1]), gke_exec())
+        )
+
+    def _eks(self, args: ClusterAccessArgs, child: pulumi.ResourceOptions) -> pulumi.Output[str]:
+        import pulumi_aws as aws  # only EKS stacks import the AWS SDK
+
+        found = aws.eks.get_cluster_output(name=args.name, region=args.region)
+        self.subnet_ids = found.vpc_config.apply(lambda v: list(v.subnet_ids))
+        ca = found.certificate_authorities.apply(lambda c: c[0].data if c else "")
+        return pulumi.Output.all(found.endpoint, ca).apply(
+            lambda v: exec_kubeconfig(
+                args.name, str(v[0]), str(v[1]), eks_exec(args.name, args.region)
+            )
+        )
