@@ -11,7 +11,6 @@ ServiceAccount that reaches model storage through the cloud's workload identity,
   there) and stay secret in the state and the preview.
 """
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -20,6 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .errors import InputError, show
+from .identity import GSA_EMAIL, ROLE_ARN
 from .scheduling import validate_dns1123_label
 
 POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
@@ -74,13 +74,13 @@ def validate_model_namespace_args(args: ModelNamespaceArgs) -> None:
             "gcpServiceAccount (GKE) or awsRoleArn (EKS)",
             "workloadIdentity",
         )
-    if args.gcp_service_account and not _GSA_EMAIL.match(args.gcp_service_account):
+    if args.gcp_service_account and not GSA_EMAIL.fullmatch(args.gcp_service_account):
         raise InputError(
             f"{show(args.gcp_service_account)} is not a Google service account email",
             "NAME@PROJECT.iam.gserviceaccount.com",
             "workloadIdentity.gcpServiceAccount",
         )
-    if args.aws_role_arn and not _ROLE_ARN.match(args.aws_role_arn):
+    if args.aws_role_arn and not ROLE_ARN.fullmatch(args.aws_role_arn):
         raise InputError(
             f"{show(args.aws_role_arn)} is not an IAM role ARN",
             "arn:aws:iam::123456789012:role/NAME",
@@ -113,7 +113,7 @@ def service_account_annotations(args: ModelNamespaceArgs) -> dict[str, str]:
 
 def gsa_project(gcp_service_account: str) -> str:
     """The project a Google service account belongs to (from its email)."""
-    m = _GSA_EMAIL.match(gcp_service_account)
+    m = GSA_EMAIL.fullmatch(gcp_service_account)
     if m is None:
         raise InputError(f"{show(gcp_service_account)} is not a Google service account email")
     return m.group("project")
