@@ -23,10 +23,6 @@ from .identity import GSA_EMAIL, ROLE_ARN
 from .scheduling import validate_dns1123_label
 
 POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
-_GSA_EMAIL = re.compile(
-    r"^[a-z][-a-z0-9]{4,28}[a-z0-9]@(?P<project>[-a-z0-9.:]+)\.iam\.gserviceaccount\.com$"
-)
-_ROLE_ARN = re.compile(r"^arn:aws[-a-z]*:iam::[0-9]{12}:role/[\w+=,.@/-]{1,512}$")
 
 
 @dataclass
