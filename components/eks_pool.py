@@ -93,7 +93,7 @@ class EksGpuNodeGroupArgs:
 
     cluster_name: str
     """The EKS cluster's name (also part of the autoscaler's discovery tag)."""
-    subnet_ids: Sequence[pulumi.Input[str]]
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     """Subnets for the nodes."""
     instance_types: Sequence[str]
     """EC2 instance types, e.g. `["g5.xlarge"]`; all with the same GPUs (or all without)."""
@@ -173,13 +173,15 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
             "it is part of the autoscaler's tag key)",
             "args.cluster_name",
         )
-    if isinstance(args.subnet_ids, (str, Mapping)) or not isinstance(args.subnet_ids, Sequence):
+    if isinstance(args.subnet_ids, pulumi.Output):
+        pass  # known at deploy time (e.g. the cluster's own subnets)
+    elif isinstance(args.subnet_ids, (str, Mapping)) or not isinstance(args.subnet_ids, Sequence):
         raise InputError(
             f"subnet_ids {show(args.subnet_ids)} is not a list",
             "a list of subnet ids",
             "args.subnet_ids",
         )
-    if not args.subnet_ids:
+    elif not args.subnet_ids:
         raise InputError("no subnets given", "one or more subnet ids", "args.subnet_ids")
     types = args.instance_types
     gpu = args.gpu
@@ -359,7 +361,9 @@ def node_group_inputs(plan: EksPoolPlan, args: EksGpuNodeGroupArgs) -> dict[str,
         taints.append(taint)
     return {
         "cluster_name": args.cluster_name,
-        "subnet_ids": list(args.subnet_ids),
+        "subnet_ids": args.subnet_ids
+        if isinstance(args.subnet_ids, pulumi.Output)
+        else list(args.subnet_ids),
         "node_group_name_prefix": eks_name_prefix(facts.name),
         "instance_types": list(plan.instance_types),
         "ami_type": plan.ami_type,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,7 +139,7 @@ class FakeCloud(pulumi.runtime.Mocks):
             state.setdefault("metadata", {})
         return (_fake_id(args.typ, args.name) if args.custom else None), state
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
         return dict(self.INVOKES.get(args.token, {}))
 
 
@@ -235,11 +235,14 @@ def run_program(
     project: str = "gpu-inference",
     stack: str = "test",
     mocks: pulumi.runtime.Mocks | None = None,
+    secret_keys: Iterable[str] | None = None,
 ) -> Graph:
     """Run `program` as a Pulumi stack program under mocks and return what it registered.
 
     `config` maps `namespace:key` to values; non-strings are passed as JSON text, as the engine
-    passes structured config. Raises whatever the program raises (after the runtime settles).
+    passes structured config. `secret_keys` names the config keys the runtime treats as secrets
+    (`pulumi.runtime.is_config_secret`), as the engine does for `secure:` stack values.
+    Raises whatever the program raises (after the runtime settles).
     """
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -247,7 +250,8 @@ def run_program(
         pulumi.runtime.settings.ROOT.set(None)
         recorder = Recorder(mocks or FakeCloud())
         pulumi.runtime.set_all_config(
-            {k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()}
+            {k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()},
+            sorted(secret_keys or []),
         )
         pulumi.runtime.set_mocks(
             recorder.mocks, project=project, stack=stack, preview=False, monitor=recorder
