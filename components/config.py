@@ -530,7 +530,7 @@ class ExpressionSpec(_Model):
 POOL_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
     "gke": ("machineType", "nodeLocations", "gpuDriverVersion"),
     "eks": ("instanceTypes", "amiType", "capacityType"),
-    "existing": ("nodes",),
+    "existing": ("nodes", "presentLabels"),
 }
 POOL_REQUIRED_BY_PROVIDER = {"gke": "machineType", "eks": "instanceTypes", "existing": "nodes"}
 POOL_NOT_ON_EXISTING = ("diskSizeGb", "minNodes", "maxNodes")
@@ -549,6 +549,9 @@ class Pool(_Model):
     spot: Bool = False
     capacity_type: Optional[Literal["ON_DEMAND", "SPOT"]] = None  # eks
     labels: Labels = Field(default_factory=dict)
+    # existing: labels the nodes already carry (node-feature-discovery, GPU feature discovery):
+    # selectable and known to the placement check, never patched.
+    present_labels: Labels = Field(default_factory=dict)
     taints: list[TaintSpec] = Field(default_factory=list)
     select_labels: Optional[Annotated[list[LabelKey], Field(min_length=1)]] = None
     disk_size_gb: Optional[Annotated[int, Field(strict=True, ge=10)]] = None
@@ -1288,7 +1291,7 @@ class _Checker:
             if key in given:
                 raise InputError(
                     f"key {key!r} does not apply to existing nodes (the pool is the listed nodes)",
-                    "name, nodes, accelerator, gpusPerNode, labels, taints, selectLabels",
+                    "name, nodes, accelerator, gpusPerNode, labels, presentLabels, taints, selectLabels",
                     f"{path}.{key}",
                 )
         for j, node in enumerate(pool.nodes or ()):
