@@ -363,7 +363,7 @@ def node_group_inputs(plan: EksPoolPlan, args: EksGpuNodeGroupArgs) -> dict[str,
         "cluster_name": args.cluster_name,
         "subnet_ids": args.subnet_ids
         if isinstance(args.subnet_ids, pulumi.Output)
-        else list(args.subnet_ids),
+        else list(args.subnet_ids),  # type: ignore[arg-type]
         "node_group_name_prefix": eks_name_prefix(facts.name),
         "instance_types": list(plan.instance_types),
         "ami_type": plan.ami_type,

@@ -1,0 +1,71 @@
+"""Every pinned upstream version and Helm chart, in one table.
+
+Charts are installed with `helm.v3.Release` (previews without a cluster). Bump a version here and
+nowhere else; `gpu-inference preview` shows the chart versions in `manifests.yaml`'s header.
+"""
+
+from dataclasses import dataclass
+
+from .errors import InputError, show
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A Helm chart: name, repository (https index or an `oci://` registry), pinned version."""
+
+    chart: str
+    repo: str
+    version: str
+
+
+# Knative Operator (knative/operator `config/charts/knative-operator`); it installs the Knative
+# Serving version matching its own unless `KnativeServing.spec.version` says otherwise.
+KNATIVE_OPERATOR = Chart("knative-operator", "https://knative.github.io/operator", "v1.23.0")
+
+# KServe: CRDs first, then the controller. From v0.17 on the controller chart is `kserve-resources`
+# (`kserve` up to v0.16). v0.20.0 is the release whose CRD is in ../shared/crds.
+KSERVE_VERSION = "v0.20.0"
+KSERVE_CRD = Chart("kserve-crd", "oci://ghcr.io/kserve/charts", KSERVE_VERSION)
+KSERVE_CONTROLLER = Chart("kserve-resources", "oci://ghcr.io/kserve/charts", KSERVE_VERSION)
+
+# Seldon Core 2: 2.6.0 is the last Apache-2.0 release. From 2.7.0 on Seldon Core 2 is under the
+# Business Source License 1.1 (production use needs a licence from Seldon).
+SELDON_VERSION = "2.6.0"
+SELDON_REPO = "https://seldonio.github.io/helm-charts"
+SELDON_CRDS = Chart("seldon-core-v2-crds", SELDON_REPO, SELDON_VERSION)
+SELDON_SETUP = Chart("seldon-core-v2-setup", SELDON_REPO, SELDON_VERSION)
+SELDON_RUNTIME = Chart("seldon-core-v2-runtime", SELDON_REPO, SELDON_VERSION)
+
+# NVIDIA device plugin (needed on EKS and on-prem; GKE installs and manages its own).
+NVIDIA_DEVICE_PLUGIN = Chart(
+    "nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin", "0.17.1"
+)
+
+# cert-manager (KServe's webhooks need certificates).
+CERT_MANAGER = Chart("cert-manager", "https://charts.jetstack.io", "v1.16.2")
+
+SERVERLESS_MODES = ("Serverless", "Knative")
+RAW_MODES = ("RawDeployment", "Standard")
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts = version.lstrip("v").split("-")[0].split(".")
+    try:
+        return tuple(int(p) for p in parts)
+    except ValueError:
+        raise InputError(
+            f"KServe version {show(version)} is not a version", "e.g. v0.15.2 or v0.20.0"
+        ) from None
+
+
+def kserve_deployment_mode(mode: str, kserve_version: str = KSERVE_VERSION) -> str:
+    """The deployment mode spelled as this KServe version expects it: v0.16 renamed
+    `Serverless` -> `Knative` and `RawDeployment` -> `Standard` (old names still accepted)."""
+    if mode not in SERVERLESS_MODES + RAW_MODES:
+        raise InputError(
+            f"deployment mode {show(mode)} is not known", ", ".join(SERVERLESS_MODES + RAW_MODES)
+        )
+    new = _version_tuple(kserve_version) >= (0, 16)
+    if mode in SERVERLESS_MODES:
+        return "Knative" if new else "Serverless"
+    return "Standard" if new else "RawDeployment"
