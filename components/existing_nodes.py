@@ -18,6 +18,7 @@ placement that lands on them.
   may select them.
 """
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -30,6 +31,8 @@ from .scheduling import Placement, Taint, validate_dns1123_subdomain, validate_l
 
 PATCH_FORCE = "pulumi.com/patchForce"
 GPUS_ANNOTATION = "gpu-inference.dev/gpus-per-node"
+# Labels the nodes already carry (NFD, GFD), recorded so the placement check knows them.
+PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
 """Annotation telling the placement check how many GPUs each node has (it cannot ask the node)."""
 
 
@@ -139,6 +142,8 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
     patches: dict[str, dict[str, Any]] = {}
     for node in nodes:
         annotations = {GPUS_ANNOTATION: str(gpus)}
+        if present:
+            annotations[PRESENT_LABELS_ANNOTATION] = json.dumps(present, sort_keys=True)
         if args.patch_force:
             annotations[PATCH_FORCE] = "true"
         metadata: dict[str, Any] = {

@@ -135,6 +135,7 @@ WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
 """Per-component wiring on an InferenceService (`component`: predictor, transformer, explainer);
 wins over `WIRED_POOL_ANNOTATION`."""
 POOL_LABEL = "gpu-inference.dev/pool"
+PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
 """Node label naming the pool a node belongs to (pool identity)."""
 GPU_COUNT_KEYS = (
     "gpu-inference.dev/gpus-per-node",
@@ -647,13 +648,22 @@ def _eks_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
     )
 
 
+def _present_labels(annotations: Mapping[str, str]) -> dict[str, str]:
+    """Labels a NodePatch records as already on the node (NFD / GFD labels it does not patch)."""
+    try:
+        found = json.loads(annotations.get(PRESENT_LABELS_ANNOTATION, "{}"))
+    except json.JSONDecodeError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
 def _node_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
     typ, name = str(entry["type"]), str(entry["name"])
     inputs = _map(entry.get("inputs"))
     rid = _rid(typ, name)
     md = _metadata(inputs)
-    labels = _str_map(md.get("labels"))
     annotations = _str_map(md.get("annotations"))
+    labels = {**_present_labels(annotations), **_str_map(md.get("labels"))}
     taints = _taints(_map(inputs.get("spec")).get("taints"), rid, out)
     gpus: int | None = None
     for key in GPU_COUNT_KEYS:

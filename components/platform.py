@@ -16,6 +16,7 @@ from typing import Any, Optional, Union
 import pulumi
 
 from . import config as cfg
+from . import versions
 from .cluster_access import ClusterAccess, ClusterAccessArgs
 from .errors import InputError
 from .model_namespace import ModelNamespace, ModelNamespaceArgs
@@ -398,6 +399,12 @@ class InferencePlatform(pulumi.ComponentResource):
                     namespace=ns,
                     containers=_seldon_containers(sc, sc.containers),
                     capabilities=sc.capabilities or None,
+                    agent_image=(
+                        versions.SELDON_AGENT_IMAGE
+                        if sc.capabilities and not any(c.name == "agent" for c in sc.containers)
+                        else None
+                    ),
+                    model_repository_storage="100Gi",
                     placement=self._placement(sc),
                     extra_expressions=_expressions(sc.extra_expressions) or None,
                     omit_gpu_toleration=sc.omit_gpu_toleration,

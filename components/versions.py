@@ -35,6 +35,8 @@ SELDON_REPO = "https://seldonio.github.io/helm-charts"
 SELDON_CRDS = Chart("seldon-core-v2-crds", SELDON_REPO, SELDON_VERSION)
 SELDON_SETUP = Chart("seldon-core-v2-setup", SELDON_REPO, SELDON_VERSION)
 SELDON_RUNTIME = Chart("seldon-core-v2-runtime", SELDON_REPO, SELDON_VERSION)
+# The agent sidecar of a Seldon server pod (it carries SELDON_SERVER_CAPABILITIES).
+SELDON_AGENT_IMAGE = f"docker.io/seldonio/seldon-agent:{SELDON_VERSION}"
 
 # NVIDIA device plugin (needed on EKS and on-prem; GKE installs and manages its own).
 NVIDIA_DEVICE_PLUGIN = Chart(
