@@ -1117,3 +1117,68 @@ def test_plain_pulumi_program_is_checked_like_the_hand_written_graph(run):
     by_hand = check([gke_pool("l4"), knative(), isvc()])
     assert from_engine.to_json() == by_hand.to_json()
     assert only(from_engine, "InferenceService/llm/predictor").pools == ("l4",)
+
+
+def test_present_labels_of_existing_nodes_are_selectable():
+    """Labels a NodePatch records as already on the node (NFD) count for node affinity."""
+    node = {
+        "type": "kubernetes:core/v1:NodePatch",
+        "name": "rtx-node-1",
+        "inputs": {
+            "metadata": {
+                "name": "node-1",
+                "labels": {"gpu-inference.dev/pool": "rtx"},
+                "annotations": {
+                    "gpu-inference.dev/gpus-per-node": "4",
+                    "gpu-inference.dev/present-labels": '{"feature.node.kubernetes.io/pci-10.present": "true"}',
+                },
+            },
+            "spec": {
+                "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+            },
+        },
+    }
+
+    def server(value):
+        expr = {
+            "key": "feature.node.kubernetes.io/pci-10.present",
+            "operator": "In",
+            "values": [value],
+        }
+        return {
+            "type": "kubernetes:mlops.seldon.io/v1alpha1:Server",
+            "name": "s",
+            "inputs": {
+                "metadata": {"name": "s", "annotations": {"gpu-inference.dev/pool": "rtx"}},
+                "spec": {
+                    "podSpec": {
+                        "affinity": {
+                            "nodeAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": {
+                                    "nodeSelectorTerms": [{"matchExpressions": [expr]}]
+                                }
+                            }
+                        },
+                        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+                        "containers": [
+                            {
+                                "name": "mlserver",
+                                "resources": {
+                                    "requests": {"nvidia.com/gpu": 1},
+                                    "limits": {"nvidia.com/gpu": 1},
+                                },
+                            }
+                        ],
+                    }
+                },
+            },
+        }
+
+    from components.placement_check import check
+
+    ok = check([node, server("true")], extended_resource_toleration=False)
+    assert [w.pools for w in ok.workloads] == [("rtx",)] or [
+        list(w.pools) for w in ok.workloads
+    ] == [["rtx"]]
+    bad = check([node, server("false")], extended_resource_toleration=False)
+    assert [f.code for f in bad.errors] == ["GI001"] or "GI011" in [f.code for f in bad.errors]

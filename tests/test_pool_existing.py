@@ -58,6 +58,8 @@ def test_node_patches(world):
             "annotations": {
                 "gpu-inference.dev/gpus-per-node": "2",
                 "pulumi.com/patchForce": "true",
+                # Known to the placement check, never patched onto the node.
+                "gpu-inference.dev/present-labels": '{"nvidia.com/gpu.product": "A100-SXM4-80GB"}',
             },
         },
         "spec": {"taints": [{"key": "seldon-gpu-srv", "value": "true", "effect": "NoSchedule"}]},
