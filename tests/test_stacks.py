@@ -1,0 +1,257 @@
+"""Every example stack, previewed offline by the real stack program: what it creates, in which
+order, where every pod lands, and that the output is byte-identical from run to run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components import cli
+from components.preview import preview
+from tests.conftest import CRDS, ROOT
+
+STACKS = ("gke-dev", "eks-prod", "onprem")
+ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
+SERVER = "kubernetes:mlops.seldon.io/v1alpha1:Server"
+SERVER_CONFIG = "kubernetes:mlops.seldon.io/v1alpha1:ServerConfig"
+MODEL = "kubernetes:mlops.seldon.io/v1alpha1:Model"
+KNATIVE_CR = "kubernetes:operator.knative.dev/v1beta1:KnativeServing"
+PATCH = "kubernetes:core/v1:ConfigMapPatch"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+@pytest.fixture(scope="module")
+def previews(tmp_path_factory):
+    out = {}
+    for stack in STACKS:
+        d = tmp_path_factory.mktemp(stack)
+        out[stack] = preview(stack, out_dir=d / "a", project_dir=ROOT)
+    return out
+
+
+def entries(result, typ):
+    return [e for e in result.entries if e["type"] == typ]
+
+
+def ref(e):
+    return f"{e['type']}::{e['name']}"
+
+
+def waits_for(result, entry, target_ref):
+    """`entry` (or an ancestor component) depends on `target_ref` or on a component containing it."""
+    by_ref = {ref(e): e for e in result.entries}
+    containing = {target_ref}
+    node = by_ref[target_ref]
+    while node.get("parent") and node["parent"] in by_ref:
+        containing.add(node["parent"])
+        node = by_ref[node["parent"]]
+    node = entry
+    while node is not None:
+        if containing & set(node.get("dependsOn") or ()):
+            return True
+        node = by_ref.get(node.get("parent") or "")
+    return False
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stack_previews_clean(previews, stack):
+    result = previews[stack]
+    assert result.placement.errors == 0, [f.line() for f in result.placement.findings]
+    for name in ("manifests.yaml", "resources.json", "placement.json", "placement.md"):
+        assert (result.out_dir / name).is_file()
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_declared_workload_is_a_cr(previews, stack):
+    config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    result = previews[stack]
+    isvcs = {
+        (e["inputs"]["metadata"]["namespace"], e["inputs"]["metadata"]["name"])
+        for e in entries(result, ISVC)
+    }
+    declared = {
+        (i.get("namespace", "models"), i["name"])
+        for i in config.get("gpu-inference:inferenceServices", [])
+    }
+    assert isvcs == declared
+    seldon = config.get("gpu-inference:seldon", {})
+    names = {e["inputs"]["metadata"]["name"] for e in entries(result, SERVER)}
+    assert names == {s["name"] for s in seldon.get("servers", [])}
+    names = {e["inputs"]["metadata"]["name"] for e in entries(result, MODEL)}
+    assert names == {m["name"] for m in seldon.get("models", [])}
+    names = {e["inputs"]["metadata"]["name"] for e in entries(result, SERVER_CONFIG)}
+    assert names == {c["name"] for c in seldon.get("serverConfigs", [])}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_manifests_hold_every_cr_valid_against_upstream_crds(previews, stack):
+    docs = [
+        d for d in yaml.safe_load_all((previews[stack].out_dir / "manifests.yaml").read_text()) if d
+    ]
+    kinds = {(d["apiVersion"], d["kind"]) for d in docs}
+    result = previews[stack]
+    for typ in (ISVC, SERVER, MODEL, SERVER_CONFIG, KNATIVE_CR):
+        for e in entries(result, typ):
+            assert (e["inputs"]["apiVersion"], e["inputs"]["kind"]) in kinds
+    if not CRDS.exists():
+        pytest.skip("../shared/crds is absent")
+    crdschema = pytest.importorskip("tests.crdschema")
+    for d in docs:
+        if d["apiVersion"].split("/")[0] in (
+            "serving.kserve.io",
+            "mlops.seldon.io",
+            "operator.knative.dev",
+        ):
+            crdschema.validate_cr(d)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_crs_wait_for_their_crds_and_knative_flags(previews, stack):
+    result = previews[stack]
+    releases = {e["inputs"]["name"]: ref(e) for e in entries(result, RELEASE)}
+    knative = entries(result, KNATIVE_CR) + [
+        e for e in entries(result, PATCH) if e["inputs"]["metadata"]["name"] == "config-features"
+    ]
+    for e in entries(result, ISVC):
+        if "kserve" in releases:
+            assert waits_for(result, e, releases["kserve"]), e["name"]
+        mode = (
+            e["inputs"]["metadata"]
+            .get("annotations", {})
+            .get("serving.kserve.io/deploymentMode", "Knative")
+        )
+        if mode in ("Knative", "Serverless"):
+            # No Serverless InferenceService without the Knative flags before it.
+            assert knative, f"{stack}: a Serverless InferenceService but no Knative flags"
+            assert waits_for(result, e, ref(knative[0])), e["name"]
+    for typ in (SERVER, SERVER_CONFIG, MODEL):
+        for e in entries(result, typ):
+            if "seldon-core-v2-runtime" in releases:
+                assert waits_for(result, e, releases["seldon-core-v2-runtime"]), e["name"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_workload_lands_exactly_on_the_pools_it_names(previews, stack):
+    report = json.loads((previews[stack].out_dir / "placement.json").read_text())
+    assert report["workloads"]
+    for w in report["workloads"]:
+        assert sorted(w["pools"]) == sorted(w["wired"]), w
+
+
+def test_gke_dev_predictor_prefers_spot_and_falls_back_to_on_demand(previews):
+    result = previews["gke-dev"]
+    (isvc,) = entries(result, ISVC)
+    affinity = isvc["inputs"]["spec"]["predictor"]["affinity"]["nodeAffinity"]
+
+    def term(pool):
+        return {
+            "matchExpressions": [
+                {"key": "gpu-inference.dev/pool", "operator": "In", "values": [pool]}
+            ]
+        }
+
+    assert affinity["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [term("l4-spot"), term("l4-ondemand")]
+    }
+    assert affinity["preferredDuringSchedulingIgnoredDuringExecution"] == [
+        {"weight": 100, "preference": term("l4-spot")},
+        {"weight": 90, "preference": term("l4-ondemand")},
+    ]
+    report = json.loads((result.out_dir / "placement.json").read_text())
+    predictor = next(w for w in report["workloads"] if w["component"] == "predictor")
+    assert predictor["pools"] == ["l4-ondemand", "l4-spot"]
+    assert predictor["wired"] == ["l4-spot", "l4-ondemand"]
+
+
+def test_gke_dev_seed_004_server_lands_on_infer_srv(previews):
+    (server,) = entries(previews["gke-dev"], SERVER)
+    pod = server["inputs"]["spec"]["podSpec"]
+    assert pod["nodeSelector"] == {
+        "pool": "infer-srv",
+        "cloud.google.com/gke-accelerator": "nvidia-a100-80gb",
+    }
+    assert {
+        "key": "seldon-gpu-srv",
+        "operator": "Equal",
+        "value": "true",
+        "effect": "NoSchedule",
+    } in pod["tolerations"]
+
+
+def test_eks_prod_seed_001_selector_and_scale_from_zero_tags(previews):
+    result = previews["eks-prod"]
+    isvc = next(
+        e for e in entries(result, ISVC) if e["inputs"]["metadata"]["name"] == "torchscript-cifar"
+    )
+    predictor = isvc["inputs"]["spec"]["predictor"]
+    assert predictor["nodeSelector"] == {"k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"}
+    assert predictor["triton"]["resources"] == {
+        "limits": {"nvidia.com/gpu": 1},
+        "requests": {"nvidia.com/gpu": 1},
+    }
+    assert (
+        isvc["inputs"]["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == "Standard"
+    )
+    tags = {
+        e["inputs"]["tag"]["key"]: e["inputs"]["tag"]["value"]
+        for e in entries(result, "aws:autoscaling/tag:Tag")
+    }
+    assert tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"] == "1"
+    assert (
+        tags["k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu"] == "present:NoSchedule"
+    )
+
+
+def test_onprem_patches_knative_and_labels_existing_nodes(previews):
+    result = previews["onprem"]
+    (patch,) = [
+        e for e in entries(result, PATCH) if e["inputs"]["metadata"]["name"] == "config-features"
+    ]
+    for flag in ("affinity", "nodeselector", "tolerations"):
+        assert patch["inputs"]["data"][f"kubernetes.podspec-{flag}"] == "enabled"
+    assert not entries(result, KNATIVE_CR)
+    nodes = {
+        e["inputs"]["metadata"]["name"] for e in entries(result, "kubernetes:core/v1:NodePatch")
+    }
+    assert nodes == {"gpu-node-01", "gpu-node-02", "cpu-node-01"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_two_previews_are_byte_identical(previews, stack, tmp_path):
+    again = preview(stack, out_dir=tmp_path, project_dir=ROOT)
+    for name in ("manifests.yaml", "resources.json", "placement.json", "placement.md"):
+        assert (again.out_dir / name).read_bytes() == (previews[stack].out_dir / name).read_bytes()
+
+
+def test_a_broken_toleration_is_caught(previews, tmp_path, capsys):
+    """Edit the previewed graph by hand as a plain program could: the transformer loses the
+    toleration of its pool's taint; `gpu-inference check` exits 1 naming it."""
+    graph = json.loads((previews["gke-dev"].out_dir / "resources.json").read_text())
+    for e in graph:
+        if e["type"] == ISVC:
+            e["inputs"]["spec"]["transformer"].pop("tolerations")
+    broken = tmp_path / "resources.json"
+    broken.write_text(json.dumps(graph))
+    assert cli.main(["check", str(broken)]) == 1
+    out = capsys.readouterr().out
+    assert "GI001" in out and "transformer" in out and "myTaint1" in out
+
+
+def test_a_copy_of_a_stack_with_a_bad_value_exits_2(tmp_path, capsys):
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "stacks", project / "stacks")
+    shutil.copy(ROOT / "Pulumi.yaml", project)
+    shutil.copy(ROOT / "__main__.py", project)
+    stack = project / "stacks" / "Pulumi.gke-dev.yaml"
+    stack.write_text(
+        stack.read_text().replace("pool: [l4-spot, l4-ondemand]", "pool: [l4-spot, l4-gone]")
+    )
+    assert cli.main(["preview", "gke-dev", "--project-dir", str(project)]) == 2
+    err = capsys.readouterr().err
+    assert "gpu-inference:inferenceServices[0].predictor.pool[1]" in err
+    assert "Traceback" not in err
+    assert not (project / "build").exists()
