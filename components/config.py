@@ -28,7 +28,8 @@ from pydantic.alias_generators import to_camel
 
 from . import catalog
 from .errors import InputError, show
-from .identity import GSA_EMAIL, ROLE_ARN
+from .identity import GSA_EMAIL, validate_workload_identity
+from .knative_features import KNATIVE_FEATURE_VALUES, KNATIVE_FEATURES, POD_FIELD_FLAGS
 from .scheduling import (
     EFFECTS_FROM_CLOUD,
     LABEL_KEY_RULE,
@@ -65,46 +66,7 @@ HOST_LABEL_MAX = 63
 
 DEPLOYMENT_MODES = ("Serverless", "RawDeployment", "Knative", "Standard")
 KNATIVE_MODES = ("Serverless", "Knative")  # the old and the new (KServe >= 0.16) name
-KNATIVE_PODSPEC_FLAGS = {
-    "nodeSelector": "kubernetes.podspec-nodeselector",
-    "affinity": "kubernetes.podspec-affinity",
-    "tolerations": "kubernetes.podspec-tolerations",
-}
-# Knative Serving `config-features` keys (knative/serving config/core/configmaps/features.yaml).
-KNATIVE_FEATURES = (
-    "autodetect-http2",
-    "kubernetes.containerspec-addcapabilities",
-    "kubernetes.podspec-affinity",
-    "kubernetes.podspec-dnsconfig",
-    "kubernetes.podspec-dnspolicy",
-    "kubernetes.podspec-dryrun",
-    "kubernetes.podspec-fieldref",
-    "kubernetes.podspec-hostaliases",
-    "kubernetes.podspec-hostipc",
-    "kubernetes.podspec-hostnetwork",
-    "kubernetes.podspec-hostpid",
-    "kubernetes.podspec-init-containers",
-    "kubernetes.podspec-nodeselector",
-    "kubernetes.podspec-persistent-volume-claim",
-    "kubernetes.podspec-persistent-volume-write",
-    "kubernetes.podspec-priorityclassname",
-    "kubernetes.podspec-runtimeclassname",
-    "kubernetes.podspec-schedulername",
-    "kubernetes.podspec-securitycontext",
-    "kubernetes.podspec-shareprocessnamespace",
-    "kubernetes.podspec-tolerations",
-    "kubernetes.podspec-topologyspreadconstraints",
-    "kubernetes.podspec-volumes-emptydir",
-    "kubernetes.podspec-volumes-hostpath",
-    "kubernetes.podspec-volumes-mount-propagation",
-    "multi-container",
-    "multi-container-probing",
-    "queueproxy.mount-podinfo",
-    "queueproxy.resource-defaults",
-    "secure-pod-defaults",
-    "tag-header-based-routing",
-)
-KNATIVE_FEATURE_VALUES = ("enabled", "disabled", "allowed")
+KNATIVE_PODSPEC_FLAGS = POD_FIELD_FLAGS
 SELDON_BUILTIN_SERVER_CONFIGS = ("mlserver", "triton")
 KSERVE_FRAMEWORKS = (
     "sklearn",
@@ -316,25 +278,7 @@ class WorkloadIdentity(_Model):
 
     @model_validator(mode="after")
     def _one_identity(self) -> WorkloadIdentity:
-        if self.gcp_service_account and self.aws_role_arn:
-            raise InputError(
-                "both gcpServiceAccount and awsRoleArn are given; a ServiceAccount binds to one "
-                "cloud identity",
-                "gcpServiceAccount (GKE) or awsRoleArn (EKS)",
-                "awsRoleArn",
-            )
-        if self.gcp_service_account and not GSA_EMAIL.fullmatch(self.gcp_service_account):
-            raise InputError(
-                f"{show(self.gcp_service_account)} is not a Google service account email",
-                "NAME@PROJECT.iam.gserviceaccount.com",
-                "gcpServiceAccount",
-            )
-        if self.aws_role_arn and not ROLE_ARN.fullmatch(self.aws_role_arn):
-            raise InputError(
-                f"{show(self.aws_role_arn)} is not an IAM role ARN",
-                "arn:aws:iam::123456789012:role/NAME",
-                "awsRoleArn",
-            )
+        validate_workload_identity(self.gcp_service_account, self.aws_role_arn)
         return self
 
 

@@ -19,7 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .errors import InputError, show
-from .identity import GSA_EMAIL, ROLE_ARN
+from .identity import GSA_EMAIL, validate_workload_identity
 from .scheduling import validate_dns1123_label
 
 POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
@@ -63,25 +63,10 @@ def validate_model_namespace_args(args: ModelNamespaceArgs) -> None:
             ", ".join(POD_SECURITY_LEVELS),
             "podSecurity",
         )
-    if args.gcp_service_account and args.aws_role_arn:
-        raise InputError(
-            "both a GCP service account and an AWS role are given; a namespace's ServiceAccount "
-            "binds to one cloud identity",
-            "gcpServiceAccount (GKE) or awsRoleArn (EKS)",
-            "workloadIdentity",
-        )
-    if args.gcp_service_account and not GSA_EMAIL.fullmatch(args.gcp_service_account):
-        raise InputError(
-            f"{show(args.gcp_service_account)} is not a Google service account email",
-            "NAME@PROJECT.iam.gserviceaccount.com",
-            "workloadIdentity.gcpServiceAccount",
-        )
-    if args.aws_role_arn and not ROLE_ARN.fullmatch(args.aws_role_arn):
-        raise InputError(
-            f"{show(args.aws_role_arn)} is not an IAM role ARN",
-            "arn:aws:iam::123456789012:role/NAME",
-            "workloadIdentity.awsRoleArn",
-        )
+    try:
+        validate_workload_identity(args.gcp_service_account, args.aws_role_arn)
+    except InputError as e:
+        raise e.at("workloadIdentity") from None
     if args.static_credentials and not args.static_credentials_secret:
         raise InputError(
             "static credentials are given in plain text; they would be stored unencrypted",

@@ -81,7 +81,7 @@ def test_identity_and_keys_are_exclusive():
         (ModelNamespaceArgs("m", pod_security="strict"), "podSecurity", "baseline, restricted"),
         (
             ModelNamespaceArgs("m", gcp_service_account=GSA, aws_role_arn=ROLE),
-            "workloadIdentity",
+            "workloadIdentity.awsRoleArn",
             "one cloud identity",
         ),
         (
