@@ -225,8 +225,9 @@ def _ordered_object(inputs: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block style, multi-line strings as literal blocks, no aliases."""
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Block style, multi-line strings as literal blocks, no aliases (libyaml's emitter when
+    present: the manifests of a large stack are most of the preview's own time)."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True

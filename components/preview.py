@@ -113,6 +113,10 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """A safe loader that rejects a key given twice in one mapping (YAML keeps the last one)."""
 
 
+class _FastUniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The same with libyaml's parser; on an error the pure loader is run for its clearer message."""
+
+
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     seen: dict[Any, yaml.Node] = {}
     for key_node, _ in node.value:
@@ -130,10 +134,8 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict
     return loader.construct_mapping(node, deep=True)
 
 
-_UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,
-)
+for _loader in (_UniqueKeyLoader, _FastUniqueKeyLoader):
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def load_yaml_file(path: Path, what: str) -> Any:
@@ -144,6 +146,10 @@ def load_yaml_file(path: Path, what: str) -> Any:
         raise PreviewError(f"{show_path(path)}: {what} not found") from None
     except (OSError, UnicodeDecodeError) as err:
         raise PreviewError(f"{show_path(path)}: cannot read {what}: {err}") from None
+    try:
+        return yaml.load(text, Loader=_FastUniqueKeyLoader)
+    except yaml.YAMLError:
+        pass
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as err:
