@@ -17,6 +17,7 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as _mocks
+from pulumi.runtime import resource as runtime_resource
 from pulumi.runtime import rpc
 from pulumi.runtime.sync_await import _sync_await
 
@@ -246,6 +247,10 @@ def run_program(
     """
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
+    # Pulumi walks and formats the whole Python stack on every registration, for the engine's
+    # source positions; nothing reads them offline and they cost a third of a large preview.
+    saved_stack_trace = runtime_resource._get_stack_trace
+    runtime_resource._get_stack_trace = runtime_resource.source_pb2.StackTrace
     try:
         pulumi.runtime.settings.ROOT.set(None)
         recorder = Recorder(mocks or FakeCloud())
@@ -269,6 +274,7 @@ def run_program(
                 outputs[key] = _sync_await(_resolve(value))
         return Graph(resources=recorder.registered, outputs=_scrub(outputs))
     finally:
+        runtime_resource._get_stack_trace = saved_stack_trace
         pulumi.runtime.settings.ROOT.set(None)
         asyncio.set_event_loop(None)
         loop.close()
