@@ -6,7 +6,8 @@ For each N it writes a GKE stack with N InferenceServices (and N/10 Seldon Model
 spread over four GPU pools, previews it in a fresh process (`python -m components preview`), and in
 the same run measures the floor: a bare Pulumi program under the same mock runtime, in a fresh
 process, registering the same N InferenceService custom resources (the exact specs the preview
-emitted) as plain `kubernetes.apiextensions.CustomResource`s. It prints wall time, the ratio, the
+emitted) as plain `kubernetes.apiextensions.CustomResource`s; and a second floor with each of
+those CRs inside a ComponentResource of its own, the shape every component library has. It prints wall time, the ratio, the
 peak RSS of each child, the growth from 100 to 1000, the placement check alone on 1000 pod
 templates x 20 pools, and which cloud SDKs each kind of stack imports.
 """
@@ -49,16 +50,22 @@ sys.exit(code)
 
 FLOOR = """
 import json, sys
+import pulumi
 import pulumi_kubernetes as k8s
 from components.mockrun import run_program
 crs = json.load(open(sys.argv[1]))
+wrapped = len(sys.argv) > 2  # each CR inside a component of its own, as our InferenceService does
 def program():
     for e in crs:
         i = e["inputs"]
+        parent = pulumi.ComponentResource("bench:index:Wrapper", e["name"]) if wrapped else None
         k8s.apiextensions.CustomResource(
             e["name"], api_version=i["apiVersion"], kind=i["kind"],
             metadata=i["metadata"], spec=i["spec"],
+            opts=pulumi.ResourceOptions(parent=parent),
         )
+        if parent is not None:
+            parent.register_outputs({})
 run_program(program)
 """
 
@@ -224,14 +231,19 @@ def main() -> None:
         ]
         (work / f"crs-{n}.json").write_text(json.dumps(crs))
         floor, floor_rss = run_child(str(work / "floor.py"), [str(work / f"crs-{n}.json")], work)
-        rows.append((n, len(graph), ours, floor, ours / floor, ours_rss, floor_rss))
+        shaped, _ = run_child(
+            str(work / "floor.py"), [str(work / f"crs-{n}.json"), "wrapped"], work
+        )
+        rows.append((n, len(graph), ours, floor, ours / floor, ours_rss, floor_rss, shaped))
 
     print(
-        f"{'N':>6} {'resources':>9} {'ours s':>8} {'floor s':>8} {'ratio':>6} {'ours MB':>8} {'floor MB':>9}"
+        f"{'N':>6} {'resources':>9} {'ours s':>8} {'floor s':>8} {'ratio':>6} {'ours MB':>8} "
+        f"{'floor MB':>9} {'floor+component s':>18} {'ratio':>6}"
     )
-    for n, count, ours, floor, ratio, ours_rss, floor_rss in rows:
+    for n, count, ours, floor, ratio, ours_rss, floor_rss, shaped in rows:
         print(
-            f"{n:>6} {count:>9} {ours:>8.2f} {floor:>8.2f} {ratio:>6.2f} {ours_rss:>8.0f} {floor_rss:>9.0f}"
+            f"{n:>6} {count:>9} {ours:>8.2f} {floor:>8.2f} {ratio:>6.2f} {ours_rss:>8.0f} "
+            f"{floor_rss:>9.0f} {shaped:>18.2f} {ours / shaped:>6.2f}"
         )
     by_n = {r[0]: r for r in rows}
     if 100 in by_n and 1000 in by_n:
