@@ -1,0 +1,101 @@
+"""The public components as a Pulumi component package, for TypeScript, Go, C#, Java and YAML.
+
+`provider/__main__.py` hosts them with Pulumi's component provider host, so that
+`pulumi package add <this repo>/provider` generates an SDK in the caller's language. The schema is
+inferred from the components' typed `...Args` dataclasses. `InferencePlatform` is Python-only (it
+takes a pydantic `Spec` built from stack config) and is not in the package.
+"""
+
+import dataclasses
+import inspect
+import sys
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+import pulumi
+
+from .cert_manager import CertManager
+from .cluster_access import ClusterAccess
+from .eks_pool import EksGpuNodeGroup
+from .existing_nodes import ExistingGpuNodes
+from .gke_pool import GkeGpuNodePool
+from .inference_service import InferenceService
+from .knative import KnativeServing
+from .kserve_install import KServeInstall
+from .model_namespace import ModelNamespace
+from .nvidia_device_plugin import NvidiaDevicePlugin
+from .seldon import SeldonModel, SeldonServer, SeldonServerConfig
+from .seldon_install import SeldonCoreInstall
+
+PACKAGE = "gpu-inference"
+VERSION = "0.1.0"
+PUBLIC_COMPONENTS: list[type[pulumi.ComponentResource]] = [
+    GkeGpuNodePool,
+    EksGpuNodeGroup,
+    ExistingGpuNodes,
+    KnativeServing,
+    KServeInstall,
+    SeldonCoreInstall,
+    NvidiaDevicePlugin,
+    CertManager,
+    InferenceService,
+    SeldonServerConfig,
+    SeldonServer,
+    SeldonModel,
+    ModelNamespace,
+    ClusterAccess,
+]
+
+
+def as_args(typ: Any, value: Any) -> Any:
+    """`value` (plain dicts and lists with Python field names, as the provider maps a construct
+    request's inputs) turned into `typ`: the component's Args dataclass and the dataclasses nested
+    in it (Taint, Placement, ContainerArgs, ...). Outputs and values of other types pass as they are."""
+    if value is None or isinstance(value, pulumi.Output):
+        return value
+    origin = typing.get_origin(typ)
+    if origin is typing.Union:  # Optional[X]
+        inner = [t for t in typing.get_args(typ) if t is not type(None)]
+        return as_args(inner[0], value) if len(inner) == 1 else value
+    if origin is not None and typ is not str:
+        params = typing.get_args(typ)
+        if issubclass(origin, Mapping) and isinstance(value, Mapping) and len(params) == 2:
+            return {k: as_args(params[1], v) for k, v in value.items()}
+        if issubclass(origin, Sequence) and isinstance(value, (list, tuple)) and params:
+            return [as_args(params[0], v) for v in value]
+        return value
+    if dataclasses.is_dataclass(typ) and isinstance(typ, type) and isinstance(value, Mapping):
+        fields = {f.name: f.type for f in dataclasses.fields(typ)}
+        return typ(**{k: as_args(fields.get(k, Any), v) for k, v in value.items() if v is not None})
+    return value
+
+
+def _args_type(component: type[pulumi.ComponentResource]) -> Any:
+    annotation = inspect.signature(component.__init__).parameters["args"].annotation
+    if isinstance(annotation, str):
+        annotation = eval(annotation, vars(sys.modules[component.__module__]))
+    return annotation
+
+
+def component_provider() -> Any:
+    """The in-process provider (schema and construct), as the host serves it."""
+    from pulumi.provider.experimental.component import ComponentProvider
+
+    class GpuInferenceProvider(ComponentProvider):
+        """Pulumi's component provider, handing each component its typed Args dataclass (the
+        stock one passes a plain dict)."""
+
+        def map_inputs(self, inputs: Any, component_def: Any) -> Any:
+            mapped = super().map_inputs(inputs, component_def)
+            component = self._components[component_def.name]
+            return as_args(_args_type(component), mapped)
+
+    return GpuInferenceProvider(PUBLIC_COMPONENTS, PACKAGE, version=VERSION)
+
+
+def main(args: Optional[list[str]] = None) -> None:
+    """Serve the components to the Pulumi engine (run by provider/__main__.py)."""
+    from pulumi.provider import main as serve
+
+    serve(component_provider(), sys.argv[1:] if args is None else args)

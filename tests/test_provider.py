@@ -1,0 +1,234 @@
+"""The components as a Pulumi component package: the schema other languages get, and that a
+component constructed through the provider registers exactly what the Python class registers."""
+
+import json
+
+import pytest
+
+from components.eks_pool import EksGpuNodeGroup, EksGpuNodeGroupArgs
+from components.gke_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
+from components.inference_service import InferenceService, InferenceServiceArgs, PredictorArgs
+from components.knative import KnativeServing, KnativeServingArgs
+from components.provider import PUBLIC_COMPONENTS, component_provider
+from components.scheduling import Placement, Taint, Toleration
+from components.seldon import SeldonServer, SeldonServerArgs
+from components.workload import ContainerArgs
+
+
+@pytest.fixture(scope="module")
+def provider():
+    return component_provider()
+
+
+@pytest.fixture(scope="module")
+def schema(provider):
+    return json.loads(provider.schema)
+
+
+def test_schema_lists_every_public_component(schema):
+    assert sorted(schema["resources"]) == sorted(
+        f"gpu-inference:index:{c.__name__}" for c in PUBLIC_COMPONENTS
+    )
+    for resource in schema["resources"].values():
+        assert resource["isComponent"] is True
+
+
+@pytest.mark.parametrize(
+    ("component", "inputs", "required"),
+    [
+        (
+            "GkeGpuNodePool",
+            {
+                "cluster",
+                "machineType",
+                "accelerator",
+                "minNodes",
+                "maxNodes",
+                "spot",
+                "taints",
+                "labels",
+                "selectLabels",
+            },
+            {"cluster", "machineType"},
+        ),
+        (
+            "EksGpuNodeGroup",
+            {"clusterName", "subnetIds", "instanceTypes", "amiType", "capacityType", "taints"},
+            {"clusterName", "subnetIds", "instanceTypes"},
+        ),
+        (
+            "ExistingGpuNodes",
+            {"nodes", "gpusPerNode", "labels", "presentLabels", "taints"},
+            {"nodes", "gpusPerNode"},
+        ),
+        ("KnativeServing", {"mode", "ingress", "features", "allowDisablingPodspecFlags"}, set()),
+        (
+            "InferenceService",
+            {
+                "name",
+                "namespace",
+                "deploymentMode",
+                "predictor",
+                "transformer",
+                "explainer",
+                "knativeFeatures",
+            },
+            {"predictor"},
+        ),
+        (
+            "SeldonServer",
+            {"name", "serverConfig", "replicas", "extraCapabilities", "containers", "placement"},
+            set(),
+        ),
+        ("SeldonModel", {"name", "storageUri", "requirements", "server"}, set()),
+        ("NvidiaDevicePlugin", {"poolTaints", "version"}, set()),
+    ],
+)
+def test_component_inputs(schema, component, inputs, required):
+    resource = schema["resources"][f"gpu-inference:index:{component}"]
+    assert inputs <= set(resource["inputProperties"])
+    assert set(resource.get("requiredInputs", [])) == required
+
+
+def test_placement_and_its_parts_are_schema_types(schema):
+    types = schema["types"]
+    assert set(types["gpu-inference:index:Placement"]["properties"]) == {
+        "nodeSelector",
+        "tolerations",
+        "nodeAffinity",
+    }
+    tolerations = types["gpu-inference:index:Placement"]["properties"]["tolerations"]
+    assert tolerations["items"]["$ref"].endswith("gpu-inference:index:Toleration")
+    assert set(types["gpu-inference:index:Taint"]["properties"]) == {"key", "value", "effect"}
+    predictor = types["gpu-inference:index:PredictorArgs"]["properties"]
+    assert predictor["placement"]["$ref"].endswith("gpu-inference:index:Placement")
+
+
+def test_pool_outputs(schema):
+    assert "cloudName" in schema["resources"]["gpu-inference:index:GkeGpuNodePool"]["properties"]
+    assert {"name", "namespace", "url"} <= set(
+        schema["resources"]["gpu-inference:index:InferenceService"]["properties"]
+    )
+
+
+def children(graph):
+    return sorted(
+        (r.type, r.name, json.dumps(r.inputs, sort_keys=True)) for r in graph.resources if r.custom
+    )
+
+
+PLACEMENT_INPUT = {
+    "nodeSelector": {"pool": "infer-srv"},
+    "tolerations": [
+        {"key": "seldon-gpu-srv", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    ],
+}
+PLACEMENT = Placement(
+    {"pool": "infer-srv"}, [Toleration("seldon-gpu-srv", "Equal", "true", "NoSchedule")]
+)
+
+CASES = [
+    (
+        "GkeGpuNodePool",
+        {
+            "cluster": "dev",
+            "machineType": "g2-standard-8",
+            "accelerator": "nvidia-l4",
+            "maxNodes": 3,
+            "spot": True,
+            "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
+        },
+        lambda: GkeGpuNodePool(
+            "x",
+            GkeGpuNodePoolArgs(
+                cluster="dev",
+                machine_type="g2-standard-8",
+                accelerator="nvidia-l4",
+                max_nodes=3,
+                spot=True,
+                taints=[Taint("team", "ml", "NoSchedule")],
+            ),
+        ),
+    ),
+    (
+        "EksGpuNodeGroup",
+        {
+            "clusterName": "prod",
+            "subnetIds": ["subnet-a"],
+            "instanceTypes": ["g5.xlarge"],
+            "maxNodes": 4,
+        },
+        lambda: EksGpuNodeGroup(
+            "x",
+            EksGpuNodeGroupArgs(
+                cluster_name="prod",
+                subnet_ids=["subnet-a"],
+                instance_types=["g5.xlarge"],
+                max_nodes=4,
+            ),
+        ),
+    ),
+    (
+        "KnativeServing",
+        {"mode": "patch", "features": {"multi-container": "enabled"}},
+        lambda: KnativeServing(
+            "x", KnativeServingArgs(mode="patch", features={"multi-container": "enabled"})
+        ),
+    ),
+    (
+        "InferenceService",
+        {
+            "name": "llm",
+            "namespace": "models",
+            "predictor": {
+                "modelFormat": "huggingface",
+                "storageUri": "gs://m/llm",
+                "gpus": 1,
+                "placement": PLACEMENT_INPUT,
+            },
+        },
+        lambda: InferenceService(
+            "x",
+            InferenceServiceArgs(
+                name="llm",
+                namespace="models",
+                predictor=PredictorArgs(
+                    model_format="huggingface",
+                    storage_uri="gs://m/llm",
+                    gpus=1,
+                    placement=PLACEMENT,
+                ),
+            ),
+        ),
+    ),
+    (
+        "SeldonServer",
+        {
+            "name": "gpu",
+            "serverConfig": "mlserver",
+            "extraCapabilities": ["model-on-gpu"],
+            "placement": PLACEMENT_INPUT,
+            "containers": [{"name": "mlserver", "gpus": 1, "memory": "16Gi"}],
+        },
+        lambda: SeldonServer(
+            "x",
+            SeldonServerArgs(
+                name="gpu",
+                server_config="mlserver",
+                extra_capabilities=["model-on-gpu"],
+                placement=PLACEMENT,
+                containers=[ContainerArgs(name="mlserver", gpus=1, memory="16Gi")],
+            ),
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("component", "inputs", "direct"), CASES, ids=[c[0] for c in CASES])
+def test_construct_through_the_provider_matches_python(run, provider, component, inputs, direct):
+    via_provider = run(
+        lambda: provider.construct("x", f"gpu-inference:index:{component}", inputs, None)
+    )
+    via_python = run(direct)
+    assert children(via_provider) == children(via_python)
+    assert children(via_python)
