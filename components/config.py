@@ -936,10 +936,10 @@ def load_spec(
                 str(full_key),
             )
         if ns != namespace:
-            if ns in PROVIDER_NAMESPACES:
-                continue
             close = difflib.get_close_matches(ns, [namespace], n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            if ns in PROVIDER_NAMESPACES or not close:
+                continue  # another package's settings (gcp:project, aws:region, ...)
+            hint = f" (did you mean {close[0]!r}?)"
             raise InputError(
                 f"key {show(full_key)} is outside this project's namespace {namespace!r}{hint}",
                 ", ".join(f"{namespace}:{s}" for s in SECTIONS)

@@ -29,15 +29,15 @@ NAMESPACE = "gpu-inference"
 PoolComponent = Any  # GkeGpuNodePool | EksGpuNodeGroup | ExistingGpuNodes (imported lazily)
 
 
-def read_stack_config(namespace: str = NAMESPACE) -> tuple[dict[str, Any], frozenset[str]]:
-    """Every `namespace:*` key of the running stack's config, parsed, and which were secret."""
+def read_stack_config() -> tuple[dict[str, Any], frozenset[str]]:
+    """Every key of the running stack's config, parsed, and which were secret."""
     from pulumi.runtime import config as runtime_config
 
     keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
     out: dict[str, Any] = {}
     for key in sorted(keys):
-        if not key.startswith(f"{namespace}:"):
-            continue
+        # Every namespace: load_spec ignores other packages' settings and catches a misspelled
+        # project namespace (`gpu-inferenc:pools`).
         raw = runtime_config.get_config(key)
         if isinstance(raw, str):
             try:

@@ -152,3 +152,40 @@ def test_every_case_is_in_the_config_reference():
     text = doc.read_text()
     missing = [c[0] for c in CASES if f"`{c[0]}`" not in text]
     assert not missing, f"add these to the catalogue in {doc.name}: {missing}"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A throwaway copy of the project (Pulumi.yaml + the real stack program)."""
+    import shutil
+
+    from tests.conftest import ROOT
+
+    d = tmp_path_factory.mktemp("bad-inputs")
+    shutil.copy(ROOT / "Pulumi.yaml", d)
+    shutil.copy(ROOT / "__main__.py", d)
+    (d / "stacks").mkdir()
+    return d
+
+
+@pytest.mark.parametrize(
+    ("base", "changes", "path", "piece"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_bad_stack_file_exits_2_with_the_message(project, capsys, base, changes, path, piece):
+    """The same catalogue through `gpu-inference preview`: exit 2, the key path and the message,
+    no traceback, nothing written."""
+    import yaml
+
+    from components import cli
+
+    stack = f"bad-{abs(hash((base, repr(changes)))) % 10**8}"
+    text = yaml.safe_dump({"config": mutated(base, changes)}, sort_keys=False)
+    (project / "stacks" / f"Pulumi.{stack}.yaml").write_text(text)
+    out = project / "out" / stack
+    assert cli.main(["preview", stack, "--project-dir", str(project), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    expected = path if ":" in path else f"{NS}:{path}"
+    assert f"error: {expected}: " in err, err
+    assert piece in err
+    assert "Traceback" not in err
+    assert not out.exists()
