@@ -20,6 +20,7 @@ from . import versions
 from .cluster_access import ClusterAccess, ClusterAccessArgs
 from .errors import InputError
 from .model_namespace import ModelNamespace, ModelNamespaceArgs
+from .pool import POOL_LABEL
 from .scheduling import NodeSelectorRequirement, Placement, Taint, Toleration
 from .workload import ContainerArgs
 
@@ -262,7 +263,15 @@ class InferencePlatform(pulumi.ComponentResource):
             out["nvidiaDevicePlugin"] = NvidiaDevicePlugin(
                 f"{name}-nvidia-device-plugin",
                 NvidiaDevicePluginArgs(
-                    version=a.nvidia_device_plugin.version, pool_taints=gpu_taints or None
+                    version=a.nvidia_device_plugin.version,
+                    pool_taints=gpu_taints or None,
+                    # Run on the GPU pools, found by their own label (the chart's default
+                    # affinity wants node-feature-discovery labels a plain GPU node lacks).
+                    pool_label=POOL_LABEL,
+                    pool_label_values=sorted(
+                        p.facts.name for p in self.pools.values() if p.gpus_per_node
+                    )
+                    or None,
                 ),
                 opts=opts,
             )
