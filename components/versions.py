@@ -22,7 +22,8 @@ class Chart:
 # Serving version matching its own unless `KnativeServing.spec.version` says otherwise.
 KNATIVE_OPERATOR = Chart("knative-operator", "https://knative.github.io/operator", "v1.23.0")
 
-# KServe: CRDs first, then the controller. From v0.17 on the controller chart is `kserve-resources`
+# KServe: CRDs first, then the controller (values key `kserve.controller.deploymentMode`, checked in
+# kserve/kserve charts/kserve-resources/README.md). From v0.17 on the controller chart is `kserve-resources`
 # (`kserve` up to v0.16). v0.20.0 is the release whose CRD is in ../shared/crds.
 KSERVE_VERSION = "v0.20.0"
 KSERVE_CRD = Chart("kserve-crd", "oci://ghcr.io/kserve/charts", KSERVE_VERSION)
