@@ -135,7 +135,7 @@ class TransformerArgs:
     """A transformer: custom containers and their placement."""
 
     containers: Sequence[ContainerArgs]
-    """The transformer containers (the first one is the transformer)."""
+    """The containers (the first one is the transformer or explainer)."""
     min_replicas: Optional[int] = None
     """Minimum replicas (0: scale to zero)."""
     max_replicas: Optional[int] = None
@@ -155,27 +155,8 @@ class TransformerArgs:
 
 
 @dataclass
-class ExplainerArgs:
-    """An explainer: custom containers and their placement."""
-
-    containers: Sequence[ContainerArgs]
-    """The explainer containers."""
-    min_replicas: Optional[int] = None
-    """Minimum replicas (0: scale to zero)."""
-    max_replicas: Optional[int] = None
-    """Maximum replicas (0 or unset: no maximum)."""
-    scale_target: Optional[int] = None
-    """Autoscaling target for `scale_metric`."""
-    scale_metric: Optional[str] = None
-    """concurrency | rps (Serverless), cpu | memory (RawDeployment)."""
-    service_account_name: Optional[str] = None
-    """ServiceAccount the pods run as."""
-    placement: Optional[Placement] = None
-    """Where the pods land: a node pool's `placement`."""
-    extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
-    """Node-affinity expressions ANDed with the pool's."""
-    omit_gpu_toleration: Optional[bool] = False
-    """Leave out the `nvidia.com/gpu` toleration (GPU-requesting pods only)."""
+class ExplainerArgs(TransformerArgs):
+    """An explainer: custom containers and their placement (the same inputs as a transformer)."""
 
 
 @dataclass
