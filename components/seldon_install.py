@@ -52,6 +52,9 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             versions.SELDON_SETUP,
             release="seldon-core-v2-setup",
             namespace=system_ns,
+            # The controller watches only its own namespace by default; the runtime lives in
+            # another one, so it must watch cluster-wide to see the Servers and Models there.
+            values={"controller": {"clusterwide": runtime_ns != system_ns}},
             version=args.version,
             depends_on=[crds],
             parent=self,
