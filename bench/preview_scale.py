@@ -1,15 +1,25 @@
 """How the offline preview scales with the number of models, against Pulumi's own floor.
 
-Run by hand (not a test):  python bench/preview_scale.py [--sizes 10,100,1000]
+Run by hand (not a test):  python bench/preview_scale.py [--sizes 10,100,1000] [--repeat 3]
 
-For each N it writes a GKE stack with N InferenceServices (and N/10 Seldon Models on two Servers)
-spread over four GPU pools, previews it in a fresh process (`python -m components preview`), and in
-the same run measures the floor: a bare Pulumi program under the same mock runtime, in a fresh
-process, registering the same N InferenceService custom resources (the exact specs the preview
-emitted) as plain `kubernetes.apiextensions.CustomResource`s; and a second floor with each of
-those CRs inside a ComponentResource of its own, the shape every component library has. It prints wall time, the ratio, the
-peak RSS of each child, the growth from 100 to 1000, the placement check alone on 1000 pod
-templates x 20 pools, and which cloud SDKs each kind of stack imports.
+For each N it writes a GKE stack with N InferenceServices, N/10 Seldon Models and two Seldon
+Servers spread over four GPU pools into a temporary copy of the project (Pulumi.yaml and
+__main__.py), and times, each in a fresh process, `python -m components preview STACK` and:
+
+- the floor: a bare Pulumi program under the same mock runtime (components.mockrun.run_program)
+  registering every custom resource the preview emitted (the N InferenceServices, the Models, the
+  Servers, the KnativeServing: same names, same specs) as plain
+  `kubernetes.apiextensions.CustomResource`s and nothing else. That is what Pulumi itself costs to
+  register the same custom resources;
+- the replay: the same mock runtime registering the preview's whole graph as it was emitted (every
+  resource, same types, names, inputs, parents and dependencies; components as bare
+  `ComponentResource`s, other resources as generic ones) and no component code, no SDK imports, no
+  files. Ours / replay is what our own code costs; replay / floor is what Pulumi costs for the
+  extra resources of our graph (one component per model, namespaces, Helm releases, pools).
+
+Wall times are the median of --repeat runs; CPU is user + system of the child; peak RSS is the
+child's ru_maxrss. It also times the placement check alone on 1000 pod templates x 20 pools, the
+import of `components`, and which cloud SDKs each kind of stack loads.
 """
 
 from __future__ import annotations
@@ -17,7 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,49 +40,73 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 POOLS = 4
-
-RUNNER = """
-import resource, runpy, sys
-target, rss_file, *sys.argv[1:] = sys.argv[1:]
-try:
-    if target.endswith(".py"):
-        sys.argv[0] = target
-        runpy.run_path(target, run_name="__main__")
-    else:
-        sys.argv[0] = target
-        runpy.run_module(target, run_name="__main__")
-except SystemExit as e:
-    code = e.code
-else:
-    code = 0
-finally:
-    open(rss_file, "w").write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
-sys.exit(code)
-"""
+SDKS = ("pulumi_aws", "pulumi_gcp")
 
 FLOOR = """
 import json, sys
 import pulumi
 import pulumi_kubernetes as k8s
 from components.mockrun import run_program
-crs = json.load(open(sys.argv[1]))
-wrapped = len(sys.argv) > 2  # each CR inside a component of its own, as our InferenceService does
-def program():
-    for e in crs:
-        i = e["inputs"]
-        parent = pulumi.ComponentResource("bench:index:Wrapper", e["name"]) if wrapped else None
-        k8s.apiextensions.CustomResource(
-            e["name"], api_version=i["apiVersion"], kind=i["kind"],
-            metadata=i["metadata"], spec=i["spec"],
-            opts=pulumi.ResourceOptions(parent=parent),
-        )
-        if parent is not None:
-            parent.register_outputs({})
-run_program(program)
+
+entries = json.load(open(sys.argv[1]))
+replay = sys.argv[2] == "replay"
+
+
+def is_cr(e):
+    i = e["inputs"]
+    return e["type"] == f"kubernetes:{i.get('apiVersion')}:{i.get('kind')}"
+
+
+def custom_resource(e, opts):
+    i = dict(e["inputs"])
+    return k8s.apiextensions.CustomResource(
+        e["name"], api_version=i.pop("apiVersion"), kind=i.pop("kind"),
+        metadata=i.pop("metadata", None), opts=opts, **i)
+
+
+def floor():
+    for e in entries:
+        if is_cr(e):
+            custom_resource(e, None)
+
+
+def replay_graph():
+    # Parents and dependencies first (the graph is a DAG); each resource as emitted.
+    made, components, todo = {}, [], list(entries)
+    while todo:
+        later = []
+        for e in todo:
+            needs = [d for d in ([e["parent"]] if e["parent"] else []) + e["dependsOn"]]
+            if any(n not in made for n in needs):
+                later.append(e)
+                continue
+            opts = pulumi.ResourceOptions(
+                parent=made.get(e["parent"]), depends_on=[made[d] for d in e["dependsOn"]])
+            t = e["type"]
+            if t.startswith("pulumi:providers:"):
+                r = pulumi.ProviderResource(t.split(":")[2], e["name"], e["inputs"], opts)
+            elif is_cr(e):
+                r = custom_resource(e, opts)
+            elif t.startswith("gpu-inference:"):
+                r = pulumi.ComponentResource(t, e["name"], None, opts)
+                components.append(r)
+            else:
+                r = pulumi.CustomResource(t, e["name"], e["inputs"], opts)
+            made[f"{t}::{e['name']}"] = r
+        if len(later) == len(todo):
+            sys.exit("replay: unresolvable parents or dependencies")
+        todo = later
+    for c in components:
+        c.register_outputs({})
+
+
+run_program(replay_graph if replay else floor)
 """
 
 
 def stack_config(n: int) -> dict:
+    """A GKE stack: four L4 pools, N InferenceServices round-robin over them, two Seldon
+    Servers on the first two pools and N/10 Models placed by capability."""
     pools = [
         {
             "name": f"l4-{i}",
@@ -120,20 +156,40 @@ def stack_config(n: int) -> dict:
     }
 
 
-def run_child(target: str, args: list[str], cwd: Path) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of `target` (a module or a .py file) in a fresh process."""
+class Run:
+    """One child process: wall seconds, CPU seconds (user + system), peak RSS in MB."""
+
+    def __init__(self, wall: float, cpu: float, rss_mb: float) -> None:
+        self.wall, self.cpu, self.rss_mb = wall, cpu, rss_mb
+
+
+def run_child(args: list[str], cwd: Path) -> Run:
+    """Run `python ARGS` in a fresh process; its own rusage comes from wait4."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    rss_file = cwd / "rss.txt"
-    cmd = [sys.executable, str(cwd / "runner.py"), target, str(rss_file), *args]
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
-        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return wall, int(rss_file.read_text()) / 1024
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            sys.exit(f"{' '.join(args)} failed ({proc.returncode}):\n{err.read().decode()[-3000:]}")
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def median(runs: list[Run]) -> Run:
+    return Run(
+        statistics.median(r.wall for r in runs),
+        statistics.median(r.cpu for r in runs),
+        max(r.rss_mb for r in runs),
+    )
 
 
 def check_alone(pods: int = 1000, pools: int = 20) -> float:
+    """Seconds the placement check takes on a synthetic graph (best of three)."""
     sys.path.insert(0, str(ROOT))
     from components.placement_check import check
 
@@ -190,72 +246,139 @@ def check_alone(pods: int = 1000, pools: int = 20) -> float:
                 },
             }
         )
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        report = check(graph)
+        best = min(best, time.perf_counter() - start)
+    assert len(report.workloads) == pods and not report.errors, report.errors
+    return best
+
+
+def import_cost() -> tuple[float, float]:
+    """(`import components` cumulative ms from -X importtime, whole interpreter ms)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
-    report = check(graph)
-    elapsed = time.perf_counter() - start
-    assert len(report.workloads) == pods and not report.errors
-    return elapsed
-
-
-def sdk_imports(provider_module: str, program: str) -> list[str]:
-    code = (
-        f"import sys; sys.path.insert(0, {str(ROOT)!r}); {program}; "
-        "print([m for m in ('pulumi_aws', 'pulumi_gcp') if m in sys.modules])"
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import components"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().replace("'", '"'))
+    wall = (time.perf_counter() - start) * 1000
+    line = [ln for ln in out.stderr.splitlines() if re.search(r"\|\s*components$", ln)][-1]
+    return int(line.split("|")[1]) / 1000, wall
+
+
+def sdks_loaded(code: str) -> list[str]:
+    probe = f"import sys\n{code}\nprint(' '.join(m for m in {SDKS!r} if m in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.split()
+
+
+def preview_code(stack: str) -> str:
+    return (
+        "import pathlib, tempfile\n"
+        "from components.preview import preview\n"
+        f"preview({stack!r}, out_dir=pathlib.Path(tempfile.mkdtemp()), "
+        f"project_dir=pathlib.Path({str(ROOT)!r}))"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10,100,1000")
-    sizes = [int(s) for s in parser.parse_args().sizes.split(",")]
+    parser.add_argument("--sizes", default="10,100,1000", help="comma-separated N")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    opts = parser.parse_args()
+    sizes = [int(s) for s in opts.sizes.split(",")]
 
     work = Path(tempfile.mkdtemp(prefix="gpu-inference-bench-"))
-    shutil.copy(ROOT / "Pulumi.yaml", work)
-    shutil.copy(ROOT / "__main__.py", work)
-    (work / "stacks").mkdir()
-    (work / "floor.py").write_text(FLOOR)
-    (work / "runner.py").write_text(RUNNER)
-    rows = []
-    for n in sizes:
-        stack = f"bench-{n}"
-        (work / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(stack_config(n)))
-        out = work / "out" / stack
-        ours, ours_rss = run_child(
-            "components", ["preview", stack, "--project-dir", str(work), "--out", str(out)], work
-        )
-        graph = json.loads((out / "resources.json").read_text())
-        crs = [
-            e for e in graph if e["type"] == "kubernetes:serving.kserve.io/v1beta1:InferenceService"
-        ]
-        (work / f"crs-{n}.json").write_text(json.dumps(crs))
-        floor, floor_rss = run_child(str(work / "floor.py"), [str(work / f"crs-{n}.json")], work)
-        shaped, _ = run_child(
-            str(work / "floor.py"), [str(work / f"crs-{n}.json"), "wrapped"], work
-        )
-        rows.append((n, len(graph), ours, floor, ours / floor, ours_rss, floor_rss, shaped))
+    try:
+        shutil.copy(ROOT / "Pulumi.yaml", work)
+        shutil.copy(ROOT / "__main__.py", work)
+        (work / "stacks").mkdir()
+        (work / "floor.py").write_text(FLOOR)
+        rows = []
+        for n in sizes:
+            stack = f"bench-{n}"
+            (work / "stacks" / f"Pulumi.{stack}.yaml").write_text(
+                yaml.safe_dump(stack_config(n))
+            )
+            out = work / "out" / stack
+            graph_file = work / f"graph-{n}.json"
+            ours, floor, replay = [], [], []
+            for rep in range(opts.repeat):
+                ours.append(
+                    run_child(
+                        ["-m", "components", "preview", stack, "--project-dir", str(work)]
+                        + ["--out", str(out)],
+                        work,
+                    )
+                )
+                if rep == 0:
+                    shutil.copy(out / "resources.json", graph_file)
+                floor.append(run_child([str(work / "floor.py"), str(graph_file), "floor"], work))
+                replay.append(
+                    run_child([str(work / "floor.py"), str(graph_file), "replay"], work)
+                )
+            graph = json.loads(graph_file.read_text())
+            crs = sum(
+                1
+                for e in graph
+                if e["type"]
+                == f"kubernetes:{e['inputs'].get('apiVersion')}:{e['inputs'].get('kind')}"
+            )
+            rows.append((n, len(graph), crs, median(ours), median(floor), median(replay)))
+            print(f"  N={n}: done", file=sys.stderr)
 
-    print(
-        f"{'N':>6} {'resources':>9} {'ours s':>8} {'floor s':>8} {'ratio':>6} {'ours MB':>8} "
-        f"{'floor MB':>9} {'floor+component s':>18} {'ratio':>6}"
-    )
-    for n, count, ours, floor, ratio, ours_rss, floor_rss, shaped in rows:
         print(
-            f"{n:>6} {count:>9} {ours:>8.2f} {floor:>8.2f} {ratio:>6.2f} {ours_rss:>8.0f} "
-            f"{floor_rss:>9.0f} {shaped:>18.2f} {ours / shaped:>6.2f}"
+            "floor = the same custom resources (InferenceServices, Models, Servers, KnativeServing)"
+            "\n        registered as plain kubernetes.apiextensions.CustomResource, nothing else;"
+            "\nreplay = the preview's whole graph re-registered as emitted, no component code;"
+            f"\nall under components.mockrun, fresh process each, median of {opts.repeat}.\n"
         )
-    by_n = {r[0]: r for r in rows}
-    if 100 in by_n and 1000 in by_n:
         print(
-            f"growth 100 -> 1000: ours {by_n[1000][2] / by_n[100][2]:.1f}x, floor {by_n[1000][3] / by_n[100][3]:.1f}x"
+            f"{'N':>5} {'resources':>9} {'CRs':>5} {'ours s':>7} {'floor s':>7} {'ratio':>6}"
+            f" {'replay s':>8} {'ours/replay':>11} {'ours cpu s':>10} {'floor cpu s':>11}"
+            f" {'ours MB':>7} {'floor MB':>8}"
         )
-    print(f"placement check alone, 1000 pod templates x 20 pools: {check_alone():.3f} s")
-    print(
-        "cloud SDKs imported: `import components` ->",
-        sdk_imports("", "import components") or "none",
-    )
-    shutil.rmtree(work, ignore_errors=True)
+        for n, count, crs, o, f, r in rows:
+            print(
+                f"{n:>5} {count:>9} {crs:>5} {o.wall:>7.2f} {f.wall:>7.2f} {o.wall / f.wall:>6.2f}"
+                f" {r.wall:>8.2f} {o.wall / r.wall:>11.2f} {o.cpu:>10.2f} {f.cpu:>11.2f}"
+                f" {o.rss_mb:>7.0f} {f.rss_mb:>8.0f}"
+            )
+        by_n = {row[0]: row for row in rows}
+        if 100 in by_n and 1000 in by_n:
+            o100, f100 = by_n[100][3], by_n[100][4]
+            o1k, f1k = by_n[1000][3], by_n[1000][4]
+            print(
+                f"\ngrowth 100 -> 1000 models: ours {o1k.wall / o100.wall:.1f}x,"
+                f" floor {f1k.wall / f100.wall:.1f}x"
+            )
+        print(f"placement check alone, 1000 pod templates x 20 pools: {check_alone():.3f} s")
+        own, whole = import_cost()
+        print(
+            f"import components: {own:.1f} ms (-X importtime, cumulative); "
+            f"whole interpreter {whole:.0f} ms"
+        )
+        for label, code in (
+            ("import components", "import components"),
+            ("gke-dev stack preview", preview_code("gke-dev")),
+            ("eks-prod stack preview", preview_code("eks-prod")),
+            ("onprem stack preview", preview_code("onprem")),
+        ):
+            print(f"cloud SDKs loaded by {label}: {' '.join(sdks_loaded(code)) or 'none'}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
