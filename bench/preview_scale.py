@@ -6,7 +6,7 @@ For each N it writes a GKE stack with N InferenceServices, N/10 Seldon Models an
 Servers spread over four GPU pools into a temporary copy of the project (Pulumi.yaml and
 __main__.py), and times, each in a fresh process, `python -m components preview STACK` and:
 
-- the floor: a bare Pulumi program under the same mock runtime (components.mockrun.run_program)
+- the floor: a bare Pulumi program under the same mock runtime (components.preview.mockrun.run_program)
   registering every custom resource the preview emitted (the N InferenceServices, the Models, the
   Servers, the KnativeServing: same names, same specs) as plain
   `kubernetes.apiextensions.CustomResource`s and nothing else. That is what Pulumi itself costs to
@@ -46,7 +46,7 @@ FLOOR = """
 import json, sys
 import pulumi
 import pulumi_kubernetes as k8s
-from components.mockrun import run_program
+from components.preview.mockrun import run_program
 
 entries = json.load(open(sys.argv[1]))
 replay = sys.argv[2] == "replay"
@@ -191,7 +191,7 @@ def median(runs: list[Run]) -> Run:
 def check_alone(pods: int = 1000, pools: int = 20) -> float:
     """Seconds the placement check takes on a synthetic graph (best of three)."""
     sys.path.insert(0, str(ROOT))
-    from components.placement_check import check
+    from components.check.placement_check import check
 
     graph = [
         {
@@ -287,7 +287,7 @@ def sdks_loaded(code: str) -> list[str]:
 def preview_code(stack: str) -> str:
     return (
         "import pathlib, tempfile\n"
-        "from components.preview import preview\n"
+        "from components.preview.preview import preview\n"
         f"preview({stack!r}, out_dir=pathlib.Path(tempfile.mkdtemp()), "
         f"project_dir=pathlib.Path({str(ROOT)!r}))"
     )
@@ -309,26 +309,21 @@ def main() -> None:
         rows = []
         for n in sizes:
             stack = f"bench-{n}"
-            (work / "stacks" / f"Pulumi.{stack}.yaml").write_text(
-                yaml.safe_dump(stack_config(n))
-            )
+            (work / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(stack_config(n)))
             out = work / "out" / stack
             graph_file = work / f"graph-{n}.json"
             ours, floor, replay = [], [], []
             for rep in range(opts.repeat):
                 ours.append(
                     run_child(
-                        ["-m", "components", "preview", stack, "--project-dir", str(work)]
-                        + ["--out", str(out)],
+                        ["-m", "components", "preview", stack, "--project-dir", str(work), "--out", str(out)],
                         work,
                     )
                 )
                 if rep == 0:
                     shutil.copy(out / "resources.json", graph_file)
                 floor.append(run_child([str(work / "floor.py"), str(graph_file), "floor"], work))
-                replay.append(
-                    run_child([str(work / "floor.py"), str(graph_file), "replay"], work)
-                )
+                replay.append(run_child([str(work / "floor.py"), str(graph_file), "replay"], work))
             graph = json.loads(graph_file.read_text())
             crs = sum(
                 1
@@ -343,7 +338,7 @@ def main() -> None:
             "floor = the same custom resources (InferenceServices, Models, Servers, KnativeServing)"
             "\n        registered as plain kubernetes.apiextensions.CustomResource, nothing else;"
             "\nreplay = the preview's whole graph re-registered as emitted, no component code;"
-            f"\nall under components.mockrun, fresh process each, median of {opts.repeat}.\n"
+            f"\nall under components.preview.mockrun, fresh process each, median of {opts.repeat}.\n"
         )
         print(
             f"{'N':>5} {'resources':>9} {'CRs':>5} {'ours s':>7} {'floor s':>7} {'ratio':>6}"

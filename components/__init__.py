@@ -10,57 +10,57 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
     # scheduling model (pure)
-    "Taint": "scheduling",
-    "Toleration": "scheduling",
-    "NodeSelectorRequirement": "scheduling",
-    "NodeSelectorTerm": "scheduling",
-    "PreferredSchedulingTerm": "scheduling",
-    "NodeAffinity": "scheduling",
-    "Placement": "scheduling",
-    "InputError": "errors",
+    "Taint": "model.scheduling",
+    "Toleration": "model.scheduling",
+    "NodeSelectorRequirement": "model.scheduling",
+    "NodeSelectorTerm": "model.scheduling",
+    "PreferredSchedulingTerm": "model.scheduling",
+    "NodeAffinity": "model.scheduling",
+    "Placement": "model.scheduling",
+    "InputError": "model.errors",
     # node pools
-    "PoolFacts": "pool",
-    "POOL_LABEL": "pool",
-    "GPU_TAINT": "pool",
-    "GkeGpuNodePool": "gke_pool",
-    "GkeGpuNodePoolArgs": "gke_pool",
-    "EksGpuNodeGroup": "eks_pool",
-    "EksGpuNodeGroupArgs": "eks_pool",
-    "ExistingGpuNodes": "existing_nodes",
-    "ExistingGpuNodesArgs": "existing_nodes",
+    "PoolFacts": "pools.pool",
+    "POOL_LABEL": "pools.pool",
+    "GPU_TAINT": "pools.pool",
+    "GkeGpuNodePool": "pools.gke",
+    "GkeGpuNodePoolArgs": "pools.gke",
+    "EksGpuNodeGroup": "pools.eks",
+    "EksGpuNodeGroupArgs": "pools.eks",
+    "ExistingGpuNodes": "pools.existing",
+    "ExistingGpuNodesArgs": "pools.existing",
     # serving
-    "KnativeServing": "knative",
-    "KnativeServingArgs": "knative",
-    "KServeInstall": "kserve_install",
-    "KServeInstallArgs": "kserve_install",
-    "SeldonCoreInstall": "seldon_install",
-    "SeldonCoreInstallArgs": "seldon_install",
-    "NvidiaDevicePlugin": "nvidia_device_plugin",
-    "NvidiaDevicePluginArgs": "nvidia_device_plugin",
-    "CertManager": "cert_manager",
-    "CertManagerArgs": "cert_manager",
-    "ContainerArgs": "workload",
-    "InferenceService": "inference_service",
-    "InferenceServiceArgs": "inference_service",
-    "PredictorArgs": "inference_service",
-    "TransformerArgs": "inference_service",
-    "ExplainerArgs": "inference_service",
-    "SeldonServerConfig": "seldon",
-    "SeldonServerConfigArgs": "seldon",
-    "SeldonServer": "seldon",
-    "SeldonServerArgs": "seldon",
-    "SeldonModel": "seldon",
-    "SeldonModelArgs": "seldon",
-    "ModelNamespace": "model_namespace",
-    "ModelNamespaceArgs": "model_namespace",
+    "KnativeServing": "serving.knative",
+    "KnativeServingArgs": "serving.knative",
+    "KServeInstall": "serving.kserve_install",
+    "KServeInstallArgs": "serving.kserve_install",
+    "SeldonCoreInstall": "serving.seldon_install",
+    "SeldonCoreInstallArgs": "serving.seldon_install",
+    "NvidiaDevicePlugin": "serving.nvidia_device_plugin",
+    "NvidiaDevicePluginArgs": "serving.nvidia_device_plugin",
+    "CertManager": "serving.cert_manager",
+    "CertManagerArgs": "serving.cert_manager",
+    "ContainerArgs": "serving.workload",
+    "InferenceService": "serving.inference_service",
+    "InferenceServiceArgs": "serving.inference_service",
+    "PredictorArgs": "serving.inference_service",
+    "TransformerArgs": "serving.inference_service",
+    "ExplainerArgs": "serving.inference_service",
+    "SeldonServerConfig": "serving.seldon",
+    "SeldonServerConfigArgs": "serving.seldon",
+    "SeldonServer": "serving.seldon",
+    "SeldonServerArgs": "serving.seldon",
+    "SeldonModel": "serving.seldon",
+    "SeldonModelArgs": "serving.seldon",
+    "ModelNamespace": "serving.model_namespace",
+    "ModelNamespaceArgs": "serving.model_namespace",
     # platform
-    "ClusterAccess": "cluster_access",
-    "ClusterAccessArgs": "cluster_access",
-    "Spec": "config",
-    "load_spec": "config",
-    "InferencePlatform": "platform",
+    "ClusterAccess": "platform.cluster_access",
+    "ClusterAccessArgs": "platform.cluster_access",
+    "Spec": "platform.config",
+    "load_spec": "platform.config",
+    "InferencePlatform": "platform.platform",
     # placement check (pure)
-    "check": "placement_check",
+    "check": "check.placement_check",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -80,28 +80,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .cert_manager import CertManager, CertManagerArgs
-    from .cluster_access import ClusterAccess, ClusterAccessArgs
-    from .config import Spec, load_spec
-    from .eks_pool import EksGpuNodeGroup, EksGpuNodeGroupArgs
-    from .errors import InputError
-    from .existing_nodes import ExistingGpuNodes, ExistingGpuNodesArgs
-    from .gke_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
-    from .inference_service import (
-        ExplainerArgs,
-        InferenceService,
-        InferenceServiceArgs,
-        PredictorArgs,
-        TransformerArgs,
-    )
-    from .knative import KnativeServing, KnativeServingArgs
-    from .kserve_install import KServeInstall, KServeInstallArgs
-    from .model_namespace import ModelNamespace, ModelNamespaceArgs
-    from .nvidia_device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-    from .placement_check import check
-    from .platform import InferencePlatform
-    from .pool import GPU_TAINT, POOL_LABEL, PoolFacts
-    from .scheduling import (
+    from .check.placement_check import check
+    from .model.errors import InputError
+    from .model.scheduling import (
         NodeAffinity,
         NodeSelectorRequirement,
         NodeSelectorTerm,
@@ -110,7 +91,26 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Taint,
         Toleration,
     )
-    from .seldon import (
+    from .platform.cluster_access import ClusterAccess, ClusterAccessArgs
+    from .platform.config import Spec, load_spec
+    from .platform.platform import InferencePlatform
+    from .pools.eks import EksGpuNodeGroup, EksGpuNodeGroupArgs
+    from .pools.existing import ExistingGpuNodes, ExistingGpuNodesArgs
+    from .pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
+    from .pools.pool import GPU_TAINT, POOL_LABEL, PoolFacts
+    from .serving.cert_manager import CertManager, CertManagerArgs
+    from .serving.inference_service import (
+        ExplainerArgs,
+        InferenceService,
+        InferenceServiceArgs,
+        PredictorArgs,
+        TransformerArgs,
+    )
+    from .serving.knative import KnativeServing, KnativeServingArgs
+    from .serving.kserve_install import KServeInstall, KServeInstallArgs
+    from .serving.model_namespace import ModelNamespace, ModelNamespaceArgs
+    from .serving.nvidia_device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+    from .serving.seldon import (
         SeldonModel,
         SeldonModelArgs,
         SeldonServer,
@@ -118,5 +118,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         SeldonServerConfig,
         SeldonServerConfigArgs,
     )
-    from .seldon_install import SeldonCoreInstall, SeldonCoreInstallArgs
-    from .workload import ContainerArgs
+    from .serving.seldon_install import SeldonCoreInstall, SeldonCoreInstallArgs
+    from .serving.workload import ContainerArgs

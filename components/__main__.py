@@ -1,8 +1,8 @@
-"""`python -m components ...`: the `gpu-inference` command line (see components.cli)."""
+"""`python -m components ...`: the `gpu-inference` command line (see components.preview.cli)."""
 
 import sys
 
-from .cli import main
+from .preview.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

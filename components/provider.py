@@ -15,18 +15,18 @@ from typing import Any, Optional
 
 import pulumi
 
-from .cert_manager import CertManager
-from .cluster_access import ClusterAccess
-from .eks_pool import EksGpuNodeGroup
-from .existing_nodes import ExistingGpuNodes
-from .gke_pool import GkeGpuNodePool
-from .inference_service import InferenceService
-from .knative import KnativeServing
-from .kserve_install import KServeInstall
-from .model_namespace import ModelNamespace
-from .nvidia_device_plugin import NvidiaDevicePlugin
-from .seldon import SeldonModel, SeldonServer, SeldonServerConfig
-from .seldon_install import SeldonCoreInstall
+from .platform.cluster_access import ClusterAccess
+from .pools.eks import EksGpuNodeGroup
+from .pools.existing import ExistingGpuNodes
+from .pools.gke import GkeGpuNodePool
+from .serving.cert_manager import CertManager
+from .serving.inference_service import InferenceService
+from .serving.knative import KnativeServing
+from .serving.kserve_install import KServeInstall
+from .serving.model_namespace import ModelNamespace
+from .serving.nvidia_device_plugin import NvidiaDevicePlugin
+from .serving.seldon import SeldonModel, SeldonServer, SeldonServerConfig
+from .serving.seldon_install import SeldonCoreInstall
 
 PACKAGE = "gpu-inference"
 VERSION = "0.1.0"

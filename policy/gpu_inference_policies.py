@@ -6,7 +6,7 @@ policy's `validate(args, report_violation)` directly.
 
 Policies:
 - `gpu-placement-errors` (mandatory) / `gpu-placement-warnings` (advisory): stack validation;
-  the stack's resources (type, name, props) go through `components.placement_check.check`, each
+  the stack's resources (type, name, props) go through `components.check.placement_check.check`, each
   error / warning finding is one violation `CODE: resource: message (fix: ...)` tied to the
   resource's URN. Info findings are not violations. A stack policy has one enforcement level, so
   the two severities are two policies, each configurable on its own (`enforcementLevel`, and the
@@ -24,7 +24,7 @@ How the pack finds the placement check: the pack is run from a clone of this rep
 pack's own virtualenv. Installing the project itself from there (`gpu-inference @ file:..`) is not
 reliable (the relative path resolves against pip's working directory, and it would drag in the
 cloud SDKs), so this module puts the repository root (the parent of `policy/`) on `sys.path` when
-it holds `components/placement_check.py`. The modules used (`placement_check`, `catalog`,
+it holds `components/check/placement_check.py`. The modules used (`placement_check`, `catalog`,
 `scheduling`, `errors`, `config`) are pure; `config` needs pydantic, which requirements.txt lists.
 When the library is installed (the library's own virtualenv), the clone's copy wins; it is the same
 code.
@@ -39,7 +39,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
-if (_REPO_ROOT / "components" / "placement_check.py").is_file() and str(_REPO_ROOT) not in sys.path:
+if (_REPO_ROOT / "components" / "check" / "placement_check.py").is_file() and str(
+    _REPO_ROOT
+) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
 from pulumi_policy import (  # noqa: E402
@@ -64,9 +66,7 @@ from pulumi_policy.proxy import (  # noqa: E402
     UnknownValueError,
 )
 
-from components.catalog import gke_gpus_for_machine, is_gke_gpu_machine, is_gpu_instance  # noqa: E402
-from components.config import KNATIVE_FEATURE_VALUES, KNATIVE_FEATURES  # noqa: E402
-from components.placement_check import (  # noqa: E402
+from components.check.placement_check import (  # noqa: E402
     CODES,
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
@@ -78,7 +78,9 @@ from components.placement_check import (  # noqa: E402
     Finding,
     check,
 )
-from components.scheduling import CLOUD_EFFECTS, FILTERING_EFFECTS, GPU_RESOURCE  # noqa: E402
+from components.model.catalog import gke_gpus_for_machine, is_gke_gpu_machine, is_gpu_instance  # noqa: E402
+from components.model.scheduling import CLOUD_EFFECTS, FILTERING_EFFECTS, GPU_RESOURCE  # noqa: E402
+from components.platform.config import KNATIVE_FEATURE_VALUES, KNATIVE_FEATURES  # noqa: E402
 
 PACK_NAME = "gpu-inference"
 PACK_DESCRIPTION = (

@@ -14,6 +14,6 @@ CRDS = SHARED / "crds"
 @pytest.fixture
 def run():
     """`run(program, config=None)` -> Graph: `program` runs as a stack program under mocks."""
-    from components.mockrun import run_program
+    from components.preview.mockrun import run_program
 
     return run_program

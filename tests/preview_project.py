@@ -41,7 +41,7 @@ import json
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.errors import InputError
+from components.model.errors import InputError
 
 cfg = pulumi.Config()
 spec = cfg.require_object("spec")

@@ -54,7 +54,7 @@ def test_violations_are_caught(mutate, piece):
 
 
 def test_our_knative_serving_validates(run):
-    from components.knative import KnativeServing, KnativeServingArgs
+    from components.serving.knative import KnativeServing, KnativeServingArgs
     from tests.crdschema import validate_cr
 
     g = run(

@@ -34,7 +34,7 @@ def test_import_components_imports_no_cloud_sdk():
 
 def test_a_gke_stack_never_imports_the_aws_sdk():
     code = (
-        "from components.preview import preview\n"
+        "from components.preview.preview import preview\n"
         "import tempfile, pathlib\n"
         "preview('gke-dev', out_dir=pathlib.Path(tempfile.mkdtemp()), project_dir=pathlib.Path('.'))"
     )
@@ -43,7 +43,7 @@ def test_a_gke_stack_never_imports_the_aws_sdk():
 
 def test_an_eks_stack_never_imports_the_gcp_sdk():
     code = (
-        "from components.preview import preview\n"
+        "from components.preview.preview import preview\n"
         "import tempfile, pathlib\n"
         "preview('eks-prod', out_dir=pathlib.Path(tempfile.mkdtemp()), project_dir=pathlib.Path('.'))"
     )
@@ -52,7 +52,7 @@ def test_an_eks_stack_never_imports_the_gcp_sdk():
 
 def test_an_on_prem_stack_imports_neither():
     code = (
-        "from components.preview import preview\n"
+        "from components.preview.preview import preview\n"
         "import tempfile, pathlib\n"
         "preview('onprem', out_dir=pathlib.Path(tempfile.mkdtemp()), project_dir=pathlib.Path('.'))"
     )

@@ -30,7 +30,7 @@ from pulumi_policy.proxy import (
     unknown_checking_proxy,
 )
 
-from components.placement_check import CODES, POOL_LABEL, WIRED_POOL_ANNOTATION
+from components.check.placement_check import CODES, POOL_LABEL, WIRED_POOL_ANNOTATION
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "policy") not in sys.path:
@@ -696,12 +696,16 @@ def recorded():
     import pulumi
     import pulumi_kubernetes as k8s
 
-    from components.eks_pool import EksGpuNodeGroup, EksGpuNodeGroupArgs
-    from components.existing_nodes import ExistingGpuNodes, ExistingGpuNodesArgs
-    from components.gke_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
-    from components.inference_service import InferenceService, InferenceServiceArgs, PredictorArgs
-    from components.mockrun import run_program
-    from components.scheduling import Taint
+    from components.model.scheduling import Taint
+    from components.pools.eks import EksGpuNodeGroup, EksGpuNodeGroupArgs
+    from components.pools.existing import ExistingGpuNodes, ExistingGpuNodesArgs
+    from components.pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
+    from components.preview.mockrun import run_program
+    from components.serving.inference_service import (
+        InferenceService,
+        InferenceServiceArgs,
+        PredictorArgs,
+    )
 
     def program() -> None:
         l4 = GkeGpuNodePool(

@@ -5,14 +5,18 @@ import json
 
 import pytest
 
-from components.eks_pool import EksGpuNodeGroup, EksGpuNodeGroupArgs
-from components.gke_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
-from components.inference_service import InferenceService, InferenceServiceArgs, PredictorArgs
-from components.knative import KnativeServing, KnativeServingArgs
+from components.model.scheduling import Placement, Taint, Toleration
+from components.pools.eks import EksGpuNodeGroup, EksGpuNodeGroupArgs
+from components.pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.provider import PUBLIC_COMPONENTS, component_provider
-from components.scheduling import Placement, Taint, Toleration
-from components.seldon import SeldonServer, SeldonServerArgs
-from components.workload import ContainerArgs
+from components.serving.inference_service import (
+    InferenceService,
+    InferenceServiceArgs,
+    PredictorArgs,
+)
+from components.serving.knative import KnativeServing, KnativeServingArgs
+from components.serving.seldon import SeldonServer, SeldonServerArgs
+from components.serving.workload import ContainerArgs
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import shutil
 import pytest
 import yaml
 
-from components import cli
-from components.preview import preview
+from components.preview import cli
+from components.preview.preview import preview
 from tests.conftest import CRDS, ROOT
 
 STACKS = ("gke-dev", "eks-prod", "onprem")

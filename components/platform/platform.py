@@ -1,0 +1,549 @@
+"""`InferencePlatform`: one stack's config, validated, becomes pools, Knative, add-ons and workloads.
+
+Data flows one way: Spec -> pools -> placements -> workloads. The order `pulumi up` needs is made
+explicit with `depends_on`: CRDs (KServe, Seldon installs) and the Knative podspec flags come before
+any custom resource that needs them; model namespaces before what runs in them.
+
+Every workload CR carries the wiring annotations the placement check reads
+(`gpu-inference.dev/pool.<component>` on InferenceServices, `gpu-inference.dev/pool` on Seldon
+Servers and ServerConfigs): the pool names the stack config wired it to, in preference order.
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional, Union
+
+import pulumi
+
+from ..model import versions
+from ..model.errors import InputError
+from ..model.scheduling import NodeSelectorRequirement, Placement, Taint, Toleration
+from ..pools.pool import POOL_LABEL
+from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
+from ..serving.workload import ContainerArgs
+from . import config as cfg
+from .cluster_access import ClusterAccess, ClusterAccessArgs
+
+WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
+NAMESPACE = "gpu-inference"
+
+PoolComponent = Any  # GkeGpuNodePool | EksGpuNodeGroup | ExistingGpuNodes (imported lazily)
+
+
+def read_stack_config() -> tuple[dict[str, Any], frozenset[str]]:
+    """Every key of the running stack's config, parsed, and which were secret."""
+    from pulumi.runtime import config as runtime_config
+
+    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+    out: dict[str, Any] = {}
+    for key in sorted(keys):
+        # Every namespace: load_spec ignores other packages' settings and catches a misspelled
+        # project namespace (`gpu-inferenc:pools`).
+        raw = runtime_config.get_config(key)
+        if isinstance(raw, str):
+            try:
+                out[key] = json.loads(raw) if raw[:1] in "[{" else raw
+            except json.JSONDecodeError:
+                out[key] = raw
+        else:
+            out[key] = raw
+    secret = frozenset(k for k in out if runtime_config.is_config_secret(k))
+    return out, secret
+
+
+def load_stack_spec() -> cfg.Spec:
+    """The running stack's Spec; a bad config stops the program with one message, no traceback."""
+    config, secret = read_stack_config()
+    try:
+        return cfg.load_spec(config, secret)
+    except InputError as e:
+        raise pulumi.RunError(str(e)) from e
+
+
+def _taints(specs: Sequence[cfg.TaintSpec]) -> list[Taint]:
+    return [Taint(t.key, t.value, t.effect) for t in specs]
+
+
+def _tolerations(specs: Sequence[cfg.TolerationSpec]) -> list[Toleration]:
+    return [
+        Toleration(t.key, t.operator, t.value, t.effect or "", t.toleration_seconds) for t in specs
+    ]
+
+
+def _expressions(specs: Sequence[cfg.ExpressionSpec]) -> list[NodeSelectorRequirement]:
+    return [NodeSelectorRequirement(e.key, e.operator, tuple(e.values)) for e in specs]
+
+
+def workload_placement(
+    pools: Mapping[str, PoolComponent], names: Sequence[str], style: str
+) -> Optional[Placement]:
+    """The placement for a workload wired to `names` (one pool, or several in preference order:
+    required affinity over all of them, preferred in order, their taints tolerated)."""
+    if not names:
+        return None
+    if len(names) == 1:
+        return pools[names[0]].placement.with_style(style)
+    return Placement.any_of([pools[n].placement for n in names])
+
+
+class InferencePlatform(pulumi.ComponentResource):
+    """Everything one stack declares. Outputs: `placements` (pool -> pod-spec fragment) and
+    `workloads` (kind -> names)."""
+
+    def __init__(
+        self, name: str, spec: cfg.Spec, opts: Optional[pulumi.ResourceOptions] = None
+    ) -> None:
+        super().__init__("gpu-inference:index:InferencePlatform", name, None, opts)
+        self.spec = spec
+        c = spec.cluster
+        self.access = ClusterAccess(
+            f"{name}-cluster",
+            ClusterAccessArgs(
+                provider=c.provider,
+                name=c.name or "cluster",
+                location=c.location,
+                project=c.project,
+                region=c.region,
+                create=bool(c.create),
+                release_channel=c.release_channel or "REGULAR",
+                kubeconfig=c.kubeconfig,
+                context=c.context,
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        k8s_opts = pulumi.ResourceOptions(
+            parent=self, providers={"kubernetes": self.access.provider}
+        )
+        self.pools: dict[str, PoolComponent] = {p.name: self._pool(name, p) for p in spec.pools}
+        self.knative = self._knative(name, k8s_opts)
+        self.addons = self._addons(name, k8s_opts)
+        self.namespaces = self._namespaces(name, k8s_opts)
+        self.inference_services = [self._isvc(name, i, k8s_opts) for i in spec.inference_services]
+        self.seldon = self._seldon(name, k8s_opts)
+
+        self.placements = {n: p.placement.to_pod_spec() for n, p in self.pools.items()}
+        self.workloads = {
+            "inferenceServices": [f"{i.namespace}/{i.name}" for i in spec.inference_services],
+            "seldonServers": [f"{spec.seldon.namespace}/{s.name}" for s in spec.seldon.servers],
+            "seldonModels": [f"{spec.seldon.namespace}/{m.name}" for m in spec.seldon.models],
+        }
+        self.register_outputs({"placements": self.placements, "workloads": self.workloads})
+
+    # -- pools ------------------------------------------------------------------------------
+
+    def _pool(self, name: str, p: cfg.Pool) -> PoolComponent:
+        c = self.spec.cluster
+        opts = pulumi.ResourceOptions(parent=self)
+        taints = _taints(p.taints)
+        if c.provider == "gke":
+            from ..pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
+
+            return GkeGpuNodePool(
+                p.name,
+                GkeGpuNodePoolArgs(
+                    cluster=self.access.cluster_name,
+                    machine_type=p.machine_type or "",
+                    location=c.location,
+                    project=c.project,
+                    accelerator=p.accelerator,
+                    gpu_count=p.gpus_per_node,
+                    gpu_driver_version=p.gpu_driver_version or "DEFAULT",
+                    min_nodes=p.min_nodes,
+                    max_nodes=p.max_nodes,
+                    spot=p.spot,
+                    node_locations=p.node_locations,
+                    labels=p.labels or None,
+                    taints=taints or None,
+                    select_labels=p.select_labels,
+                    disk_size_gb=p.disk_size_gb or 100,
+                    service_account=c.node_service_account,
+                ),
+                opts=opts,
+            )
+        if c.provider == "eks":
+            from ..pools.eks import EksGpuNodeGroup, EksGpuNodeGroupArgs
+
+            subnets: Any = c.subnet_ids or self.access.subnet_ids
+            return EksGpuNodeGroup(
+                p.name,
+                EksGpuNodeGroupArgs(
+                    cluster_name=c.name or "",
+                    subnet_ids=subnets,
+                    instance_types=p.instance_types or [],
+                    gpu=p.is_gpu,
+                    ami_type=p.ami_type,
+                    capacity_type=p.capacity_type,
+                    spot=p.spot,
+                    min_nodes=p.min_nodes,
+                    max_nodes=p.max_nodes,
+                    labels=p.labels or None,
+                    taints=taints or None,
+                    select_labels=p.select_labels,
+                    disk_size_gb=p.disk_size_gb or 100,
+                ),
+                opts=opts,
+            )
+        from ..pools.existing import ExistingGpuNodes, ExistingGpuNodesArgs
+
+        return ExistingGpuNodes(
+            p.name,
+            ExistingGpuNodesArgs(
+                nodes=p.nodes or [],
+                gpus_per_node=p.gpus_per_node or 0,
+                gpu_model=p.accelerator,
+                labels=p.labels or None,
+                present_labels=p.present_labels or None,
+                taints=taints or None,
+                select_labels=p.select_labels,
+                extended_resource_toleration=bool(c.extended_resource_toleration),
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self, providers={"kubernetes": self.access.provider}
+            ),
+        )
+
+    # -- Knative and add-ons ----------------------------------------------------------------
+
+    def _knative(self, name: str, opts: pulumi.ResourceOptions) -> Optional[Any]:
+        k = self.spec.knative
+        if k.mode == "none":
+            return None
+        from ..serving.knative import KnativeServing, KnativeServingArgs
+
+        return KnativeServing(
+            f"{name}-knative",
+            KnativeServingArgs(
+                mode=k.mode,
+                version=k.version,
+                ingress=k.ingress,
+                features=dict(k.features) or None,
+                allow_disabling_podspec_flags=k.allow_disabling_podspec_flags,
+            ),
+            opts=opts,
+        )
+
+    def _addons(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, Any]:
+        a = self.spec.addons
+        out: dict[str, Any] = {}
+        if a.cert_manager.enabled:
+            from ..serving.cert_manager import CertManager, CertManagerArgs
+
+            out["certManager"] = CertManager(
+                f"{name}-cert-manager", CertManagerArgs(version=a.cert_manager.version), opts=opts
+            )
+        if a.kserve.enabled:
+            from ..serving.kserve_install import KServeInstall, KServeInstallArgs
+
+            after = [out["certManager"].ready] if "certManager" in out else []
+            after += [self.knative.ready] if self.knative is not None else []
+            out["kserve"] = KServeInstall(
+                f"{name}-kserve",
+                KServeInstallArgs(
+                    version=a.kserve.version,
+                    default_deployment_mode=a.kserve.default_deployment_mode,
+                ),
+                opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
+            )
+        if a.seldon.enabled:
+            from ..serving.seldon_install import SeldonCoreInstall, SeldonCoreInstallArgs
+
+            out["seldon"] = SeldonCoreInstall(
+                f"{name}-seldon",
+                SeldonCoreInstallArgs(
+                    version=a.seldon.version, namespace=self.spec.seldon.namespace
+                ),
+                opts=opts,
+            )
+        if a.nvidia_device_plugin.enabled:
+            from ..serving.nvidia_device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+
+            gpu_taints = sorted(
+                {t for p in self.pools.values() if p.gpus_per_node for t in p.taints}
+            )
+            out["nvidiaDevicePlugin"] = NvidiaDevicePlugin(
+                f"{name}-nvidia-device-plugin",
+                NvidiaDevicePluginArgs(
+                    version=a.nvidia_device_plugin.version,
+                    pool_taints=gpu_taints or None,
+                    # Run on the GPU pools, found by their own label (the chart's default
+                    # affinity wants node-feature-discovery labels a plain GPU node lacks).
+                    pool_label=POOL_LABEL,
+                    pool_label_values=sorted(
+                        p.facts.name for p in self.pools.values() if p.gpus_per_node
+                    )
+                    or None,
+                ),
+                opts=opts,
+            )
+        return out
+
+    def _namespaces(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, ModelNamespace]:
+        n = self.spec.namespaces
+        identity = self.spec.cluster.workload_identity
+        out: dict[str, ModelNamespace] = {}
+        seldon_ns = self.spec.seldon.namespace
+        for ns in self.spec.model_namespaces():
+            if ns == seldon_ns and "seldon" in self.addons:
+                # The Seldon install owns its runtime namespace; models reuse it.
+                continue
+            out[ns] = ModelNamespace(
+                f"{name}-ns-{ns}",
+                ModelNamespaceArgs(
+                    namespace=ns,
+                    pod_security=n.pod_security,
+                    service_account=n.service_account,
+                    gcp_service_account=identity.gcp_service_account if identity else None,
+                    aws_role_arn=identity.aws_role_arn if identity else None,
+                    static_credentials=n.static_credentials,
+                    static_credentials_secret=bool(n.static_credentials),
+                    secret_annotations=n.secret_annotations,
+                ),
+                opts=opts,
+            )
+        return out
+
+    def _after(self, namespace: str, *installs: str) -> list[pulumi.Resource]:
+        deps: list[pulumi.Resource] = [self.addons[i].ready for i in installs if i in self.addons]
+        if namespace in self.namespaces:
+            deps.append(self.namespaces[namespace].ready)
+        return deps
+
+    # -- workloads --------------------------------------------------------------------------
+
+    def _placement(
+        self, w: Union[cfg.Component, cfg.Server, cfg.ServerConfig]
+    ) -> Optional[Placement]:
+        placement = workload_placement(self.pools, w.pool_names, w.scheduling_style)
+        if placement is not None and w.tolerations:
+            placement = placement.with_tolerations(_tolerations(w.tolerations))
+        return placement
+
+    def _isvc(self, name: str, i: cfg.InferenceService, opts: pulumi.ResourceOptions) -> Any:
+        from ..serving.inference_service import (
+            ExplainerArgs,
+            InferenceService,
+            InferenceServiceArgs,
+            PredictorArgs,
+            TransformerArgs,
+        )
+
+        annotations: dict[str, str] = {}
+        components: dict[str, Any] = {}
+        sa = self._service_account(i.namespace)
+        for kind, comp in i.components():
+            annotations[f"{WIRED_POOL_ANNOTATION}.{kind}"] = ",".join(comp.pool_names)
+            common: dict[str, Any] = dict(
+                min_replicas=comp.min_replicas,
+                max_replicas=comp.max_replicas,
+                service_account_name=sa,
+                placement=self._placement(comp),
+                extra_expressions=_expressions(comp.extra_expressions) or None,
+                omit_gpu_toleration=comp.omit_gpu_toleration,
+            )
+            if kind == "predictor":
+                components[kind] = PredictorArgs(
+                    **_model_source(comp),
+                    containers=_containers(comp),
+                    gpus=comp.gpus or None,
+                    cpu=_q(comp.cpu),
+                    memory=_q(comp.memory),
+                    env=comp.env if not comp.containers else None,
+                    args=comp.args if not comp.containers else None,
+                    **common,
+                )
+            else:
+                cls = TransformerArgs if kind == "transformer" else ExplainerArgs
+                components[kind] = cls(containers=_containers(comp) or [], **common)
+
+        knative_features = None
+        if self.knative is not None:
+            knative_features = self.knative.features
+        deployment_mode = i.deployment_mode or self.spec.addons.kserve.default_deployment_mode
+        after = self._after(i.namespace, "kserve")
+        if self.knative is not None and deployment_mode in cfg.KNATIVE_MODES:
+            after.append(self.knative.ready)
+        return InferenceService(
+            f"{name}-isvc-{i.namespace}-{i.name}",
+            InferenceServiceArgs(
+                name=i.name,
+                namespace=i.namespace,
+                deployment_mode=deployment_mode,
+                kserve_version=i.kserve_version or self.spec.addons.kserve.version,
+                predictor=components["predictor"],
+                transformer=components.get("transformer"),
+                explainer=components.get("explainer"),
+                knative_features=knative_features,
+                annotations=annotations,
+            ),
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
+        )
+
+    def _service_account(self, namespace: str) -> Optional[str]:
+        if namespace in self.namespaces:
+            return self.namespaces[namespace].service_account_name
+        return None
+
+    def _seldon(self, name: str, opts: pulumi.ResourceOptions) -> list[Any]:
+        from ..serving.seldon import (
+            SeldonModel,
+            SeldonModelArgs,
+            SeldonServer,
+            SeldonServerArgs,
+            SeldonServerConfig,
+            SeldonServerConfigArgs,
+        )
+
+        s = self.spec.seldon
+        ns = s.namespace
+        after = pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(depends_on=self._after(ns, "seldon"))
+        )
+        out: list[Any] = []
+        configs: dict[str, Any] = {}
+        for sc in s.server_configs:
+            configs[sc.name] = SeldonServerConfig(
+                f"{name}-serverconfig-{sc.name}",
+                SeldonServerConfigArgs(
+                    name=sc.name,
+                    namespace=ns,
+                    containers=_seldon_containers(sc, sc.containers),
+                    capabilities=sc.capabilities or None,
+                    agent_image=(
+                        versions.SELDON_AGENT_IMAGE
+                        if sc.capabilities and not any(c.name == "agent" for c in sc.containers)
+                        else None
+                    ),
+                    model_repository_storage="100Gi",
+                    placement=self._placement(sc),
+                    extra_expressions=_expressions(sc.extra_expressions) or None,
+                    omit_gpu_toleration=sc.omit_gpu_toleration,
+                    annotations=_wired(sc.pool_names),
+                ),
+                opts=after,
+            )
+            out.append(configs[sc.name])
+        servers: dict[str, Any] = {}
+        for srv in s.servers:
+            deps = [configs[srv.server_config]] if srv.server_config in configs else []
+            servers[srv.name] = SeldonServer(
+                f"{name}-server-{srv.name}",
+                SeldonServerArgs(
+                    name=srv.name,
+                    namespace=ns,
+                    server_config=srv.server_config,
+                    replicas=srv.replicas,
+                    extra_capabilities=srv.capabilities or None,
+                    containers=_seldon_containers(srv, None),
+                    placement=self._placement(srv),
+                    extra_expressions=_expressions(srv.extra_expressions) or None,
+                    omit_gpu_toleration=srv.omit_gpu_toleration,
+                    annotations=_wired(srv.pool_names),
+                ),
+                opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=deps)),
+            )
+            out.append(servers[srv.name])
+        for m in s.models:
+            deps = [servers[m.server]] if m.server in servers else list(servers.values())
+            out.append(
+                SeldonModel(
+                    f"{name}-model-{m.name}",
+                    SeldonModelArgs(
+                        name=m.name,
+                        namespace=ns,
+                        storage_uri=m.storage_uri,
+                        requirements=m.requirements,
+                        server=m.server,
+                        replicas=m.replicas,
+                        memory=_q(m.memory),
+                    ),
+                    opts=pulumi.ResourceOptions.merge(
+                        after, pulumi.ResourceOptions(depends_on=deps)
+                    ),
+                )
+            )
+        return out
+
+
+def _q(value: Any) -> Optional[str]:
+    return None if value is None else str(value)
+
+
+def _wired(pool_names: Sequence[str]) -> Optional[dict[str, str]]:
+    return {WIRED_POOL_ANNOTATION: ",".join(pool_names)} if pool_names else None
+
+
+def _model_source(comp: cfg.Component) -> dict[str, Any]:
+    if comp.model is not None:
+        m = comp.model
+        return dict(
+            model_format=m.format,
+            storage_uri=m.storage_uri,
+            runtime=m.runtime,
+            runtime_version=m.runtime_version,
+            protocol_version=m.protocol_version,
+        )
+    if comp.framework is not None:
+        f = comp.framework
+        return dict(
+            framework=f.name,
+            storage_uri=f.storage_uri,
+            runtime_version=f.runtime_version,
+            protocol_version=f.protocol_version,
+        )
+    return {}
+
+
+def _containers(comp: cfg.Component) -> Optional[list[ContainerArgs]]:
+    """Custom containers; the component's GPUs / CPU / memory go to the first one."""
+    if not comp.containers:
+        return None
+    out = []
+    for n, c in enumerate(comp.containers):
+        out.append(
+            ContainerArgs(
+                name=c.name,
+                image=c.image,
+                command=c.command,
+                args=c.args,
+                env=c.env,
+                gpus=(comp.gpus or None) if n == 0 else None,
+                cpu=_q(comp.cpu) if n == 0 else None,
+                memory=_q(comp.memory) if n == 0 else None,
+            )
+        )
+    return out
+
+
+def _seldon_containers(
+    w: Union[cfg.Server, cfg.ServerConfig], declared: Optional[Sequence[cfg.Container]]
+) -> Optional[list[ContainerArgs]]:
+    """The Seldon podSpec containers: declared ones, with `w.container` (default `mlserver`)
+    carrying the GPUs / CPU / memory / ephemeral storage (requests; `gpuLimit` for the limit)."""
+    resources: dict[str, Any] = dict(
+        gpus=w.gpus or None,
+        gpu_limit=w.gpu_limit,
+        cpu=_q(w.cpu),
+        memory=_q(w.memory),
+        ephemeral_storage=_q(w.ephemeral_storage),
+    )
+    has_resources = any(v is not None for v in resources.values())
+    out: list[ContainerArgs] = []
+    seen = False
+    for c in declared or ():
+        extra = resources if c.name == w.container else {}
+        seen = seen or c.name == w.container
+        out.append(
+            ContainerArgs(
+                name=c.name, image=c.image, command=c.command, args=c.args, env=c.env, **extra
+            )
+        )
+    if not seen and (has_resources or getattr(w, "image", None) or getattr(w, "env", None)):
+        out.append(
+            ContainerArgs(
+                name=w.container,
+                image=getattr(w, "image", None),
+                env=getattr(w, "env", None),
+                **resources,
+            )
+        )
+    return out or None

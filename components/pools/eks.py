@@ -1,0 +1,473 @@
+"""An EKS managed node group that only the intended pods can use: `EksGpuNodeGroup` ->
+`aws.eks.NodeGroup`, with its launch template, its node role when none is given, and the
+cluster-autoscaler tags on its Auto Scaling group.
+
+- GPU groups: instance types from the catalog (same GPU model, count and architecture), an NVIDIA
+  AMI type (default `AL2023_x86_64_NVIDIA`, or `AL2023_ARM_64_NVIDIA` for arm64; Bottlerocket's
+  NVIDIA variants allowed), the label `k8s.amazonaws.com/accelerator` (the autoscaler's GPU label
+  on AWS) and, unless taints are given, the taint `nvidia.com/gpu=present:NoSchedule`: EKS does
+  not taint GPU nodes by itself.
+- CPU groups (no GPU instance types, or `gpu=False`): `AL2023_x86_64_STANDARD` (or ARM), no taint
+  unless asked.
+- Scale from zero: cluster-autoscaler must know the labels, taints and GPUs of a node it has not
+  seen. It reads them from tags on the Auto Scaling group:
+  `k8s.io/cluster-autoscaler/node-template/label/<key>` = value,
+  `k8s.io/cluster-autoscaler/node-template/taint/<key>` = `<value>:<Effect>` (Kubernetes' effect
+  spelling, e.g. `true:NoSchedule`: kubernetes/autoscaler cloudprovider/aws README and its
+  `TestExtractTaintsFromAsg`), `k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu`
+  = count, plus the auto-discovery tags `k8s.io/cluster-autoscaler/enabled` and
+  `k8s.io/cluster-autoscaler/<cluster>` = `owned`. Managed node group tags do not reach the ASG
+  (terraform-aws-modules/terraform-aws-eks #2597), so each is an `aws.autoscaling.Tag` on the
+  group's ASG (`propagate_at_launch` False: they describe the group, not the instances).
+- `desired_size` starts at `min_nodes` and is then ignored (`ignore_changes`): the autoscaler
+  owns it, and `pulumi up` must not scale a busy group back.
+- Secure defaults (issue 6): a launch template requiring IMDSv2 with hop limit 1 (pods cannot
+  borrow the node role through the metadata service; they use IRSA), an encrypted gp3 root/data
+  volume (the disk size lives in the template: EKS refuses `disk_size` beside a launch template),
+  and, when no `node_role_arn` is given, a role with only AmazonEKSWorkerNodePolicy,
+  AmazonEKS_CNI_Policy and AmazonEC2ContainerRegistryReadOnly.
+- Cloud names: `node_group_name_prefix` and a launch template `name_prefix` (see
+  `components.pools.pool`), so replacement never collides; the role is auto-named by Pulumi.
+"""
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+
+from ..model.catalog import (
+    is_gpu_instance,
+    validate_aws_cpu_instance_types,
+    validate_aws_gpu_instance_types,
+)
+from ..model.errors import InputError, show
+from ..model.scheduling import CLOUD_EFFECTS, GPU_RESOURCE, Placement, Taint
+from .pool import PoolFacts, build_facts, declared_labels, eks_name_prefix, validate_pool_name
+
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+CAPACITY_TYPE_LABEL = "eks.amazonaws.com/capacityType"
+CAPACITY_TYPES = ("ON_DEMAND", "SPOT")
+GPU_AMI_TYPES = {
+    "x86_64": ("AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA"),
+    "arm64": ("AL2023_ARM_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA"),
+}
+CPU_AMI_TYPES = {
+    "x86_64": ("AL2023_x86_64_STANDARD", "BOTTLEROCKET_x86_64"),
+    "arm64": ("AL2023_ARM_64_STANDARD", "BOTTLEROCKET_ARM_64"),
+}
+WORKER_POLICIES = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEKS_CNI_Policy",
+    "AmazonEC2ContainerRegistryReadOnly",
+)
+CA_PREFIX = "k8s.io/cluster-autoscaler/"
+CA_TEMPLATE = CA_PREFIX + "node-template/"
+IGNORE_CHANGES = ["scalingConfig.desiredSize"]
+ASG_TAG_KEY_MAX = 128
+ASG_TAG_VALUE_MAX = 256
+EC2_ASSUME_ROLE_POLICY = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "ec2.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    },
+    sort_keys=True,
+)
+
+# Graviton families carry a `g` right after the generation digit (m7g, c6gn, r8gd, t4g, g5g).
+_GRAVITON = re.compile(r"^[a-z]+[0-9]+g[a-z0-9]*$")
+_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
+
+
+@dataclass
+class EksGpuNodeGroupArgs:
+    """Inputs of an `EksGpuNodeGroup`; every default is here."""
+
+    cluster_name: str
+    """The EKS cluster's name (also part of the autoscaler's discovery tag)."""
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """Subnets for the nodes."""
+    instance_types: Sequence[str]
+    """EC2 instance types, e.g. `["g5.xlarge"]`; all with the same GPUs (or all without)."""
+    gpu: Optional[bool] = None
+    """GPU group or CPU group; default: GPU when the instance types have GPUs."""
+    ami_type: Optional[str] = None
+    """EKS AMI type; default `AL2023_x86_64_NVIDIA` / `AL2023_ARM_64_NVIDIA` for GPU groups,
+    `AL2023_x86_64_STANDARD` / `AL2023_ARM_64_STANDARD` for CPU groups."""
+    capacity_type: Optional[str] = None
+    """`ON_DEMAND` | `SPOT`; default from `spot`."""
+    spot: Optional[bool] = None
+    """Spot capacity (same as capacity_type SPOT; both given must agree)."""
+    min_nodes: Optional[int] = 0
+    """Fewest nodes (0: scale to zero)."""
+    max_nodes: Optional[int] = 1
+    """Most nodes."""
+    desired_nodes: Optional[int] = None
+    """Nodes at creation; default `min_nodes`. Later owned by the autoscaler (ignored)."""
+    labels: Optional[Mapping[str, str]] = None
+    """Extra node labels."""
+    taints: Optional[Sequence[Taint]] = None
+    """Node taints; None: `nvidia.com/gpu=present:NoSchedule` for GPU groups, none for CPU."""
+    select_labels: Optional[Sequence[str]] = None
+    """Label keys the placement selects; default: the pool label `gpu-inference.dev/pool`."""
+    scheduling_style: Optional[str] = "nodeSelector"
+    """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
+    node_role_arn: Optional[pulumi.Input[str]] = None
+    """An existing node IAM role; default: a role with only the worker managed policies."""
+    disk_size_gb: Optional[int] = 100
+    """Node volume size in GiB (in the launch template)."""
+    aws_partition: Optional[str] = "aws"
+    """ARN partition of the managed policies (`aws`, `aws-cn`, `aws-us-gov`)."""
+    pool_name: Optional[str] = None
+    """The pool's name (its `gpu-inference.dev/pool` label and cloud name prefix); default: the
+    component's name."""
+
+
+@dataclass(frozen=True)
+class EksPoolPlan:
+    """Everything decided before deployment."""
+
+    facts: PoolFacts
+    ami_type: str
+    capacity_type: str
+    instance_types: tuple[str, ...]
+    desired_nodes: int
+    asg_tags: dict[str, str]
+    root_device: str
+
+
+def _arch_of_cpu_type(instance_type: str) -> str:
+    return "arm64" if _GRAVITON.match(instance_type.split(".", 1)[0]) else "x86_64"
+
+
+def autoscaler_tags(cluster_name: str, facts: PoolFacts) -> dict[str, str]:
+    """The cluster-autoscaler discovery and node-template tags for the group's ASG."""
+    tags = {CA_PREFIX + "enabled": "true", CA_PREFIX + cluster_name: "owned"}
+    for k, v in facts.labels.items():
+        tags[f"{CA_TEMPLATE}label/{k}"] = v
+    for t in facts.taints:
+        tags[f"{CA_TEMPLATE}taint/{t.key}"] = f"{t.value}:{t.effect}"
+    if facts.gpus_per_node:
+        tags[f"{CA_TEMPLATE}resources/{GPU_RESOURCE}"] = str(facts.gpus_per_node)
+    return tags
+
+
+def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
+    """Check every input (no Pulumi) and decide everything."""
+    pool_name, name_path = (
+        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
+    )
+    validate_pool_name(pool_name, name_path)
+    if not isinstance(args.cluster_name, str) or not _CLUSTER_NAME.match(args.cluster_name):
+        raise InputError(
+            f"cluster name {show(args.cluster_name)} is not an EKS cluster name",
+            "1-100 letters, digits, '-' or '_', starting with a letter or digit (a plain string: "
+            "it is part of the autoscaler's tag key)",
+            "args.cluster_name",
+        )
+    if isinstance(args.subnet_ids, pulumi.Output):
+        pass  # known at deploy time (e.g. the cluster's own subnets)
+    elif isinstance(args.subnet_ids, (str, Mapping)) or not isinstance(args.subnet_ids, Sequence):
+        raise InputError(
+            f"subnet_ids {show(args.subnet_ids)} is not a list",
+            "a list of subnet ids",
+            "args.subnet_ids",
+        )
+    elif not args.subnet_ids:
+        raise InputError("no subnets given", "one or more subnet ids", "args.subnet_ids")
+    types = args.instance_types
+    gpu = args.gpu
+    if gpu is None:
+        gpu = (
+            not isinstance(types, str)
+            and isinstance(types, Sequence)
+            and any(isinstance(t, str) and is_gpu_instance(t) for t in types)
+        )
+    gpus = 0
+    gpu_model: Optional[str] = None
+    cloud_labels: dict[str, str] = {}
+    if gpu:
+        try:
+            shape = validate_aws_gpu_instance_types(types)
+        except InputError as e:
+            raise e.at("args.instance_types") from None
+        arch = shape.arch
+        gpus, gpu_model = shape.gpus, shape.gpu_model
+        cloud_labels[ACCELERATOR_LABEL] = shape.accelerator_label
+        instance_types = shape.instance_types
+        allowed_amis = GPU_AMI_TYPES[arch]
+    else:
+        try:
+            instance_types = validate_aws_cpu_instance_types(types)
+        except InputError as e:
+            raise e.at("args.instance_types") from None
+        arches = {_arch_of_cpu_type(t) for t in instance_types}
+        if len(arches) > 1:
+            raise InputError(
+                f"instance types {', '.join(instance_types)} mix x86_64 and arm64 (Graviton); "
+                "one AMI type serves the group",
+                "instance types of one architecture",
+                "args.instance_types",
+            )
+        arch = arches.pop()
+        allowed_amis = CPU_AMI_TYPES[arch]
+    ami = args.ami_type or allowed_amis[0]
+    if ami not in allowed_amis:
+        if gpu and ami in CPU_AMI_TYPES[arch]:
+            problem = (
+                f"AMI type {ami} has no NVIDIA driver; {instance_types[0]} nodes would expose no "
+                "GPUs"
+            )
+        elif not gpu and ami in GPU_AMI_TYPES[arch]:
+            problem = f"AMI type {ami} is an NVIDIA AMI, for GPU instance types only"
+        else:
+            problem = f"AMI type {show(ami)} does not fit {arch} {'GPU' if gpu else 'CPU'} nodes"
+        raise InputError(problem, ", ".join(allowed_amis), "args.ami_type")
+    if args.capacity_type is not None and args.capacity_type not in CAPACITY_TYPES:
+        raise InputError(
+            f"capacity type {show(args.capacity_type)} is not known",
+            " or ".join(CAPACITY_TYPES),
+            "args.capacity_type",
+        )
+    if (
+        args.spot is not None
+        and args.capacity_type is not None
+        and (args.capacity_type == "SPOT") != bool(args.spot)
+    ):
+        raise InputError(
+            f"spot {args.spot} conflicts with capacity_type {args.capacity_type}",
+            "spot True with SPOT (or no capacity_type), spot False with ON_DEMAND",
+            "args.capacity_type",
+        )
+    capacity = args.capacity_type or ("SPOT" if args.spot else "ON_DEMAND")
+    cloud_labels[CAPACITY_TYPE_LABEL] = capacity
+    if args.aws_partition not in ("aws", "aws-cn", "aws-us-gov"):
+        raise InputError(
+            f"partition {show(args.aws_partition)} is not an AWS partition",
+            "aws, aws-cn, aws-us-gov",
+            "args.aws_partition",
+        )
+    if args.disk_size_gb is not None and (
+        isinstance(args.disk_size_gb, bool)
+        or not isinstance(args.disk_size_gb, int)
+        or not 1 <= args.disk_size_gb <= 16384
+    ):
+        raise InputError(
+            f"disk size {show(args.disk_size_gb)} GiB is not a gp3 volume size",
+            "a whole number of GiB from 1 to 16384",
+            "args.disk_size_gb",
+        )
+    facts = build_facts(
+        pool_name,
+        cloud="eks",
+        user_labels=args.labels,
+        cloud_labels=cloud_labels,
+        taints=args.taints,
+        gpus_per_node=gpus,
+        gpu_model=gpu_model,
+        min_nodes=args.min_nodes if args.min_nodes is not None else 0,
+        max_nodes=args.max_nodes if args.max_nodes is not None else 1,
+        spot=capacity == "SPOT",
+        select_labels=args.select_labels,
+        scheduling_style=args.scheduling_style,
+        name_path=name_path,
+    )
+    keys = [t.key for t in facts.taints]
+    for i, k in enumerate(keys):
+        if keys.index(k) != i:
+            raise InputError(
+                f"taint key {k!r} is used twice; the autoscaler's node-template tags hold one "
+                "taint per key",
+                "one taint per key on an EKS node group",
+                f"args.taints[{i}]",
+            )
+    desired = args.desired_nodes if args.desired_nodes is not None else facts.min_nodes
+    if (
+        isinstance(desired, bool)
+        or not isinstance(desired, int)
+        or not facts.min_nodes <= desired <= facts.max_nodes
+    ):
+        raise InputError(
+            f"desired_nodes {show(desired)} is outside min_nodes {facts.min_nodes} .. max_nodes "
+            f"{facts.max_nodes}",
+            "a whole number from min_nodes to max_nodes (or unset: min_nodes)",
+            "args.desired_nodes",
+        )
+    tags = autoscaler_tags(args.cluster_name, facts)
+    for k, v in tags.items():
+        if len(k) > ASG_TAG_KEY_MAX or len(v) > ASG_TAG_VALUE_MAX:
+            raise InputError(
+                f"the autoscaler tag {k!r} is longer than an Auto Scaling group tag may be",
+                f"tag keys of at most {ASG_TAG_KEY_MAX} characters (shorter label or taint "
+                f"keys), values of at most {ASG_TAG_VALUE_MAX}",
+                "args.labels",
+            )
+    return EksPoolPlan(
+        facts=facts,
+        ami_type=ami,
+        capacity_type=capacity,
+        instance_types=tuple(instance_types),
+        desired_nodes=desired,
+        asg_tags=tags,
+        root_device="/dev/xvdb" if ami.startswith("BOTTLEROCKET") else "/dev/xvda",
+    )
+
+
+def launch_template_inputs(plan: EksPoolPlan, args: EksGpuNodeGroupArgs) -> dict[str, Any]:
+    """`aws.ec2.LaunchTemplate` keyword arguments: IMDSv2 only, hop limit 1, the disk.
+
+    Bottlerocket keeps images and containers on its second volume (`/dev/xvdb`), so the size goes
+    there; AL2023 uses the root volume (`/dev/xvda`)."""
+    inputs: dict[str, Any] = {
+        "name_prefix": eks_name_prefix(plan.facts.name),
+        "metadata_options": {
+            "http_endpoint": "enabled",
+            "http_tokens": "required",
+            "http_put_response_hop_limit": 1,
+        },
+        "update_default_version": True,
+    }
+    if args.disk_size_gb is not None:
+        inputs["block_device_mappings"] = [
+            {
+                "device_name": plan.root_device,
+                "ebs": {
+                    "volume_size": args.disk_size_gb,
+                    "volume_type": "gp3",
+                    "encrypted": "true",
+                    "delete_on_termination": "true",
+                },
+            }
+        ]
+    return inputs
+
+
+def node_group_inputs(plan: EksPoolPlan, args: EksGpuNodeGroupArgs) -> dict[str, Any]:
+    """`aws.eks.NodeGroup` keyword arguments, without the role and launch template (outputs)."""
+    facts = plan.facts
+    taints = []
+    for t in facts.taints:
+        taint: dict[str, str] = {"key": t.key, "effect": CLOUD_EFFECTS[str(t.effect)]}
+        if t.value:
+            taint["value"] = str(t.value)
+        taints.append(taint)
+    return {
+        "cluster_name": args.cluster_name,
+        "subnet_ids": args.subnet_ids
+        if isinstance(args.subnet_ids, pulumi.Output)
+        else list(args.subnet_ids),  # type: ignore[arg-type]
+        "node_group_name_prefix": eks_name_prefix(facts.name),
+        "instance_types": list(plan.instance_types),
+        "ami_type": plan.ami_type,
+        "capacity_type": plan.capacity_type,
+        "scaling_config": {
+            "min_size": facts.min_nodes,
+            "max_size": facts.max_nodes,
+            "desired_size": plan.desired_nodes,
+        },
+        "labels": declared_labels(facts, [CAPACITY_TYPE_LABEL]),
+        "taints": taints,
+    }
+
+
+def worker_policy_arns(partition: str) -> list[str]:
+    return [f"arn:{partition}:iam::aws:policy/{p}" for p in WORKER_POLICIES]
+
+
+class EksGpuNodeGroup(pulumi.ComponentResource):
+    """An EKS managed node group (GPU or CPU) with its labels, taints, autoscaler tags and the
+    placement that lands on it."""
+
+    # Only Outputs are annotated at class level: Pulumi's component-provider analyzer reads these
+    # as the component's schema outputs. The plain attributes (facts, placement, labels, taints,
+    # gpus_per_node) are set in __init__.
+    cloud_name: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        args: EksGpuNodeGroupArgs,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        try:
+            plan = validate_eks_pool_args(name, args)
+        except InputError as e:
+            raise e.at(f"EksGpuNodeGroup({name!r})") from None
+        super().__init__("gpu-inference:index:EksGpuNodeGroup", name, {}, opts)
+        import pulumi_aws as aws
+
+        self.facts: PoolFacts = plan.facts
+        self.placement: Placement = plan.facts.placement
+        self.labels: dict[str, str] = dict(plan.facts.labels)
+        self.taints: list[Taint] = list(plan.facts.taints)
+        self.gpus_per_node: int = plan.facts.gpus_per_node
+        child = pulumi.ResourceOptions(parent=self)
+
+        depends: list[pulumi.Resource] = []
+        role_arn: pulumi.Input[str]
+        if args.node_role_arn is not None:
+            role_arn = args.node_role_arn
+        else:
+            role = aws.iam.Role(
+                f"{name}-node-role",
+                assume_role_policy=EC2_ASSUME_ROLE_POLICY,
+                description=f"EKS worker nodes of pool {plan.facts.name}",
+                opts=child,
+            )
+            for arn in worker_policy_arns(args.aws_partition or "aws"):
+                depends.append(
+                    aws.iam.RolePolicyAttachment(
+                        f"{name}-{arn.rsplit('/', 1)[1]}",
+                        role=role.id,  # an IAM role's id is its name
+                        policy_arn=arn,
+                        opts=child,
+                    )
+                )
+            role_arn = role.arn
+        self.node_role_arn = role_arn
+
+        self.launch_template = aws.ec2.LaunchTemplate(
+            f"{name}-lt", **launch_template_inputs(plan, args), opts=child
+        )
+        self.node_group = aws.eks.NodeGroup(
+            name,
+            node_role_arn=role_arn,
+            launch_template={
+                "id": self.launch_template.id,
+                "version": self.launch_template.latest_version.apply(str),
+            },
+            **node_group_inputs(plan, args),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=depends, ignore_changes=list(IGNORE_CHANGES)
+            ),
+        )
+        self.cloud_name = self.node_group.node_group_name
+        asg_name = self.node_group.resources.apply(
+            lambda rs: rs[0].autoscaling_groups[0].name  # type: ignore[index]
+        )
+        self.asg_name = asg_name
+        self.asg_tags = [
+            aws.autoscaling.Tag(
+                f"{name}-asg-{key}",
+                autoscaling_group_name=asg_name,
+                tag={"key": key, "value": value, "propagate_at_launch": False},
+                opts=child,
+            )
+            for key, value in plan.asg_tags.items()
+        ]
+        self.register_outputs(
+            {
+                "poolName": plan.facts.name,
+                "cloudName": self.node_group.node_group_name,
+                "gpusPerNode": plan.facts.gpus_per_node,
+                "placement": plan.facts.placement.to_pod_spec(),
+            }
+        )

@@ -1,0 +1,198 @@
+"""GPU (or CPU) nodes that already exist (on-prem, bare metal): `ExistingGpuNodes` labels and taints
+them with one `kubernetes.core.v1.NodePatch` per node (server-side apply), and hands out the
+placement that lands on them.
+
+- Every node gets the pool label `gpu-inference.dev/pool=<pool>` and the caller's labels; GPU
+  nodes get `nvidia.com/gpu=present:NoSchedule` unless taints are given. The annotation
+  `gpu-inference.dev/gpus-per-node` records the GPU count for the placement check.
+- No autoscaling: the pool has exactly the named nodes (`min_nodes = max_nodes = len(nodes)`).
+- Server-side apply: fields another manager owns (often taints set by hand or by an operator) make
+  the patch fail with a conflict; `patch_force` adds `pulumi.com/patchForce: "true"` to take them
+  over. Note `spec.taints` is one atomic list under server-side apply: a forced patch replaces
+  the node's whole taint list with the pool's.
+- `extended_resource_toleration`: whether the cluster runs the ExtendedResourceToleration
+  admission plugin. Self-managed and on-prem clusters often do not (it is off upstream), so the
+  default is False and workloads must carry the GPU toleration explicitly (they always do here).
+- `present_labels`: labels the nodes already carry and keep (e.g. from node-feature-discovery,
+  `nvidia.com/gpu.product`); they are not patched but count as the pool's labels, so the placement
+  may select them.
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+
+from ..model.errors import InputError, show
+from ..model.scheduling import Placement, Taint, validate_dns1123_subdomain, validate_labels
+from .pool import POOL_LABEL, PoolFacts, build_facts
+
+PATCH_FORCE = "pulumi.com/patchForce"
+GPUS_ANNOTATION = "gpu-inference.dev/gpus-per-node"
+# Labels the nodes already carry (NFD, GFD), recorded so the placement check knows them.
+PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
+"""Annotation telling the placement check how many GPUs each node has (it cannot ask the node)."""
+
+
+@dataclass
+class ExistingGpuNodesArgs:
+    """Inputs of `ExistingGpuNodes`; every default is here."""
+
+    nodes: Sequence[str]
+    """Names of the Kubernetes nodes that make up the pool."""
+    gpus_per_node: int
+    """GPUs each node exposes (0 for CPU nodes)."""
+    gpu_model: Optional[str] = None
+    """GPU model, e.g. `A100`, for reports and checks."""
+    labels: Optional[Mapping[str, str]] = None
+    """Labels to set on the nodes (beside the pool label)."""
+    taints: Optional[Sequence[Taint]] = None
+    """Taints to set; None: `nvidia.com/gpu=present:NoSchedule` for GPU nodes, none for CPU."""
+    present_labels: Optional[Mapping[str, str]] = None
+    """Labels the nodes already carry (not patched); they may be selected."""
+    select_labels: Optional[Sequence[str]] = None
+    """Label keys the placement selects; default: the pool label `gpu-inference.dev/pool`."""
+    scheduling_style: Optional[str] = "nodeSelector"
+    """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
+    patch_force: Optional[bool] = False
+    """Take over labels / taints another field manager owns (`pulumi.com/patchForce`)."""
+    extended_resource_toleration: Optional[bool] = False
+    """Whether the cluster runs the ExtendedResourceToleration admission plugin."""
+    pool_name: Optional[str] = None
+    """The pool's name (its `gpu-inference.dev/pool` label); default: the component's name."""
+
+
+@dataclass(frozen=True)
+class ExistingNodesPlan:
+    facts: PoolFacts
+    patches: dict[str, dict[str, Any]]
+    """Node name -> the NodePatch keyword arguments (metadata, spec)."""
+
+
+def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> ExistingNodesPlan:
+    """Check every input (no Pulumi) and decide the patches."""
+    pool_name, name_path = (
+        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
+    )
+    nodes = args.nodes
+    if isinstance(nodes, (str, Mapping)) or not isinstance(nodes, Sequence) or not nodes:
+        raise InputError(
+            f"nodes {show(nodes)} is not a non-empty list of node names",
+            "a list of Kubernetes node names, e.g. ['gpu-node-1']",
+            "args.nodes",
+        )
+    for i, node in enumerate(nodes):
+        try:
+            validate_dns1123_subdomain(node)
+        except InputError as e:
+            raise e.at(f"args.nodes[{i}]") from None
+        if list(nodes).index(node) != i:
+            raise InputError(f"node {node!r} is listed twice", "each node once", f"args.nodes[{i}]")
+    gpus = args.gpus_per_node
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+        raise InputError(
+            f"gpus_per_node {show(gpus)} is not a whole number of GPUs",
+            "0 (CPU nodes) or more",
+            "args.gpus_per_node",
+        )
+    if args.gpu_model is not None and gpus == 0:
+        raise InputError(
+            f"gpu_model {show(args.gpu_model)} is given for nodes with 0 GPUs",
+            "gpus_per_node above 0 with a gpu_model, or no gpu_model",
+            "args.gpu_model",
+        )
+    present: dict[str, str] = {}
+    if args.present_labels is not None:
+        try:
+            present = validate_labels(args.present_labels)
+        except InputError as e:
+            raise e.at("args.present_labels") from None
+        if POOL_LABEL in present:
+            raise InputError(
+                f"present label {POOL_LABEL!r} is the pool label, which this component sets",
+                "labels the nodes carry besides the pool label",
+                f"args.present_labels.{POOL_LABEL}",
+            )
+        for k, v in (args.labels or {}).items():
+            if k in present and present[k] != v:
+                raise InputError(
+                    f"label {k}={v!r} contradicts the present label {k}={present[k]!r}",
+                    "the same value, or only one of labels / present_labels",
+                    f"args.labels.{k}",
+                )
+    facts = build_facts(
+        pool_name,
+        cloud="existing",
+        user_labels=args.labels,
+        cloud_labels=present,
+        taints=args.taints,
+        gpus_per_node=gpus,
+        gpu_model=args.gpu_model,
+        min_nodes=len(nodes),
+        max_nodes=len(nodes),
+        spot=False,
+        select_labels=args.select_labels,
+        scheduling_style=args.scheduling_style,
+        extended_resource_toleration=bool(args.extended_resource_toleration),
+        name_path=name_path,
+    )
+    own_labels = {POOL_LABEL: facts.name, **dict(args.labels or {})}
+    patches: dict[str, dict[str, Any]] = {}
+    for node in nodes:
+        annotations = {GPUS_ANNOTATION: str(gpus)}
+        if present:
+            annotations[PRESENT_LABELS_ANNOTATION] = json.dumps(present, sort_keys=True)
+        if args.patch_force:
+            annotations[PATCH_FORCE] = "true"
+        metadata: dict[str, Any] = {
+            "name": node,
+            "labels": dict(own_labels),
+            "annotations": annotations,
+        }
+        patches[node] = {
+            "metadata": metadata,
+            "spec": {"taints": [t.to_dict() for t in facts.taints]},
+        }
+    return ExistingNodesPlan(facts, patches)
+
+
+class ExistingGpuNodes(pulumi.ComponentResource):
+    """Existing nodes labeled and tainted as one pool, with the placement that lands on them."""
+
+    def __init__(
+        self,
+        name: str,
+        args: ExistingGpuNodesArgs,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        try:
+            plan = validate_existing_nodes_args(name, args)
+        except InputError as e:
+            raise e.at(f"ExistingGpuNodes({name!r})") from None
+        super().__init__("gpu-inference:index:ExistingGpuNodes", name, {}, opts)
+        import pulumi_kubernetes as k8s
+
+        self.facts: PoolFacts = plan.facts
+        self.placement: Placement = plan.facts.placement
+        self.labels: dict[str, str] = dict(plan.facts.labels)
+        self.taints: list[Taint] = list(plan.facts.taints)
+        self.gpus_per_node: int = plan.facts.gpus_per_node
+        self.patches = [
+            k8s.core.v1.NodePatch(
+                f"{name}-{node}",
+                metadata=body["metadata"],
+                spec=body["spec"],
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for node, body in plan.patches.items()
+        ]
+        self.register_outputs(
+            {
+                "poolName": plan.facts.name,
+                "nodes": list(plan.patches),
+                "gpusPerNode": plan.facts.gpus_per_node,
+                "placement": plan.facts.placement.to_pod_spec(),
+            }
+        )

@@ -1,0 +1,318 @@
+"""A GKE node pool that only the intended pods can use: `GkeGpuNodePool` -> `gcp.container.NodePool`.
+
+GPU pools (an `accelerator` is given): the accelerator type and count are checked against the
+catalog; GKE installs the driver; GKE taints the nodes `nvidia.com/gpu=present:NoSchedule` and
+labels them `cloud.google.com/gke-accelerator` / `cloud.google.com/gke-accelerator-count` by
+itself. The pool models all of that in its effective labels and taints, and ALWAYS declares that
+taint in `node_config.taints` beside any custom taint: a pool that does not declare it shows a
+diff on every later `pulumi up` that recreates the pool (terraform-provider-google #7928).
+CPU pools (no accelerator): no GPU taint unless asked, a machine type without GPUs.
+
+Choices:
+- Driver: `gpu_driver_version` defaults to `DEFAULT`, the driver GKE qualifies for the node's
+  GKE version (upgraded with the node). `LATEST` follows the newest driver GKE offers (for new
+  CUDA releases); `INSTALLATION_DISABLED` leaves it to a driver DaemonSet or the GPU operator.
+- Autoscaling uses TOTAL limits (`total_min_node_count` / `total_max_node_count`): `max_nodes`
+  is the pool's total, as on EKS and as a budget reads it. Per-zone limits would multiply the
+  GPU node count by the number of zones of a regional pool. Location policy `ANY` for GPU and
+  spot pools (GPUs and spot capacity are scarce: take whichever zone has them), `BALANCED` else.
+- Cloud name: `name_prefix` (see `components.pools.pool`), so replacement never collides.
+- Secure defaults (issue 6): workload metadata `GKE_METADATA` (pods reach Google APIs only via
+  Workload Identity, never the node's credentials), shielded nodes with secure boot and integrity
+  monitoring, auto repair and auto upgrade, and the dedicated node service account when given
+  (with the `cloud-platform` scope: access is then governed by the account's IAM roles).
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+
+from ..model.catalog import gke_accelerator, validate_gke_accelerator, validate_gke_cpu_machine_type
+from ..model.errors import InputError, show
+from ..model.scheduling import Placement, Taint, validate_dns1035_label
+from .pool import (
+    GPU_TAINT,
+    PoolFacts,
+    build_facts,
+    declared_labels,
+    gke_name_prefix,
+)
+
+GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
+LOCATION_POLICIES = ("ANY", "BALANCED")
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
+GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
+GKE_ADDED_LABELS = (GKE_ACCELERATOR_LABEL, GKE_ACCELERATOR_COUNT_LABEL, GKE_SPOT_LABEL)
+
+_ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
+_SA_EMAIL = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.:]+\.gserviceaccount\.com$")
+
+
+@dataclass
+class GkeGpuNodePoolArgs:
+    """Inputs of a `GkeGpuNodePool`; every default is here."""
+
+    cluster: pulumi.Input[str]
+    """The GKE cluster (name, or `projects/P/locations/L/clusters/C`)."""
+    machine_type: str
+    """Compute Engine machine type, e.g. `g2-standard-8`, `a2-ultragpu-2g`, `n1-standard-8`."""
+    location: Optional[pulumi.Input[str]] = None
+    """The cluster's location (region or zone); default: the provider's."""
+    project: Optional[pulumi.Input[str]] = None
+    """The project; default: the provider's."""
+    accelerator: Optional[str] = None
+    """GKE accelerator type, e.g. `nvidia-l4`; None makes a CPU pool."""
+    gpu_count: Optional[int] = None
+    """GPUs per node; default: the count built into the machine type (required on N1)."""
+    gpu_driver_version: Optional[str] = "DEFAULT"
+    """`DEFAULT` | `LATEST` | `INSTALLATION_DISABLED` (GKE-managed driver installation)."""
+    min_nodes: Optional[int] = 0
+    """Fewest nodes in the whole pool (0: scale to zero)."""
+    max_nodes: Optional[int] = 1
+    """Most nodes in the whole pool (total over its zones)."""
+    spot: Optional[bool] = False
+    """Spot VMs (GKE labels them `cloud.google.com/gke-spot=true`)."""
+    node_locations: Optional[Sequence[str]] = None
+    """Zones for the nodes; default: the cluster's."""
+    labels: Optional[Mapping[str, str]] = None
+    """Extra node labels (e.g. `{"pool": "infer-srv"}`)."""
+    taints: Optional[Sequence[Taint]] = None
+    """Node taints; None: none beyond GKE's own GPU taint. GKE's GPU taint is always declared."""
+    select_labels: Optional[Sequence[str]] = None
+    """Label keys the placement selects; default: the pool label `gpu-inference.dev/pool`."""
+    scheduling_style: Optional[str] = "nodeSelector"
+    """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
+    disk_size_gb: Optional[int] = 100
+    """Boot disk size in GB (model images are large)."""
+    disk_type: Optional[str] = None
+    """Boot disk type (e.g. `pd-balanced`, `pd-ssd`); default: GKE's."""
+    image_streaming: Optional[bool] = False
+    """GKE image streaming (needs the Container File System API enabled in the project)."""
+    service_account: Optional[pulumi.Input[str]] = None
+    """A dedicated node service account email (recommended over the Compute default account)."""
+    location_policy: Optional[str] = None
+    """Autoscaler location policy `ANY` | `BALANCED`; default ANY for GPU/spot pools."""
+    secure_boot: Optional[bool] = True
+    """Shielded nodes with secure boot (turn off only for unsigned kernel modules)."""
+    pool_name: Optional[str] = None
+    """The pool's name (its `gpu-inference.dev/pool` label and cloud name prefix); default: the
+    component's name."""
+
+
+@dataclass(frozen=True)
+class GkePoolPlan:
+    """Everything decided before deployment: the facts and the NodePool's inputs."""
+
+    facts: PoolFacts
+    node_pool: dict[str, Any]
+
+
+def _pool_name(name: str, args: GkeGpuNodePoolArgs) -> tuple[str, str]:
+    if args.pool_name is not None:
+        return args.pool_name, "args.pool_name"
+    return name, "name"
+
+
+def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
+    """Check every input (no Pulumi) and return the pool's facts."""
+    pool_name, name_path = _pool_name(name, args)
+    try:
+        validate_dns1035_label(pool_name, max_length=40)
+    except InputError as e:
+        raise e.at(name_path) from None
+    gpus = 0
+    gpu_model: Optional[str] = None
+    cloud_labels: dict[str, str] = {}
+    forced: list[Taint] = []
+    if args.accelerator is not None:
+        try:
+            acc = gke_accelerator(args.accelerator)
+        except InputError as e:
+            raise e.at("args.accelerator") from None
+        count_path = (
+            "args.gpu_count" if acc.counts_for(str(args.machine_type)) else "args.accelerator"
+        )
+        try:
+            gpus = validate_gke_accelerator(args.accelerator, args.machine_type, args.gpu_count)
+        except InputError as e:
+            raise e.at(count_path) from None
+        gpu_model = acc.gpu_model
+        cloud_labels = {GKE_ACCELERATOR_LABEL: acc.name, GKE_ACCELERATOR_COUNT_LABEL: str(gpus)}
+        forced = [GPU_TAINT]
+        if args.gpu_driver_version not in GPU_DRIVER_VERSIONS:
+            raise InputError(
+                f"GPU driver version {show(args.gpu_driver_version)} is not known",
+                ", ".join(GPU_DRIVER_VERSIONS),
+                "args.gpu_driver_version",
+            )
+    else:
+        try:
+            validate_gke_cpu_machine_type(args.machine_type)
+        except InputError as e:
+            raise e.at("args.machine_type") from None
+        if args.gpu_count is not None:
+            raise InputError(
+                f"gpu_count {show(args.gpu_count)} is given without an accelerator",
+                "an accelerator with gpu_count, or neither (a CPU pool)",
+                "args.gpu_count",
+            )
+    spot = bool(args.spot)
+    if spot:
+        cloud_labels[GKE_SPOT_LABEL] = "true"
+    if args.location_policy is not None and args.location_policy not in LOCATION_POLICIES:
+        raise InputError(
+            f"location policy {show(args.location_policy)} is not known",
+            " or ".join(LOCATION_POLICIES),
+            "args.location_policy",
+        )
+    if args.disk_size_gb is not None and (
+        isinstance(args.disk_size_gb, bool)
+        or not isinstance(args.disk_size_gb, int)
+        or args.disk_size_gb < 10
+    ):
+        raise InputError(
+            f"disk size {show(args.disk_size_gb)} GB is too small or not a whole number",
+            "a whole number of GB, at least 10",
+            "args.disk_size_gb",
+        )
+    if args.node_locations is not None:
+        if isinstance(args.node_locations, str) or not list(args.node_locations):
+            raise InputError(
+                f"node_locations {show(args.node_locations)} is not a non-empty list of zones",
+                "a list of zones such as ['us-central1-a'], or leave it unset",
+                "args.node_locations",
+            )
+        seen: set[str] = set()
+        for i, zone in enumerate(args.node_locations):
+            if not isinstance(zone, str) or not _ZONE.match(zone) or zone in seen:
+                raise InputError(
+                    f"{show(zone)} is not a zone name, or is listed twice",
+                    "zone names such as 'us-central1-a', each once",
+                    f"args.node_locations[{i}]",
+                )
+            seen.add(zone)
+    sa = args.service_account
+    if isinstance(sa, str) and not _SA_EMAIL.match(sa):
+        raise InputError(
+            f"{show(sa)} is not a service account email",
+            "NAME@PROJECT.iam.gserviceaccount.com",
+            "args.service_account",
+        )
+    return build_facts(
+        pool_name,
+        cloud="gke",
+        user_labels=args.labels,
+        cloud_labels=cloud_labels,
+        taints=args.taints if args.taints is not None else [],
+        forced_taints=forced,
+        gpus_per_node=gpus,
+        gpu_model=gpu_model,
+        min_nodes=args.min_nodes if args.min_nodes is not None else 0,
+        max_nodes=args.max_nodes if args.max_nodes is not None else 1,
+        spot=spot,
+        select_labels=args.select_labels,
+        scheduling_style=args.scheduling_style,
+        name_path=name_path,
+        forced_by="GKE",
+    )
+
+
+def gke_node_pool_inputs(facts: PoolFacts, args: GkeGpuNodePoolArgs) -> dict[str, Any]:
+    """The `gcp.container.NodePool` keyword arguments (snake_case, plain dicts)."""
+    node_config: dict[str, Any] = {
+        "machine_type": args.machine_type,
+        "labels": declared_labels(facts, GKE_ADDED_LABELS),
+        "taints": [t.to_cloud() for t in facts.taints],
+        "spot": facts.spot,
+        "workload_metadata_config": {"mode": "GKE_METADATA"},
+        "shielded_instance_config": {
+            "enable_secure_boot": bool(args.secure_boot),
+            "enable_integrity_monitoring": True,
+        },
+    }
+    if facts.is_gpu:
+        node_config["guest_accelerators"] = [
+            {
+                "type": args.accelerator,
+                "count": facts.gpus_per_node,
+                "gpu_driver_installation_config": {"gpu_driver_version": args.gpu_driver_version},
+            }
+        ]
+    if args.disk_size_gb is not None:
+        node_config["disk_size_gb"] = args.disk_size_gb
+    if args.disk_type is not None:
+        node_config["disk_type"] = args.disk_type
+    if args.image_streaming:
+        node_config["gcfs_config"] = {"enabled": True}
+    if args.service_account is not None:
+        node_config["service_account"] = args.service_account
+        node_config["oauth_scopes"] = [CLOUD_PLATFORM_SCOPE]
+    policy = args.location_policy or ("ANY" if facts.is_gpu or facts.spot else "BALANCED")
+    inputs: dict[str, Any] = {
+        "cluster": args.cluster,
+        "name_prefix": gke_name_prefix(facts.name),
+        "autoscaling": {
+            "total_min_node_count": facts.min_nodes,
+            "total_max_node_count": facts.max_nodes,
+            "location_policy": policy,
+        },
+        "management": {"auto_repair": True, "auto_upgrade": True},
+        "node_config": node_config,
+    }
+    if args.location is not None:
+        inputs["location"] = args.location
+    if args.project is not None:
+        inputs["project"] = args.project
+    if args.node_locations is not None:
+        inputs["node_locations"] = list(args.node_locations)
+    return inputs
+
+
+def plan_gke_pool(name: str, args: GkeGpuNodePoolArgs) -> GkePoolPlan:
+    facts = validate_gke_pool_args(name, args)
+    return GkePoolPlan(facts, gke_node_pool_inputs(facts, args))
+
+
+class GkeGpuNodePool(pulumi.ComponentResource):
+    """A GKE node pool (GPU or CPU) with its labels, taints and the placement that lands on it."""
+
+    # Only Outputs are annotated at class level: Pulumi's component-provider analyzer reads these
+    # as the component's schema outputs. The plain attributes (facts, placement, labels, taints,
+    # gpus_per_node) are set in __init__.
+    cloud_name: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        args: GkeGpuNodePoolArgs,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        try:
+            plan = plan_gke_pool(name, args)
+        except InputError as e:
+            raise e.at(f"GkeGpuNodePool({name!r})") from None
+        super().__init__("gpu-inference:index:GkeGpuNodePool", name, {}, opts)
+        import pulumi_gcp as gcp
+
+        self.facts: PoolFacts = plan.facts
+        self.placement: Placement = plan.facts.placement
+        self.labels: dict[str, str] = dict(plan.facts.labels)
+        self.taints: list[Taint] = list(plan.facts.taints)
+        self.gpus_per_node: int = plan.facts.gpus_per_node
+        self.node_pool = gcp.container.NodePool(
+            name, **plan.node_pool, opts=pulumi.ResourceOptions(parent=self)
+        )
+        self.cloud_name = self.node_pool.name
+        self.register_outputs(
+            {
+                "poolName": plan.facts.name,
+                "cloudName": self.node_pool.name,
+                "gpusPerNode": plan.facts.gpus_per_node,
+                "placement": plan.facts.placement.to_pod_spec(),
+            }
+        )

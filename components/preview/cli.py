@@ -1,0 +1,261 @@
+"""`gpu-inference`: preview a stack offline, or run the placement check on a graph file.
+
+    gpu-inference preview STACK [--out DIR] [--project-dir DIR] [--debug]
+    gpu-inference check FILE [--json] [--[no-]extended-resource-toleration] [--debug]
+
+Exit codes: 0 clean; 1 the placement check found an error; 2 bad config or usage (one message,
+no traceback); 3 an internal error (a bug: `--debug` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..model.errors import InputError
+from .preview import (
+    OUTPUT_FILES,
+    PlacementResult,
+    PreviewError,
+    config_line,
+    error_message,
+    find_project_dir,
+    graph_entries,
+    load_project,
+    load_stack_config,
+    render_tree,
+    run_placement,
+    run_stack,
+    show_path,
+    to_json_text,
+    user_error,
+    write_outputs,
+)
+
+EXIT_OK = 0
+EXIT_PLACEMENT = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so `main` returns the code."""
+
+    def error(self, message: str) -> Any:
+        self.print_usage(sys.stderr)
+        raise PreviewError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="gpu-inference",
+        description="Preview a gpu-inference stack offline and check where every pod can land.",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an unexpected error"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    debug = _Parser(add_help=False)
+    debug.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the traceback of an unexpected error",
+    )
+
+    pre = sub.add_parser(
+        "preview",
+        parents=[debug],
+        help="run the stack program under Pulumi mocks and write what `pulumi up` would create",
+        description=(
+            "Run the project's __main__.py under Pulumi's mock runtime with "
+            "stacks/Pulumi.STACK.yaml as config (no cloud, no cluster, no Pulumi CLI) and write "
+            "manifests.yaml, resources.json, placement.json and placement.md."
+        ),
+    )
+    pre.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml)")
+    pre.add_argument(
+        "--out", type=Path, metavar="DIR", help="output directory (default: PROJECT/build/STACK)"
+    )
+    pre.add_argument(
+        "--project-dir",
+        type=Path,
+        metavar="DIR",
+        help="the Pulumi project (default: the nearest parent of the working directory "
+        "holding Pulumi.yaml)",
+    )
+    pre.set_defaults(func=cmd_preview)
+
+    chk = sub.add_parser(
+        "check",
+        parents=[debug],
+        help="run the placement check on a resources.json-shaped graph file",
+        description=(
+            "Run the placement check on a graph file: a JSON list of {type, name, inputs} "
+            "(a preview's resources.json, or written by hand). FILE may be - for stdin."
+        ),
+    )
+    chk.add_argument("file", metavar="FILE", help="graph file (JSON), or - for stdin")
+    chk.add_argument("--json", action="store_true", help="print the report as JSON")
+    chk.add_argument(
+        "--extended-resource-toleration",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether the cluster runs the ExtendedResourceToleration admission plugin "
+        "(default: the check decides from the graph's pools)",
+    )
+    chk.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The console script. Returns the exit code (see the module docstring)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # --help
+        return exit_.code if isinstance(exit_.code, int) else EXIT_OK
+    except PreviewError as err:
+        _error(str(err))
+        return EXIT_USAGE
+    if args.command is None:
+        build_parser().print_help(sys.stderr)
+        return EXIT_USAGE
+    debug = bool(getattr(args, "debug", False))
+    try:
+        return int(args.func(args))
+    except PreviewError as err:
+        if debug:
+            traceback.print_exc()
+        _error(str(err))
+        return EXIT_USAGE
+    except Exception as err:
+        if debug:
+            traceback.print_exc()
+        bad = user_error(err)
+        if bad is not None:
+            _error(error_message(bad), getattr(err, "_gpu_inference_where", None))
+            return EXIT_USAGE
+        print(f"internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        if not debug:
+            print("run with --debug for the traceback", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _error(message: str, where: str | None = None) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    if where:
+        print(f"  ({where})", file=sys.stderr)
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    project_dir: Path | None = args.project_dir
+    if project_dir is not None:
+        project_dir = project_dir.resolve()
+        if not (project_dir / "Pulumi.yaml").is_file():
+            raise PreviewError(f"{show_path(project_dir)}: no Pulumi.yaml in the project directory")
+    else:
+        project_dir = find_project_dir()
+    project = load_project(project_dir)
+    config = load_stack_config(project, args.stack)
+    try:
+        graph = run_stack(project, config)
+    except Exception as err:
+        bad = user_error(err)
+        if isinstance(bad, InputError) and bad.path:
+            line = config_line(config, bad.path)
+            where = show_path(config.file) + (f":{line}" if line else "")
+            err._gpu_inference_where = f"stack config: {where}"  # type: ignore[attr-defined]
+        elif bad is not None:
+            err._gpu_inference_where = f"stack config: {show_path(config.file)}"  # type: ignore[attr-defined]
+        raise
+    entries = graph_entries(graph.resources)
+    placement = run_placement(entries)
+    out_dir = args.out if args.out is not None else project.dir / "build" / args.stack
+    write_outputs(
+        out_dir, entries, placement, f"gpu-inference preview {args.stack}: project {project.name}"
+    )
+    out = sys.stdout
+    print(
+        f"Previewing stack {args.stack} of {project.name} offline "
+        "(Pulumi mocks: no cloud, no cluster):\n",
+        file=out,
+    )
+    out.write(render_tree(entries, f"{project.name}-{args.stack}"))
+    print(file=out)
+    _report(len(entries), placement, out)
+    print(f"\nWrote {show_path(out_dir)}/: {' '.join(OUTPUT_FILES)}", file=out)
+    return EXIT_PLACEMENT if placement.errors else EXIT_OK
+
+
+def _report(count: int, placement: PlacementResult, out: TextIO) -> None:
+    note = "" if placement.checked else " (placement check not installed: pools as named only)"
+    print(
+        f"{count} resources; placement: {_plural(placement.errors, 'error')}, "
+        f"{_plural(placement.warnings, 'warning')}{note}",
+        file=out,
+    )
+    for finding in placement.findings:
+        if finding.severity in ("error", "warning"):
+            print(f"  {finding.line()}", file=out)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def load_graph_file(file: str) -> list[dict[str, Any]]:
+    """A graph file's entries, checked for shape: a list of objects with string `type` and
+    `name` and an object `inputs` (missing: empty). Bad files raise PreviewError."""
+    where = "<stdin>" if file == "-" else show_path(Path(file))
+    try:
+        text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PreviewError(f"{where}: no such file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise PreviewError(f"{where}: cannot read: {err}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise PreviewError(f"{where}:{err.lineno}:{err.colno}: invalid JSON: {err.msg}") from None
+    if not isinstance(data, list):
+        raise PreviewError(
+            f"{where}: a graph file is a JSON list of {{type, name, inputs}}, "
+            f"got {type(data).__name__}"
+        )
+    entries = []
+    for i, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise PreviewError(
+                f"{where}: [{i}]: each entry is an object, got {type(item).__name__}"
+            )
+        for key in ("type", "name"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise PreviewError(f"{where}: [{i}].{key}: missing or not a string")
+        inputs = item.get("inputs", {})
+        if not isinstance(inputs, dict):
+            raise PreviewError(
+                f"{where}: [{i}].inputs: must be an object, got {type(inputs).__name__}"
+            )
+        entries.append({**item, "inputs": inputs})
+    return entries
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    entries = load_graph_file(args.file)
+    placement = run_placement(
+        entries, extended_resource_toleration=args.extended_resource_toleration
+    )
+    if args.json:
+        sys.stdout.write(to_json_text(placement.json))
+    else:
+        _report(len(entries), placement, sys.stdout)
+    return EXIT_PLACEMENT if placement.errors else EXIT_OK
+
+
+__all__ = ["build_parser", "load_graph_file", "main"]

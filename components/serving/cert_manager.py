@@ -1,0 +1,43 @@
+"""`CertManager`: cert-manager from its upstream chart, with its CRDs (KServe's webhooks need it)."""
+
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+
+from ..model import versions
+from .helm import chart_release
+
+
+@dataclass
+class CertManagerArgs:
+    """Inputs of `CertManager`."""
+
+    version: Optional[str] = None
+    """Chart version; default: the pinned one (components/model/versions.py)."""
+    namespace: Optional[str] = "cert-manager"
+    """Namespace of the release."""
+
+
+def cert_manager_values() -> dict[str, object]:
+    # cert-manager >= v1.15 installs its CRDs with `crds.enabled` (formerly `installCRDs`).
+    return {"crds": {"enabled": True, "keep": True}}
+
+
+class CertManager(pulumi.ComponentResource):
+    """cert-manager; `ready` is the release."""
+
+    def __init__(
+        self, name: str, args: CertManagerArgs, opts: Optional[pulumi.ResourceOptions] = None
+    ) -> None:
+        super().__init__("gpu-inference:index:CertManager", name, None, opts)
+        self.ready = chart_release(
+            f"{name}-release",
+            versions.CERT_MANAGER,
+            release="cert-manager",
+            namespace=args.namespace or "cert-manager",
+            values=cert_manager_values(),
+            version=args.version,
+            parent=self,
+        )
+        self.register_outputs({})

@@ -1,0 +1,630 @@
+"""KServe `InferenceService` (serving.kserve.io/v1beta1) wired to node pools through `Placement`.
+
+One InferenceService CR with an explicit name and namespace. The CR body is decided by the pure
+`inference_service_body(name, args)`; the component is a thin shell over it.
+
+- predictor: a model (`model_format` + `storage_uri`, optional runtime / runtimeVersion /
+  protocolVersion), a predefined framework key of the CRD (`triton`, `sklearn`, ... as in seed 001),
+  or custom `containers`; exactly one of the three;
+- transformer and explainer: custom containers;
+- every component: its own placement (nodeSelector or required node affinity, as the pool's
+  Placement is styled), extra node-affinity expressions, GPUs / CPU / memory, replicas, scaling;
+- deployment mode Serverless (Knative) or RawDeployment (Standard), annotated in the spelling the
+  KServe version expects (v0.16 renamed them; both spellings are accepted);
+- Serverless: a placement needing a Knative podspec flag that the given Knative install does not
+  enable is refused before anything is registered (the Knative webhook would refuse it later with
+  "must not set the field(s): spec.template.spec.tolerations").
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..model import versions
+from ..model.errors import InputError, show
+from ..model.knative_features import POD_FIELD_FLAGS
+from ..model.scheduling import (
+    NodeSelectorRequirement,
+    Placement,
+    validate_dns1035_label,
+    validate_dns1123_label,
+    validate_label_key,
+    validate_labels,
+)
+from .workload import (
+    ContainerArgs,
+    container_resources,
+    containers_body,
+    effective_placement,
+    env_list,
+    placement_fields,
+    requested_resources,
+    resource_warnings,
+)
+
+API_VERSION = "serving.kserve.io/v1beta1"
+KIND = "InferenceService"
+DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
+DEFAULT_NAMESPACE = "default"
+
+# The predefined predictor keys of the v1beta1 CRD (spec.predictor.<framework>).
+FRAMEWORKS = (
+    "huggingface",
+    "lightgbm",
+    "onnx",
+    "paddle",
+    "pmml",
+    "pytorch",
+    "sklearn",
+    "tensorflow",
+    "triton",
+    "xgboost",
+)
+PROTOCOL_VERSIONS = ("v1", "v2", "grpc-v1", "grpc-v2")
+SCALE_METRICS = ("cpu", "memory", "concurrency", "rps")
+KPA_METRICS = ("concurrency", "rps")
+HPA_METRICS = ("cpu", "memory")
+HPA_CLASS = "hpa.autoscaling.knative.dev"
+SERVERLESS_MODES = ("Serverless", "Knative")
+RAW_MODES = ("RawDeployment", "Standard")
+DEPLOYMENT_MODES = SERVERLESS_MODES + RAW_MODES
+# KServe builds `<name>-<component>-<namespace>` host labels (default Knative domain template,
+# and RawDeployment's host name); over 63 characters the controller fails to reconcile with
+# "must be no more than 63 characters" (kserve/kserve#4807).
+HOST_LABEL_MAX = 63
+# Knative's field mask copies a podspec field unless its flag is "disabled" (unset = disabled).
+_FLAG_ON = ("enabled", "allowed")
+
+
+@dataclass
+class PredictorArgs:
+    """The predictor: exactly one of `model_format`, `framework`, `containers`."""
+
+    model_format: Optional[str] = None
+    """Model format name (`spec.predictor.model.modelFormat.name`, e.g. `sklearn`, `huggingface`)."""
+    model_format_version: Optional[str] = None
+    """Model format version (`modelFormat.version`)."""
+    framework: Optional[str] = None
+    """A predefined predictor key instead of `model`: triton, sklearn, pytorch, tensorflow, onnx,
+    xgboost, lightgbm, huggingface, pmml, paddle."""
+    storage_uri: Optional[str] = None
+    """Where the model is (`gs://...`, `s3://...`, `pvc://...`, `oci://...`, `hf://...`)."""
+    runtime: Optional[str] = None
+    """ServingRuntime name (only with `model_format`)."""
+    runtime_version: Optional[str] = None
+    """Runtime image tag (e.g. `21.08-py3` for triton)."""
+    protocol_version: Optional[str] = None
+    """Inference protocol: v1, v2, grpc-v1, grpc-v2."""
+    containers: Optional[Sequence[ContainerArgs]] = None
+    """Custom containers instead of a model (resources, env and args are set per container)."""
+    gpus: Optional[int] = None
+    """NVIDIA GPUs of the model container (request and limit)."""
+    cpu: Optional[str] = None
+    """CPU request and limit of the model container (`"4"`, `"500m"`)."""
+    memory: Optional[str] = None
+    """Memory request and limit of the model container (`"16Gi"`)."""
+    env: Optional[Mapping[str, str]] = None
+    """Environment of the model container, name -> value."""
+    args: Optional[Sequence[str]] = None
+    """Arguments of the model container."""
+    min_replicas: Optional[int] = None
+    """Minimum replicas (0: scale to zero, Serverless only); KServe's default is 1."""
+    max_replicas: Optional[int] = None
+    """Maximum replicas (0 or unset: no maximum)."""
+    scale_target: Optional[int] = None
+    """Autoscaling target for `scale_metric`."""
+    scale_metric: Optional[str] = None
+    """concurrency | rps (Serverless), cpu | memory (RawDeployment or the HPA class)."""
+    service_account_name: Optional[str] = None
+    """ServiceAccount the pods run as (e.g. a ModelNamespace's, for storage access)."""
+    placement: Optional[Placement] = None
+    """Where the pods land: a node pool's `placement` (its scheduling style is kept)."""
+    extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
+    """Node-affinity expressions ANDed with the pool's (seed 004's `Gt` on the GPU count)."""
+    omit_gpu_toleration: Optional[bool] = False
+    """Leave out the `nvidia.com/gpu` toleration (only for GPU-requesting pods on clusters whose
+    ExtendedResourceToleration admission plugin adds it: GKE, EKS)."""
+
+
+@dataclass
+class TransformerArgs:
+    """A transformer: custom containers and their placement."""
+
+    containers: Sequence[ContainerArgs]
+    """The containers (the first one is the transformer or explainer)."""
+    min_replicas: Optional[int] = None
+    """Minimum replicas (0: scale to zero)."""
+    max_replicas: Optional[int] = None
+    """Maximum replicas (0 or unset: no maximum)."""
+    scale_target: Optional[int] = None
+    """Autoscaling target for `scale_metric`."""
+    scale_metric: Optional[str] = None
+    """concurrency | rps (Serverless), cpu | memory (RawDeployment)."""
+    service_account_name: Optional[str] = None
+    """ServiceAccount the pods run as."""
+    placement: Optional[Placement] = None
+    """Where the pods land: a node pool's `placement`."""
+    extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
+    """Node-affinity expressions ANDed with the pool's."""
+    omit_gpu_toleration: Optional[bool] = False
+    """Leave out the `nvidia.com/gpu` toleration (GPU-requesting pods only)."""
+
+
+@dataclass
+class ExplainerArgs(TransformerArgs):
+    """An explainer: custom containers and their placement (the same inputs as a transformer)."""
+
+
+@dataclass
+class InferenceServiceArgs:
+    """Inputs of an `InferenceService`; every default is here."""
+
+    predictor: PredictorArgs
+    """The predictor (required)."""
+    name: Optional[str] = None
+    """metadata.name (DNS-1035 label); default: the component's name."""
+    namespace: Optional[str] = DEFAULT_NAMESPACE
+    """Namespace of the InferenceService."""
+    deployment_mode: Optional[str] = "Serverless"
+    """Serverless (= Knative) or RawDeployment (= Standard); both spellings accepted."""
+    kserve_version: Optional[str] = None
+    """KServe version installed (decides the annotation's spelling); default: the pinned one."""
+    transformer: Optional[TransformerArgs] = None
+    """Optional transformer."""
+    explainer: Optional[ExplainerArgs] = None
+    """Optional explainer."""
+    knative_features: Optional[Mapping[str, str]] = None
+    """Knative's config-features as installed (e.g. `KnativeServing.features`); None: unknown,
+    not checked."""
+    annotations: Optional[Mapping[str, str]] = None
+    """Extra metadata.annotations (the deployment mode annotation is set from deployment_mode)."""
+    labels: Optional[Mapping[str, str]] = None
+    """metadata.labels."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Versions and Knative flags
+# ---------------------------------------------------------------------------------------------
+
+
+def _pinned_kserve_version() -> str:
+    return versions.KSERVE_VERSION
+
+
+def deployment_mode_spelling(mode: str, kserve_version: str) -> str:
+    """`mode` in the spelling `kserve_version` expects (v0.16+: Knative / Standard)."""
+    if mode not in DEPLOYMENT_MODES:
+        raise InputError(f"deployment mode {show(mode)} is not known", ", ".join(DEPLOYMENT_MODES))
+    return versions.kserve_deployment_mode(mode, kserve_version)
+
+
+def is_serverless(args: InferenceServiceArgs) -> bool:
+    return (args.deployment_mode or "Serverless") in SERVERLESS_MODES
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation and body (pure)
+# ---------------------------------------------------------------------------------------------
+
+
+def _isvc_name(name: str, args: InferenceServiceArgs) -> str:
+    return args.name or name
+
+
+def _components(args: InferenceServiceArgs) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = [("predictor", args.predictor)]
+    if args.transformer is not None:
+        out.append(("transformer", args.transformer))
+    if args.explainer is not None:
+        out.append(("explainer", args.explainer))
+    return out
+
+
+def _validate_replicas_and_scaling(comp: Any, serverless: bool, hpa_class: bool) -> None:
+    lo, hi = comp.min_replicas, comp.max_replicas
+    for value, path in ((lo, "minReplicas"), (hi, "maxReplicas")):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            raise InputError(
+                f"{path} {show(value)} is not a replica count", "an integer 0 or more", path
+            )
+    if lo is not None and hi and lo > hi:
+        raise InputError(
+            f"minReplicas {lo} is above maxReplicas {hi}",
+            "minReplicas <= maxReplicas (maxReplicas 0 or unset: no maximum)",
+            "minReplicas",
+        )
+    metric = comp.scale_metric
+    if metric is not None:
+        if metric not in SCALE_METRICS:
+            raise InputError(
+                f"scale metric {show(metric)} is not known", ", ".join(SCALE_METRICS), "scaleMetric"
+            )
+        allowed = HPA_METRICS if (not serverless or hpa_class) else KPA_METRICS
+        if metric not in allowed:
+            mode = "RawDeployment (HPA)" if not serverless else "Serverless (Knative KPA)"
+            raise InputError(
+                f"scale metric {metric!r} is not supported in {mode}",
+                ", ".join(allowed),
+                "scaleMetric",
+            )
+    target = comp.scale_target
+    if target is not None:
+        if isinstance(target, bool) or not isinstance(target, int) or target < 1:
+            raise InputError(
+                f"scale target {show(target)} is not a positive integer",
+                "an integer 1 or more",
+                "scaleTarget",
+            )
+        if (metric or ("cpu" if not serverless else "concurrency")) == "cpu" and target > 100:
+            raise InputError(
+                f"scale target {target} is a CPU utilization above 100%", "1..100", "scaleTarget"
+            )
+    if comp.service_account_name is not None:
+        try:
+            validate_dns1123_label(comp.service_account_name)
+        except InputError as e:
+            raise e.at("serviceAccountName") from None
+
+
+def _predictor_source(p: PredictorArgs) -> str:
+    given = [
+        k
+        for k, v in (
+            ("modelFormat", p.model_format),
+            ("framework", p.framework),
+            ("containers", p.containers),
+        )
+        if v
+    ]
+    if len(given) != 1:
+        raise InputError(
+            f"the predictor has {len(given)} model sources ({', '.join(given) or 'none'})",
+            "exactly one of modelFormat (+ storageUri), framework (+ storageUri), containers",
+        )
+    return given[0]
+
+
+def _predictor_implementation(p: PredictorArgs) -> tuple[str, Any]:
+    """`(key, body)`: `("model", {...})`, `("triton", {...})` or `("containers", [...])`."""
+    source = _predictor_source(p)
+    if source == "containers":
+        for field_name, value in (
+            ("gpus", p.gpus),
+            ("cpu", p.cpu),
+            ("memory", p.memory),
+            ("env", p.env),
+            ("args", p.args),
+            ("storageUri", p.storage_uri),
+            ("runtime", p.runtime),
+            ("runtimeVersion", p.runtime_version),
+            ("protocolVersion", p.protocol_version),
+            ("modelFormatVersion", p.model_format_version),
+        ):
+            if value is not None:
+                raise InputError(
+                    f"{field_name} is set on a predictor with custom containers",
+                    "set it on the container (ContainerArgs), or use modelFormat / framework",
+                    field_name,
+                )
+        return "containers", containers_body(list(p.containers or ()))
+    body: dict[str, Any] = {}
+    if source == "modelFormat":
+        if not isinstance(p.model_format, str) or not re.match(
+            r"^[a-z0-9][-a-z0-9_.]*$", p.model_format
+        ):
+            raise InputError(
+                f"model format {show(p.model_format)} is not a format name",
+                "e.g. sklearn, huggingface, pytorch, triton",
+                "modelFormat",
+            )
+        fmt: dict[str, Any] = {"name": p.model_format}
+        if p.model_format_version is not None:
+            fmt["version"] = str(p.model_format_version)
+        body["modelFormat"] = fmt
+        if p.runtime is not None:
+            try:
+                validate_dns1123_label(p.runtime)
+            except InputError as e:
+                raise e.at("runtime") from None
+            body["runtime"] = p.runtime
+        key = "model"
+    else:
+        if p.framework not in FRAMEWORKS:
+            raise InputError(
+                f"framework {show(p.framework)} is not a predefined KServe predictor",
+                ", ".join(FRAMEWORKS) + " (or modelFormat for any ServingRuntime)",
+                "framework",
+            )
+        for field_name, value in (
+            ("runtime", p.runtime),
+            ("modelFormatVersion", p.model_format_version),
+        ):
+            if value is not None:
+                raise InputError(
+                    f"{field_name} is set with framework {p.framework!r}",
+                    f"{field_name} only with modelFormat",
+                    field_name,
+                )
+        key = str(p.framework)
+    fmt_name = p.model_format if source == "modelFormat" else p.framework
+    if p.storage_uri is not None:
+        if not isinstance(p.storage_uri, str) or "://" not in p.storage_uri:
+            raise InputError(
+                f"storage URI {show(p.storage_uri)} has no scheme",
+                "gs://, s3://, pvc://, oci://, hf://, https:// ...",
+                "storageUri",
+            )
+        body["storageUri"] = p.storage_uri
+    elif fmt_name != "huggingface":
+        raise InputError(
+            f"the predictor ({source} {fmt_name!r}) has no storageUri",
+            "storageUri: where the model is (gs://, s3://, pvc://, oci://, ...)",
+            "storageUri",
+        )
+    if p.runtime_version is not None:
+        body["runtimeVersion"] = str(p.runtime_version)
+    if p.protocol_version is not None:
+        if p.protocol_version not in PROTOCOL_VERSIONS:
+            raise InputError(
+                f"protocol version {show(p.protocol_version)} is not known",
+                ", ".join(PROTOCOL_VERSIONS),
+                "protocolVersion",
+            )
+        body["protocolVersion"] = p.protocol_version
+    if p.env is not None:
+        try:
+            body["env"] = env_list(p.env)
+        except InputError as e:
+            raise e.at("env") from None
+    if p.args is not None:
+        if isinstance(p.args, str) or not all(isinstance(a, str) for a in p.args):
+            raise InputError(
+                f"args {show(p.args)} is not a list of strings", "a list of strings", "args"
+            )
+        body["args"] = list(p.args)
+    res = container_resources(p.gpus, p.cpu, p.memory)
+    if res:
+        body["resources"] = res
+    return key, body
+
+
+def _requests_gpus(impl_key: str, impl: Any) -> bool:
+    containers = impl if impl_key == "containers" else [impl]
+    return any(
+        "nvidia.com/gpu" in requested_resources(c.get("resources") or {}) for c in containers
+    )
+
+
+def _component_body(
+    comp_name: str, comp: Any, serverless: bool, hpa_class: bool
+) -> tuple[dict[str, Any], Optional[Placement]]:
+    """The spec.<component> dict and the effective placement."""
+    if isinstance(comp, PredictorArgs):
+        impl_key, impl = _predictor_implementation(comp)
+    else:
+        if not comp.containers:
+            raise InputError(
+                f"the {comp_name} has no containers", "one or more ContainerArgs", "containers"
+            )
+        impl_key, impl = "containers", containers_body(list(comp.containers))
+    _validate_replicas_and_scaling(comp, serverless, hpa_class)
+    placement = effective_placement(
+        comp.placement,
+        comp.extra_expressions,
+        comp.omit_gpu_toleration,
+        _requests_gpus(impl_key, impl),
+    )
+    body: dict[str, Any] = {}
+    if comp.min_replicas is not None:
+        body["minReplicas"] = comp.min_replicas
+    if comp.max_replicas is not None:
+        body["maxReplicas"] = comp.max_replicas
+    if comp.scale_metric is not None:
+        body["scaleMetric"] = comp.scale_metric
+    if comp.scale_target is not None:
+        body["scaleTarget"] = comp.scale_target
+    if comp.service_account_name is not None:
+        body["serviceAccountName"] = comp.service_account_name
+    body.update(placement_fields(placement))
+    body[impl_key] = impl
+    return body, placement
+
+
+def check_knative_features(
+    component: str, placement: Optional[Placement], features: Optional[Mapping[str, str]]
+) -> None:
+    """Refuse a Serverless component whose placement sets a pod field Knative's flags forbid."""
+    if features is None or placement is None:
+        return
+    flags = POD_FIELD_FLAGS
+    for field_name in ("nodeSelector", "affinity", "tolerations"):
+        if field_name not in placement.uses:
+            continue
+        flag = flags[field_name]
+        state = features.get(flag, "disabled (unset)")
+        if state not in _FLAG_ON:
+            raise InputError(
+                f"the {component}'s placement sets {field_name}, but the Knative feature flag "
+                f"{flag} is {state!r}: Knative's webhook would refuse the {component} with "
+                f'"must not set the field(s): spec.template.spec.{field_name}"',
+                f"enable {flag} in the KnativeServing install (knative_features "
+                f"{{{flag!r}: 'enabled'}}), or deploymentMode RawDeployment",
+                f"{component}.placement",
+            )
+
+
+def validate_inference_service_args(name: str, args: InferenceServiceArgs) -> None:
+    """Every input checked before anything is registered (raises InputError)."""
+    inference_service_body(name, args)
+
+
+def _validate_header(name: str, args: InferenceServiceArgs) -> tuple[str, str, str]:
+    isvc = _isvc_name(name, args)
+    try:
+        validate_dns1035_label(isvc)
+    except InputError as e:
+        raise InputError(
+            f"{e.problem}; KServe requires an InferenceService name to match "
+            "[a-z]([-a-z0-9]*[a-z0-9])?",
+            e.allowed,
+            "name",
+        ) from None
+    namespace = args.namespace or DEFAULT_NAMESPACE
+    try:
+        validate_dns1123_label(namespace)
+    except InputError as e:
+        raise e.at("namespace") from None
+    for comp_name, _ in _components(args):
+        host = f"{isvc}-{comp_name}-{namespace}"
+        if len(host) > HOST_LABEL_MAX:
+            raise InputError(
+                f"the host label {host!r} KServe builds from name, component and namespace is "
+                f"{len(host)} characters; KServe fails to reconcile it ('must be no more than 63 "
+                "characters')",
+                f"len(name) + len(namespace) <= {HOST_LABEL_MAX - len(comp_name) - 2} "
+                f"with a {comp_name}",
+                "name",
+            )
+    mode = args.deployment_mode or "Serverless"
+    version = args.kserve_version or _pinned_kserve_version()
+    try:
+        spelled = deployment_mode_spelling(mode, version)
+    except InputError as e:
+        raise e.at("kserveVersion" if mode in DEPLOYMENT_MODES else "deploymentMode") from None
+    return isvc, namespace, spelled
+
+
+def inference_service_body(name: str, args: InferenceServiceArgs) -> dict[str, Any]:
+    """The InferenceService CR as a plain dict (apiVersion, kind, metadata, spec). Raises
+    InputError (path relative to the args) for any bad input."""
+    return _build(name, args)[0]
+
+
+def inference_service_placements(name: str, args: InferenceServiceArgs) -> dict[str, Placement]:
+    """The effective placement of each component that has one."""
+    return _build(name, args)[1]
+
+
+def _build(
+    name: str, args: InferenceServiceArgs
+) -> tuple[dict[str, Any], dict[str, Placement], list[str]]:
+    if not isinstance(args.predictor, PredictorArgs):
+        raise InputError(
+            f"predictor {show(args.predictor)} is not a PredictorArgs",
+            "PredictorArgs(...)",
+            "predictor",
+        )
+    isvc, namespace, spelled = _validate_header(name, args)
+    serverless = is_serverless(args)
+    annotations: dict[str, str] = {}
+    if args.annotations:
+        for k, v in dict(args.annotations).items():
+            try:
+                validate_label_key(k)
+            except InputError as e:
+                raise e.at(f"annotations.{k}") from None
+            if not isinstance(v, str):
+                raise InputError(
+                    f"annotation {k} value {show(v)} is not a string", "a string", "annotations"
+                )
+            annotations[k] = v
+        if DEPLOYMENT_MODE_ANNOTATION in annotations:
+            raise InputError(
+                f"annotation {DEPLOYMENT_MODE_ANNOTATION} is set by hand",
+                "deploymentMode (the annotation is written from it)",
+                "annotations",
+            )
+    hpa_class = annotations.get("autoscaling.knative.dev/class") == HPA_CLASS
+    if not serverless:
+        annotations = {DEPLOYMENT_MODE_ANNOTATION: spelled, **annotations}
+    metadata: dict[str, Any] = {"name": isvc, "namespace": namespace}
+    if args.labels:
+        try:
+            metadata["labels"] = validate_labels(dict(args.labels))
+        except InputError as e:
+            raise e.at("labels") from None
+    if annotations:
+        metadata["annotations"] = annotations
+    spec: dict[str, Any] = {}
+    placements: dict[str, Placement] = {}
+    warnings: list[str] = []
+    for comp_name, comp in _components(args):
+        try:
+            body, placement = _component_body(comp_name, comp, serverless, hpa_class)
+        except InputError as e:
+            raise e.at(comp_name) from None
+        if serverless:
+            check_knative_features(comp_name, placement, args.knative_features)
+        if placement is not None:
+            placements[comp_name] = placement
+        impl = [body[k] for k in body if k == "containers" or k == "model" or k in FRAMEWORKS]
+        for part in impl:
+            for c in part if isinstance(part, list) else [part]:
+                warnings += [
+                    f"{comp_name}: {w}" for w in resource_warnings(c.get("resources") or {})
+                ]
+        spec[comp_name] = body
+    return (
+        {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec},
+        placements,
+        warnings,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Component
+# ---------------------------------------------------------------------------------------------
+
+
+class InferenceService(pulumi.ComponentResource):
+    """One KServe InferenceService, its components placed on node pools.
+
+    In Serverless mode pass `opts=ResourceOptions(depends_on=[knative.ready])` and
+    `knative_features=knative.features` so that flags are checked and installed first.
+    """
+
+    # Outputs (the component schema other languages see).
+    name: pulumi.Output[str]
+    """metadata.name of the InferenceService."""
+    namespace: pulumi.Output[str]
+    """Its namespace."""
+    url: pulumi.Output[str]
+    """The in-cluster address KServe gives it (http://NAME.NAMESPACE.svc.cluster.local)."""
+
+    def __init__(
+        self, name: str, args: InferenceServiceArgs, opts: Optional[pulumi.ResourceOptions] = None
+    ) -> None:
+        try:
+            body, placements, warnings = _build(name, args)
+        except InputError as e:
+            raise e.at(f"InferenceService({name!r})") from None
+        super().__init__("gpu-inference:index:InferenceService", name, None, opts)
+        # Plain Python attributes, known before deploy (not schema outputs).
+        self.manifest: dict[str, Any] = body
+        self.component_placements: dict[str, Placement] = placements
+        self.isvc_name = body["metadata"]["name"]
+        self.isvc_namespace = body["metadata"]["namespace"]
+        for w in warnings:
+            pulumi.log.warn(f"InferenceService({name!r}): {w}", resource=self)
+        self.cr = k8s.apiextensions.CustomResource(
+            name,
+            api_version=API_VERSION,
+            kind=KIND,
+            metadata=body["metadata"],
+            spec=body["spec"],
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.name = pulumi.Output.from_input(self.isvc_name)
+        self.namespace = pulumi.Output.from_input(self.isvc_namespace)
+        # The in-cluster address KServe gives the InferenceService (status.address.url); the
+        # external URL depends on the ingress domain and is known only after deploy.
+        self.url = self.cr.id.apply(
+            lambda _: f"http://{self.isvc_name}.{self.isvc_namespace}.svc.cluster.local"
+        )
+        self.register_outputs({"name": self.name, "namespace": self.namespace, "url": self.url})

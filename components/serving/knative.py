@@ -1,0 +1,176 @@
+"""`KnativeServing`: Knative Serving with the podspec feature flags KServe node scheduling needs.
+
+Two modes, from seeds 001 / 002:
+- `operator`: the upstream `knative-operator` Helm chart in its own namespace, then a
+  `KnativeServing` CR (operator.knative.dev/v1beta1) whose `spec.config.features` turns the flags
+  on at install time, with an ingress (Kourier by default, Istio selectable) so KServe Serverless
+  actually serves;
+- `patch`: Knative is already installed: a server-side-apply `ConfigMapPatch` of
+  `knative-serving/config-features` setting the same keys.
+Never both on one cluster: the operator reverts hand edits of `config-features` (knative/operator
+#264, #1838). The podspec flags "cannot safely be disabled once enabled" (Knative's own comments):
+turning one off is refused unless the caller says so explicitly.
+"""
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..model import versions
+from ..model.errors import InputError, show
+from ..model.knative_features import (
+    KNATIVE_FEATURE_VALUES,
+    KNATIVE_FEATURES,
+    PODSPEC_FLAGS,
+    enabled_pod_fields,
+)
+
+MODES = ("operator", "patch")
+INGRESSES = {
+    "kourier": "kourier.ingress.networking.knative.dev",
+    "istio": "istio.ingress.networking.knative.dev",
+}
+OPERATOR_NAMESPACE = "knative-operator"
+SERVING_NAMESPACE = "knative-serving"
+
+
+@dataclass
+class KnativeServingArgs:
+    """Inputs of `KnativeServing`; every default is here."""
+
+    mode: Optional[str] = "operator"
+    """`operator` (install Knative through its operator) or `patch` (Knative is installed)."""
+    version: Optional[str] = None
+    """operator mode: Knative Serving version (`spec.version`); default: the operator's own."""
+    operator_chart_version: Optional[str] = None
+    """operator mode: knative-operator chart version; default: the pinned one."""
+    ingress: Optional[str] = "kourier"
+    """operator mode: `kourier` or `istio` (Istio must already be installed)."""
+    podspec_flags: Optional[Mapping[str, str]] = None
+    """Values of the three podspec flags; default: all `enabled`."""
+    features: Optional[Mapping[str, str]] = None
+    """Extra `config-features` entries, name -> enabled | disabled | allowed."""
+    allow_disabling_podspec_flags: Optional[bool] = False
+    """Set to True to let a podspec flag be anything but `enabled` (unsafe once pods use it)."""
+
+
+def knative_features(args: KnativeServingArgs) -> dict[str, str]:
+    """The validated `config-features` entries this install sets, sorted by name."""
+    mode = args.mode or "operator"
+    if mode not in MODES:
+        raise InputError(f"Knative mode {show(mode)} is not known", ", ".join(MODES), "mode")
+    if (args.ingress or "kourier") not in INGRESSES:
+        raise InputError(
+            f"ingress {show(args.ingress)} is not known", ", ".join(INGRESSES), "ingress"
+        )
+    features = {flag: "enabled" for flag in PODSPEC_FLAGS}
+    for where, given in (("podspecFlags", args.podspec_flags), ("features", args.features)):
+        for name, value in (given or {}).items():
+            path = f"{where}.{name}"
+            if where == "podspecFlags" and name not in PODSPEC_FLAGS:
+                raise InputError(
+                    f"{show(name)} is not a podspec flag", ", ".join(PODSPEC_FLAGS), path
+                )
+            if name not in KNATIVE_FEATURES:
+                close = difflib.get_close_matches(name, KNATIVE_FEATURES, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise InputError(
+                    f"{show(name)} is not a Knative feature{hint}",
+                    ", ".join(KNATIVE_FEATURES),
+                    path,
+                )
+            if value not in KNATIVE_FEATURE_VALUES:
+                raise InputError(
+                    f"feature value {show(value)} is not valid",
+                    ", ".join(KNATIVE_FEATURE_VALUES),
+                    path,
+                )
+            if (
+                name in PODSPEC_FLAGS
+                and value != "enabled"
+                and not args.allow_disabling_podspec_flags
+            ):
+                raise InputError(
+                    f"{name} is set to {value!r}; the podspec flags cannot safely be disabled once "
+                    "enabled (running Knative services that carry the field would fail to update)",
+                    "'enabled', or allow_disabling_podspec_flags=True to do it anyway",
+                    path,
+                )
+            features[name] = value
+    return dict(sorted(features.items()))
+
+
+def knative_serving_spec(args: KnativeServingArgs, features: Mapping[str, str]) -> dict[str, Any]:
+    """The `KnativeServing` CR spec: features, and the chosen ingress enabled and selected."""
+    ingress = args.ingress or "kourier"
+    spec: dict[str, Any] = {
+        "config": {
+            "features": dict(features),
+            "network": {"ingress-class": INGRESSES[ingress]},
+        },
+        "ingress": {ingress: {"enabled": True}},
+    }
+    if args.version:
+        spec["version"] = args.version.lstrip("v")
+    return spec
+
+
+class KnativeServing(pulumi.ComponentResource):
+    """Knative Serving with the podspec flags on. Attributes: `mode`, `features` (what is set),
+    `enabled_pod_fields` (what a KServe Serverless pod may carry), `ready` (depend on it)."""
+
+    def __init__(
+        self, name: str, args: KnativeServingArgs, opts: Optional[pulumi.ResourceOptions] = None
+    ) -> None:
+        try:
+            features = knative_features(args)
+        except InputError as e:
+            raise e.at(f"KnativeServing({name!r})") from None
+        super().__init__("gpu-inference:index:KnativeServing", name, None, opts)
+        self.mode = args.mode or "operator"
+        self.features = features
+        self.enabled_pod_fields = enabled_pod_fields(features)
+        child = pulumi.ResourceOptions(parent=self)
+        self.ready: pulumi.Resource
+        if self.mode == "patch":
+            self.ready = k8s.core.v1.ConfigMapPatch(
+                f"{name}-config-features",
+                metadata={
+                    "name": "config-features",
+                    "namespace": SERVING_NAMESPACE,
+                    # Take over these keys from whoever set them before (kubectl edit, a manifest).
+                    "annotations": {"pulumi.com/patchForce": "true"},
+                },
+                data=features,
+                opts=child,
+            )
+        else:
+            chart = versions.KNATIVE_OPERATOR
+            operator_ns = k8s.core.v1.Namespace(
+                f"{name}-operator-ns", metadata={"name": OPERATOR_NAMESPACE}, opts=child
+            )
+            operator = k8s.helm.v3.Release(
+                f"{name}-operator",
+                name="knative-operator",
+                chart=chart.chart,
+                version=args.operator_chart_version or chart.version,
+                repository_opts={"repo": chart.repo},
+                namespace=OPERATOR_NAMESPACE,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_ns]),
+            )
+            serving_ns = k8s.core.v1.Namespace(
+                f"{name}-serving-ns", metadata={"name": SERVING_NAMESPACE}, opts=child
+            )
+            self.ready = k8s.apiextensions.CustomResource(
+                f"{name}-serving",
+                api_version="operator.knative.dev/v1beta1",
+                kind="KnativeServing",
+                metadata={"name": "knative-serving", "namespace": SERVING_NAMESPACE},
+                spec=knative_serving_spec(args, features),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[operator, serving_ns]),
+            )
+        self.register_outputs({"mode": self.mode, "features": features})

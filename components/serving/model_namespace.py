@@ -1,0 +1,168 @@
+"""A namespace for models with secure defaults: Pod Security Admission labels, and one
+ServiceAccount that reaches model storage through the cloud's workload identity, not keys.
+
+- GKE Workload Identity: the ServiceAccount is annotated `iam.gke.io/gcp-service-account` and the
+  Google service account grants `roles/iam.workloadIdentityUser` to
+  `serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>]`.
+- EKS IRSA: the ServiceAccount is annotated `eks.amazonaws.com/role-arn`; the role's trust policy
+  (the cluster's OIDC provider) is the caller's, since the role usually exists already.
+- Static credentials, only where a user insists: the values must be Pulumi secrets; they go into a
+  Kubernetes Secret referenced by the ServiceAccount (KServe's storage initializer reads it from
+  there) and stay secret in the state and the preview.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..model.errors import InputError, show
+from ..model.identity import GSA_EMAIL, validate_workload_identity
+from ..model.scheduling import validate_dns1123_label
+
+POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
+
+
+@dataclass
+class ModelNamespaceArgs:
+    """Inputs of a `ModelNamespace`; every default is here."""
+
+    namespace: str
+    """The Kubernetes namespace the models run in."""
+    pod_security: Optional[str] = "baseline"
+    """Pod Security Admission level enforced (`privileged` | `baseline` | `restricted`)."""
+    service_account: Optional[str] = "model-reader"
+    """Name of the ServiceAccount workloads run as."""
+    gcp_service_account: Optional[str] = None
+    """GKE Workload Identity: the Google service account email the ServiceAccount acts as."""
+    aws_role_arn: Optional[str] = None
+    """EKS IRSA: the IAM role ARN the ServiceAccount assumes."""
+    static_credentials: Optional[Mapping[str, str]] = None
+    """Keys for model storage (e.g. AWS_ACCESS_KEY_ID): Pulumi secrets only; prefer an identity."""
+    static_credentials_secret: Optional[bool] = None
+    """Set by the caller to assert the static credentials are Pulumi secrets (config `secure:`)."""
+    secret_annotations: Optional[Mapping[str, str]] = field(default=None)
+    """Annotations for the credentials Secret (e.g. `serving.kserve.io/s3-endpoint`)."""
+
+
+def validate_model_namespace_args(args: ModelNamespaceArgs) -> None:
+    """Every input checked before anything is registered."""
+    try:
+        validate_dns1123_label(args.namespace)
+    except InputError as e:
+        raise e.at("namespace") from None
+    try:
+        validate_dns1123_label(args.service_account or "", max_length=63)
+    except InputError as e:
+        raise e.at("serviceAccount") from None
+    if (args.pod_security or "baseline") not in POD_SECURITY_LEVELS:
+        raise InputError(
+            f"pod security level {show(args.pod_security)} is not known",
+            ", ".join(POD_SECURITY_LEVELS),
+            "podSecurity",
+        )
+    try:
+        validate_workload_identity(args.gcp_service_account, args.aws_role_arn)
+    except InputError as e:
+        raise e.at("workloadIdentity") from None
+    if args.static_credentials and not args.static_credentials_secret:
+        raise InputError(
+            "static credentials are given in plain text; they would be stored unencrypted",
+            "a workload identity (no keys), or each value set with `pulumi config set --secret`",
+            "staticCredentials",
+        )
+
+
+def namespace_labels(level: str) -> dict[str, str]:
+    """Pod Security Admission: enforce `level`, and warn/audit at the same level."""
+    return {
+        "pod-security.kubernetes.io/enforce": level,
+        "pod-security.kubernetes.io/warn": level,
+        "pod-security.kubernetes.io/audit": level,
+    }
+
+
+def service_account_annotations(args: ModelNamespaceArgs) -> dict[str, str]:
+    if args.gcp_service_account:
+        return {"iam.gke.io/gcp-service-account": args.gcp_service_account}
+    if args.aws_role_arn:
+        return {"eks.amazonaws.com/role-arn": args.aws_role_arn}
+    return {}
+
+
+def gsa_project(gcp_service_account: str) -> str:
+    """The project a Google service account belongs to (from its email)."""
+    m = GSA_EMAIL.fullmatch(gcp_service_account)
+    if m is None:
+        raise InputError(f"{show(gcp_service_account)} is not a Google service account email")
+    return m.group("project")
+
+
+def workload_identity_member(gcp_service_account: str, namespace: str, ksa: str) -> str:
+    """The IAM member GKE Workload Identity maps a Kubernetes ServiceAccount to."""
+    return f"serviceAccount:{gsa_project(gcp_service_account)}.svc.id.goog[{namespace}/{ksa}]"
+
+
+class ModelNamespace(pulumi.ComponentResource):
+    """A namespace for models: PSA labels, and a ServiceAccount bound to a cloud identity."""
+
+    def __init__(
+        self, name: str, args: ModelNamespaceArgs, opts: Optional[pulumi.ResourceOptions] = None
+    ) -> None:
+        try:
+            validate_model_namespace_args(args)
+        except InputError as e:
+            raise e.at(f"ModelNamespace({name!r})") from None
+        super().__init__("gpu-inference:index:ModelNamespace", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        level = args.pod_security or "baseline"
+        ksa = args.service_account or "model-reader"
+        self.namespace_name = args.namespace
+        self.service_account_name = ksa
+
+        ns = k8s.core.v1.Namespace(
+            f"{name}-ns",
+            metadata={"name": args.namespace, "labels": namespace_labels(level)},
+            opts=child,
+        )
+        after_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
+        secret_refs: list[dict[str, Any]] = []
+        if args.static_credentials:
+            secret_name = f"{ksa}-storage"
+            k8s.core.v1.Secret(
+                f"{name}-storage",
+                metadata={
+                    "name": secret_name,
+                    "namespace": args.namespace,
+                    "annotations": dict(args.secret_annotations or {}),
+                },
+                type="Opaque",
+                string_data=pulumi.Output.secret(dict(args.static_credentials)),
+                opts=after_ns,
+            )
+            secret_refs.append({"name": secret_name})
+        sa = k8s.core.v1.ServiceAccount(
+            f"{name}-sa",
+            metadata={
+                "name": ksa,
+                "namespace": args.namespace,
+                "annotations": service_account_annotations(args),
+            },
+            secrets=secret_refs or None,
+            opts=after_ns,
+        )
+        if args.gcp_service_account:
+            import pulumi_gcp as gcp  # only GKE stacks pay for this import
+
+            gsa = args.gcp_service_account
+            gcp.serviceaccount.IAMMember(
+                f"{name}-wi",
+                service_account_id=f"projects/{gsa_project(gsa)}/serviceAccounts/{gsa}",
+                role="roles/iam.workloadIdentityUser",
+                member=workload_identity_member(args.gcp_service_account, args.namespace, ksa),
+                opts=child,
+            )
+        self.ready = sa
+        self.register_outputs({"namespace": args.namespace, "serviceAccount": ksa})

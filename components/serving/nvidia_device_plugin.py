@@ -1,0 +1,99 @@
+"""`NvidiaDevicePlugin`: the upstream NVIDIA device plugin, tolerating every taint of the GPU pools.
+
+Needed on EKS and on-prem (GKE installs and manages its own). A DaemonSet that does not tolerate a
+GPU pool's taint sits at desired=0 there and the node exposes no GPUs (seed 001). The chart's
+defaults tolerate only `nvidia.com/gpu` and `CriticalAddonsOnly`, and its node-feature-discovery
+worker only `nvidia.com/gpu=present` with `Equal` (NVIDIA/k8s-device-plugin #1934), so both get an
+`Exists` toleration for every taint key of the pools it serves. The chart's default affinity needs
+NFD / GFD labels that a plain GPU node does not have; when the pools are known the plugin is pinned
+to them by their pool label instead.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+
+from ..model import versions
+from ..model.scheduling import Taint
+from .helm import chart_release
+
+CHART_DEFAULT_TOLERATIONS = (
+    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+)
+
+
+@dataclass
+class NvidiaDevicePluginArgs:
+    """Inputs of `NvidiaDevicePlugin`."""
+
+    version: Optional[str] = None
+    """Chart version; default: the pinned one."""
+    pool_taints: Optional[Sequence[Taint]] = None
+    """Taints of the GPU pools it serves: each key gets an `Exists` toleration."""
+    pool_label: Optional[str] = None
+    """A node label key that marks the GPU pools (e.g. `gpu-inference.dev/pool`)."""
+    pool_label_values: Optional[Sequence[str]] = None
+    """The values of `pool_label` on GPU pools: the plugin runs only there."""
+    namespace: Optional[str] = "nvidia-device-plugin"
+    """Namespace of the release."""
+
+
+def device_plugin_tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
+    """The chart's default tolerations plus `Exists` for every pool taint key (any value)."""
+    out = [dict(t) for t in CHART_DEFAULT_TOLERATIONS]
+    for key, effect in sorted({(t.key, t.effect or "NoSchedule") for t in taints}):
+        entry = {"key": key, "operator": "Exists", "effect": effect}
+        if entry not in out:
+            out.append(entry)
+    return out
+
+
+def device_plugin_values(args: NvidiaDevicePluginArgs) -> dict[str, Any]:
+    tolerations = device_plugin_tolerations(list(args.pool_taints or ()))
+    values: dict[str, Any] = {
+        "tolerations": tolerations,
+        # The NFD worker (when GFD/NFD is turned on) must reach the same nodes.
+        "nfd": {"worker": {"tolerations": tolerations}},
+    }
+    if args.pool_label and args.pool_label_values:
+        values["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": args.pool_label,
+                                    "operator": "In",
+                                    "values": sorted(args.pool_label_values),
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+    return values
+
+
+class NvidiaDevicePlugin(pulumi.ComponentResource):
+    """The NVIDIA device plugin DaemonSet (Helm); `ready` is the release."""
+
+    def __init__(
+        self, name: str, args: NvidiaDevicePluginArgs, opts: Optional[pulumi.ResourceOptions] = None
+    ) -> None:
+        super().__init__("gpu-inference:index:NvidiaDevicePlugin", name, None, opts)
+        self.tolerations = device_plugin_tolerations(list(args.pool_taints or ()))
+        self.ready = chart_release(
+            f"{name}-release",
+            versions.NVIDIA_DEVICE_PLUGIN,
+            release="nvidia-device-plugin",
+            namespace=args.namespace or "nvidia-device-plugin",
+            values=device_plugin_values(args),
+            version=args.version,
+            parent=self,
+        )
+        self.register_outputs({})

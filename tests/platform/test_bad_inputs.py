@@ -1,0 +1,191 @@
+"""The catalogue of bad stack config: one row per kind of mistake, each caught by `load_spec` before
+anything is registered, with ONE InputError naming the full key path and a message saying what was
+given and what is allowed.
+
+Each row: id, base config (gke / eks / existing, see `config_bases.py`), the mutation (key path -> new
+value, `DEL` removes the key), the expected error path, and a distinctive piece of the message.
+Mutation paths start at the section (`pools[0].maxNodes` is `gpu-inference:pools[0].maxNodes`); a
+path with a ':' is a full config key.
+"""
+
+from __future__ import annotations
+
+import pytest
+from config_bases import DEL, mutated
+
+from components.model.errors import InputError
+from components.platform.config import load_spec
+
+NS = "gpu-inference"
+LONG = "a" * 41
+SECRET_KEY = "namespaces.staticCredentials.AWS_SECRET_ACCESS_KEY"
+
+# fmt: off
+CASES = [
+    # --- YAML shape: unknown keys, wrong types, missing keys, empty lists ------------------
+    ("unknown-key-pool", "gke", {"pools[0].toleration": []}, "pools[0].toleration", "unknown key 'toleration'"),
+    ("unknown-key-predictor", "gke", {"inferenceServices[0].predictor.toleration": []}, "inferenceServices[0].predictor.toleration", "did you mean 'tolerations'"),
+    ("unknown-section", "gke", {"poolz": []}, "gpu-inference:poolz", "did you mean 'gpu-inference:pools'"),
+    ("foreign-namespace", "gke", {"gpu-inferenc:pools": []}, "gpu-inferenc:pools", "outside this project's namespace"),
+    ("wrong-type-int", "gke", {"pools[0].maxNodes": "three"}, "pools[0].maxNodes", "expected an integer, got 'three'"),
+    ("wrong-type-bool", "gke", {"pools[0].spot": "yes"}, "pools[0].spot", "expected true or false, got 'yes'"),
+    ("wrong-type-list", "gke", {"pools": "l4"}, "pools", "expected a list, got 'l4'"),
+    ("wrong-type-mapping", "gke", {"knative": "operator"}, "knative", "expected a mapping"),
+    ("label-value-number", "gke", {"pools[0].labels": {"tier": 1}}, "pools[0].labels.tier", "quote numbers"),
+    ("missing-max-nodes", "gke", {"pools[1].maxNodes": DEL}, "pools[1].maxNodes", "required key is missing"),
+    ("missing-provider", "gke", {"cluster.provider": DEL}, "cluster.provider", "required key is missing"),
+    ("missing-cluster", "gke", {"cluster": DEL}, "cluster", "required key is missing"),
+    ("missing-gke-location", "gke", {"cluster.location": DEL}, "cluster.location", "provider 'gke' needs it"),
+    ("empty-pools", "gke", {"pools": []}, "pools", "the list is empty"),
+    ("empty-instance-types", "eks", {"pools[0].instanceTypes": []}, "pools[0].instanceTypes", "the list is empty"),
+    ("empty-nodes", "existing", {"pools[0].nodes": []}, "pools[0].nodes", "the list is empty"),
+    ("missing-machine-type", "gke", {"pools[1].machineType": DEL}, "pools[1].machineType", "gke pools need it"),
+    # --- names ----------------------------------------------------------------------------
+    ("pool-name-uppercase", "gke", {"pools[0].name": "L4"}, "pools[0].name", "'L4' has uppercase letters"),
+    ("pool-name-too-long", "gke", {"pools[0].name": LONG}, "pools[0].name", "41 characters long (at most 40)"),
+    ("isvc-name-dns1035", "gke", {"inferenceServices[0].name": "1llm"}, "inferenceServices[0].name", "DNS-1035"),
+    ("isvc-namespace-dns1123", "gke", {"inferenceServices[0].namespace": "Models"}, "inferenceServices[0].namespace", "DNS-1123"),
+    ("isvc-host-too-long", "gke", {"inferenceServices[0].name": "a" * 30, "inferenceServices[0].namespace": "b" * 30}, "inferenceServices[0].name", "'<name>-<component>-<namespace>'"),
+    ("duplicate-pool", "gke", {"pools[1].name": "l4-spot"}, "pools[1].name", "pool name 'l4-spot' is used twice"),
+    ("duplicate-isvc", "gke", {"inferenceServices[1].name": "llm"}, "inferenceServices[1].name", "declared twice"),
+    ("duplicate-server", "gke", {"seldon.servers[1].name": "gpu-server"}, "seldon.servers[1].name", "'gpu-server' is used twice"),
+    ("duplicate-model", "gke", {"seldon.models[1].name": "llama3"}, "seldon.models[1].name", "'llama3' is used twice"),
+    ("server-name-too-long", "gke", {"seldon.servers[0].name": "s" * 53}, "seldon.servers[0].name", "at most 52"),
+    # --- labels and taints ----------------------------------------------------------------
+    ("label-key-syntax", "gke", {"pools[0].labels": {"-tier": "a"}}, "pools[0].labels.-tier", "not a valid label key"),
+    ("label-value-too-long", "gke", {"pools[0].labels": {"tier": "v" * 64}}, "pools[0].labels.tier", "64 characters long"),
+    ("taint-cloud-casing", "gke", {"pools[0].taints[0].effect": "NO_SCHEDULE"}, "pools[0].taints[0].effect", "write 'NoSchedule'"),
+    ("taint-effect-typo", "gke", {"pools[0].taints[0].effect": "NoScheduled"}, "pools[0].taints[0].effect", "not a Kubernetes taint effect"),
+    ("taint-key-syntax", "gke", {"pools[0].taints[0].key": "Example.com/gpu"}, "pools[0].taints[0].key", "not a lowercase DNS subdomain"),
+    ("taint-duplicate", "gke", {"pools[0].taints": [{"key": "a", "value": "1"}, {"key": "a", "value": "2"}]}, "pools[0].taints[1]", "declared twice"),
+    ("toleration-exists-value", "gke", {"inferenceServices[0].predictor.tolerations": [{"key": "a", "operator": "Exists", "value": "x"}]}, "inferenceServices[0].predictor.tolerations[0].value", "'Exists' takes no value"),
+    ("toleration-no-key-equal", "gke", {"inferenceServices[0].predictor.tolerations": [{"value": "x"}]}, "inferenceServices[0].predictor.tolerations[0].key", "must use operator 'Exists'"),
+    ("expression-gt-not-int", "gke", {"inferenceServices[0].predictor.extraExpressions": [{"key": "mem", "operator": "Gt", "values": ["lots"]}]}, "inferenceServices[0].predictor.extraExpressions[0].values", "needs an integer"),
+    ("select-labels-duplicate", "gke", {"pools[0].selectLabels": ["pool", "pool"]}, "pools[0].selectLabels[1]", "listed twice"),
+    # --- pools ----------------------------------------------------------------------------
+    ("min-above-max", "gke", {"pools[0].minNodes": 5}, "pools[0].minNodes", "minNodes 5 is above maxNodes 3"),
+    ("max-nodes-zero", "gke", {"pools[0].maxNodes": 0}, "pools[0].maxNodes", "could never have a node"),
+    ("accelerator-not-offered", "gke", {"pools[0].accelerator": "nvidia-tesla-k80"}, "pools[0].accelerator", "not offered by GKE"),
+    ("gpu-count-shape", "gke", {"pools[0].gpusPerNode": 2}, "pools[0].gpusPerNode", "does not take 2 nvidia-l4"),
+    ("machine-family-mismatch", "gke", {"pools[0].machineType": "n1-standard-8"}, "pools[0].machineType", "machine family and accelerator do not match"),
+    ("gke-gpu-machine-as-cpu", "gke", {"pools[2].machineType": "g2-standard-8"}, "pools[2].machineType", "declares no accelerator"),
+    ("gke-gpus-without-accelerator", "gke", {"pools[2].gpusPerNode": 1}, "pools[2].accelerator", "no accelerator"),
+    ("eks-instance-without-gpu", "eks", {"pools[0].instanceTypes": ["m6i.large"]}, "pools[0].instanceTypes[0]", "needs GPU instance types"),
+    ("eks-accelerator-mismatch", "eks", {"pools[0].accelerator": "nvidia-l4"}, "pools[0].accelerator", "not the GPU of 'g5.xlarge'"),
+    ("eks-gpu-count-mismatch", "eks", {"pools[0].gpusPerNode": 4}, "pools[0].gpusPerNode", "has 1 GPU(s), not 4"),
+    ("eks-mixed-gpu-models", "eks", {"pools[0].instanceTypes": ["g5.xlarge", "g4dn.xlarge"]}, "pools[0].instanceTypes[1]", "same GPU model and count"),
+    ("eks-standard-ami-on-gpu", "eks", {"pools[0].amiType": "AL2023_x86_64_STANDARD"}, "pools[0].amiType", "no NVIDIA driver"),
+    ("spot-and-on-demand", "eks", {"pools[0].spot": True}, "pools[0].capacityType", "conflicts with capacityType: ON_DEMAND"),
+    ("spot-on-existing", "existing", {"pools[0].spot": True}, "pools[0].spot", "spot: true on existing nodes"),
+    ("existing-gpu-count-missing", "existing", {"pools[0].gpusPerNode": DEL}, "pools[0].gpusPerNode", "how many GPUs each node has"),
+    ("machine-type-on-eks", "eks", {"pools[1].machineType": "n2-standard-4"}, "pools[1].machineType", "is for gke pools"),
+    ("instance-types-on-gke", "gke", {"pools[2].instanceTypes": ["m6i.large"]}, "pools[2].instanceTypes", "is for eks pools"),
+    ("cluster-key-other-provider", "eks", {"cluster.location": "us-central1"}, "cluster.location", "is for provider 'gke'"),
+    # --- workloads ------------------------------------------------------------------------
+    ("pool-does-not-exist", "gke", {"inferenceServices[0].transformer.pool": "cpu-pool"}, "inferenceServices[0].transformer.pool", "(allowed: l4-spot, l4, cpu)"),
+    ("pool-list-unknown", "gke", {"inferenceServices[0].predictor.pool": ["l4-spot", "a100"]}, "inferenceServices[0].predictor.pool[1]", "pool 'a100' does not exist"),
+    ("pool-list-empty", "gke", {"inferenceServices[0].predictor.pool": []}, "inferenceServices[0].predictor.pool", "the pool list is empty"),
+    ("pool-list-duplicate", "gke", {"inferenceServices[0].predictor.pool": ["l4", "l4"]}, "inferenceServices[0].predictor.pool[1]", "listed twice"),
+    ("gpu-on-cpu-pool", "gke", {"inferenceServices[0].transformer.gpus": 1}, "inferenceServices[0].transformer.gpus", "which has no GPUs"),
+    ("gpus-above-node", "gke", {"seldon.servers[0].gpus": 2}, "seldon.servers[0].gpus", "a node of pool 'l4' has 1"),
+    ("gpus-above-node-in-list", "gke", {"pools[0].machineType": "g2-standard-24", "inferenceServices[0].predictor.gpus": 2}, "inferenceServices[0].predictor.gpus", "pool 'l4' has 1 (every pool in the list must fit)"),
+    ("replicas-min-above-max", "gke", {"inferenceServices[0].predictor.minReplicas": 3, "inferenceServices[0].predictor.maxReplicas": 2}, "inferenceServices[0].predictor.minReplicas", "above maxReplicas 2"),
+    ("negative-quantity", "gke", {"inferenceServices[0].predictor.memory": "-1Gi"}, "inferenceServices[0].predictor.memory", "is negative"),
+    ("malformed-quantity", "gke", {"inferenceServices[0].predictor.memory": "4GB"}, "inferenceServices[0].predictor.memory", "not a valid quantity"),
+    ("float-quantity", "gke", {"inferenceServices[0].transformer.cpu": 0.5}, "inferenceServices[0].transformer.cpu", "'500m'"),
+    ("missing-model-source", "gke", {"inferenceServices[0].predictor.model": DEL}, "inferenceServices[0].predictor", "no model source"),
+    ("two-model-sources", "gke", {"inferenceServices[0].predictor.containers": [{"name": "c", "image": "i"}]}, "inferenceServices[0].predictor.containers", "are both given"),
+    ("transformer-with-model", "gke", {"inferenceServices[0].transformer.model": {"format": "sklearn", "storageUri": "gs://b/m"}}, "inferenceServices[0].transformer.model", "runs containers"),
+    ("storage-uri-scheme", "gke", {"inferenceServices[0].predictor.model.storageUri": "bucket/model"}, "inferenceServices[0].predictor.model.storageUri", "not a storage URI"),
+    ("raw-min-replicas-zero", "eks", {"inferenceServices[0].predictor.minReplicas": 0}, "inferenceServices[0].predictor.minReplicas", "does not scale to zero"),
+    ("seldon-requirements-and-missing-server", "gke", {"seldon.models[0].server": "gpu-srv"}, "seldon.models[0].server", "pins server 'gpu-srv' (and has requirements)"),
+    ("seldon-unknown-server-config", "gke", {"seldon.servers[0].serverConfig": "mlserver-gpu"}, "seldon.servers[0].serverConfig", "(allowed: mlserver, mlserver-llm, triton)"),
+    ("seldon-gpu-limit-below-request", "gke", {"seldon.servers[0].gpuLimit": 0}, "seldon.servers[0].gpuLimit", "below the request"),
+    ("omit-gpu-toleration-without-plugin", "existing", {"inferenceServices[0].predictor.omitGpuToleration": True}, "inferenceServices[0].predictor.omitGpuToleration", "ExtendedResourceToleration"),
+    # --- Knative --------------------------------------------------------------------------
+    ("knative-unknown-mode", "gke", {"knative.mode": "auto"}, "knative.mode", "(allowed: operator, patch, none)"),
+    ("knative-flag-disabled-while-used", "gke", {"knative.features": {"kubernetes.podspec-tolerations": "disabled"}, "knative.allowDisablingPodspecFlags": True}, 'knative.features["kubernetes.podspec-tolerations"]', "InferenceService 'llm'"),
+    ("knative-flag-disabled", "gke", {"knative.features": {"kubernetes.podspec-affinity": "disabled"}}, 'knative.features["kubernetes.podspec-affinity"]', "cannot safely be"),
+    ("knative-none-serverless", "gke", {"knative.mode": "none"}, "inferenceServices[0].deploymentMode", "knative.assumeFlagsEnabled: true"),
+    ("knative-feature-typo", "gke", {"knative.features": {"kubernetes.podspec-toleration": "enabled"}}, 'knative.features["kubernetes.podspec-toleration"]', "did you mean 'kubernetes.podspec-tolerations'"),
+    ("knative-feature-value", "gke", {"knative.features": {"multi-container": "on"}}, "knative.features.multi-container", "enabled, disabled, allowed"),
+    ("deployment-mode-typo", "gke", {"inferenceServices[0].deploymentMode": "Serveless"}, "inferenceServices[0].deploymentMode", "did you mean 'Serverless'"),
+    # --- secure defaults ------------------------------------------------------------------
+    ("static-credentials-plain", "eks", {"namespaces.staticCredentials": {"AWS_SECRET_ACCESS_KEY": "x"}}, SECRET_KEY, "in plain text"),
+    ("pod-security-unknown", "gke", {"namespaces.podSecurity": "strict"}, "namespaces.podSecurity", "privileged, baseline, restricted"),
+    ("aws-role-on-gke", "gke", {"cluster.workloadIdentity": {"awsRoleArn": "arn:aws:iam::123456789012:role/r"}}, "cluster.workloadIdentity.awsRoleArn", "this cluster is GKE"),
+    ("node-sa-on-eks", "eks", {"cluster.nodeServiceAccount": "nodes@p.iam.gserviceaccount.com"}, "cluster.nodeServiceAccount", "is for provider 'gke'"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    ("base", "changes", "path", "piece"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_bad_input(base, changes, path, piece):
+    with pytest.raises(InputError) as caught:
+        load_spec(mutated(base, changes))
+    err = caught.value
+    expected = path if ":" in path else f"{NS}:{path}"
+    assert err.path == expected, str(err)
+    assert piece in str(err)
+    assert str(err).startswith(f"{expected}: ")
+
+
+def test_catalogue_is_big_and_distinct():
+    assert len(CASES) >= 45
+    assert len({c[0] for c in CASES}) == len(CASES)
+    assert len({repr(c[1:3]) for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("base", ["gke", "eks", "existing"])
+def test_bases_are_valid(base):
+    load_spec(mutated(base, {}))
+
+
+def test_every_case_is_in_the_config_reference():
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "config-reference.md"
+    if not doc.exists():
+        pytest.skip("docs/config-reference.md folded elsewhere")
+    text = doc.read_text()
+    missing = [c[0] for c in CASES if f"`{c[0]}`" not in text]
+    assert not missing, f"add these to the catalogue in {doc.name}: {missing}"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A throwaway copy of the project (Pulumi.yaml + the real stack program)."""
+    import shutil
+
+    from tests.conftest import ROOT
+
+    d = tmp_path_factory.mktemp("bad-inputs")
+    shutil.copy(ROOT / "Pulumi.yaml", d)
+    shutil.copy(ROOT / "__main__.py", d)
+    (d / "stacks").mkdir()
+    return d
+
+
+@pytest.mark.parametrize(
+    ("base", "changes", "path", "piece"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_bad_stack_file_exits_2_with_the_message(project, capsys, base, changes, path, piece):
+    """The same catalogue through `gpu-inference preview`: exit 2, the key path and the message,
+    no traceback, nothing written."""
+    import yaml
+
+    from components.preview import cli
+
+    stack = f"bad-{abs(hash((base, repr(changes)))) % 10**8}"
+    text = yaml.safe_dump({"config": mutated(base, changes)}, sort_keys=False)
+    (project / "stacks" / f"Pulumi.{stack}.yaml").write_text(text)
+    out = project / "out" / stack
+    assert cli.main(["preview", stack, "--project-dir", str(project), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    expected = path if ":" in path else f"{NS}:{path}"
+    assert f"error: {expected}: " in err, err
+    assert piece in err
+    assert "Traceback" not in err
+    assert not out.exists()

@@ -1,0 +1,169 @@
+"""ExistingGpuNodes under Pulumi mocks: one NodePatch per node with the pool's labels and taints
+(Kubernetes casing), the placement it hands out (seed 004's node), and the errors."""
+
+import pytest
+
+from components.model.errors import InputError
+from components.model.scheduling import Taint
+from components.pools.existing import (
+    ExistingGpuNodes,
+    ExistingGpuNodesArgs,
+    validate_existing_nodes_args,
+)
+from components.pools.pool import GPU_TAINT, POOL_LABEL
+from components.preview.mockrun import run_program
+
+PATCH = "kubernetes:core/v1:NodePatch"
+
+
+@pytest.fixture(scope="module")
+def world():
+    pools: dict[str, ExistingGpuNodes] = {}
+
+    def program():
+        # Seed 004's node: label pool=infer-srv, taint seldon-gpu-srv=true:NoSchedule, found by
+        # GPU discovery labels it already carries.
+        pools["srv"] = ExistingGpuNodes(
+            "infer-srv",
+            ExistingGpuNodesArgs(
+                nodes=["gpu-node-1", "gpu-node-2"],
+                gpus_per_node=2,
+                gpu_model="A100",
+                labels={"pool": "infer-srv"},
+                taints=[Taint("seldon-gpu-srv", "true", "NoSchedule")],
+                present_labels={"nvidia.com/gpu.product": "A100-SXM4-80GB"},
+                select_labels=["pool"],
+                patch_force=True,
+            ),
+        )
+        pools["plain"] = ExistingGpuNodes(
+            "rack-a", ExistingGpuNodesArgs(nodes=["node-a.example.lan"], gpus_per_node=8)
+        )
+        pools["cpu"] = ExistingGpuNodes(
+            "cpu-nodes", ExistingGpuNodesArgs(nodes=["cpu-1"], gpus_per_node=0)
+        )
+
+    return run_program(program), pools
+
+
+def test_node_patches(world):
+    g, _ = world
+    p1 = g.one(PATCH, "infer-srv-gpu-node-1")
+    assert p1.inputs == {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": "gpu-node-1",
+            "labels": {POOL_LABEL: "infer-srv", "pool": "infer-srv"},
+            "annotations": {
+                "gpu-inference.dev/gpus-per-node": "2",
+                "pulumi.com/patchForce": "true",
+                # Known to the placement check, never patched onto the node.
+                "gpu-inference.dev/present-labels": '{"nvidia.com/gpu.product": "A100-SXM4-80GB"}',
+            },
+        },
+        "spec": {"taints": [{"key": "seldon-gpu-srv", "value": "true", "effect": "NoSchedule"}]},
+    }
+    assert g.one(PATCH, "infer-srv-gpu-node-2").inputs["metadata"]["name"] == "gpu-node-2"
+    plain = g.one(PATCH, "rack-a-node-a.example.lan")
+    assert plain.inputs["metadata"] == {
+        "name": "node-a.example.lan",
+        "labels": {POOL_LABEL: "rack-a"},
+        "annotations": {"gpu-inference.dev/gpus-per-node": "8"},
+    }
+    assert plain.inputs["spec"] == {
+        "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    }
+    cpu = g.one(PATCH, "cpu-nodes-cpu-1")
+    assert cpu.inputs["spec"] == {"taints": []}
+    comp = g.one("gpu-inference:index:ExistingGpuNodes", "infer-srv")
+    assert p1.parent == comp.urn
+
+
+def test_seed004_node_placement(world):
+    _, pools = world
+    srv = pools["srv"]
+    assert srv.placement.to_pod_spec() == {
+        "nodeSelector": {"pool": "infer-srv"},
+        "tolerations": [
+            {"effect": "NoSchedule", "key": "seldon-gpu-srv", "operator": "Equal", "value": "true"}
+        ],
+    }
+    assert srv.labels == {
+        POOL_LABEL: "infer-srv",
+        "pool": "infer-srv",
+        "nvidia.com/gpu.product": "A100-SXM4-80GB",
+    }
+    f = srv.facts
+    assert (f.min_nodes, f.max_nodes, f.spot) == (2, 2, False)
+    assert f.gpus_per_node == 2 and f.gpu_model == "A100"
+    assert f.custom_gpu_taint is True
+    assert f.extended_resource_toleration is False
+    assert f.cloud == "existing"
+
+
+def test_default_gpu_placement(world):
+    _, pools = world
+    plain = pools["plain"]
+    assert plain.taints == [GPU_TAINT]
+    assert plain.placement.to_pod_spec() == {
+        "nodeSelector": {POOL_LABEL: "rack-a"},
+        "tolerations": [
+            {
+                "key": "nvidia.com/gpu",
+                "operator": "Equal",
+                "value": "present",
+                "effect": "NoSchedule",
+            }
+        ],
+    }
+    assert pools["cpu"].placement.to_pod_spec() == {"nodeSelector": {POOL_LABEL: "cpu-nodes"}}
+
+
+def test_extended_resource_toleration_is_recorded():
+    plan = validate_existing_nodes_args(
+        "p", ExistingGpuNodesArgs(nodes=["n"], gpus_per_node=1, extended_resource_toleration=True)
+    )
+    assert plan.facts.extended_resource_toleration is True
+    assert plan.patches["n"]["metadata"]["annotations"] == {"gpu-inference.dev/gpus-per-node": "1"}
+
+
+BAD = [
+    ({"nodes": []}, "args.nodes", ["not a non-empty list of node names"]),
+    ({"nodes": "gpu-node-1"}, "args.nodes", ["not a non-empty list"]),
+    ({"nodes": ["Node_1"]}, "args.nodes[0]", ["'Node_1'", "DNS"]),
+    ({"nodes": ["a", "a"]}, "args.nodes[1]", ["listed twice"]),
+    ({"gpus_per_node": -1}, "args.gpus_per_node", ["-1 is not a whole number of GPUs"]),
+    ({"gpus_per_node": 0, "gpu_model": "A100"}, "args.gpu_model", ["0 GPUs"]),
+    ({"taints": []}, "args.taints", ["GPU pool without a NoSchedule or NoExecute taint"]),
+    ({"labels": {POOL_LABEL: "x"}}, f"args.labels.{POOL_LABEL}", ["reserved"]),
+    (
+        {"present_labels": {POOL_LABEL: "x"}},
+        f"args.present_labels.{POOL_LABEL}",
+        ["the pool label"],
+    ),
+    (
+        {"labels": {"gpu": "a"}, "present_labels": {"gpu": "b"}},
+        "args.labels.gpu",
+        ["contradicts the present label gpu='b'"],
+    ),
+    ({"select_labels": ["nvidia.com/gpu.product"]}, "args.select_labels[0]", ["do not carry"]),
+    ({"pool_name": "Rack"}, "args.pool_name", ["'Rack'"]),
+]
+
+
+@pytest.mark.parametrize("overrides, path, pieces", BAD, ids=[b[1] + ":" + b[2][0] for b in BAD])
+def test_bad_existing_nodes_args(overrides, path, pieces):
+    base = dict(nodes=["gpu-node-1"], gpus_per_node=1)
+    base.update(overrides)
+    with pytest.raises(InputError) as info:
+        validate_existing_nodes_args("p", ExistingGpuNodesArgs(**base))
+    assert info.value.path == path
+    for piece in pieces:
+        assert piece in str(info.value), str(info.value)
+
+
+def test_error_names_the_component():
+    with pytest.raises(InputError) as info:
+        ExistingGpuNodes("p", ExistingGpuNodesArgs(nodes=[], gpus_per_node=1))
+    assert info.value.path == "ExistingGpuNodes('p').args.nodes"

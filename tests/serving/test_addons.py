@@ -1,0 +1,110 @@
+"""The pinned upstream installs: KServe, Seldon Core 2, the NVIDIA device plugin, cert-manager."""
+
+import pytest
+
+from components.model import versions
+from components.model.scheduling import Taint
+from components.serving.cert_manager import CertManager, CertManagerArgs
+from components.serving.kserve_install import KServeInstall, KServeInstallArgs
+from components.serving.nvidia_device_plugin import (
+    NvidiaDevicePlugin,
+    NvidiaDevicePluginArgs,
+    device_plugin_tolerations,
+)
+from components.serving.seldon_install import SeldonCoreInstall, SeldonCoreInstallArgs
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def releases(g):
+    return {r.inputs["name"]: r for r in g.of_type(RELEASE)}
+
+
+def test_kserve_crds_before_controller_with_the_default_mode(run):
+    g = run(
+        lambda: KServeInstall("kserve", KServeInstallArgs(default_deployment_mode="RawDeployment"))
+    )
+    rel = releases(g)
+    assert rel["kserve-crd"].inputs["chart"] == "oci://ghcr.io/kserve/charts/kserve-crd"
+    assert rel["kserve"].inputs["chart"] == "oci://ghcr.io/kserve/charts/kserve-resources"
+    assert {r.inputs["version"] for r in rel.values()} == {versions.KSERVE_VERSION}
+    assert "repositoryOpts" not in rel["kserve"].inputs  # OCI charts carry their registry
+    assert g.depends_on(rel["kserve"], rel["kserve-crd"])
+    # v0.20 spells RawDeployment "Standard".
+    assert rel["kserve"].inputs["values"] == {
+        "kserve": {"controller": {"deploymentMode": "Standard"}}
+    }
+
+
+@pytest.mark.parametrize(
+    ("mode", "version", "spelled"),
+    [
+        ("Serverless", "v0.20.0", "Knative"),
+        ("Knative", "v0.20.0", "Knative"),
+        ("RawDeployment", "v0.16.0", "Standard"),
+        ("Serverless", "v0.15.2", "Serverless"),
+        ("Standard", "v0.15.2", "RawDeployment"),
+    ],
+)
+def test_deployment_mode_spelling_follows_the_version(mode, version, spelled):
+    assert versions.kserve_deployment_mode(mode, version) == spelled
+
+
+def test_seldon_crds_then_controller_then_runtime(run):
+    g = run(lambda: SeldonCoreInstall("seldon", SeldonCoreInstallArgs()))
+    rel = releases(g)
+    assert set(rel) == {"seldon-core-v2-crds", "seldon-core-v2-setup", "seldon-core-v2-runtime"}
+    for r in rel.values():
+        assert r.inputs["version"] == "2.6.0"  # the last Apache-2.0 release
+        assert r.inputs["repositoryOpts"] == {"repo": "https://seldonio.github.io/helm-charts"}
+    assert g.depends_on(rel["seldon-core-v2-setup"], rel["seldon-core-v2-crds"])
+    assert g.depends_on(rel["seldon-core-v2-runtime"], rel["seldon-core-v2-setup"])
+    assert rel["seldon-core-v2-runtime"].inputs["namespace"] == "seldon-mesh"
+    ns = g.one("kubernetes:core/v1:Namespace")
+    assert ns.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    assert g.depends_on(rel["seldon-core-v2-runtime"], ns)
+
+
+def test_device_plugin_tolerates_every_pool_taint_key(run):
+    taints = [
+        Taint("seldon-gpu-srv", "true", "NoSchedule"),
+        Taint("myTaint2", "true", "NoSchedule"),
+        Taint("nvidia.com/gpu", "present", "NoSchedule"),
+    ]
+    args = NvidiaDevicePluginArgs(
+        pool_taints=taints, pool_label="gpu-inference.dev/pool", pool_label_values=["rtx", "a100"]
+    )
+    values = run(lambda: NvidiaDevicePlugin("dp", args)).one(RELEASE).inputs["values"]
+    expected = [
+        {"key": "CriticalAddonsOnly", "operator": "Exists"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "myTaint2", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "seldon-gpu-srv", "operator": "Exists", "effect": "NoSchedule"},
+    ]
+    assert values["tolerations"] == expected
+    # Upstream the NFD worker tolerates only nvidia.com/gpu=present (NVIDIA/k8s-device-plugin #1934).
+    assert values["nfd"]["worker"]["tolerations"] == expected
+    assert values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [
+            {
+                "matchExpressions": [
+                    {"key": "gpu-inference.dev/pool", "operator": "In", "values": ["a100", "rtx"]}
+                ]
+            }
+        ]
+    }
+
+
+def test_device_plugin_defaults_are_the_charts():
+    assert device_plugin_tolerations([]) == [
+        {"key": "CriticalAddonsOnly", "operator": "Exists"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ]
+
+
+def test_cert_manager_installs_its_crds(run):
+    rel = run(lambda: CertManager("cm", CertManagerArgs())).one(RELEASE)
+    assert rel.inputs["chart"] == "cert-manager"
+    assert rel.inputs["version"] == versions.CERT_MANAGER.version
+    assert rel.inputs["values"] == {"crds": {"enabled": True, "keep": True}}
+    assert rel.inputs["namespace"] == "cert-manager"
