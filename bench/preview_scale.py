@@ -316,7 +316,16 @@ def main() -> None:
             for rep in range(opts.repeat):
                 ours.append(
                     run_child(
-                        ["-m", "components", "preview", stack, "--project-dir", str(work), "--out", str(out)],
+                        [
+                            "-m",
+                            "components",
+                            "preview",
+                            stack,
+                            "--project-dir",
+                            str(work),
+                            "--out",
+                            str(out),
+                        ],
                         work,
                     )
                 )
