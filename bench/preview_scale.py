@@ -191,7 +191,7 @@ def median(runs: list[Run]) -> Run:
 def check_alone(pods: int = 1000, pools: int = 20) -> float:
     """Seconds the placement check takes on a synthetic graph (best of three)."""
     sys.path.insert(0, str(ROOT))
-    from components.check.placement_check import check
+    from components.check import check
 
     graph = [
         {

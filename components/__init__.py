@@ -60,7 +60,7 @@ _EXPORTS = {
     "load_spec": "platform.config",
     "InferencePlatform": "platform.platform",
     # placement check (pure)
-    "check": "check.placement_check",
+    "check": "check",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -80,7 +80,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .check.placement_check import check
+    from .check import check
     from .model.errors import InputError
     from .model.scheduling import (
         NodeAffinity,

@@ -6,7 +6,7 @@ policy's `validate(args, report_violation)` directly.
 
 Policies:
 - `gpu-placement-errors` (mandatory) / `gpu-placement-warnings` (advisory): stack validation;
-  the stack's resources (type, name, props) go through `components.check.placement_check.check`, each
+  the stack's resources (type, name, props) go through `components.check.check`, each
   error / warning finding is one violation `CODE: resource: message (fix: ...)` tied to the
   resource's URN. Info findings are not violations. A stack policy has one enforcement level, so
   the two severities are two policies, each configurable on its own (`enforcementLevel`, and the
@@ -24,7 +24,7 @@ How the pack finds the placement check: the pack is run from a clone of this rep
 pack's own virtualenv. Installing the project itself from there (`gpu-inference @ file:..`) is not
 reliable (the relative path resolves against pip's working directory, and it would drag in the
 cloud SDKs), so this module puts the repository root (the parent of `policy/`) on `sys.path` when
-it holds `components/check/placement_check.py`. The modules used (`placement_check`, `catalog`,
+it holds `components/check/`. The modules used (`check`, `catalog`,
 `scheduling`, `errors`, `config`) are pure; `config` needs pydantic, which requirements.txt lists.
 When the library is installed (the library's own virtualenv), the clone's copy wins; it is the same
 code.
@@ -39,9 +39,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
-if (_REPO_ROOT / "components" / "check" / "placement_check.py").is_file() and str(
-    _REPO_ROOT
-) not in sys.path:
+if (_REPO_ROOT / "components" / "check" / "rules.py").is_file() and str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
 from pulumi_policy import (  # noqa: E402
@@ -66,7 +64,7 @@ from pulumi_policy.proxy import (  # noqa: E402
     UnknownValueError,
 )
 
-from components.check.placement_check import (  # noqa: E402
+from components.check import (  # noqa: E402
     CODES,
     EKS_NODE_GROUP,
     GKE_NODE_POOL,

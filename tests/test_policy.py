@@ -30,7 +30,7 @@ from pulumi_policy.proxy import (
     unknown_checking_proxy,
 )
 
-from components.check.placement_check import CODES, POOL_LABEL, WIRED_POOL_ANNOTATION
+from components.check import CODES, POOL_LABEL, WIRED_POOL_ANNOTATION
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "policy") not in sys.path:

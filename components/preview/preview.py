@@ -7,7 +7,7 @@ paths, no secret values):
 - `resources.json`: the whole graph `[{type, name, parent, dependsOn, inputs}]`, parent and
   dependencies as `type::name` references;
 - `placement.json` / `placement.md`: the placement check's report (or, while
-  `components.check.placement_check` is not there, only the pool each workload names).
+  `components.check` is not there, only the pool each workload names).
 
 Config, as the Pulumi CLI builds it: Pulumi.yaml's project-level `config:` defaults (`key: value`
 or `key: {default: value}`), overridden by the stack file's `config:`. Bare keys belong to the
@@ -489,8 +489,8 @@ class PlacementResult:
 
 
 def _check_module() -> Any:
-    """`components.check.placement_check` when it is there, else None."""
-    name = f"{__package__.rpartition('.')[0]}.check.placement_check"
+    """`components.check` when it is there, else None."""
+    name = f"{__package__.rpartition('.')[0]}.check"
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as err:
@@ -553,7 +553,7 @@ def _pools_only(graph: Sequence[Mapping[str, Any]]) -> PlacementResult:
     ]
     workloads.sort(key=lambda w: (w["workload"], w["resource"]))
     note = (
-        "The placement check (components.check.placement_check) is not installed: this lists only "
+        "The placement check (components.check) is not installed: this lists only "
         "the pool each workload names, nothing is checked."
     )
     doc = {"checked": False, "note": note, "workloads": workloads, "findings": []}

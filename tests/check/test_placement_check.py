@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.check.placement_check import (
+from components.check import (
     CODES,
     POOL_LABEL,
     WIRED_POOL_ANNOTATION,
@@ -1174,7 +1174,7 @@ def test_present_labels_of_existing_nodes_are_selectable():
             },
         }
 
-    from components.check.placement_check import check
+    from components.check import check
 
     ok = check([node, server("true")], extended_resource_toleration=False)
     assert [w.pools for w in ok.workloads] == [("rtx",)] or [

@@ -207,7 +207,7 @@ def test_check_gives_the_same_report_as_the_preview(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, which: str
 ) -> None:
     if which == "real":
-        pytest.importorskip("components.check.placement_check")
+        pytest.importorskip("components.check")
     else:
         monkeypatch.setattr(pv, "_check_module", lambda: FAKE_CHECK)
     make_project(tmp_path, stack_yaml=stack_with("pool: nowhere\nreplicas: 1\n"))

@@ -1,0 +1,240 @@
+"""Static placement check: where every pod template in a resource graph can land, and what is wrong.
+
+Pure Python (imports no Pulumi). The input is the resource graph, a list of `{type, name, inputs}`
+(optionally `parent`, `dependsOn`) with Pulumi type tokens and the inputs as registered (camelCase),
+the shape `mockrun.Graph.as_graph()` and `resources.json` hold. Only type tokens and inputs are
+read, so a hand-written program that registers the same resource types is checked the same way.
+
+    report = check(graph)                  # extended_resource_toleration=None: inferred
+    report.errors                          # the error findings
+    report.to_json()                       # stable, JSON-serialisable, keys sorted
+    render_markdown(report)                # table workload -> pools -> findings + Mermaid diagram
+
+Node pools (each pool is one or more node templates with effective labels and taints):
+- `gcp:container/nodePool:NodePool`: `nodeConfig.labels` / `.taints` (cloud casing), GPUs from
+  `nodeConfig.guestAccelerators[{type, count}]` or, for machine types that come with GPUs, from
+  `catalog.gke_gpus_for_machine(nodeConfig.machineType)`. GKE adds to every GPU pool the taint
+  `nvidia.com/gpu=present:NoSchedule` and the labels `cloud.google.com/gke-accelerator=<type>`,
+  `cloud.google.com/gke-accelerator-count=<n>`; to every pool `cloud.google.com/gke-nodepool=<name>`
+  (when `name` is set; an auto-named pool's name is not known before deploy), and
+  `cloud.google.com/gke-spot=true` (spot) / `cloud.google.com/gke-preemptible=true` (preemptible).
+  Nodes: `autoscaling.minNodeCount/maxNodeCount` or `totalMinNodeCount/totalMaxNodeCount`, else
+  the fixed `nodeCount` (or `initialNodeCount`).
+- `aws:eks/nodeGroup:NodeGroup`: `labels`, `taints` (cloud casing), GPUs per node from
+  `catalog.aws_instance(instanceTypes[i]).gpus` (several types: the smallest), nodes from
+  `scalingConfig.minSize/maxSize`. EKS adds `eks.amazonaws.com/nodegroup=<nodeGroupName>` (when
+  set) and `eks.amazonaws.com/capacityType=ON_DEMAND|SPOT`; it adds NO GPU taint.
+- `kubernetes:core/v1:NodePatch`: `metadata.labels`, `spec.taints` (Kubernetes casing). GPUs per
+  node from the first of `GPU_COUNT_KEYS` found in the node's annotations or labels, else unknown.
+  NodePatches carrying the same `gpu-inference.dev/pool` label form one pool (a pod lands on the
+  pool when it lands on any of its nodes); a NodePatch without it is a pool of its own.
+Pool identity: the `POOL_LABEL` (`gpu-inference.dev/pool`) label value if present, else the
+resource name. A pool is a GPU pool when its nodes have GPUs (or, for a NodePatch with no count,
+when an NVIDIA / cloud accelerator label or an `nvidia.com/gpu` taint says so).
+
+Pod templates (workloads):
+- `kubernetes:serving.kserve.io/v1beta1:InferenceService`: `spec.predictor`, `spec.transformer`,
+  `spec.explainer`; the component is the pod-spec fragment (nodeSelector, affinity, tolerations);
+  GPUs from its containers (`model`, a framework key such as `triton`, `containers[*]`).
+  `minReplicas` absent = 1. Deployment mode from the annotation `serving.kserve.io/deploymentMode`
+  (`Serverless` / `Knative` / `RawDeployment` / `Standard`; absent = the KServe Helm release's
+  `kserve.controller.deploymentMode` when the graph has one, else Serverless). Only a Serverless
+  (Knative) component with `minReplicas: 0` scales to zero (RawDeployment never does: kserve #3514),
+  and not when Knative's `enable-scale-to-zero` is "false" in the graph.
+- `kubernetes:mlops.seldon.io/v1alpha1:Server`: its ServerConfig's podSpec merged with its own
+  `spec.podSpec` exactly as Seldon's operator does it (`mergePodSpecs`: mergo with override and
+  append-slice): maps such as nodeSelector merge key by key (the Server's value wins), lists such
+  as tolerations and node-selector terms are appended, containers are merged by name (resources key
+  by key). `replicas` absent = 1; a Server is a StatefulSet that the operator does not scale to
+  zero, so only `replicas: 0` counts as scaled to zero. A ServerConfig is a template, not a
+  workload. A Server whose ServerConfig is not in the graph uses its own podSpec; `mlserver` and
+  `triton` (the ServerConfigs Seldon installs) have their default capabilities.
+- `kubernetes:apps/v1:Deployment` / `StatefulSet` (`spec.template.spec`, `replicas` absent = 1,
+  scaled to zero only at `replicas: 0`) and `DaemonSet` (on every node it tolerates, never scaled
+  to zero; the cluster autoscaler ignores DaemonSet pods when it drains a node, so DaemonSets are
+  exempt from the cpu-on-gpu-pool, never-scales-to-zero and wildcard findings).
+- GPUs a pod requests: `nvidia.com/gpu` requests (limits when no request) summed over containers,
+  or the largest init container's, whichever is larger.
+- The pools a pod can land on: `scheduling.Placement.from_pod_spec(fragment).admits(...)` against
+  each node of each pool, with the tolerations the ExtendedResourceToleration admission plugin adds
+  to pods requesting extended resources when the cluster enables it
+  (`extended_resource_toleration`; None = on when any pool is GKE or EKS, off for graphs with only
+  existing nodes). The cluster may have nodes the graph does not declare (a default pool): a pod
+  that can land on none of the graph's pools is reported only when it asks for GPUs or is wired.
+
+Wiring (the contract workload components emit): `WIRED_POOL_ANNOTATION`
+(`gpu-inference.dev/pool`) in the CR's (or Deployment's) `metadata.annotations`, value a pool name
+or a comma-separated list in preference order (spot first, on-demand fallback). On an
+InferenceService, `gpu-inference.dev/pool.<component>` (`wired_annotation(component)`; component
+predictor / transformer / explainer) wins over the CR-level one, which applies to every component
+without its own; an empty per-component value (`gpu-inference.dev/pool.transformer: ""`) says the
+component is wired to no pool (a CPU transformer next to a GPU predictor). A Seldon Server without
+one uses its ServerConfig's. A workload without wiring gets every check except wrong-pool /
+wired-pool-unreachable.
+
+Device plugins: the GKE-managed NVIDIA device plugin tolerates every NoSchedule / NoExecute taint
+(kubernetes `cluster/addons/device-plugins/nvidia-gpu/daemonset.yaml`: `operator: Exists` for both
+effects), so GKE pools are exempt unless their nodes carry `gke-no-default-nvidia-gpu-device-plugin
+=true` (the GPU operator setup). EKS Bottlerocket NVIDIA AMIs run the device plugin on the host.
+Every other GPU pool (EKS AL2 / AL2023 NVIDIA AMIs, existing nodes) needs a device plugin
+DaemonSet: the check uses the ones in the graph (a DaemonSet whose name or image names the NVIDIA
+device plugin, or a Helm release of chart `nvidia-device-plugin`: `values.tolerations`, default
+`CriticalAddonsOnly Exists` + `nvidia.com/gpu Exists NoSchedule`; its NFD worker, deployed when
+`nfd.enabled` or else `gfd.enabled`, uses `values.nfd.worker.tolerations`, default
+`nvidia.com/gpu=present` with `Equal`: NVIDIA/k8s-device-plugin #1934). The pool is served when one
+plugin tolerates all its taints. With none in the graph the chart's defaults are assumed (GI012).
+Only tolerations are checked, not the plugin's own nodeSelector / affinity.
+
+Findings (stable codes):
+
+| code  | severity | what                                                                      |
+| ----- | -------- | ------------------------------------------------------------------------- |
+| GI001 | error    | no-pool: a GPU-requesting or wired pod can land on no pool in the graph   |
+| GI002 | error    | wrong-pool: can land on a pool it is not wired to                         |
+| GI003 | error    | cpu-on-gpu-pool: requests no GPU but can land on a GPU pool (pins a node) |
+| GI004 | error    | too-many-gpus: requests more GPUs than the nodes of every pool it can land on have |
+| GI005 | error    | knative-flag: Serverless InferenceService sets nodeSelector / affinity / tolerations while the Knative podspec feature is not "enabled" (the webhook rejects it) |
+| GI006 | info     | knative-config-absent: such an InferenceService, but the graph has no Knative config (KnativeServing or config-features): the cluster's must enable the flags |
+| GI007 | error    | device-plugin-taint: a GPU pool's taint is not tolerated by the device plugin in the graph (the node exposes no GPUs) |
+| GI008 | warning  | never-scales-to-zero: a pool with min 0 nodes hosts workloads that never scale to zero (named) |
+| GI009 | warning  | wildcard-toleration: a pod can land on GPU pools only thanks to `operator: Exists` with no key |
+| GI010 | warning  | seldon-model-unmatched: a Model's requirements match no Server's capabilities, or its pinned Server does not exist (or lacks them) |
+| GI011 | error    | wired-pool-unreachable: cannot land on a pool it is wired to (or the pool is not in the graph) |
+| GI012 | warning  | device-plugin-absent: a GPU pool that needs a device plugin DaemonSet has a taint the upstream chart's defaults do not tolerate, and the graph installs none |
+| GI013 | error    | invalid-spec: a taint, toleration, selector or GPU quantity Kubernetes would refuse |
+"""
+
+from __future__ import annotations
+
+from ..model.scheduling import (
+    GPU_RESOURCE,
+    Taint,
+    Toleration,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Contract
+# ---------------------------------------------------------------------------------------------
+
+WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
+"""Annotation on a workload CR / Deployment: the pool it is wired to (comma list = preference)."""
+WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
+"""Per-component wiring on an InferenceService (`component`: predictor, transformer, explainer);
+wins over `WIRED_POOL_ANNOTATION`."""
+POOL_LABEL = "gpu-inference.dev/pool"
+PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
+"""Node label naming the pool a node belongs to (pool identity)."""
+GPU_COUNT_KEYS = (
+    "gpu-inference.dev/gpus-per-node",
+    "nvidia.com/gpu.count",
+    "cloud.google.com/gke-accelerator-count",
+)
+"""Annotation or label keys a NodePatch may carry to say how many GPUs the node has."""
+
+SEVERITIES = ("error", "warning", "info")
+
+CODES: dict[str, tuple[str, str]] = {
+    "GI001": ("error", "no-pool"),
+    "GI002": ("error", "wrong-pool"),
+    "GI003": ("error", "cpu-on-gpu-pool"),
+    "GI004": ("error", "too-many-gpus"),
+    "GI005": ("error", "knative-flag"),
+    "GI006": ("info", "knative-config-absent"),
+    "GI007": ("error", "device-plugin-taint"),
+    "GI008": ("warning", "never-scales-to-zero"),
+    "GI009": ("warning", "wildcard-toleration"),
+    "GI010": ("warning", "seldon-model-unmatched"),
+    "GI011": ("error", "wired-pool-unreachable"),
+    "GI012": ("warning", "device-plugin-absent"),
+    "GI013": ("error", "invalid-spec"),
+}
+
+GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+NODE_PATCH = "kubernetes:core/v1:NodePatch"
+INFERENCE_SERVICE = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
+SELDON_SERVER = "kubernetes:mlops.seldon.io/v1alpha1:Server"
+SELDON_SERVER_CONFIG = "kubernetes:mlops.seldon.io/v1alpha1:ServerConfig"
+SELDON_MODEL = "kubernetes:mlops.seldon.io/v1alpha1:Model"
+KNATIVE_SERVING = "kubernetes:operator.knative.dev/v1beta1:KnativeServing"
+HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
+APPS_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+ISVC_COMPONENTS = ("predictor", "transformer", "explainer")
+
+KNATIVE_FEATURE_FOR_FIELD = {
+    "nodeSelector": "kubernetes.podspec-nodeselector",
+    "affinity": "kubernetes.podspec-affinity",
+    "tolerations": "kubernetes.podspec-tolerations",
+}
+SERVERLESS_MODES = ("Serverless", "Knative")
+RAW_MODES = ("RawDeployment", "Standard")
+DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
+
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
+GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
+GKE_PREEMPTIBLE_LABEL = "cloud.google.com/gke-preemptible"
+GKE_NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+GKE_GPU_TAINT = Taint(GPU_RESOURCE, "present", "NoSchedule")
+EKS_NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
+EKS_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
+
+DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
+DEVICE_PLUGIN_DEFAULT_TOLERATIONS = (
+    Toleration("CriticalAddonsOnly", "Exists"),
+    Toleration(GPU_RESOURCE, "Exists", "", "NoSchedule"),
+)
+NFD_WORKER_DEFAULT_TOLERATIONS = (
+    Toleration("node-role.kubernetes.io/master", "Equal", "", "NoSchedule"),
+    Toleration(GPU_RESOURCE, "Equal", "present", "NoSchedule"),
+)
+_DEVICE_PLUGIN_MARKERS = ("nvidia-device-plugin", "k8s-device-plugin", "nvidia-gpu-device-plugin")
+
+SELDON_CAPABILITIES_ENV = "SELDON_SERVER_CAPABILITIES"
+SELDON_DEFAULT_CAPABILITIES: dict[str, frozenset[str]] = {
+    "mlserver": frozenset(
+        [
+            "mlserver",
+            "alibi-detect",
+            "alibi-explain",
+            "huggingface",
+            "lightgbm",
+            "mlflow",
+            "python",
+            "sklearn",
+            "spark-mlib",
+            "xgboost",
+        ]
+    ),
+    "triton": frozenset(
+        ["triton", "dali", "fil", "onnx", "openvino", "python", "pytorch", "tensorflow", "tensorrt"]
+    ),
+}
+SELDON_SERVER_CHARTS = ("seldon-core-v2-runtime", "seldon-core-v2-servers")
+KSERVE_CHARTS = ("kserve", "kserve-resources")
+
+# Keys of a KServe component that are pod-spec fields or component settings, never a container.
+_COMPONENT_NON_CONTAINER_KEYS = frozenset(
+    {
+        "affinity",
+        "nodeSelector",
+        "tolerations",
+        "securityContext",
+        "dnsConfig",
+        "logger",
+        "batcher",
+        "workerSpec",
+        "readinessGates",
+        "overhead",
+        "annotations",
+        "labels",
+        "topologySpreadConstraints",
+    }
+)
+_CONTAINER_MARKERS = ("resources", "storageUri", "image", "modelFormat", "runtime", "args")
+
+
+def wired_annotation(component: str) -> str:
+    """The per-component wiring annotation of an InferenceService component."""
+    return WIRED_COMPONENT_POOL_ANNOTATION.format(component=component)

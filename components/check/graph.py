@@ -1,0 +1,674 @@
+"""Reading a resource graph: the pools (effective labels, taints, GPUs) and the pod templates
+(placement fragment, GPUs, replicas, wiring) that the check judges. See `contract` for the rules."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_CEILING
+from typing import Any
+
+from ..model.catalog import aws_instance, gke_gpus_for_machine
+from ..model.errors import InputError
+from ..model.scheduling import (
+    GPU_RESOURCE,
+    Taint,
+    Toleration,
+    parse_quantity,
+)
+from .contract import (
+    _COMPONENT_NON_CONTAINER_KEYS,
+    _CONTAINER_MARKERS,
+    _DEVICE_PLUGIN_MARKERS,
+    APPS_KINDS,
+    CODES,
+    DEPLOYMENT_MODE_ANNOTATION,
+    DEVICE_PLUGIN_CHART,
+    DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
+    EKS_CAPACITY_LABEL,
+    EKS_NODE_GROUP,
+    EKS_NODEGROUP_LABEL,
+    GKE_ACCELERATOR_COUNT_LABEL,
+    GKE_ACCELERATOR_LABEL,
+    GKE_GPU_TAINT,
+    GKE_NO_DEFAULT_PLUGIN_LABEL,
+    GKE_NODE_POOL,
+    GKE_NODEPOOL_LABEL,
+    GKE_PREEMPTIBLE_LABEL,
+    GKE_SPOT_LABEL,
+    GPU_COUNT_KEYS,
+    HELM_TYPES,
+    ISVC_COMPONENTS,
+    KSERVE_CHARTS,
+    NFD_WORKER_DEFAULT_TOLERATIONS,
+    NODE_PATCH,
+    POOL_LABEL,
+    PRESENT_LABELS_ANNOTATION,
+    SERVERLESS_MODES,
+    WIRED_POOL_ANNOTATION,
+    wired_annotation,
+)
+from .results import (
+    Finding,
+    NodeTemplate,
+    PoolFacts,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Reading the graph
+# ---------------------------------------------------------------------------------------------
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    return {str(k): _label_text(v) for k, v in _map(value).items()}
+
+
+def _label_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+        return int(value.strip())
+    return None
+
+
+def _kind(typ: str) -> str:
+    return typ.rsplit(":", 1)[-1]
+
+
+def _group(typ: str) -> str:
+    """`kubernetes:serving.kserve.io/v1beta1:InferenceService` -> `serving.kserve.io`."""
+    parts = typ.split(":")
+    return parts[1].split("/", 1)[0] if len(parts) == 3 else ""
+
+
+def _is(typ: str, group: str, kind: str) -> bool:
+    return typ.startswith("kubernetes:") and _group(typ) == group and _kind(typ) == kind
+
+
+def _rid(typ: str, name: str, component: str | None = None) -> str:
+    rid = f"{_kind(typ)}/{name}"
+    return f"{rid}/{component}" if component else rid
+
+
+def _metadata(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _map(inputs.get("metadata"))
+
+
+def _namespace(inputs: Mapping[str, Any]) -> str:
+    return str(_metadata(inputs).get("namespace") or "default")
+
+
+def _split_pools(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, str):
+        return ()
+    return tuple(dict.fromkeys(p.strip() for p in value.split(",") if p.strip()))
+
+
+class _Findings:
+    def __init__(self) -> None:
+        self.items: set[Finding] = set()
+
+    def add(self, code: str, resource: str, message: str, fix: str) -> None:
+        self.items.add(Finding(code, CODES[code][0], resource, message, fix))
+
+    def sorted(self) -> list[Finding]:
+        return sorted(self.items, key=Finding.sort_key)
+
+
+def _taint(data: Any, where: str, out: _Findings) -> Taint | None:
+    try:
+        return Taint.from_dict(_map(data))
+    except (InputError, KeyError, TypeError, ValueError) as e:
+        out.add("GI013", where, f"invalid taint {dict(_map(data))!r}: {e}", "fix the taint")
+        return None
+
+
+def _taints(items: Any, where: str, out: _Findings) -> list[Taint]:
+    taints = [_taint(t, where, out) for t in _list(items)]
+    return [t for t in taints if t is not None]
+
+
+# -- pools --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _PoolDraft:
+    name: str
+    provider: str
+    resource: str
+    node: NodeTemplate
+    gpus: int | None
+    gpu: bool
+    accelerator: str | None = None
+    min_nodes: int | None = None
+    max_nodes: int | None = None
+    spot: bool = False
+    builtin_device_plugin: bool = False
+
+
+def _gke_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
+    typ, name = str(entry["type"]), str(entry["name"])
+    inputs = _map(entry.get("inputs"))
+    rid = _rid(typ, name)
+    nc = _map(inputs.get("nodeConfig"))
+    labels = _str_map(nc.get("labels"))
+    taints = _taints(nc.get("taints"), rid, out)
+    accelerator: str | None = None
+    gpus = 0
+    for acc in _list(nc.get("guestAccelerators")):
+        acc = _map(acc)
+        if acc.get("type"):
+            accelerator = str(acc["type"])
+        gpus += _int(acc.get("count")) or 0
+    if gpus == 0 and isinstance(nc.get("machineType"), str):
+        attached = gke_gpus_for_machine(str(nc["machineType"]))
+        if attached:
+            accelerator, gpus = attached
+    gpu = gpus > 0
+    effective = dict(labels)
+    if gpu:
+        if accelerator:
+            effective[GKE_ACCELERATOR_LABEL] = accelerator
+        effective[GKE_ACCELERATOR_COUNT_LABEL] = str(gpus)
+        if GKE_GPU_TAINT not in taints:
+            taints.append(GKE_GPU_TAINT)
+    if isinstance(inputs.get("name"), str) and inputs["name"]:
+        effective[GKE_NODEPOOL_LABEL] = str(inputs["name"])
+    spot = nc.get("spot") is True
+    if spot:
+        effective[GKE_SPOT_LABEL] = "true"
+    if nc.get("preemptible") is True:
+        effective[GKE_PREEMPTIBLE_LABEL] = "true"
+    auto = _map(inputs.get("autoscaling"))
+    if auto:
+        lo = _int(auto.get("minNodeCount"))
+        hi = _int(auto.get("maxNodeCount"))
+        if lo is None and hi is None:
+            lo, hi = _int(auto.get("totalMinNodeCount")), _int(auto.get("totalMaxNodeCount"))
+        lo = 0 if lo is None and hi is not None else lo
+    else:
+        lo = _int(inputs.get("nodeCount"))
+        if lo is None:
+            lo = _int(inputs.get("initialNodeCount"))
+        hi = lo
+    return _PoolDraft(
+        name=labels.get(POOL_LABEL) or name,
+        provider="gke",
+        resource=rid,
+        node=NodeTemplate(None, effective, tuple(taints)),
+        gpus=gpus,
+        gpu=gpu,
+        accelerator=accelerator,
+        min_nodes=lo,
+        max_nodes=hi,
+        spot=spot,
+        builtin_device_plugin=effective.get(GKE_NO_DEFAULT_PLUGIN_LABEL) != "true",
+    )
+
+
+def _looks_like_gpu_instance(instance_type: str) -> bool:
+    family = instance_type.split(".", 1)[0]
+    return family[:1] in ("g", "p") and family[1:2].isdigit()
+
+
+def _eks_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
+    typ, name = str(entry["type"]), str(entry["name"])
+    inputs = _map(entry.get("inputs"))
+    rid = _rid(typ, name)
+    labels = _str_map(inputs.get("labels"))
+    taints = _taints(inputs.get("taints"), rid, out)
+    ami = str(inputs.get("amiType") or "")
+    gpu_ami = "NVIDIA" in ami or "GPU" in ami
+    counts: list[int | None] = []
+    accelerator = None
+    for it in _list(inputs.get("instanceTypes")):
+        try:
+            inst = aws_instance(str(it))
+        except InputError:
+            gpu_like = gpu_ami or _looks_like_gpu_instance(str(it))
+            counts.append(None if gpu_like else 0)
+            continue
+        counts.append(inst.gpus)
+        accelerator = accelerator or inst.accelerator_label
+    if not counts:
+        counts = [None if gpu_ami else 0]  # EKS's default instance type (t3.medium) has none
+    known = [c for c in counts if c is not None]
+    gpus = min(known) if len(known) == len(counts) else None
+    gpu = gpus is None or gpus > 0
+    effective = dict(labels)
+    if isinstance(inputs.get("nodeGroupName"), str) and inputs["nodeGroupName"]:
+        effective[EKS_NODEGROUP_LABEL] = str(inputs["nodeGroupName"])
+    capacity = str(inputs.get("capacityType") or "ON_DEMAND")
+    effective[EKS_CAPACITY_LABEL] = capacity
+    scaling = _map(inputs.get("scalingConfig"))
+    return _PoolDraft(
+        name=labels.get(POOL_LABEL) or name,
+        provider="eks",
+        resource=rid,
+        node=NodeTemplate(None, effective, tuple(taints)),
+        gpus=gpus,
+        gpu=gpu,
+        accelerator=accelerator,
+        min_nodes=_int(scaling.get("minSize")),
+        max_nodes=_int(scaling.get("maxSize")),
+        spot=capacity == "SPOT",
+        builtin_device_plugin=ami.startswith("BOTTLEROCKET") and "NVIDIA" in ami,
+    )
+
+
+def _present_labels(annotations: Mapping[str, str]) -> dict[str, str]:
+    """Labels a NodePatch records as already on the node (NFD / GFD labels it does not patch)."""
+    try:
+        found = json.loads(annotations.get(PRESENT_LABELS_ANNOTATION, "{}"))
+    except json.JSONDecodeError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _node_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
+    typ, name = str(entry["type"]), str(entry["name"])
+    inputs = _map(entry.get("inputs"))
+    rid = _rid(typ, name)
+    md = _metadata(inputs)
+    annotations = _str_map(md.get("annotations"))
+    labels = {**_present_labels(annotations), **_str_map(md.get("labels"))}
+    taints = _taints(_map(inputs.get("spec")).get("taints"), rid, out)
+    gpus: int | None = None
+    for key in GPU_COUNT_KEYS:
+        found = _int(annotations.get(key, labels.get(key)))
+        if found is not None:
+            gpus = found
+            break
+    evidence = (
+        any(k.startswith("nvidia.com/gpu") for k in labels)
+        or GKE_ACCELERATOR_LABEL in labels
+        or "k8s.amazonaws.com/accelerator" in labels
+        or any(t.key == GPU_RESOURCE for t in taints)
+    )
+    node_name = str(md["name"]) if md.get("name") else None
+    return _PoolDraft(
+        name=labels.get(POOL_LABEL) or name,
+        provider="existing",
+        resource=rid,
+        node=NodeTemplate(node_name, labels, tuple(taints)),
+        gpus=gpus,
+        gpu=(gpus or 0) > 0 or (gpus is None and evidence),
+        accelerator=labels.get("nvidia.com/gpu.product") or labels.get(GKE_ACCELERATOR_LABEL),
+    )
+
+
+def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts]:
+    drafts: dict[str, list[_PoolDraft]] = {}
+    for entry in graph:
+        typ = str(entry.get("type", ""))
+        if typ == GKE_NODE_POOL:
+            draft = _gke_pool(entry, out)
+        elif typ == EKS_NODE_GROUP:
+            draft = _eks_pool(entry, out)
+        elif typ == NODE_PATCH:
+            draft = _node_pool(entry, out)
+        else:
+            continue
+        drafts.setdefault(draft.name, []).append(draft)
+    pools = []
+    for name in sorted(drafts):
+        group = drafts[name]
+        known = [d.gpus for d in group if d.gpus is not None]
+        gpus = min(known) if known and len(known) == len(group) else None
+        mins = [d.min_nodes for d in group]
+        maxs = [d.max_nodes for d in group]
+        pools.append(
+            PoolFacts(
+                name=name,
+                provider=group[0].provider,
+                resources=tuple(sorted(d.resource for d in group)),
+                nodes=tuple(d.node for d in group),
+                gpus_per_node=gpus,
+                gpu=any(d.gpu for d in group),
+                accelerator=next((d.accelerator for d in group if d.accelerator), None),
+                min_nodes=None if None in mins else sum(m for m in mins if m is not None),
+                max_nodes=None if None in maxs else sum(m for m in maxs if m is not None),
+                spot=all(d.spot for d in group),
+                builtin_device_plugin=all(d.builtin_device_plugin for d in group),
+            )
+        )
+    return pools
+
+
+# -- pod templates ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Template:
+    type: str
+    name: str
+    component: str | None
+    namespace: str
+    fragment: Mapping[str, Any]  # nodeSelector / affinity / tolerations
+    containers: list[Mapping[str, Any]]
+    init_containers: list[Mapping[str, Any]]
+    wired: tuple[str, ...]
+    scales_to_zero: bool
+    daemonset: bool = False
+    serverless: bool = False
+    deployment_mode: str | None = None
+
+    @property
+    def resource(self) -> str:
+        return _rid(self.type, self.name, self.component)
+
+
+def _mergo(dst: Any, src: Any) -> Any:
+    """Go's `mergo.Merge(dst, src, WithOverride, WithAppendSlice)` on plain data: maps merge key by
+    key, lists append, a non-empty scalar of `src` replaces `dst`'s."""
+    if isinstance(dst, Mapping) and isinstance(src, Mapping):
+        out = dict(dst)
+        for k, v in src.items():
+            out[k] = _mergo(dst[k], v) if k in dst else v
+        return out
+    if isinstance(dst, list | tuple) and isinstance(src, list | tuple):
+        return [*dst, *src]
+    if src is None or src == "" or src == 0 or src is False:
+        return dst
+    return src
+
+
+def merge_seldon_pod_specs(server_config: Mapping[str, Any], server: Mapping[str, Any]) -> dict:
+    """A Server's effective podSpec: its ServerConfig's podSpec with the Server's merged in, as
+    Seldon Core 2's operator does (`mergePodSpecs`): containers merged by name, everything else
+    mergo with override and append-slice (nodeSelector keys merge, tolerations append)."""
+    merged = dict(
+        _mergo(dict(server_config), {k: v for k, v in server.items() if k != "containers"})
+    )
+    existing = [_map(c) for c in _list(server_config.get("containers"))]
+    overrides = [_map(c) for c in _list(server.get("containers"))]
+    containers: list[Any] = []
+    for o in overrides:
+        same = [e for e in existing if e.get("name") == o.get("name")]
+        containers += [_mergo(e, o) for e in same] or [o]
+    containers += [
+        e for e in existing if not any(o.get("name") == e.get("name") for o in overrides)
+    ]
+    if containers:
+        merged["containers"] = containers
+    return merged
+
+
+def _isvc_containers(component: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    containers = [_map(c) for c in _list(component.get("containers"))]
+    for key in sorted(component):
+        value = component[key]
+        if key in _COMPONENT_NON_CONTAINER_KEYS or key == "containers":
+            continue
+        if isinstance(value, Mapping) and any(m in value for m in _CONTAINER_MARKERS):
+            containers.append(value)
+    return containers
+
+
+def _knative_settings(
+    graph: Sequence[Mapping[str, Any]],
+) -> tuple[dict[str, str] | None, str, bool]:
+    """(features or None when the graph has no Knative config, where they are set, scale-to-zero
+    allowed). The KnativeServing CR wins over a ConfigMap: the operator reverts ConfigMap edits."""
+    operator: tuple[dict[str, str], str] | None = None
+    configmap: tuple[dict[str, str], str] | None = None
+    scale_to_zero = True
+    for entry in graph:
+        typ = str(entry.get("type", ""))
+        inputs = _map(entry.get("inputs"))
+        if _is(typ, "operator.knative.dev", "KnativeServing"):
+            config = _map(_map(inputs.get("spec")).get("config"))
+            features = _str_map(config.get("features"))
+            operator = (
+                {**(operator[0] if operator else {}), **features},
+                f"spec.config.features of KnativeServing {entry.get('name')}",
+            )
+            autoscaler = _str_map(config.get("autoscaler"))
+            if autoscaler.get("enable-scale-to-zero", "").lower() == "false":
+                scale_to_zero = False
+        elif typ in ("kubernetes:core/v1:ConfigMapPatch", "kubernetes:core/v1:ConfigMap"):
+            md = _metadata(inputs)
+            if md.get("namespace") not in (None, "knative-serving"):
+                continue
+            data = _str_map(inputs.get("data"))
+            if md.get("name") == "config-features":
+                configmap = (
+                    {**(configmap[0] if configmap else {}), **data},
+                    f"data of {_kind(typ)} knative-serving/config-features",
+                )
+            elif (
+                md.get("name") == "config-autoscaler"
+                and data.get("enable-scale-to-zero", "").lower() == "false"
+            ):
+                scale_to_zero = False
+    chosen = operator or configmap
+    if chosen is None:
+        return None, "", scale_to_zero
+    return chosen[0], chosen[1], scale_to_zero
+
+
+def _helm_releases(graph: Sequence[Mapping[str, Any]], chart: str) -> list[Mapping[str, Any]]:
+    found = []
+    for entry in graph:
+        if entry.get("type") not in HELM_TYPES:
+            continue
+        inputs = _map(entry.get("inputs"))
+        name = str(inputs.get("chart") or "").rstrip("/").rsplit("/", 1)[-1]
+        if name == chart:
+            found.append(entry)
+    return found
+
+
+def _kserve_default_mode(graph: Sequence[Mapping[str, Any]]) -> str:
+    for chart in KSERVE_CHARTS:
+        for entry in _helm_releases(graph, chart):
+            values = _map(_map(entry.get("inputs")).get("values"))
+            mode = _map(_map(values.get("kserve")).get("controller")).get("deploymentMode")
+            if isinstance(mode, str) and mode:
+                return mode
+    return "Serverless"
+
+
+def _templates(graph: Sequence[Mapping[str, Any]], scale_to_zero_allowed: bool) -> list[_Template]:
+    templates: list[_Template] = []
+    default_mode = _kserve_default_mode(graph)
+    server_configs: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for entry in graph:
+        typ = str(entry.get("type", ""))
+        if _is(typ, "mlops.seldon.io", "ServerConfig"):
+            inputs = _map(entry.get("inputs"))
+            sc_name = str(_metadata(inputs).get("name") or entry.get("name"))
+            server_configs[(_namespace(inputs), sc_name)] = inputs
+    for entry in graph:
+        typ, name = str(entry.get("type", "")), str(entry.get("name", ""))
+        inputs = _map(entry.get("inputs"))
+        md = _metadata(inputs)
+        annotations = _map(md.get("annotations"))
+        ns = _namespace(inputs)
+        spec = _map(inputs.get("spec"))
+        if _is(typ, "serving.kserve.io", "InferenceService"):
+            mode = str(annotations.get(DEPLOYMENT_MODE_ANNOTATION) or default_mode)
+            serverless = mode in SERVERLESS_MODES
+            cr_wired = _split_pools(annotations.get(WIRED_POOL_ANNOTATION))
+            for comp in ISVC_COMPONENTS:
+                component = spec.get(comp)
+                if not isinstance(component, Mapping):
+                    continue
+                own_key = wired_annotation(comp)
+                wired = _split_pools(annotations[own_key]) if own_key in annotations else cr_wired
+                min_replicas = _int(component.get("minReplicas"))
+                min_replicas = 1 if min_replicas is None else min_replicas
+                templates.append(
+                    _Template(
+                        type=typ,
+                        name=name,
+                        component=comp,
+                        namespace=ns,
+                        fragment=component,
+                        containers=_isvc_containers(component),
+                        init_containers=[_map(c) for c in _list(component.get("initContainers"))],
+                        wired=wired,
+                        scales_to_zero=serverless and min_replicas == 0 and scale_to_zero_allowed,
+                        serverless=serverless,
+                        deployment_mode=mode,
+                    )
+                )
+        elif _is(typ, "mlops.seldon.io", "Server"):
+            sc_name = str(spec.get("serverConfig") or "")
+            sc = server_configs.get((ns, sc_name))
+            if sc is None:
+                same = [v for (n, s), v in server_configs.items() if s == sc_name]
+                sc = same[0] if len(same) == 1 else None
+            sc_spec = _map(_map(sc.get("spec")).get("podSpec")) if sc else {}
+            pod = merge_seldon_pod_specs(sc_spec, _map(spec.get("podSpec")))
+            wired = _split_pools(annotations.get(WIRED_POOL_ANNOTATION))
+            if not wired and sc:
+                sc_annotations = _map(_metadata(sc).get("annotations"))
+                wired = _split_pools(sc_annotations.get(WIRED_POOL_ANNOTATION))
+            replicas = _int(spec.get("replicas"))
+            templates.append(
+                _Template(
+                    type=typ,
+                    name=name,
+                    component=None,
+                    namespace=ns,
+                    fragment=pod,
+                    containers=[_map(c) for c in _list(pod.get("containers"))],
+                    init_containers=[_map(c) for c in _list(pod.get("initContainers"))],
+                    wired=wired,
+                    scales_to_zero=replicas == 0,
+                )
+            )
+        elif typ.startswith("kubernetes:apps/") and _kind(typ) in APPS_KINDS:
+            template = _map(spec.get("template"))
+            pod_spec = _map(template.get("spec"))
+            wired = _split_pools(annotations.get(WIRED_POOL_ANNOTATION)) or _split_pools(
+                _map(_metadata(template).get("annotations")).get(WIRED_POOL_ANNOTATION)
+            )
+            daemonset = _kind(typ) == "DaemonSet"
+            replicas = _int(spec.get("replicas"))
+            templates.append(
+                _Template(
+                    type=typ,
+                    name=name,
+                    component=None,
+                    namespace=ns,
+                    fragment=pod_spec,
+                    containers=[_map(c) for c in _list(pod_spec.get("containers"))],
+                    init_containers=[_map(c) for c in _list(pod_spec.get("initContainers"))],
+                    wired=wired,
+                    scales_to_zero=not daemonset and replicas == 0,
+                    daemonset=daemonset,
+                )
+            )
+    return templates
+
+
+def _resource_quantity(container: Mapping[str, Any], resource: str) -> Any:
+    res = _map(container.get("resources"))
+    requests, limits = _map(res.get("requests")), _map(res.get("limits"))
+    return requests.get(resource, limits.get(resource))
+
+
+def _gpus(template: _Template) -> int:
+    """GPUs the pod needs: containers summed, or the largest init container, whichever is more.
+    Raises InputError for a quantity Kubernetes would refuse."""
+
+    def count(c: Mapping[str, Any]) -> int:
+        q = _resource_quantity(c, GPU_RESOURCE)
+        if q is None:
+            return 0
+        return int(parse_quantity(q).to_integral_value(rounding=ROUND_CEILING))
+
+    main = sum(count(c) for c in template.containers)
+    init = max((count(c) for c in template.init_containers), default=0)
+    return max(main, init)
+
+
+def _extended_resources(template: _Template) -> list[str]:
+    names: set[str] = set()
+    for c in [*template.containers, *template.init_containers]:
+        res = _map(c.get("resources"))
+        for part in ("requests", "limits"):
+            names.update(str(k) for k in _map(res.get(part)))
+    return sorted(names)
+
+
+# -- device plugins -----------------------------------------------------------------------------
+
+
+def _tolerations(items: Any) -> tuple[Toleration, ...]:
+    return tuple(Toleration.from_dict(_map(t)) for t in _list(items))
+
+
+def _device_plugins(
+    graph: Sequence[Mapping[str, Any]], out: _Findings
+) -> list[tuple[str, list[tuple[str, tuple[Toleration, ...]]]]]:
+    """Each device plugin in the graph: (resource, [(part, tolerations)]) where the parts are the
+    DaemonSets that must all run on a GPU node (the plugin, and NFD's worker when deployed)."""
+    plugins = []
+    for entry in _helm_releases(graph, DEVICE_PLUGIN_CHART):
+        rid = _rid(str(entry["type"]), str(entry["name"]))
+        values = _map(_map(entry.get("inputs")).get("values"))
+        try:
+            parts = [
+                (
+                    "device plugin",
+                    _tolerations(values["tolerations"])
+                    if "tolerations" in values
+                    else DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
+                )
+            ]
+            nfd = _map(values.get("nfd"))
+            nfd_on = nfd.get("enabled")
+            if nfd_on is None:
+                nfd_on = _map(values.get("gfd")).get("enabled")
+            if nfd_on is True:
+                worker = _map(nfd.get("worker"))
+                parts.append(
+                    (
+                        "NFD worker",
+                        _tolerations(worker["tolerations"])
+                        if "tolerations" in worker
+                        else NFD_WORKER_DEFAULT_TOLERATIONS,
+                    )
+                )
+        except (InputError, TypeError, ValueError) as e:
+            out.add("GI013", rid, f"invalid toleration in the chart values: {e}", "fix it")
+            continue
+        plugins.append((rid, parts))
+    for entry in graph:
+        typ = str(entry.get("type", ""))
+        if not (typ.startswith("kubernetes:apps/") and _kind(typ) == "DaemonSet"):
+            continue
+        inputs = _map(entry.get("inputs"))
+        pod = _map(_map(_map(inputs.get("spec")).get("template")).get("spec"))
+        names = [str(entry.get("name", "")), str(_metadata(inputs).get("name") or "")]
+        names += [str(_map(c).get("image") or "") for c in _list(pod.get("containers"))]
+        if not any(m in n for n in names for m in _DEVICE_PLUGIN_MARKERS):
+            continue
+        rid = _rid(typ, str(entry["name"]))
+        try:
+            plugins.append((rid, [("device plugin", _tolerations(pod.get("tolerations")))]))
+        except (InputError, TypeError, ValueError):
+            continue  # reported with the DaemonSet's own workload finding (GI013)
+    return sorted(plugins, key=lambda p: p[0])

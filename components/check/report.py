@@ -1,0 +1,115 @@
+"""Rendering a report: stable JSON, and Markdown with a table and a Mermaid diagram."""
+
+from __future__ import annotations
+
+from .contract import (
+    SEVERITIES,
+)
+from .results import (
+    Report,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Output
+# ---------------------------------------------------------------------------------------------
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _mermaid_label(text: str) -> str:
+    return '"' + text.replace('"', "#quot;").replace("|", "#124;") + '"'
+
+
+def render_markdown(report: Report) -> str:
+    """`placement.md`: a summary, a table workload -> pools -> findings, the findings with their
+    fixes, the pools, and a Mermaid `flowchart LR` of workload --> pool. Same report, same text."""
+    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in SEVERITIES}
+    lines = [
+        "# Placement check",
+        "",
+        f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info. "
+        f"ExtendedResourceToleration: {'on' if report.extended_resource_toleration else 'off'}.",
+        "",
+        "## Workloads",
+        "",
+        "| Workload | GPUs | Scales to zero | Wired to | Can land on | Findings |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for w in report.workloads:
+        codes = sorted({f.code for f in report.findings_for(w.resource)})
+        lines.append(
+            "| "
+            + " | ".join(
+                _cell(x)
+                for x in (
+                    w.resource,
+                    str(w.gpus),
+                    "yes" if w.scales_to_zero else "no",
+                    ", ".join(w.wired) or "-",
+                    ", ".join(w.pools) or "-",
+                    ", ".join(codes) or "-",
+                )
+            )
+            + " |"
+        )
+    lines += ["", "## Findings", ""]
+    if report.findings:
+        lines += [
+            "| Severity | Code | Resource | Message | Fix |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        lines += [
+            "| "
+            + " | ".join(_cell(x) for x in (f.severity, f.code, f.resource, f.message, f.fix))
+            + " |"
+            for f in report.findings
+        ]
+    else:
+        lines.append("None.")
+    lines += [
+        "",
+        "## Pools",
+        "",
+        "| Pool | Provider | GPUs per node | Nodes | Labels | Taints |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for p in report.pools:
+        gpus = "unknown" if p.gpus_per_node is None else str(p.gpus_per_node)
+        if p.accelerator and p.gpu:
+            gpus += f" ({p.accelerator})"
+        nodes = "-" if p.min_nodes is None else f"{p.min_nodes}..{p.max_nodes}"
+        labels = ", ".join(f"{k}={v}" for k, v in sorted(p.labels.items()))
+        lines.append(
+            "| "
+            + " | ".join(
+                _cell(x)
+                for x in (
+                    p.name,
+                    p.provider,
+                    gpus,
+                    nodes,
+                    labels or "-",
+                    ", ".join(map(str, p.taints)) or "-",
+                )
+            )
+            + " |"
+        )
+    lines += ["", "## Diagram", "", "```mermaid", "flowchart LR"]
+    pool_ids = {p.name: f"p{i}" for i, p in enumerate(report.pools)}
+    for i, w in enumerate(report.workloads):
+        lines.append(f"  w{i}[{_mermaid_label(w.resource)}]")
+    for p in report.pools:
+        lines.append(f"  {pool_ids[p.name]}[({_mermaid_label(p.name)})]")
+    for i, w in enumerate(report.workloads):
+        for name in w.pools:
+            if w.wired and name not in w.wired:
+                lines.append(f"  w{i} -. not wired .-> {pool_ids[name]}")
+            else:
+                lines.append(f"  w{i} --> {pool_ids[name]}")
+        for name in w.wired:
+            if name not in w.pools and name in pool_ids:
+                lines.append(f"  w{i} -- wired, cannot land --x {pool_ids[name]}")
+    lines += ["```", ""]
+    return "\n".join(lines)

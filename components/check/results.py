@@ -1,0 +1,201 @@
+"""What the placement check returns: findings, the pools and workloads it read, the report."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from ..model.scheduling import (
+    Placement,
+    Taint,
+)
+from .contract import (
+    SEVERITIES,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: a stable `code` (see the module docstring), its severity, the resource it is
+    about (`Kind/name[/component]`), a one-line message and a one-line fix."""
+
+    code: str
+    severity: str
+    resource: str
+    message: str
+    fix: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "code": self.code,
+            "fix": self.fix,
+            "message": self.message,
+            "resource": self.resource,
+            "severity": self.severity,
+        }
+
+    def sort_key(self) -> tuple[int, str, str, str, str]:
+        return (SEVERITIES.index(self.severity), self.code, self.resource, self.message, self.fix)
+
+
+@dataclass(frozen=True)
+class NodeTemplate:
+    """One node (or the node template of a cloud pool): its effective labels and taints."""
+
+    name: str | None
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    """A node pool as the check sees it (effective labels and taints include the cloud's own)."""
+
+    name: str
+    provider: str  # "gke" | "eks" | "existing"
+    resources: tuple[str, ...]
+    nodes: tuple[NodeTemplate, ...]
+    gpus_per_node: int | None  # None: unknown
+    gpu: bool
+    accelerator: str | None = None
+    min_nodes: int | None = None
+    max_nodes: int | None = None
+    spot: bool = False
+    builtin_device_plugin: bool = False
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Labels every node of the pool has."""
+        first, *rest = self.nodes
+        return {k: v for k, v in first.labels.items() if all(n.labels.get(k) == v for n in rest)}
+
+    @property
+    def taints(self) -> tuple[Taint, ...]:
+        """Taints of any node of the pool (sorted, without duplicates)."""
+        return tuple(sorted({t for n in self.nodes for t in n.taints}))
+
+    @property
+    def resource(self) -> str:
+        return self.resources[0]
+
+    def admits(self, placement: Placement) -> bool:
+        return any(placement.admits(n.labels, n.taints, n.name) for n in self.nodes)
+
+    def why_not(self, placement: Placement) -> list[str]:
+        node = self.nodes[0]
+        return placement.why_not(node.labels, node.taints)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "accelerator": self.accelerator,
+            "builtinDevicePlugin": self.builtin_device_plugin,
+            "gpu": self.gpu,
+            "gpusPerNode": self.gpus_per_node,
+            "labels": dict(sorted(self.labels.items())),
+            "maxNodes": self.max_nodes,
+            "minNodes": self.min_nodes,
+            "name": self.name,
+            "nodes": sorted(n.name for n in self.nodes if n.name),
+            "provider": self.provider,
+            "resources": list(self.resources),
+            "spot": self.spot,
+            "taints": [str(t) for t in self.taints],
+        }
+
+
+@dataclass(frozen=True)
+class WorkloadFacts:
+    """One pod template and where it can land."""
+
+    resource: str  # Kind/name[/component]
+    type: str
+    name: str
+    kind: str
+    component: str | None
+    namespace: str
+    pools: tuple[str, ...]  # sorted
+    wired: tuple[str, ...]  # preference order
+    gpus: int
+    scales_to_zero: bool
+    daemonset: bool = False
+    deployment_mode: str | None = None
+    placement: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "component": self.component,
+            "daemonSet": self.daemonset,
+            "deploymentMode": self.deployment_mode,
+            "gpus": self.gpus,
+            "kind": self.kind,
+            "name": self.name,
+            "namespace": self.namespace,
+            "placement": _sorted_json(self.placement),
+            "pools": list(self.pools),
+            "resource": self.resource,
+            "scalesToZero": self.scales_to_zero,
+            "type": self.type,
+            "wired": list(self.wired),
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    pools: list[PoolFacts]
+    workloads: list[WorkloadFacts]
+    findings: list[Finding]
+    extended_resource_toleration: bool
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning"]
+
+    @property
+    def ok(self) -> bool:
+        """No error (warnings and info allowed)."""
+        return not self.errors
+
+    def findings_for(self, resource: str) -> list[Finding]:
+        return [f for f in self.findings if f.resource == resource]
+
+    def to_json_text(self) -> str:
+        """`placement.json`: `to_json()` as indented JSON text ending in a newline (byte-stable)."""
+        return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain, stable dict (keys sorted at every level); `json.dumps` it as it is."""
+        counts = {s: sum(1 for f in self.findings if f.severity == s) for s in SEVERITIES}
+        return _sorted_json(
+            {
+                "extendedResourceToleration": self.extended_resource_toleration,
+                "findings": [f.to_json() for f in self.findings],
+                "pools": [p.to_json() for p in self.pools],
+                "summary": {
+                    "errors": counts["error"],
+                    "info": counts["info"],
+                    "warnings": counts["warning"],
+                },
+                "workloads": [w.to_json() for w in self.workloads],
+            }
+        )
+
+
+def _sorted_json(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _sorted_json(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list | tuple):
+        return [_sorted_json(v) for v in value]
+    if isinstance(value, Decimal):
+        return str(value)
+    return value

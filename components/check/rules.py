@@ -1,0 +1,432 @@
+"""Judging the graph: where each pod template can land, and the findings (codes in `contract.CODES`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..model.errors import InputError
+from ..model.scheduling import (
+    FILTERING_EFFECTS,
+    Placement,
+    Taint,
+    extended_resource_tolerations,
+    untolerated,
+)
+from .contract import (
+    DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
+    GKE_GPU_TAINT,
+    KNATIVE_FEATURE_FOR_FIELD,
+    POOL_LABEL,
+    SELDON_CAPABILITIES_ENV,
+    SELDON_DEFAULT_CAPABILITIES,
+    SELDON_SERVER_CHARTS,
+)
+from .graph import (
+    _device_plugins,
+    _extended_resources,
+    _Findings,
+    _gpus,
+    _helm_releases,
+    _is,
+    _kind,
+    _knative_settings,
+    _list,
+    _map,
+    _metadata,
+    _namespace,
+    _pools,
+    _rid,
+    _Template,
+    _templates,
+    merge_seldon_pod_specs,
+)
+from .results import (
+    PoolFacts,
+    Report,
+    WorkloadFacts,
+)
+
+# ---------------------------------------------------------------------------------------------
+# The check
+# ---------------------------------------------------------------------------------------------
+
+
+def _names(items: Iterable[str]) -> str:
+    items = list(items)
+    return ", ".join(items) if items else "none"
+
+
+def check(
+    graph: Iterable[Mapping[str, Any]], *, extended_resource_toleration: bool | None = None
+) -> Report:
+    """Where every pod template in `graph` can land, and the findings (see the module docstring).
+
+    `extended_resource_toleration`: whether the cluster runs Kubernetes' ExtendedResourceToleration
+    admission plugin (GPU-requesting pods then tolerate `nvidia.com/gpu` taints by themselves);
+    None infers it: on when any pool is GKE or EKS, off when the graph has only existing nodes.
+    """
+    entries = [e for e in graph if isinstance(e, Mapping) and "type" in e and "name" in e]
+    out = _Findings()
+    pools = _pools(entries, out)
+    if extended_resource_toleration is None:
+        extended_resource_toleration = any(p.provider in ("gke", "eks") for p in pools)
+    pool_by_name = {p.name: p for p in pools}
+    features, features_where, scale_to_zero_allowed = _knative_settings(entries)
+
+    workloads: list[WorkloadFacts] = []
+    lands_on: dict[str, list[WorkloadFacts]] = {p.name: [] for p in pools}
+    for t in _templates(entries, scale_to_zero_allowed):
+        rid = t.resource
+        try:
+            base = Placement.from_pod_spec(t.fragment)
+            gpus = _gpus(t)
+        except (InputError, KeyError, TypeError, ValueError) as e:
+            out.add(
+                "GI013",
+                rid,
+                f"its pod spec is not valid Kubernetes: {e}",
+                "fix the nodeSelector / affinity / tolerations / nvidia.com/gpu quantity named",
+            )
+            continue
+        placement = base
+        if extended_resource_toleration:
+            placement = base.with_tolerations(extended_resource_tolerations(_extended_resources(t)))
+        admitted = [p for p in pools if p.admits(placement)]
+        facts = WorkloadFacts(
+            resource=rid,
+            type=t.type,
+            name=t.name,
+            kind=_kind(t.type),
+            component=t.component,
+            namespace=t.namespace,
+            pools=tuple(p.name for p in admitted),
+            wired=t.wired,
+            gpus=gpus,
+            scales_to_zero=t.scales_to_zero,
+            daemonset=t.daemonset,
+            deployment_mode=t.deployment_mode,
+            placement=base.to_pod_spec(),
+        )
+        workloads.append(facts)
+        for p in admitted:
+            lands_on[p.name].append(facts)
+        _check_workload(t, facts, placement, admitted, pools, pool_by_name, out)
+        if t.serverless:
+            _check_knative(t, base, features, features_where, out)
+
+    _check_pools(entries, pools, lands_on, out)
+    _check_seldon_models(entries, out)
+    workloads.sort(key=lambda w: w.resource)
+    return Report(pools, workloads, out.sorted(), extended_resource_toleration)
+
+
+def _check_workload(
+    t: _Template,
+    w: WorkloadFacts,
+    placement: Placement,
+    admitted: list[PoolFacts],
+    pools: list[PoolFacts],
+    pool_by_name: Mapping[str, PoolFacts],
+    out: _Findings,
+) -> None:
+    rid = w.resource
+    names = [p.name for p in admitted]
+    gpu_pools = [p for p in admitted if p.gpu]
+    missing = [n for n in w.wired if n not in pool_by_name]
+
+    def reasons(pool: PoolFacts) -> str:
+        return "; ".join(pool.why_not(placement)) or "refused"
+
+    if not admitted and not t.daemonset and (w.gpus > 0 or w.wired):
+        if w.wired:
+            detail = "; ".join(
+                f"pool {n}: {reasons(pool_by_name[n]) if n in pool_by_name else 'not in the graph'}"
+                for n in w.wired
+            )
+            message = f"wired to {_names(w.wired)} but can land on no pool ({detail})"
+            fix = (
+                f"give it the placement of pool {w.wired[0]} (select its labels, tolerate its "
+                "taints)"
+                if not missing
+                else f"wire it to a pool the graph has ({_names(p.name for p in pools)})"
+            )
+        else:
+            detail = "; ".join(f"pool {p.name}: {reasons(p)}" for p in pools if p.gpu)
+            message = f"requests {w.gpus} GPU(s) but can land on no pool" + (
+                f" ({detail})" if detail else ": the graph has no GPU pool"
+            )
+            fix = "select a GPU pool's labels and tolerate its taints (or add a GPU pool)"
+        out.add("GI001", rid, message, fix)
+
+    if w.wired:
+        extra = [n for n in names if n not in w.wired]
+        if extra:
+            out.add(
+                "GI002",
+                rid,
+                f"wired to {_names(w.wired)} but can also land on {_names(extra)}",
+                f"select a label only {_names(w.wired)} has (e.g. {POOL_LABEL}) and drop "
+                f"tolerations that let it onto {_names(extra)}",
+            )
+        unreachable = [n for n in w.wired if n not in names]
+        if admitted and unreachable:
+            detail = "; ".join(
+                f"pool {n}: {reasons(pool_by_name[n]) if n in pool_by_name else 'not in the graph'}"
+                for n in unreachable
+            )
+            out.add(
+                "GI011",
+                rid,
+                f"wired to {_names(w.wired)} but cannot land on {_names(unreachable)} ({detail})",
+                "add the selector term and tolerations of every pool it is wired to",
+            )
+
+    if t.daemonset:
+        return
+
+    if w.gpus == 0 and gpu_pools:
+        untainted = [p.name for p in gpu_pools if not _filtering(p.taints)]
+        tolerated = [p for p in gpu_pools if _filtering(p.taints)]
+        fixes = []
+        if tolerated and any(x.is_wildcard for x in placement.tolerations or ()):
+            fixes.append("drop its wildcard toleration (operator Exists, no key)")
+        elif tolerated:
+            taints = sorted({str(x) for p in tolerated for x in _filtering(p.taints)})
+            fixes.append(f"drop its toleration for {_names(taints)} or select a CPU pool")
+        if untainted:
+            fixes.append(
+                f"taint {_names(untainted)} (e.g. {GKE_GPU_TAINT}) so only GPU pods land there"
+            )
+        out.add(
+            "GI003",
+            rid,
+            f"requests no GPU but can land on GPU pool(s) {_names(p.name for p in gpu_pools)}, "
+            "keeping a GPU node up",
+            "; ".join(fixes),
+        )
+
+    if w.gpus > 0 and admitted and all(p.gpus_per_node is not None for p in admitted):
+        most = max(p.gpus_per_node or 0 for p in admitted)
+        if w.gpus > most:
+            sizes = ", ".join(f"{p.name}: {p.gpus_per_node}" for p in admitted)
+            out.add(
+                "GI004",
+                rid,
+                f"requests {w.gpus} GPU(s) per pod but the nodes it can land on have fewer "
+                f"({sizes}): it stays Pending",
+                f"request at most {most} GPU(s) or wire it to a pool with {w.gpus}+ GPUs per node",
+            )
+
+    wild = [x for x in placement.tolerations or () if x.is_wildcard]
+    if wild and gpu_pools:
+        tame = Placement(
+            placement.node_selector,
+            [x for x in placement.tolerations or () if not x.is_wildcard],
+            placement.node_affinity,
+        )
+        only_wild = [p.name for p in gpu_pools if not p.admits(tame)]
+        if only_wild:
+            out.add(
+                "GI009",
+                rid,
+                f"a toleration with operator Exists and no key lets it onto GPU pool(s) "
+                f"{_names(only_wild)}",
+                "replace the wildcard toleration with tolerations for the taints it needs",
+            )
+
+
+def _filtering(taints: Iterable[Taint]) -> list[Taint]:
+    return [t for t in taints if t.effect in FILTERING_EFFECTS]
+
+
+def _check_knative(
+    t: _Template,
+    base: Placement,
+    features: Mapping[str, str] | None,
+    where: str,
+    out: _Findings,
+) -> None:
+    needed = [KNATIVE_FEATURE_FOR_FIELD[f] for f in sorted(base.uses)]
+    if not needed:
+        return
+    if features is None:
+        out.add(
+            "GI006",
+            t.resource,
+            f"Serverless InferenceService uses {_names(sorted(base.uses))}, which need the Knative "
+            f"features {_names(needed)}; the graph has no Knative config (KnativeServing or "
+            "config-features), so the cluster's Knative must enable them",
+            "enable them in the cluster's Knative (kubectl edit configmap config-features -n "
+            "knative-serving) or install Knative from this program",
+        )
+        return
+    off = [f for f in needed if features.get(f, "disabled").strip().lower() != "enabled"]
+    if off:
+        given = ", ".join(f"{f}={features.get(f, 'disabled (default)')}" for f in off)
+        out.add(
+            "GI005",
+            t.resource,
+            f"Serverless InferenceService sets {_names(sorted(base.uses))} but {given} in "
+            f"{where}: Knative's webhook rejects it",
+            f'set {_names(off)} to "enabled" in {where}, or use deploymentMode RawDeployment',
+        )
+
+
+def _check_pools(
+    graph: Sequence[Mapping[str, Any]],
+    pools: list[PoolFacts],
+    lands_on: Mapping[str, list[WorkloadFacts]],
+    out: _Findings,
+) -> None:
+    plugins = _device_plugins(graph, out)
+    for pool in pools:
+        if pool.min_nodes == 0:
+            pinned = sorted(
+                w.resource for w in lands_on[pool.name] if not w.scales_to_zero and not w.daemonset
+            )
+            if pinned:
+                out.add(
+                    "GI008",
+                    pool.resource,
+                    f"pool {pool.name} has min 0 nodes but hosts workloads that never scale to "
+                    f"zero: {_names(pinned)}",
+                    "let them scale to zero (Serverless InferenceService with minReplicas 0) or "
+                    "accept that the pool keeps a node",
+                )
+        if not pool.gpu or pool.builtin_device_plugin:
+            continue
+        taints = [t for t in pool.taints if t.effect in FILTERING_EFFECTS]
+        if not taints:
+            continue
+        if plugins:
+            failures = []
+            for rid, parts in plugins:
+                missing = [
+                    (part, untolerated(taints, tols))
+                    for part, tols in parts
+                    if untolerated(taints, tols)
+                ]
+                if not missing:
+                    break
+                failures.append((rid, missing))
+            else:
+                rid, missing = failures[0]
+                detail = "; ".join(f"{part}: {_names(map(str, ts))}" for part, ts in missing)
+                needed = sorted({str(t) for _, ts in missing for t in ts})
+                out.add(
+                    "GI007",
+                    pool.resource,
+                    f"GPU pool {pool.name} has taints the device plugin {rid} does not tolerate "
+                    f"({detail}): its nodes would expose no GPUs",
+                    f"add tolerations {{key, operator: Exists}} for {_names(needed)} to "
+                    f"{rid} (values.tolerations and values.nfd.worker.tolerations for the chart)",
+                )
+        else:
+            missing_default = untolerated(taints, DEVICE_PLUGIN_DEFAULT_TOLERATIONS)
+            if missing_default:
+                out.add(
+                    "GI012",
+                    pool.resource,
+                    f"GPU pool {pool.name} ({pool.provider}) needs an NVIDIA device plugin "
+                    "DaemonSet, the graph installs none, and the upstream chart's default "
+                    f"tolerations do not cover {_names(map(str, missing_default))}",
+                    "install the nvidia-device-plugin chart with tolerations for these taints "
+                    "(or make sure the cluster's plugin has them)",
+                )
+
+
+def _check_seldon_models(graph: Sequence[Mapping[str, Any]], out: _Findings) -> None:
+    server_configs: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for entry in graph:
+        if _is(str(entry.get("type", "")), "mlops.seldon.io", "ServerConfig"):
+            inputs = _map(entry.get("inputs"))
+            name = str(_metadata(inputs).get("name") or entry.get("name"))
+            server_configs[(_namespace(inputs), name)] = inputs
+    servers: dict[str, dict[str, frozenset[str] | None]] = {}
+    for entry in graph:
+        if not _is(str(entry.get("type", "")), "mlops.seldon.io", "Server"):
+            continue
+        inputs = _map(entry.get("inputs"))
+        ns = _namespace(inputs)
+        name = str(_metadata(inputs).get("name") or entry.get("name"))
+        servers.setdefault(ns, {})[name] = _server_capabilities(inputs, ns, server_configs)
+    for chart in SELDON_SERVER_CHARTS:
+        for release in _helm_releases(graph, chart):
+            ns = str(_map(release.get("inputs")).get("namespace") or "default")
+            for name, defaults in SELDON_DEFAULT_CAPABILITIES.items():
+                servers.setdefault(ns, {}).setdefault(name, defaults)
+    for entry in graph:
+        typ = str(entry.get("type", ""))
+        if not _is(typ, "mlops.seldon.io", "Model"):
+            continue
+        inputs = _map(entry.get("inputs"))
+        spec = _map(inputs.get("spec"))
+        ns = _namespace(inputs)
+        rid = _rid(typ, str(entry.get("name")))
+        reqs = frozenset(str(r).strip() for r in _list(spec.get("requirements")) if str(r).strip())
+        in_ns = servers.get(ns, {})
+        pinned = spec.get("server")
+        if isinstance(pinned, str) and pinned:
+            if pinned not in in_ns:
+                out.add(
+                    "GI010",
+                    rid,
+                    f"pinned to Server {pinned}, which is not in namespace {ns} "
+                    f"(Servers there: {_names(sorted(in_ns))})",
+                    f"create Server {pinned} in {ns} or pin the Model to an existing one",
+                )
+                continue
+            caps = in_ns[pinned]
+            if caps is not None and not reqs <= caps:
+                out.add(
+                    "GI010",
+                    rid,
+                    f"pinned to Server {pinned}, which lacks the capabilities "
+                    f"{_names(sorted(reqs - caps))}",
+                    f"add {_names(sorted(reqs - caps))} to Server {pinned}'s extraCapabilities",
+                )
+            continue
+        if not reqs:
+            continue
+        if any(c is None or reqs <= c for c in in_ns.values()):
+            continue
+        have = "; ".join(f"{n}: {_names(sorted(c or ()))}" for n, c in sorted(in_ns.items()))
+        out.add(
+            "GI010",
+            rid,
+            f"requirements {_names(sorted(reqs))} match no Server's capabilities in {ns} "
+            f"({have or 'no Servers'})",
+            "add the requirement to a Server's extraCapabilities (or its ServerConfig's "
+            f"{SELDON_CAPABILITIES_ENV})",
+        )
+
+
+def _server_capabilities(
+    inputs: Mapping[str, Any],
+    ns: str,
+    server_configs: Mapping[tuple[str, str], Mapping[str, Any]],
+) -> frozenset[str] | None:
+    """What a Server advertises: `spec.capabilities` if set, else its ServerConfig's agent
+    `SELDON_SERVER_CAPABILITIES`; plus `extraCapabilities`. None: unknown (ServerConfig elsewhere)."""
+    spec = _map(inputs.get("spec"))
+    extra = {str(c).strip() for c in _list(spec.get("extraCapabilities"))}
+    own = _list(spec.get("capabilities"))
+    if own:
+        return frozenset({str(c).strip() for c in own} | extra)
+    sc_name = str(spec.get("serverConfig") or "")
+    sc = server_configs.get((ns, sc_name))
+    pod = merge_seldon_pod_specs(
+        _map(_map(_map(sc).get("spec")).get("podSpec")) if sc else {},
+        _map(spec.get("podSpec")),
+    )
+    value: str | None = None
+    for c in _list(pod.get("containers")):
+        for env in _list(_map(c).get("env")):
+            if _map(env).get("name") == SELDON_CAPABILITIES_ENV:
+                value = str(_map(env).get("value") or "")
+    if value is not None:
+        return frozenset({v.strip() for v in value.split(",") if v.strip()} | extra)
+    if sc is None and sc_name in SELDON_DEFAULT_CAPABILITIES:
+        return SELDON_DEFAULT_CAPABILITIES[sc_name] | extra
+    return None
