@@ -1,0 +1,535 @@
+"""The second pass over a parsed Spec: every rule that needs more than one object (wiring to pools
+that exist, names that collide, options that contradict), each refusal naming the key path."""
+
+from __future__ import annotations
+
+from pydantic.alias_generators import to_camel
+
+from ..model import catalog
+from ..model.errors import InputError, show
+from ..model.scheduling import (
+    LABEL_VALUE_RULE,
+    label_value_problem,
+    validate_dns1123_subdomain,
+)
+from .config import (
+    _INSTANCE_TYPE,
+    _MACHINE_TYPE,
+    EKS_GPU_AMI_TYPES,
+    HOST_LABEL_MAX,
+    KNATIVE_PODSPEC_FLAGS,
+    POOL_KEYS_BY_PROVIDER,
+    POOL_NOT_ON_EXISTING,
+    POOL_REQUIRED_BY_PROVIDER,
+    SELDON_BUILTIN_SERVER_CONFIGS,
+    Component,
+    Pool,
+    Spec,
+    _key_path,
+)
+
+# ---------------------------------------------------------------------------------------------
+# second pass: everything that needs more than one object
+# ---------------------------------------------------------------------------------------------
+
+
+class _Checker:
+    def __init__(self, spec: Spec, namespace: str, secret_keys: set[str]) -> None:
+        self.spec = spec
+        self.ns = namespace
+        self.secret_keys = secret_keys
+
+    def p(self, path: str) -> str:
+        return f"{self.ns}:{path}"
+
+    def run(self) -> None:
+        self.resolve_cluster()
+        self.check_pools()
+        self.resolve_addons()
+        self.check_inference_services()
+        self.check_seldon()
+        self.check_placements()
+        self.check_knative()
+        self.check_namespaces()
+
+    # -- defaults that depend on other sections (their ONE place) --------------------------
+
+    def resolve_cluster(self) -> None:
+        c = self.spec.cluster
+        if c.create is None:
+            c.create = False if c.provider == "gke" else None
+        if c.extended_resource_toleration is None:
+            # GKE enables the ExtendedResourceToleration admission plugin, EKS has since 1.19;
+            # upstream Kubernetes (and so most on-prem clusters) does not.
+            c.extended_resource_toleration = c.provider in ("gke", "eks")
+
+    def resolve_addons(self) -> None:
+        s, a = self.spec, self.spec.addons
+        if a.nvidia_device_plugin.enabled is None:
+            # GKE installs the NVIDIA driver and device plugin itself.
+            a.nvidia_device_plugin.enabled = s.provider != "gke"
+        if a.seldon.enabled is None:
+            a.seldon.enabled = bool(s.seldon.servers or s.seldon.models or s.seldon.server_configs)
+        if a.cert_manager.enabled is None:
+            a.cert_manager.enabled = a.kserve.enabled  # KServe's webhooks need certificates
+        for isvc in s.inference_services:
+            if isvc.deployment_mode is None:
+                isvc.deployment_mode = a.kserve.default_deployment_mode
+            if isvc.kserve_version is None:
+                isvc.kserve_version = a.kserve.version
+            for _, comp in isvc.components():
+                if comp.min_replicas is None:
+                    # Knative scales to zero; RawDeployment cannot (kserve/kserve#3514).
+                    comp.min_replicas = 0 if isvc.is_knative else 1
+
+    # -- pools ------------------------------------------------------------------------------
+
+    def check_pools(self) -> None:
+        provider = self.spec.provider
+        seen: dict[str, int] = {}
+        for i, pool in enumerate(self.spec.pools):
+            path = self.p(f"pools[{i}]")
+            if pool.name in seen:
+                raise InputError(
+                    f"pool name {pool.name!r} is used twice (pools[{seen[pool.name]}] and here)",
+                    "unique pool names",
+                    f"{path}.name",
+                )
+            seen[pool.name] = i
+            given = {to_camel(f) for f in pool.model_fields_set}
+            for other, keys in POOL_KEYS_BY_PROVIDER.items():
+                if other == provider:
+                    continue
+                for key in keys:
+                    if key in given:
+                        raise InputError(
+                            f"key {key!r} is for {other} pools; this cluster's provider is "
+                            f"{provider!r}",
+                            f"{provider} pools take {POOL_REQUIRED_BY_PROVIDER[provider]!r}",
+                            f"{path}.{key}",
+                        )
+            required = POOL_REQUIRED_BY_PROVIDER[provider]
+            if required not in given:
+                raise InputError(
+                    f"required key is missing ({provider} pools need it)",
+                    _POOL_REQUIRED_HELP[required],
+                    f"{path}.{required}",
+                )
+            if provider == "existing":
+                self._existing_pool(pool, path, given)
+            else:
+                if pool.max_nodes is None:
+                    raise InputError(
+                        "required key is missing",
+                        "the most nodes the pool may scale to",
+                        f"{path}.maxNodes",
+                    )
+                if provider == "gke":
+                    self._gke_pool(pool, path)
+                else:
+                    self._eks_pool(pool, path)
+
+    def _existing_pool(self, pool: Pool, path: str, given: set[str]) -> None:
+        if pool.spot:
+            raise InputError(
+                "spot: true on existing nodes: spot capacity comes from a cloud node pool",
+                "spot only on gke or eks pools",
+                f"{path}.spot",
+            )
+        for key in POOL_NOT_ON_EXISTING:
+            if key in given:
+                raise InputError(
+                    f"key {key!r} does not apply to existing nodes (the pool is the listed nodes)",
+                    "name, nodes, accelerator, gpusPerNode, labels, presentLabels, taints, selectLabels",
+                    f"{path}.{key}",
+                )
+        for j, node in enumerate(pool.nodes or ()):
+            try:
+                validate_dns1123_subdomain(node)
+            except InputError as e:
+                raise e.at(f"{path}.nodes[{j}]") from None
+            if node in (pool.nodes or [])[:j]:
+                raise InputError(
+                    f"node {node!r} is listed twice", "each node once", f"{path}.nodes[{j}]"
+                )
+        if pool.accelerator is not None:
+            problem = label_value_problem(pool.accelerator)
+            if problem:
+                raise InputError(problem, LABEL_VALUE_RULE, f"{path}.accelerator")
+            if pool.gpus_per_node is None:
+                raise InputError(
+                    "required key is missing: an existing GPU pool must say how many GPUs each "
+                    "node has",
+                    "gpusPerNode: 1 or more",
+                    f"{path}.gpusPerNode",
+                )
+
+    def _gke_pool(self, pool: Pool, path: str) -> None:
+        mt = pool.machine_type or ""
+        if not _MACHINE_TYPE.match(mt):
+            raise InputError(
+                f"{show(mt)} is not a GCE machine type",
+                "e.g. 'g2-standard-8', 'n1-standard-4'",
+                f"{path}.machineType",
+            )
+        attached = catalog.gke_gpus_for_machine(mt)
+        if not pool.is_gpu:
+            if attached:
+                raise InputError(
+                    f"machine type {mt!r} comes with {attached[1]} {attached[0]} GPU(s) but the "
+                    "pool declares no accelerator, so it would not be a tainted GPU pool",
+                    f"accelerator: {attached[0]} (a GPU pool), or a machine type without GPUs",
+                    f"{path}.machineType",
+                )
+            return
+        if pool.accelerator is None:
+            if attached is None:
+                raise InputError(
+                    f"gpusPerNode is set but no accelerator, and {mt!r} has no GPUs attached",
+                    ", ".join(sorted(catalog.GKE_ACCELERATORS)),
+                    f"{path}.accelerator",
+                )
+            pool.accelerator = attached[0]
+        try:
+            acc = catalog.gke_accelerator(pool.accelerator)
+        except InputError as e:
+            raise e.at(f"{path}.accelerator") from None
+        counts = acc.counts_for(mt)
+        if not counts:
+            shapes = sorted(m + "*" if m.endswith("-") else m for m in acc.machines)
+            raise InputError(
+                f"machine type {mt!r} does not take {acc.name} (machine family and accelerator "
+                "do not match)",
+                f"{acc.name} runs on " + ", ".join(shapes),
+                f"{path}.machineType",
+            )
+        if pool.gpus_per_node is None:
+            pool.gpus_per_node = counts[0]
+        elif pool.gpus_per_node not in counts:
+            raise InputError(
+                f"{mt!r} does not take {pool.gpus_per_node} {acc.name} GPU(s)",
+                f"gpusPerNode {' or '.join(str(c) for c in counts)} on {mt}",
+                f"{path}.gpusPerNode",
+            )
+
+    def _eks_pool(self, pool: Pool, path: str) -> None:
+        types = pool.instance_types or []
+        for j, t in enumerate(types):
+            if not _INSTANCE_TYPE.match(t):
+                raise InputError(
+                    f"{show(t)} is not an EC2 instance type",
+                    "e.g. 'g5.xlarge', 'm6i.large'",
+                    f"{path}.instanceTypes[{j}]",
+                )
+            if t in types[:j]:
+                raise InputError(
+                    f"instance type {t!r} is listed twice",
+                    "each once",
+                    f"{path}.instanceTypes[{j}]",
+                )
+        if not pool.is_gpu:
+            for j, t in enumerate(types):
+                if t in catalog.AWS_GPU_INSTANCES:
+                    inst = catalog.AWS_GPU_INSTANCES[t]
+                    raise InputError(
+                        f"instance type {t!r} has {inst.gpus} {inst.gpu_model} GPU(s) but the "
+                        "pool declares no accelerator / gpusPerNode, so it would not be a "
+                        "tainted GPU pool",
+                        "a GPU pool (set gpusPerNode or accelerator), or CPU instance types",
+                        f"{path}.instanceTypes[{j}]",
+                    )
+            if pool.ami_type in EKS_GPU_AMI_TYPES:
+                raise InputError(
+                    f"amiType {pool.ami_type!r} is a GPU AMI on a CPU pool",
+                    "a standard AMI type, or leave amiType out",
+                    f"{path}.amiType",
+                )
+            return
+        insts = []
+        for j, t in enumerate(types):
+            try:
+                insts.append(catalog.aws_instance(t))
+            except InputError as e:
+                raise InputError(
+                    f"{e.problem}: a GPU pool (it sets accelerator / gpusPerNode) needs GPU "
+                    "instance types",
+                    e.allowed,
+                    f"{path}.instanceTypes[{j}]",
+                ) from None
+        for j, inst in enumerate(insts):
+            first = insts[0]
+            if inst.accelerator_label != first.accelerator_label or inst.gpus != first.gpus:
+                raise InputError(
+                    f"{inst.instance_type!r} ({inst.gpus} {inst.gpu_model}) differs from "
+                    f"{first.instance_type!r} ({first.gpus} {first.gpu_model}); one pool's nodes "
+                    "must have the same GPU model and count (labels, taints and the check rely on "
+                    "it)",
+                    "instance types with the same GPU model and count; make another pool for others",
+                    f"{path}.instanceTypes[{j}]",
+                )
+            if pool.ami_type and pool.ami_type != "CUSTOM":
+                arm = "ARM_64" in pool.ami_type
+                if (inst.arch == "arm64") != arm:
+                    raise InputError(
+                        f"amiType {pool.ami_type!r} does not run on {inst.instance_type!r} ({inst.arch})",
+                        ", ".join(
+                            a
+                            for a in EKS_GPU_AMI_TYPES
+                            if ("ARM_64" in a) == (inst.arch == "arm64")
+                        ),
+                        f"{path}.amiType",
+                    )
+        label, count = insts[0].accelerator_label, insts[0].gpus
+        if pool.accelerator is not None and pool.accelerator != label:
+            raise InputError(
+                f"accelerator {pool.accelerator!r} is not the GPU of {insts[0].instance_type!r} "
+                f"({insts[0].gpu_model}, label {label!r})",
+                f"{label!r}, or leave accelerator out (it comes from the instance types)",
+                f"{path}.accelerator",
+            )
+        if pool.gpus_per_node is not None and pool.gpus_per_node != count:
+            raise InputError(
+                f"{insts[0].instance_type!r} has {count} GPU(s), not {pool.gpus_per_node}",
+                f"gpusPerNode {count}, or leave it out",
+                f"{path}.gpusPerNode",
+            )
+        if pool.ami_type is not None and pool.ami_type not in (*EKS_GPU_AMI_TYPES, "CUSTOM"):
+            raise InputError(
+                f"amiType {pool.ami_type!r} has no NVIDIA driver; the GPUs would not show up",
+                ", ".join(EKS_GPU_AMI_TYPES),
+                f"{path}.amiType",
+            )
+        pool.accelerator, pool.gpus_per_node = label, count
+
+    # -- InferenceServices --------------------------------------------------------------------
+
+    def check_inference_services(self) -> None:
+        seen: dict[tuple[str, str], int] = {}
+        for i, isvc in enumerate(self.spec.inference_services):
+            path = self.p(f"inferenceServices[{i}]")
+            key = (isvc.namespace, isvc.name)
+            if key in seen:
+                raise InputError(
+                    f"InferenceService {isvc.name!r} in namespace {isvc.namespace!r} is declared "
+                    f"twice (inferenceServices[{seen[key]}] and here)",
+                    "unique names per namespace",
+                    f"{path}.name",
+                )
+            seen[key] = i
+            for kind, _ in isvc.components():
+                host = f"{isvc.name}-{kind}-{isvc.namespace}"
+                if len(host) > HOST_LABEL_MAX:
+                    room = HOST_LABEL_MAX - len(f"--{kind}")
+                    raise InputError(
+                        f"name {isvc.name!r} with namespace {isvc.namespace!r} gives the {kind} "
+                        f"host label {host!r} of {len(host)} characters; KServe builds "
+                        "'<name>-<component>-<namespace>' and it must fit a DNS label "
+                        "(kserve/kserve#4807)",
+                        f"name and namespace together at most {room} characters",
+                        f"{path}.name",
+                    )
+            if isvc.deployment_mode in ("RawDeployment", "Standard"):
+                for kind, comp in isvc.components():
+                    if comp.min_replicas == 0:
+                        raise InputError(
+                            f"minReplicas 0 with deploymentMode {isvc.deployment_mode}: a raw "
+                            "Deployment does not scale to zero (kserve/kserve#3514)",
+                            "minReplicas >= 1, or deploymentMode Serverless to scale to zero",
+                            f"{path}.{kind}.minReplicas",
+                        )
+
+    # -- Seldon ------------------------------------------------------------------------------
+
+    def check_seldon(self) -> None:
+        sel = self.spec.seldon
+        for section, names in (
+            ("serverConfigs", [c.name for c in sel.server_configs]),
+            ("servers", [s.name for s in sel.servers]),
+            ("models", [m.name for m in sel.models]),
+        ):
+            seen: dict[str, int] = {}
+            for i, name in enumerate(names):
+                if name in seen:
+                    raise InputError(
+                        f"name {name!r} is used twice ({section}[{seen[name]}] and here)",
+                        "unique names",
+                        self.p(f"seldon.{section}[{i}].name"),
+                    )
+                seen[name] = i
+        configs = {c.name: c for c in sel.server_configs}
+        for i, sc in enumerate(sel.server_configs):
+            names = [c.name for c in sc.containers]
+            if (
+                sc.gpus or sc.cpu or sc.memory or sc.ephemeral_storage
+            ) and sc.container not in names:
+                raise InputError(
+                    f"container {sc.container!r} (which gets the resources) is not among the "
+                    "containers",
+                    ", ".join(names),
+                    self.p(f"seldon.serverConfigs[{i}].container"),
+                )
+        for i, srv in enumerate(sel.servers):
+            path = self.p(f"seldon.servers[{i}]")
+            if (
+                srv.server_config not in configs
+                and srv.server_config not in SELDON_BUILTIN_SERVER_CONFIGS
+            ):
+                known = sorted({*configs, *SELDON_BUILTIN_SERVER_CONFIGS})
+                raise InputError(
+                    f"serverConfig {srv.server_config!r} is not declared and is not built into Seldon",
+                    ", ".join(known),
+                    f"{path}.serverConfig",
+                )
+            if srv.pool is None and not (
+                srv.server_config in configs and configs[srv.server_config].pool_names
+            ):
+                raise InputError(
+                    "required key is missing: the server has no pool, and its serverConfig names "
+                    "none",
+                    "a pool name or a list of pool names",
+                    f"{path}.pool",
+                )
+        servers = [s.name for s in sel.servers]
+        for i, m in enumerate(sel.models):
+            if m.server is not None and m.server not in servers:
+                also = " (and has requirements)" if m.requirements else ""
+                raise InputError(
+                    f"model pins server {m.server!r}{also}, but no server has that name; a "
+                    "pinned model fails to load instead of trying another server",
+                    (", ".join(servers) or "no servers declared")
+                    + (
+                        " (or leave server out and match by requirements)" if m.requirements else ""
+                    ),
+                    self.p(f"seldon.models[{i}].server"),
+                )
+            for j, r in enumerate(m.requirements or ()):
+                if not r:
+                    raise InputError(
+                        "empty requirement",
+                        "a capability name",
+                        self.p(f"seldon.models[{i}].requirements[{j}]"),
+                    )
+
+    # -- placements: pool references and GPU fit --------------------------------------------
+
+    def check_placements(self) -> None:
+        pools = self.spec.pools_by_name
+        for path, _kind, w, names in self.spec.workloads():
+            own = w.pool is not None
+            for j, name in enumerate(names):
+                where = f"{path}.pool" + (f"[{j}]" if isinstance(w.pool, list) else "")
+                if not own:
+                    where = f"{path}.serverConfig"
+                pool = pools.get(name)
+                if pool is None:
+                    raise InputError(
+                        f"pool {name!r} does not exist",
+                        ", ".join(pools),
+                        where,
+                    )
+                need = max(w.gpus, getattr(w, "gpu_limit", None) or 0)
+                if w.gpus and not pool.is_gpu:
+                    raise InputError(
+                        f"{w.gpus} GPU(s) requested on pool {name!r}, which has no GPUs",
+                        "gpus: 0 on a CPU pool, or a GPU pool: "
+                        + (
+                            ", ".join(p.name for p in self.spec.pools if p.is_gpu)
+                            or "none declared"
+                        ),
+                        f"{path}.gpus",
+                    )
+                if pool.is_gpu and need > pool.gpus:
+                    what = "gpuLimit" if need > w.gpus else "gpus"
+                    raise InputError(
+                        f"{need} GPU(s) asked for but a node of pool {name!r} has {pool.gpus}"
+                        + (" (every pool in the list must fit)" if len(names) > 1 else ""),
+                        f"{what} at most {pool.gpus}",
+                        f"{path}.{what}",
+                    )
+            if (
+                getattr(w, "omit_gpu_toleration", False)
+                and not self.spec.cluster.extended_resource_toleration
+            ):
+                raise InputError(
+                    "omitGpuToleration relies on the ExtendedResourceToleration admission plugin, "
+                    "which this cluster does not have (cluster.extendedResourceToleration is false)",
+                    "omitGpuToleration: false, or cluster.extendedResourceToleration: true",
+                    f"{path}.omitGpuToleration",
+                )
+
+    # -- Knative -----------------------------------------------------------------------------
+
+    def uses(self, comp: Component) -> list[str]:
+        """The pod spec fields a component's placement sets (close to Placement.uses; the
+        placement check has the exact answer)."""
+        pools = self.spec.pools_by_name
+        listed = [pools[n] for n in comp.pool_names if n in pools]
+        used = []
+        if (
+            comp.scheduling_style == "nodeSelector"
+            and len(listed) == 1
+            and not comp.extra_expressions
+        ):
+            used.append("nodeSelector")
+        else:
+            used.append("affinity")
+        tolerations = bool(comp.tolerations) or any(
+            [t for t in p.taints if t.effect != "PreferNoSchedule"] for p in listed
+        )
+        if any(p.is_gpu for p in listed) and not (comp.omit_gpu_toleration and comp.gpus):
+            tolerations = True
+        if tolerations:
+            used.append("tolerations")
+        return used
+
+    def check_knative(self) -> None:
+        kn = self.spec.knative
+        for i, isvc in enumerate(self.spec.inference_services):
+            if not isvc.is_knative:
+                continue
+            path = self.p(f"inferenceServices[{i}]")
+            for kind, comp in isvc.components():
+                for field in self.uses(comp):
+                    flag = KNATIVE_PODSPEC_FLAGS[field]
+                    value = kn.features.get(flag)
+                    if value is not None and value != "enabled":
+                        raise InputError(
+                            f"knative.features sets {flag} to {value!r}, but InferenceService "
+                            f"{isvc.name!r} ({isvc.deployment_mode}) sets {field} on its {kind}; "
+                            "Knative's webhook would refuse it",
+                            f"{flag}: enabled (or leave it out), or deploymentMode RawDeployment",
+                            self.p(f"knative.features{_key_path(flag)}"),
+                        )
+                    if kn.mode == "none" and not kn.assume_flags_enabled:
+                        raise InputError(
+                            f"InferenceService {isvc.name!r} is {isvc.deployment_mode} and its "
+                            f"{kind} sets {field}, but knative.mode is 'none', so nothing enables "
+                            f"{flag}; Knative's webhook would refuse it",
+                            "knative.mode operator or patch; or knative.assumeFlagsEnabled: true "
+                            "if the cluster's Knative has the flags; or deploymentMode RawDeployment",
+                            f"{path}.deploymentMode",
+                        )
+
+    # -- namespaces and secrets --------------------------------------------------------------
+
+    def check_namespaces(self) -> None:
+        creds = self.spec.namespaces.static_credentials or {}
+        base = self.p("namespaces")
+        for key in creds:
+            path = f"{base}.staticCredentials{_key_path(key)}"
+            prefixes = (self.p("namespaces"), f"{base}.staticCredentials", path)
+            if not any(p in self.secret_keys for p in prefixes):
+                raise InputError(
+                    f"static credential {key!r} is in plain text; it would be stored unencrypted "
+                    "in the stack file and the state",
+                    "a workload identity (cluster.workloadIdentity, no keys), or the value set "
+                    f"with `pulumi config set --secret --path '{base}.staticCredentials.{key}'`",
+                    path,
+                )
+
+
+_POOL_REQUIRED_HELP = {
+    "machineType": "a GCE machine type, e.g. 'g2-standard-8'",
+    "instanceTypes": "a list of EC2 instance types, e.g. ['g5.xlarge']",
+    "nodes": "a list of node names",
+}
