@@ -86,11 +86,32 @@ class PoolFacts:
         return self.resources[0]
 
     def admits(self, placement: Placement) -> bool:
+        """The scheduler's label and taint filters let the pod onto a node of the pool."""
         return any(placement.admits(n.labels, n.taints, n.name) for n in self.nodes)
 
-    def why_not(self, placement: Placement) -> list[str]:
-        node = self.nodes[0]
-        return placement.why_not(node.labels, node.taints)
+    def fits(self, gpus: int) -> bool:
+        """A node of the pool has `gpus` GPUs to give (unknown counts are given the benefit)."""
+        return gpus == 0 or self.gpus_per_node is None or self.gpus_per_node >= gpus
+
+    def selected_by(self, placement: Placement) -> bool:
+        """The pod's nodeSelector / required affinity picks a node of this pool by its labels
+        (taints and GPUs aside). A pod that selects nothing selects no pool."""
+        if not placement.selects:
+            return False
+        labels_only = Placement(placement.node_selector, (), placement.node_affinity)
+        return any(labels_only.admits(n.labels, (), n.name) for n in self.nodes)
+
+    def why_not(self, placement: Placement, gpus: int = 0) -> list[str]:
+        """What keeps the pod off this pool: labels, untolerated taints, the GPU count. Reads the
+        first node whose labels the pod selects (else the first node)."""
+        labels_only = Placement(placement.node_selector, (), placement.node_affinity)
+        node = next(
+            (n for n in self.nodes if labels_only.admits(n.labels, (), n.name)), self.nodes[0]
+        )
+        reasons = placement.why_not(node.labels, node.taints, node.name)
+        if not self.fits(gpus):
+            reasons.append(f"its nodes have {self.gpus_per_node} GPU(s), the pod requests {gpus}")
+        return reasons
 
     def to_json(self) -> dict[str, Any]:
         return {

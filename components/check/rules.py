@@ -92,7 +92,10 @@ def check(
         placement = base
         if extended_resource_toleration:
             placement = base.with_tolerations(extended_resource_tolerations(_extended_resources(t)))
-        admitted = [p for p in pools if p.admits(placement)]
+        # Pools the label and taint filters let it onto; of those, the ones with the GPUs it
+        # asks for (the scheduler's NodeResourcesFit): where it can land.
+        placed = [p for p in pools if p.admits(placement)]
+        admitted = [p for p in placed if p.fits(gpus)]
         facts = WorkloadFacts(
             resource=rid,
             type=t.type,
@@ -111,7 +114,7 @@ def check(
         workloads.append(facts)
         for p in admitted:
             lands_on[p.name].append(facts)
-        _check_workload(t, facts, placement, admitted, pools, pool_by_name, out)
+        _check_workload(t, facts, placement, placed, admitted, pools, pool_by_name, out)
         if t.serverless:
             _check_knative(t, base, features, features_where, out)
 
@@ -125,6 +128,7 @@ def _check_workload(
     t: _Template,
     w: WorkloadFacts,
     placement: Placement,
+    placed: list[PoolFacts],
     admitted: list[PoolFacts],
     pools: list[PoolFacts],
     pool_by_name: Mapping[str, PoolFacts],
@@ -134,11 +138,17 @@ def _check_workload(
     names = [p.name for p in admitted]
     gpu_pools = [p for p in admitted if p.gpu]
     missing = [n for n in w.wired if n not in pool_by_name]
+    # Pools its nodeSelector / required affinity picks by label. When none of them admits it,
+    # the pod stays Pending whatever it requests and whether or not it is wired: a cluster node
+    # outside the graph cannot help, since it would need the labels of a pool in the graph.
+    selected = [p for p in pools if p.selected_by(placement)]
 
     def reasons(pool: PoolFacts) -> str:
-        return "; ".join(pool.why_not(placement)) or "refused"
+        return "; ".join(pool.why_not(placement, w.gpus)) or "refused"
 
-    if not admitted and not t.daemonset and (w.gpus > 0 or w.wired):
+    # The DaemonSet controller makes no pod for a node the pod does not fit: nothing Pending.
+    stuck = not admitted and not placed and not t.daemonset
+    if stuck and (w.gpus > 0 or w.wired or selected):
         if w.wired:
             detail = "; ".join(
                 f"pool {n}: {reasons(pool_by_name[n]) if n in pool_by_name else 'not in the graph'}"
@@ -151,6 +161,13 @@ def _check_workload(
                 if not missing
                 else f"wire it to a pool the graph has ({_names(p.name for p in pools)})"
             )
+        elif selected:
+            detail = "; ".join(f"pool {p.name}: {reasons(p)}" for p in selected)
+            message = (
+                f"selects pool(s) {_names(p.name for p in selected)} by label but none admits "
+                f"it ({detail}): it stays Pending"
+            )
+            fix = _admit_fix(selected, placement, w.gpus)
         else:
             detail = "; ".join(f"pool {p.name}: {reasons(p)}" for p in pools if p.gpu)
             message = f"requests {w.gpus} GPU(s) but can land on no pool" + (
@@ -182,6 +199,20 @@ def _check_workload(
                 "add the selector term and tolerations of every pool it is wired to",
             )
 
+    # A DaemonSet too: its controller checks labels and taints, not resources
+    # (pkg/controller/daemon `predicates`), so the pod is made and stays Pending.
+    if placed and not admitted:
+        most = max(p.gpus_per_node or 0 for p in placed)
+        if w.gpus > most:
+            sizes = ", ".join(f"{p.name}: {p.gpus_per_node}" for p in placed)
+            out.add(
+                "GI004",
+                rid,
+                f"requests {w.gpus} GPU(s) per pod but the nodes it can land on have fewer "
+                f"({sizes}): it stays Pending",
+                f"request at most {most} GPU(s) or wire it to a pool with {w.gpus}+ GPUs per node",
+            )
+
     if t.daemonset:
         return
 
@@ -206,18 +237,6 @@ def _check_workload(
             "; ".join(fixes),
         )
 
-    if w.gpus > 0 and admitted and all(p.gpus_per_node is not None for p in admitted):
-        most = max(p.gpus_per_node or 0 for p in admitted)
-        if w.gpus > most:
-            sizes = ", ".join(f"{p.name}: {p.gpus_per_node}" for p in admitted)
-            out.add(
-                "GI004",
-                rid,
-                f"requests {w.gpus} GPU(s) per pod but the nodes it can land on have fewer "
-                f"({sizes}): it stays Pending",
-                f"request at most {most} GPU(s) or wire it to a pool with {w.gpus}+ GPUs per node",
-            )
-
     wild = [x for x in placement.tolerations or () if x.is_wildcard]
     if wild and gpu_pools:
         tame = Placement(
@@ -234,6 +253,24 @@ def _check_workload(
                 f"{_names(only_wild)}",
                 "replace the wildcard toleration with tolerations for the taints it needs",
             )
+
+
+def _admit_fix(selected: list[PoolFacts], placement: Placement, gpus: int) -> str:
+    """One line: what would let the pod onto the pools it selects."""
+    taints = sorted(
+        {str(t) for p in selected for t in untolerated(p.taints, placement.tolerations or ())}
+    )
+    fixes = []
+    if taints:
+        fix = f"tolerate {_names(taints)}"
+        if gpus == 0 and any(p.gpu for p in selected):
+            fix += " and request nvidia.com/gpu (a GPU pool is for GPU pods)"
+        fixes.append(fix)
+    if any(not p.fits(gpus) for p in selected):
+        most = max(p.gpus_per_node or 0 for p in selected)
+        fixes.append(f"request at most {most} GPU(s)")
+    fixes.append("or select the labels of a pool it may run on")
+    return ", ".join(fixes[:-1]) + (" " if len(fixes) > 1 else "") + fixes[-1]
 
 
 def _filtering(taints: Iterable[Taint]) -> list[Taint]:
