@@ -16,7 +16,8 @@ Choices:
   is the pool's total, as on EKS and as a budget reads it. Per-zone limits would multiply the
   GPU node count by the number of zones of a regional pool. Location policy `ANY` for GPU and
   spot pools (GPUs and spot capacity are scarce: take whichever zone has them), `BALANCED` else.
-- Cloud name: `name_prefix` (see `components.pools.pool`), so replacement never collides.
+- Cloud name: Pulumi's auto-name, `<resource name>-<7 hex>`, new on every replacement (no
+  `name`, no `name_prefix`: see `components.pools.pool`), so replacement never collides.
 - Secure defaults (issue 6): workload metadata `GKE_METADATA` (pods reach Google APIs only via
   Workload Identity, never the node's credentials), shielded nodes with secure boot and integrity
   monitoring, auto repair and auto upgrade, and the dedicated node service account when given
@@ -38,7 +39,7 @@ from .pool import (
     PoolFacts,
     build_facts,
     declared_labels,
-    gke_name_prefix,
+    gke_node_pool_resource_name,
 )
 
 GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
@@ -255,7 +256,6 @@ def gke_node_pool_inputs(facts: PoolFacts, args: GkeGpuNodePoolArgs) -> dict[str
     policy = args.location_policy or ("ANY" if facts.is_gpu or facts.spot else "BALANCED")
     inputs: dict[str, Any] = {
         "cluster": args.cluster,
-        "name_prefix": gke_name_prefix(facts.name),
         "autoscaling": {
             "total_min_node_count": facts.min_nodes,
             "total_max_node_count": facts.max_nodes,
@@ -305,7 +305,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         self.taints: list[Taint] = list(plan.facts.taints)
         self.gpus_per_node: int = plan.facts.gpus_per_node
         self.node_pool = gcp.container.NodePool(
-            name, **plan.node_pool, opts=pulumi.ResourceOptions(parent=self)
+            gke_node_pool_resource_name(name, plan.facts.name),
+            **plan.node_pool,
+            opts=pulumi.ResourceOptions(parent=self),
         )
         self.cloud_name = self.node_pool.name
         self.register_outputs(

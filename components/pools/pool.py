@@ -21,10 +21,16 @@ a fixed name would make the new pool collide with the old one still holding it (
 refuses the duplicate, or the replacement has to delete first: downtime). Every pool therefore
 passes a *name prefix* and lets the provider add a unique suffix:
 
-- GKE `NodePool.name_prefix`: at most 14 characters, so the provider appends a timestamp and an
-  incremental counter (`prefix + YYYYmmddHHSSssss + 8 digits`, 38 characters at most, within
-  GKE's 40). Longer prefixes get a shorter random suffix that is "more prone to collisions"
-  (provider docs), hence the 14.
+- GKE `NodePool`: neither `name` nor `name_prefix`. pulumi-gcp auto-names every resource with
+  a `name` input (`prov.SetAutonaming(255, "-")` in pulumi-gcp `provider/resources.go`): the
+  bridge proposes `<Pulumi resource name>-<7 random hex>`, new on every replacement, and skips
+  it only for inputs the Terraform schema marks `ConflictsWith` (pulumi-terraform-bridge
+  `buildConflictsWith`). `google_container_node_pool` declares no conflict between `name` and
+  `name_prefix`, so a `name_prefix` gets an auto `name` beside it and create fails in
+  `expandNodePool` ("Cannot specify both name and name_prefix for a node_pool"). The bridge
+  checks the auto-name only against its own 255-character limit, so the Pulumi resource name
+  is kept to `GKE_RESOURCE_NAME_MAX` (32) characters: with the suffix, 40, GKE's limit
+  (`gke_node_pool_resource_name`).
 - EKS `NodeGroup.node_group_name_prefix`: the provider appends a 26-character unique id; node
   group names are at most 63 characters, so the prefix is at most 37.
 - The EKS launch template uses `name_prefix` too; the IAM role is auto-named by Pulumi.
@@ -33,9 +39,13 @@ We chose prefixes over "a name suffixed with a hash of the replacement-forcing f
 the set of fields that force replacement differs by provider and version (machine type, disk,
 accelerators, spot, service account, oauth scopes, ...): a hash that misses one collides, a
 prefix never does. The names stay stable in previews (only the prefix is an input).
+On EKS the Terraform schema does declare `ConflictsWith` between `node_group_name` and
+`node_group_name_prefix` (and between a launch template's `name` and `name_prefix`), so the
+bridge leaves the name to the prefix there.
 `replacement_collides` is the rule the tests use to prove it.
 """
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -68,7 +78,8 @@ RESERVED_LABEL_DOMAINS = (
 """Label prefixes Kubernetes and the clouds own (and their subdomains, like
 `node.kubernetes.io`). A user label may use one only with the value the pool sets anyway."""
 
-GKE_NAME_PREFIX_MAX = 14
+GKE_RESOURCE_NAME_MAX = 32
+"""GKE node pool names are at most 40 characters; Pulumi's auto-name adds `-` and 7 hex."""
 EKS_NAME_PREFIX_MAX = 37
 
 # Resource type -> the input that would fix the cloud name (camelCase, as recorded under mocks).
@@ -401,8 +412,16 @@ def cloud_name_prefix(pool_name: str, max_length: int) -> str:
     return f"{head}-"
 
 
-def gke_name_prefix(pool_name: str) -> str:
-    return cloud_name_prefix(pool_name, GKE_NAME_PREFIX_MAX)
+def gke_node_pool_resource_name(component_name: str, pool_name: str) -> str:
+    """The Pulumi resource name of a GKE `NodePool`, which Pulumi's auto-name completes with
+    `-` and 7 random hex into the cloud name: a DNS-1035 label of at most 32 characters. The
+    pool name itself when the component is named after it and it fits; else the pool name cut
+    to 24 characters plus 7 hex of a hash of the component name, so two components on one pool
+    name (or two long names with one head) still get distinct resource names."""
+    if component_name == pool_name and len(pool_name) <= GKE_RESOURCE_NAME_MAX:
+        return pool_name
+    digest = hashlib.sha256(component_name.encode()).hexdigest()[:7]
+    return f"{pool_name[:24].rstrip('-')}-{digest}"
 
 
 def eks_name_prefix(pool_name: str) -> str:

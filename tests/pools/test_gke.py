@@ -2,13 +2,19 @@
 secure defaults, replacement-safe naming, and the errors for bad arguments."""
 
 import itertools
+import re
 
 import pytest
 
 from components.model.errors import InputError
 from components.model.scheduling import Taint
 from components.pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs, plan_gke_pool
-from components.pools.pool import GPU_TAINT, POOL_LABEL, replacement_collides
+from components.pools.pool import (
+    GPU_TAINT,
+    POOL_LABEL,
+    gke_node_pool_resource_name,
+    replacement_collides,
+)
 from components.preview.mockrun import run_program
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -73,8 +79,10 @@ def test_seed004_node_pool_inputs(world):
     np = g.one(NODE_POOL, "infer-srv")
     assert np.inputs["cluster"] == "inference"
     assert np.inputs["location"] == "us-central1"
-    assert np.inputs["namePrefix"] == "infer-srv-"
-    assert "name" not in np.inputs  # never a fixed cloud name (issue 6.3)
+    # Neither name nor namePrefix: pulumi-gcp auto-names `name` (resource name + 7 hex) and
+    # the Terraform schema declares no ConflictsWith, so a namePrefix beside the auto-name fails
+    # create in expandNodePool ("Cannot specify both name and name_prefix for a node_pool").
+    assert "name" not in np.inputs and "namePrefix" not in np.inputs
     assert np.inputs["autoscaling"] == {
         "totalMinNodeCount": 0,
         "totalMaxNodeCount": 2,
@@ -281,11 +289,42 @@ def test_replacement_forcing_changes_never_collide():
 
     g = run_program(program)
     inputs = {r.name: r.inputs for r in g.of_type(NODE_POOL)}
-    assert set(inputs) == set(variants)
+    assert set(inputs) == {gke_node_pool_resource_name(key, "l4") for key in variants}
+    assert len(inputs) == len(variants)
     for old, new in itertools.permutations(inputs, 2):
         assert inputs[old]["nodeConfig"] != inputs[new]["nodeConfig"]
         assert not replacement_collides(NODE_POOL, inputs[old], inputs[new]), (old, new)
-    assert {i["namePrefix"] for i in inputs.values()} == {"l4-"}
+    assert not any("name" in i or "namePrefix" in i for i in inputs.values())
+
+
+@pytest.mark.parametrize(
+    "component, pool",
+    [
+        ("l4", "l4"),
+        ("infer-srv", "infer-srv"),
+        ("x" * 32, "x" * 32),
+        ("a" * 40, "a" * 40),
+        ("abcdefghijklmnopqrstuvw-xyz", "abcdefghijklmnopqrstuvw-xyz"),
+        ("my-l4-pool-component", "l4"),
+    ],
+)
+def test_auto_name_fits_gke_limit(component, pool):
+    """pulumi-gcp auto-names `<resource name>-<7 hex>` and checks only its own 255 limit
+    (SetAutonaming(255, "-")): the resource name must leave room for GKE's 40."""
+    g = run_program(
+        lambda: GkeGpuNodePool(
+            component,
+            GkeGpuNodePoolArgs(
+                cluster="c", machine_type="g2-standard-8", accelerator="nvidia-l4", pool_name=pool
+            ),
+        )
+    )
+    (np,) = g.of_type(NODE_POOL)
+    assert len(np.name) + len("-") + 7 <= 40
+    assert re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", np.name)
+    assert np.name.startswith(pool[:24].rstrip("-"))
+    if component == pool and len(pool) <= 32:
+        assert np.name == pool
 
 
 BAD = [

@@ -6,13 +6,13 @@ import pytest
 from components.model.errors import InputError
 from components.model.scheduling import Placement, Taint, Toleration
 from components.pools.pool import (
-    GKE_NAME_PREFIX_MAX,
+    GKE_RESOURCE_NAME_MAX,
     GPU_TAINT,
     POOL_LABEL,
     build_facts,
     cloud_name_prefix,
     eks_name_prefix,
-    gke_name_prefix,
+    gke_node_pool_resource_name,
     normalize_taints,
     pool_placement,
     replacement_collides,
@@ -233,19 +233,35 @@ def test_reserved_prefix_allowed_with_the_value_the_pool_sets():
 @pytest.mark.parametrize(
     "pool, gke, eks",
     [
-        ("l4", "l4-", "l4-"),
-        ("infer-srv", "infer-srv-", "infer-srv-"),
-        ("a-very-long-pool-name-for-gpus", "a-very-long-p-", "a-very-long-pool-name-for-gpus-"),
-        ("abcdefghijkl-m", "abcdefghijkl-", "abcdefghijkl-m-"),  # no '--'
-        ("x" * 40, "x" * 13 + "-", "x" * 36 + "-"),
+        ("l4", "l4", "l4-"),
+        ("infer-srv", "infer-srv", "infer-srv-"),
+        (
+            "a-very-long-pool-name-for-gpus",
+            "a-very-long-pool-name-for-gpus",
+            "a-very-long-pool-name-for-gpus-",
+        ),
+        ("abcdefghijkl-m", "abcdefghijkl-m", "abcdefghijkl-m-"),  # no '--'
+        ("x" * 40, "x" * 24 + "-", "x" * 36 + "-"),
     ],
 )
-def test_name_prefixes_fit_the_provider_limits(pool, gke, eks):
-    assert gke_name_prefix(pool) == gke
+def test_cloud_names_fit_the_provider_limits(pool, gke, eks):
+    got = gke_node_pool_resource_name(pool, pool)
+    assert got.startswith(gke)
+    assert len(got) <= GKE_RESOURCE_NAME_MAX  # Pulumi adds '-' and 7 hex: GKE's 40 at most
+    assert len(got) + 8 <= 40
     assert eks_name_prefix(pool) == eks
-    assert len(gke_name_prefix(pool)) <= GKE_NAME_PREFIX_MAX  # timestamp+counter suffix, unique
     assert len(eks_name_prefix(pool)) + 26 <= 63  # EKS node group names: at most 63
     assert cloud_name_prefix(pool, 99).startswith(pool)
+
+
+def test_gke_resource_names_are_distinct_per_component():
+    """Two components on one pool name, or two long pool names with one head, still register
+    distinct NodePool resources (a Pulumi URN is unique per name)."""
+    assert gke_node_pool_resource_name("a", "l4") != gke_node_pool_resource_name("b", "l4")
+    long_a, long_b = "p" * 30 + "-aaaaaaaa", "p" * 30 + "-bbbbbbbb"
+    assert gke_node_pool_resource_name(long_a, long_a) != gke_node_pool_resource_name(
+        long_b, long_b
+    )
 
 
 def test_replacement_collides_only_on_a_fixed_name():
