@@ -11,6 +11,15 @@ from typing import Any
 
 from ..model.catalog import aws_instance, gke_gpus_for_machine
 from ..model.errors import InputError
+from ..model.karpenter import AWS_PREFIX as KARPENTER_AWS_PREFIX
+from ..model.karpenter import (
+    CAPACITY_TYPE_LABEL,
+    NODEPOOL_LABEL,
+    OS_LABEL,
+    instance_labels,
+    requirement_from_karpenter,
+)
+from ..model.karpenter import admitted as admitted_by_karpenter
 from ..model.scheduling import (
     GPU_RESOURCE,
     Taint,
@@ -163,6 +172,7 @@ class _PoolDraft:
     max_nodes: int | None = None
     spot: bool = False
     builtin_device_plugin: bool = False
+    more_nodes: tuple[NodeTemplate, ...] = ()  # further node shapes (a Karpenter NodePool's)
 
 
 def _gke_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
@@ -316,6 +326,80 @@ def _node_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
     )
 
 
+def _node_classes(graph: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """EC2NodeClass name -> its spec."""
+    found = {}
+    for entry in graph:
+        if _is(str(entry.get("type", "")), "karpenter.k8s.aws", "EC2NodeClass"):
+            inputs = _map(entry.get("inputs"))
+            found[str(_metadata(inputs).get("name") or entry.get("name"))] = _map(inputs.get("spec"))
+    return found
+
+
+def _karpenter_pool(
+    entry: Mapping[str, Any], node_classes: Mapping[str, Mapping[str, Any]], out: _Findings
+) -> _PoolDraft:
+    """A Karpenter NodePool: one node template per catalog instance type and capacity type its
+    requirements admit (labels as Karpenter sets them: `components.model.karpenter`), plus a
+    shape without GPUs when the requirements also admit instance types without GPUs. GPUs per
+    node: the most any admitted type has (Karpenter launches the type the pod fits)."""
+    typ, name = str(entry["type"]), str(entry["name"])
+    inputs = _map(entry.get("inputs"))
+    rid = _rid(typ, name)
+    spec = _map(inputs.get("spec"))
+    template = _map(spec.get("template"))
+    tspec = _map(template.get("spec"))
+    nodepool = str(_metadata(inputs).get("name") or name)
+    labels = {**_str_map(_map(template.get("metadata")).get("labels")), NODEPOOL_LABEL: nodepool}
+    taints = _taints(tspec.get("taints"), rid, out)
+    reqs = []
+    for r in _list(tspec.get("requirements")):
+        try:
+            reqs.append(requirement_from_karpenter(_map(r)))
+        except (InputError, TypeError, ValueError) as e:
+            out.add("GI013", rid, f"invalid requirement {dict(_map(r))!r}: {e}", "fix it")
+    for r in reqs:  # a single-valued In requirement becomes a node label
+        if r.operator == "In" and len(r.values or ()) == 1:
+            labels.setdefault(r.key, str((r.values or ())[0]))
+    found = admitted_by_karpenter(reqs)
+    nodes = [
+        NodeTemplate(None, {**instance_labels(i), **labels, CAPACITY_TYPE_LABEL: c}, tuple(taints))
+        for i in found.instances
+        for c in found.capacity_types
+    ]
+    cpu_shape = {OS_LABEL: "linux", **labels}
+    admits_cpu = all(r.matches(cpu_shape) for r in reqs if r.key.startswith(KARPENTER_AWS_PREFIX))
+    if admits_cpu or not nodes:
+        nodes.insert(0, NodeTemplate(None, cpu_shape, tuple(taints)))
+    gpu_keyed = any(r.key.startswith(KARPENTER_AWS_PREFIX + "instance-gpu") for r in reqs)
+    gpus: int | None = max((i.gpus for i in found.instances), default=0)
+    if not found.instances and gpu_keyed and not admits_cpu:
+        gpus = None  # GPU instance types the catalog does not know
+    node_class = node_classes.get(str(_map(tspec.get("nodeClassRef")).get("name")), {})
+    aliases = [str(_map(t).get("alias") or "") for t in _list(node_class.get("amiSelectorTerms"))]
+    bottlerocket = node_class.get("amiFamily") == "Bottlerocket" or any(
+        a.startswith("bottlerocket@") for a in aliases
+    )
+    limits = _map(spec.get("limits"))
+    replicas = _int(spec.get("replicas"))
+    return _PoolDraft(
+        name=labels.get(POOL_LABEL) or nodepool,
+        provider="eks",
+        resource=rid,
+        node=nodes[0],
+        more_nodes=tuple(nodes[1:]),
+        gpus=gpus,
+        gpu=not admits_cpu and (gpus is None or gpus > 0),
+        accelerator=next(iter({i.accelerator_label for i in found.instances}), None)
+        if len({i.accelerator_label for i in found.instances}) == 1
+        else None,
+        min_nodes=replicas if replicas is not None else 0,
+        max_nodes=replicas if replicas is not None else _int(limits.get("nodes")),
+        spot=found.capacity_types == ("spot",),
+        builtin_device_plugin=bottlerocket,
+    )
+
+
 def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts]:
     drafts: dict[str, list[_PoolDraft]] = {}
     for entry in graph:
@@ -326,6 +410,8 @@ def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts
             draft = _eks_pool(entry, out)
         elif typ == NODE_PATCH:
             draft = _node_pool(entry, out)
+        elif _is(typ, "karpenter.sh", "NodePool"):
+            draft = _karpenter_pool(entry, _node_classes(graph), out)
         else:
             continue
         drafts.setdefault(draft.name, []).append(draft)
@@ -341,7 +427,7 @@ def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts
                 name=name,
                 provider=group[0].provider,
                 resources=tuple(sorted(d.resource for d in group)),
-                nodes=tuple(d.node for d in group),
+                nodes=tuple(n for d in group for n in (d.node, *d.more_nodes)),
                 gpus_per_node=gpus,
                 gpu=any(d.gpu for d in group),
                 accelerator=next((d.accelerator for d in group if d.accelerator), None),

@@ -1,0 +1,491 @@
+"""A GPU pool that Karpenter provisions on EKS: `KarpenterGpuNodePool` -> a `karpenter.sh/v1`
+NodePool and the `karpenter.k8s.aws/v1` EC2NodeClass it launches with, as custom resources.
+
+Karpenter picks an instance type per pending pod from the NodePool's requirements, so a pool is a
+*set* of instance types, not one shape. The component turns its arguments into requirements and
+checks them against the catalog (`components.model.karpenter.admitted`): a pool whose requirements
+admit no catalog GPU instance type is refused; the pool's `gpus_per_node` is the most GPUs any
+admitted type has (Karpenter launches the one the pod fits on), `gpu_model` is set when every
+admitted type has the same GPU.
+
+What the nodes carry (Karpenter v1.14.1, see `components.model.karpenter` for sources): the
+NodePool's `template.metadata.labels` (here the pool label and the caller's labels), the label
+`karpenter.sh/nodepool=<NodePool name>`, the instance type's well-known labels, and the
+`template.spec.taints` (default `nvidia.com/gpu=present:NoSchedule`: Karpenter adds no GPU taint by
+itself). The placement selects the pool label and tolerates the taints, like every other pool.
+
+Choices:
+- Requirements: `karpenter.k8s.aws/instance-gpu-manufacturer In [nvidia]` and
+  `karpenter.k8s.aws/instance-gpu-count Gt <min_gpus - 1>` always (only NVIDIA GPU instances,
+  never a CPU or Neuron type); `instance-gpu-name`, `instance-family`,
+  `node.kubernetes.io/instance-type`, `instance-gpu-count Lt <max_gpus + 1>` when given;
+  `kubernetes.io/arch` from the admitted types; `karpenter.sh/capacity-type` from
+  `capacity_types`. Gt / Lt (not Karpenter's Gte / Lte) so that Kubernetes' own rules read them.
+- Capacity types are given in priority order and must follow Karpenter's own: within one NodePool
+  it prefers `reserved`, then `spot`, then `on-demand` (nodepools.md, "Capacity Type"), so an order
+  it would not follow (on-demand before spot) is refused rather than silently reordered.
+- Disruption `WhenEmpty` after `consolidate_after` (default 5m): an idle GPU node is removed, a
+  busy one is never consolidated away from under a model server; the pool drains to zero.
+- Limits: `nodes` = `max_nodes` and, when given, `nvidia.com/gpu` = `max_total_gpus` (strings:
+  the API server coerces quantities to strings, Karpenter's docs advise against integers).
+- EC2NodeClass: AMI alias `al2023@latest` (Karpenter resolves the NVIDIA variant of AL2023 for
+  instance types with GPUs: `pkg/providers/amifamily/al2023.go`, variant `nvidia` requires
+  `instance-gpu-count` Exists; `bottlerocket@...` likewise, and Bottlerocket's NVIDIA variant runs
+  the device plugin itself), IMDSv2 with hop limit 1, an encrypted gp3 volume, subnets and security
+  groups selected by the tag `karpenter.sh/discovery=<cluster>` (Karpenter's getting-started
+  convention) unless given. `node_class` names an existing EC2NodeClass instead (none emitted).
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+
+from ..model.catalog import AWS_GPU_INSTANCES, aws_gpu_families, aws_instance
+from ..model.errors import InputError, show
+from ..model.karpenter import (
+    ARCH_LABEL,
+    CAPACITY_TYPE_LABEL,
+    CAPACITY_TYPES,
+    GPU_COUNT,
+    GPU_MANUFACTURER,
+    GPU_NAME,
+    INSTANCE_FAMILY,
+    INSTANCE_TYPE_LABEL,
+    NODEPOOL_LABEL,
+    admitted,
+    common_labels,
+    ec2_gpu_name,
+    gpu_names,
+)
+from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Placement, Taint
+from .pool import PoolFacts, build_facts, validate_pool_name
+
+NODEPOOL_API = "karpenter.sh/v1"
+NODECLASS_API = "karpenter.k8s.aws/v1"
+NODECLASS_GROUP = "karpenter.k8s.aws"
+DISCOVERY_TAG = "karpenter.sh/discovery"
+AMI_FAMILIES = ("al2023", "bottlerocket")
+_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
+RESTRICTED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
+"""Label domains the NodePool CRD refuses in `template.metadata.labels` (CEL rules of
+karpenter.sh_nodepools.yaml v1.14.1; a few well-known keys excepted that a pool never sets)."""
+
+
+@dataclass
+class KarpenterGpuNodePoolArgs:
+    """Inputs of a `KarpenterGpuNodePool`; every default is here."""
+
+    cluster_name: Optional[str] = None
+    """The EKS cluster: subnets and security groups are found by `karpenter.sh/discovery` = this
+    (needed unless `node_class` is given, or both selectors are)."""
+    node_role: Optional[str] = None
+    """IAM role name of the nodes (the EC2NodeClass `role`); needed unless `node_class` is given."""
+    gpu_names: Optional[Sequence[str]] = None
+    """`karpenter.k8s.aws/instance-gpu-name` values, e.g. `["l4", "a10g"]` (EC2's names, lower case)."""
+    instance_families: Optional[Sequence[str]] = None
+    """`karpenter.k8s.aws/instance-family` values, e.g. `["g6", "g5"]`."""
+    instance_types: Optional[Sequence[str]] = None
+    """`node.kubernetes.io/instance-type` values, e.g. `["g6.xlarge"]`."""
+    min_gpus: Optional[int] = 1
+    """Fewest GPUs per node."""
+    max_gpus: Optional[int] = None
+    """Most GPUs per node (none: any)."""
+    capacity_types: Optional[Sequence[str]] = None
+    """`reserved` / `spot` / `on-demand` in priority order (Karpenter's: reserved, spot,
+    on-demand); default `["on-demand"]`."""
+    max_nodes: Optional[int] = 1
+    """Most nodes (`limits.nodes`)."""
+    max_total_gpus: Optional[int] = None
+    """Most GPUs over the whole pool (`limits["nvidia.com/gpu"]`)."""
+    labels: Optional[Mapping[str, str]] = None
+    """Extra node labels (NodePool `template.metadata.labels`)."""
+    taints: Optional[Sequence[Taint]] = None
+    """Node taints; None: `nvidia.com/gpu=present:NoSchedule`."""
+    select_labels: Optional[Sequence[str]] = None
+    """Label keys the placement selects; default: the pool label `gpu-inference.dev/pool`."""
+    scheduling_style: Optional[str] = "nodeSelector"
+    """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
+    consolidate_after: Optional[str] = "5m"
+    """How long a node stays empty before Karpenter removes it (`disruption.consolidateAfter`)."""
+    weight: Optional[int] = None
+    """NodePool weight (higher: preferred over other NodePools a pod fits)."""
+    ami_alias: Optional[str] = "al2023@latest"
+    """EC2NodeClass AMI alias `family@version` (`al2023` or `bottlerocket`); pin a version in
+    production."""
+    disk_size_gb: Optional[int] = 100
+    """Node volume size in GiB."""
+    subnet_selector_tags: Optional[Mapping[str, str]] = None
+    """Subnets by tags; default `{karpenter.sh/discovery: <cluster_name>}`."""
+    security_group_selector_tags: Optional[Mapping[str, str]] = None
+    """Security groups by tags; default `{karpenter.sh/discovery: <cluster_name>}`."""
+    node_class: Optional[str] = None
+    """An existing EC2NodeClass to launch with (no EC2NodeClass is emitted)."""
+    pool_name: Optional[str] = None
+    """The pool's name (its `gpu-inference.dev/pool` label and the NodePool's name); default: the
+    component's name."""
+
+
+@dataclass(frozen=True)
+class KarpenterPoolPlan:
+    """Everything decided before deployment."""
+
+    facts: PoolFacts
+    instance_types: tuple[str, ...]
+    """The catalog instance types the requirements admit."""
+    node_pool: dict[str, Any]
+    """NodePool `{metadata, spec}`."""
+    node_class: Optional[dict[str, Any]]
+    """EC2NodeClass `{metadata, spec}`, None when an existing one is used."""
+
+
+def _str_list(value: object, path: str, what: str) -> Optional[list[str]]:
+    if value is None:
+        return None
+    if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence) or not value:
+        raise InputError(f"{show(value)} is not a non-empty list", f"a list of {what}", path)
+    out: list[str] = []
+    for i, v in enumerate(value):
+        if not isinstance(v, str) or v in out:
+            raise InputError(
+                f"{show(v)} is not a string, or is listed twice",
+                f"{what}, each once",
+                f"{path}[{i}]",
+            )
+        out.append(v)
+    return out
+
+
+def _count(value: object, path: str, low: int) -> Optional[int]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise InputError(
+            f"{show(value)} is not a whole number of at least {low}", f">= {low}", path
+        )
+    return value
+
+
+def _tags(value: Optional[Mapping[str, str]], path: str) -> Optional[dict[str, str]]:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not value:
+        raise InputError(f"{show(value)} is not a non-empty mapping", "tag key -> value", path)
+    for k, v in value.items():
+        if not isinstance(k, str) or not k or not isinstance(v, str) or not v:
+            raise InputError(
+                f"tag {show(k)}={show(v)} has an empty key or value",
+                "non-empty tag keys and values (the EC2NodeClass CRD refuses empty ones)",
+                f"{path}.{k}",
+            )
+    return dict(value)
+
+
+def capacity_order(value: object, path: str = "args.capacity_types") -> list[str]:
+    """Capacity types in priority order, which must be Karpenter's own (reserved, spot,
+    on-demand)."""
+    given = _str_list(value, path, "capacity types: " + ", ".join(CAPACITY_TYPES))
+    if given is None:
+        return ["on-demand"]
+    for i, c in enumerate(given):
+        if c not in CAPACITY_TYPES:
+            raise InputError(
+                f"capacity type {show(c)} is not a Karpenter capacity type",
+                ", ".join(CAPACITY_TYPES),
+                f"{path}[{i}]",
+            )
+    ordered = sorted(given, key=CAPACITY_TYPES.index)
+    if ordered != given:
+        raise InputError(
+            f"capacity types {given} are not in the order Karpenter prefers them: within one "
+            "NodePool it always tries reserved, then spot, then on-demand",
+            f"{ordered}, or two pools (each with one capacity type, wired in your order)",
+            path,
+        )
+    return given
+
+
+def offer_summary(names: Optional[Sequence[str]] = None) -> str:
+    """What the catalog offers per GPU name: `l4: 1, 4, 8 GPUs (g6)`."""
+    by_name: dict[str, tuple[set[int], list[str]]] = {}
+    for inst in AWS_GPU_INSTANCES.values():
+        g = ec2_gpu_name(inst)
+        if names and g not in names:
+            continue
+        counts, fams = by_name.setdefault(g, (set(), []))
+        counts.add(inst.gpus)
+        if inst.family not in fams:
+            fams.append(inst.family)
+    return "; ".join(
+        f"{g}: {', '.join(map(str, sorted(c)))} GPUs ({', '.join(f)})"
+        for g, (c, f) in sorted(by_name.items())
+    )
+
+
+def _requirement(key: str, op: str, values: Sequence[str] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {"key": key, "operator": op}
+    if values:
+        out["values"] = list(values)
+    return out
+
+
+def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> KarpenterPoolPlan:
+    """Check every input (no Pulumi) and decide the NodePool and EC2NodeClass."""
+    pool_name, name_path = (
+        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
+    )
+    validate_pool_name(pool_name, name_path)
+    names = _str_list(args.gpu_names, "args.gpu_names", "EC2 GPU names such as l4")
+    for i, g in enumerate(names or []):
+        if g not in gpu_names():
+            raise InputError(
+                f"GPU name {show(g)} is not one an EC2 instance type in the catalog has",
+                ", ".join(gpu_names()),
+                f"args.gpu_names[{i}]",
+            )
+    families = _str_list(args.instance_families, "args.instance_families", "EC2 GPU families")
+    for i, f in enumerate(families or []):
+        if f not in aws_gpu_families():
+            raise InputError(
+                f"instance family {show(f)} is not a GPU family in the catalog",
+                ", ".join(aws_gpu_families()),
+                f"args.instance_families[{i}]",
+            )
+    types = _str_list(args.instance_types, "args.instance_types", "EC2 GPU instance types")
+    for i, t in enumerate(types or []):
+        try:
+            aws_instance(t)
+        except InputError as e:
+            raise e.at(f"args.instance_types[{i}]") from None
+    min_gpus = _count(args.min_gpus, "args.min_gpus", 1) or 1
+    max_gpus = _count(args.max_gpus, "args.max_gpus", 1)
+    if max_gpus is not None and max_gpus < min_gpus:
+        raise InputError(
+            f"max_gpus {max_gpus} is below min_gpus {min_gpus}",
+            "max_gpus >= min_gpus",
+            "args.max_gpus",
+        )
+    capacity = capacity_order(args.capacity_types)
+
+    shape: list[dict[str, Any]] = [
+        _requirement(GPU_MANUFACTURER, "In", ["nvidia"]),
+        _requirement(GPU_COUNT, "Gt", [str(min_gpus - 1)]),
+    ]
+    if max_gpus is not None:
+        shape.append(_requirement(GPU_COUNT, "Lt", [str(max_gpus + 1)]))
+    if names:
+        shape.append(_requirement(GPU_NAME, "In", names))
+    if families:
+        shape.append(_requirement(INSTANCE_FAMILY, "In", families))
+    if types:
+        shape.append(_requirement(INSTANCE_TYPE_LABEL, "In", types))
+    found = admitted(
+        NodeSelectorRequirement(r["key"], r["operator"], r.get("values", ())) for r in shape
+    ).instances
+    if not found:
+        asked = "; ".join(
+            f"{r['key']} {r['operator']} {','.join(r.get('values', []))}".strip() for r in shape[1:]
+        )
+        raise InputError(
+            f"the requirements ({asked}) admit no GPU instance type in the catalog",
+            "requirements some catalog instance type meets: " + offer_summary(names),
+            "args",
+        )
+    arches = sorted({common_labels([i])[ARCH_LABEL] for i in found})
+    requirements = [
+        *shape,
+        _requirement(ARCH_LABEL, "In", arches),
+        _requirement(CAPACITY_TYPE_LABEL, "In", capacity),
+    ]
+    gpus = max(i.gpus for i in found)
+    models = {i.gpu_model for i in found}
+    cloud_labels = {NODEPOOL_LABEL: pool_name, **common_labels(found)}
+    if len(capacity) == 1:
+        cloud_labels[CAPACITY_TYPE_LABEL] = capacity[0]
+    for k in args.labels or {}:
+        domain = str(k).rpartition("/")[0]
+        if any(domain == d or domain.endswith("." + d) for d in RESTRICTED_LABEL_DOMAINS):
+            raise InputError(
+                f"label {k!r} is under a domain Karpenter reserves (the NodePool CRD refuses it)",
+                "labels outside karpenter.sh and karpenter.k8s.aws",
+                f"args.labels.{k}",
+            )
+    max_nodes = args.max_nodes if args.max_nodes is not None else 1
+    facts = build_facts(
+        pool_name,
+        cloud="eks",
+        user_labels=args.labels,
+        cloud_labels=cloud_labels,
+        taints=args.taints,
+        gpus_per_node=gpus,
+        gpu_model=models.pop() if len(models) == 1 else None,
+        min_nodes=0,
+        max_nodes=max_nodes,
+        spot=capacity == ["spot"],
+        select_labels=args.select_labels,
+        scheduling_style=args.scheduling_style,
+        name_path=name_path,
+    )
+    if not isinstance(args.consolidate_after, str) or not _DURATION.match(args.consolidate_after):
+        raise InputError(
+            f"consolidate_after {show(args.consolidate_after)} is not a Karpenter duration",
+            "a duration such as 30s, 5m, 1h30m, or Never",
+            "args.consolidate_after",
+        )
+    weight = _count(args.weight, "args.weight", 1)
+    if weight is not None and weight > 100:
+        raise InputError(f"weight {weight} is above 100", "1 to 100", "args.weight")
+    total = _count(args.max_total_gpus, "args.max_total_gpus", 1)
+
+    limits: dict[str, str] = {"nodes": str(facts.max_nodes)}
+    if total is not None:
+        limits[GPU_RESOURCE] = str(total)
+    own_labels = {k: v for k, v in facts.labels.items() if k not in cloud_labels}
+    node_class_name = args.node_class if args.node_class is not None else pool_name
+    if args.node_class is not None:
+        validate_pool_name(args.node_class, "args.node_class")
+    template_spec: dict[str, Any] = {
+        "nodeClassRef": {"group": NODECLASS_GROUP, "kind": "EC2NodeClass", "name": node_class_name},
+        "requirements": requirements,
+        "taints": [t.to_dict() for t in facts.taints],
+    }
+    spec: dict[str, Any] = {
+        "template": {"metadata": {"labels": own_labels}, "spec": template_spec},
+        "disruption": {
+            "consolidationPolicy": "WhenEmpty",
+            "consolidateAfter": args.consolidate_after,
+        },
+        "limits": limits,
+    }
+    if weight is not None:
+        spec["weight"] = weight
+    node_pool = {"metadata": {"name": pool_name}, "spec": spec}
+
+    node_class = None
+    if args.node_class is None:
+        node_class = _node_class(pool_name, args)
+    return KarpenterPoolPlan(
+        facts=facts,
+        instance_types=tuple(i.instance_type for i in found),
+        node_pool=node_pool,
+        node_class=node_class,
+    )
+
+
+def _node_class(pool_name: str, args: KarpenterGpuNodePoolArgs) -> dict[str, Any]:
+    if not isinstance(args.node_role, str) or not args.node_role:
+        raise InputError(
+            f"node_role {show(args.node_role)} is not an IAM role name",
+            "the IAM role name of the nodes (Karpenter's node role), or node_class: an existing "
+            "EC2NodeClass",
+            "args.node_role",
+        )
+    alias = args.ami_alias or "al2023@latest"
+    family, at, version = alias.partition("@")
+    if not at or family not in AMI_FAMILIES or not version:
+        raise InputError(
+            f"AMI alias {show(alias)} is not family@version with a GPU-capable family",
+            "al2023@latest, al2023@v20250101, bottlerocket@latest, ...",
+            "args.ami_alias",
+        )
+    subnets = _tags(args.subnet_selector_tags, "args.subnet_selector_tags")
+    groups = _tags(args.security_group_selector_tags, "args.security_group_selector_tags")
+    if subnets is None or groups is None:
+        if not isinstance(args.cluster_name, str) or not args.cluster_name:
+            raise InputError(
+                f"cluster_name {show(args.cluster_name)} is not given, and subnets / security "
+                "groups are found by the tag karpenter.sh/discovery=<cluster>",
+                "the EKS cluster's name, or both subnet_selector_tags and "
+                "security_group_selector_tags",
+                "args.cluster_name",
+            )
+        discovery = {DISCOVERY_TAG: args.cluster_name}
+        subnets = subnets or discovery
+        groups = groups or discovery
+    size = args.disk_size_gb if args.disk_size_gb is not None else 100
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 16384:
+        raise InputError(
+            f"disk size {show(size)} GiB is not a gp3 volume size",
+            "a whole number of GiB from 1 to 16384",
+            "args.disk_size_gb",
+        )
+    return {
+        "metadata": {"name": pool_name},
+        "spec": {
+            "role": args.node_role,
+            "amiSelectorTerms": [{"alias": alias}],
+            "subnetSelectorTerms": [{"tags": subnets}],
+            "securityGroupSelectorTerms": [{"tags": groups}],
+            "metadataOptions": {
+                "httpEndpoint": "enabled",
+                "httpTokens": "required",
+                "httpPutResponseHopLimit": 1,
+            },
+            "blockDeviceMappings": [
+                {
+                    # Bottlerocket keeps images on its second volume, AL2023 on the root one.
+                    "deviceName": "/dev/xvdb" if family == "bottlerocket" else "/dev/xvda",
+                    "ebs": {
+                        "volumeSize": f"{size}Gi",
+                        "volumeType": "gp3",
+                        "encrypted": True,
+                        "deleteOnTermination": True,
+                    },
+                }
+            ],
+        },
+    }
+
+
+class KarpenterGpuNodePool(pulumi.ComponentResource):
+    """A Karpenter NodePool (with its EC2NodeClass) for GPU nodes, and the placement that lands
+    on it."""
+
+    def __init__(
+        self,
+        name: str,
+        args: KarpenterGpuNodePoolArgs,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        try:
+            plan = validate_karpenter_pool_args(name, args)
+        except InputError as e:
+            raise e.at(f"KarpenterGpuNodePool({name!r})") from None
+        super().__init__("gpu-inference:index:KarpenterGpuNodePool", name, {}, opts)
+        import pulumi_kubernetes as k8s
+
+        self.facts: PoolFacts = plan.facts
+        self.placement: Placement = plan.facts.placement
+        self.labels: dict[str, str] = dict(plan.facts.labels)
+        self.taints: list[Taint] = list(plan.facts.taints)
+        self.gpus_per_node: int = plan.facts.gpus_per_node
+        self.instance_types: list[str] = list(plan.instance_types)
+        depends: list[pulumi.Resource] = []
+        if plan.node_class is not None:
+            self.node_class = k8s.apiextensions.CustomResource(
+                f"{name}-nodeclass",
+                api_version=NODECLASS_API,
+                kind="EC2NodeClass",
+                metadata=plan.node_class["metadata"],
+                spec=plan.node_class["spec"],
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            depends.append(self.node_class)
+        self.node_pool = k8s.apiextensions.CustomResource(
+            name,
+            api_version=NODEPOOL_API,
+            kind="NodePool",
+            metadata=plan.node_pool["metadata"],
+            spec=plan.node_pool["spec"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+        )
+        self.register_outputs(
+            {
+                "poolName": plan.facts.name,
+                "instanceTypes": list(plan.instance_types),
+                "gpusPerNode": plan.facts.gpus_per_node,
+                "placement": plan.facts.placement.to_pod_spec(),
+            }
+        )
