@@ -756,6 +756,7 @@ class Knative(_Model):
     features: dict[str, str] = Field(default_factory=dict)  # extra config-features entries
     allow_disabling_podspec_flags: Bool = False
     assume_flags_enabled: Bool = False  # mode none: the cluster's Knative already has the flags
+    chart: Optional[str] = None  # mode operator: a local knative-operator chart (dir or .tgz)
 
     @model_validator(mode="after")
     def _rules(self) -> Knative:
@@ -803,20 +804,43 @@ class Knative(_Model):
         return self
 
 
+class KServeCharts(_Model):
+    """Local charts (a directory or .tgz each) instead of KServe's registry: both, or neither."""
+
+    crd: str
+    controller: str
+
+
 class KServeAddon(_Model):
     enabled: Bool = True
     version: Optional[Version] = None  # default: the KServe component's pinned version
     default_deployment_mode: Literal[DEPLOYMENT_MODES] = "Serverless"  # type: ignore[valid-type]
+    chart: Optional[KServeCharts] = None  # local charts; `version` still says which KServe
 
 
 class Addon(_Model):
     enabled: Optional[Bool] = None  # resolved per add-on, see _Checker.resolve_addons
     version: Optional[Version] = None  # default: the component's pinned chart version
+    chart: Optional[str] = None  # a local chart (dir or .tgz) instead of the repository's
+
+
+class SeldonCharts(_Model):
+    """Local charts (a directory or .tgz each) instead of Seldon's repository: all three."""
+
+    crds: str
+    setup: str
+    runtime: str
+
+
+class SeldonAddon(_Model):
+    enabled: Optional[Bool] = None  # resolved: see _Checker.resolve_addons
+    version: Optional[Version] = None  # default: the component's pinned chart version
+    chart: Optional[SeldonCharts] = None  # local charts instead of the repository's
 
 
 class Addons(_Model):
     kserve: KServeAddon = Field(default_factory=KServeAddon)
-    seldon: Addon = Field(default_factory=Addon)
+    seldon: SeldonAddon = Field(default_factory=SeldonAddon)
     nvidia_device_plugin: Addon = Field(default_factory=Addon)
     cert_manager: Addon = Field(default_factory=Addon)
 

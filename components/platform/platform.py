@@ -218,6 +218,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 ingress=k.ingress,
                 features=dict(k.features) or None,
                 allow_disabling_podspec_flags=k.allow_disabling_podspec_flags,
+                operator_chart=k.chart,
             ),
             opts=opts,
         )
@@ -229,7 +230,9 @@ class InferencePlatform(pulumi.ComponentResource):
             from ..serving.cert_manager import CertManager, CertManagerArgs
 
             out["certManager"] = CertManager(
-                f"{name}-cert-manager", CertManagerArgs(version=a.cert_manager.version), opts=opts
+                f"{name}-cert-manager",
+                CertManagerArgs(version=a.cert_manager.version, chart=a.cert_manager.chart),
+                opts=opts,
             )
         if a.kserve.enabled:
             from ..serving.kserve_install import KServeInstall, KServeInstallArgs
@@ -241,6 +244,8 @@ class InferencePlatform(pulumi.ComponentResource):
                 KServeInstallArgs(
                     version=a.kserve.version,
                     default_deployment_mode=a.kserve.default_deployment_mode,
+                    crd_chart=a.kserve.chart.crd if a.kserve.chart else None,
+                    controller_chart=a.kserve.chart.controller if a.kserve.chart else None,
                 ),
                 opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
             )
@@ -250,7 +255,11 @@ class InferencePlatform(pulumi.ComponentResource):
             out["seldon"] = SeldonCoreInstall(
                 f"{name}-seldon",
                 SeldonCoreInstallArgs(
-                    version=a.seldon.version, namespace=self.spec.seldon.namespace
+                    version=a.seldon.version,
+                    namespace=self.spec.seldon.namespace,
+                    crds_chart=a.seldon.chart.crds if a.seldon.chart else None,
+                    setup_chart=a.seldon.chart.setup if a.seldon.chart else None,
+                    runtime_chart=a.seldon.chart.runtime if a.seldon.chart else None,
                 ),
                 opts=opts,
             )
@@ -264,6 +273,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 f"{name}-nvidia-device-plugin",
                 NvidiaDevicePluginArgs(
                     version=a.nvidia_device_plugin.version,
+                    chart=a.nvidia_device_plugin.chart,
                     pool_taints=gpu_taints or None,
                     # Run on the GPU pools, found by their own label (the chart's default
                     # affinity wants node-feature-discovery labels a plain GPU node lacks).

@@ -6,7 +6,7 @@ from typing import Optional
 import pulumi
 
 from ..model import versions
-from .helm import chart_release
+from .helm import chart_release, check_local_charts
 
 
 @dataclass
@@ -17,6 +17,8 @@ class CertManagerArgs:
     """Chart version; default: the pinned one (components/model/versions.py)."""
     namespace: Optional[str] = "cert-manager"
     """Namespace of the release."""
+    chart: Optional[str] = None
+    """A local chart directory or `.tgz` installed instead of the repository's (air-gapped)."""
 
 
 def cert_manager_values() -> dict[str, object]:
@@ -30,6 +32,7 @@ class CertManager(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: CertManagerArgs, opts: Optional[pulumi.ResourceOptions] = None
     ) -> None:
+        check_local_charts(f"CertManager({name!r})", {"chart": args.chart})
         super().__init__("gpu-inference:index:CertManager", name, None, opts)
         self.ready = chart_release(
             f"{name}-release",
@@ -38,6 +41,7 @@ class CertManager(pulumi.ComponentResource):
             namespace=args.namespace or "cert-manager",
             values=cert_manager_values(),
             version=args.version,
+            local_chart=args.chart,
             parent=self,
         )
         self.register_outputs({})

@@ -6,7 +6,21 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..model.charts import check_local_chart
+from ..model.errors import InputError
 from ..model.versions import Chart
+
+
+def check_local_charts(owner: str, charts: Mapping[str, Optional[str]]) -> None:
+    """Refuse a bad local chart path (arg name -> path or None) before anything is registered,
+    naming `owner.args.<arg>`."""
+    for arg, path in charts.items():
+        if path is None:
+            continue
+        try:
+            check_local_chart(path)
+        except InputError as e:
+            raise e.at(f"{owner}.args.{arg}") from None
 
 
 def chart_release(
@@ -20,19 +34,28 @@ def chart_release(
     version: Optional[str] = None,
     depends_on: Sequence[pulumi.Resource] = (),
     create_namespace: bool = True,
+    local_chart: Optional[str] = None,
 ) -> k8s.helm.v3.Release:
     """A Release of `chart` at its pinned version (or `version`), with a stable release name.
 
     OCI charts take the `oci://` reference as the chart itself; index repositories go through
-    `repository_opts`. `atomic`: a failed install rolls back instead of leaving half a release.
+    `repository_opts`. `local_chart` (a chart directory or `.tgz`, checked by the caller) replaces
+    the repository: no `repository_opts`, no version (a local chart carries its own).
+    `atomic`: a failed install rolls back instead of leaving half a release.
     """
     oci = chart.repo.startswith("oci://")
+    if local_chart:
+        ref, pinned, repo = local_chart, None, None
+    else:
+        ref = f"{chart.repo}/{chart.chart}" if oci else chart.chart
+        pinned = version or chart.version
+        repo = None if oci else {"repo": chart.repo}
     return k8s.helm.v3.Release(
         resource_name,
         name=release,
-        chart=f"{chart.repo}/{chart.chart}" if oci else chart.chart,
-        version=version or chart.version,
-        repository_opts=None if oci else {"repo": chart.repo},
+        chart=ref,
+        version=pinned,
+        repository_opts=repo,
         namespace=namespace,
         create_namespace=create_namespace,
         values=dict(values or {}),

@@ -21,6 +21,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..model import versions
+from ..model.charts import check_local_chart
 from ..model.errors import InputError, show
 from ..model.knative_features import (
     KNATIVE_FEATURE_VALUES,
@@ -48,6 +49,9 @@ class KnativeServingArgs:
     """operator mode: Knative Serving version (`spec.version`); default: the operator's own."""
     operator_chart_version: Optional[str] = None
     """operator mode: knative-operator chart version; default: the pinned one."""
+    operator_chart: Optional[str] = None
+    """operator mode: a local knative-operator chart directory or `.tgz` instead of the
+    repository's (air-gapped clusters)."""
     ingress: Optional[str] = "kourier"
     """operator mode: `kourier` or `istio` (Istio must already be installed)."""
     podspec_flags: Optional[Mapping[str, str]] = None
@@ -101,6 +105,17 @@ def knative_features(args: KnativeServingArgs) -> dict[str, str]:
                     path,
                 )
             features[name] = value
+    if args.operator_chart is not None:
+        if mode != "operator":
+            raise InputError(
+                f"operator_chart is given in mode {mode!r}, which installs no chart",
+                "operator_chart only with mode 'operator'",
+                "args.operator_chart",
+            )
+        try:
+            check_local_chart(args.operator_chart)
+        except InputError as e:
+            raise e.at("args.operator_chart") from None
     return dict(sorted(features.items()))
 
 
@@ -153,12 +168,13 @@ class KnativeServing(pulumi.ComponentResource):
             operator_ns = k8s.core.v1.Namespace(
                 f"{name}-operator-ns", metadata={"name": OPERATOR_NAMESPACE}, opts=child
             )
+            local = args.operator_chart
             operator = k8s.helm.v3.Release(
                 f"{name}-operator",
                 name="knative-operator",
-                chart=chart.chart,
-                version=args.operator_chart_version or chart.version,
-                repository_opts={"repo": chart.repo},
+                chart=local or chart.chart,
+                version=None if local else args.operator_chart_version or chart.version,
+                repository_opts=None if local else {"repo": chart.repo},
                 namespace=OPERATOR_NAMESPACE,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_ns]),
             )

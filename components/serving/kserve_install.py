@@ -7,7 +7,7 @@ import pulumi
 
 from ..model import versions
 from ..model.errors import InputError
-from .helm import chart_release
+from .helm import chart_release, check_local_charts
 
 
 @dataclass
@@ -20,6 +20,10 @@ class KServeInstallArgs:
     """Mode of InferenceServices without the deploymentMode annotation (either spelling)."""
     namespace: Optional[str] = "kserve"
     """Namespace of the controller."""
+    crd_chart: Optional[str] = None
+    """A local kserve-crd chart directory or `.tgz` instead of the registry's (air-gapped)."""
+    controller_chart: Optional[str] = None
+    """A local controller chart (kserve-resources) directory or `.tgz` instead of the registry's."""
 
 
 def kserve_values(args: KServeInstallArgs) -> dict[str, Any]:
@@ -39,6 +43,10 @@ class KServeInstall(pulumi.ComponentResource):
             values = kserve_values(args)
         except InputError as e:
             raise e.at(f"KServeInstall({name!r})") from None
+        check_local_charts(
+            f"KServeInstall({name!r})",
+            {"crd_chart": args.crd_chart, "controller_chart": args.controller_chart},
+        )
         super().__init__("gpu-inference:index:KServeInstall", name, None, opts)
         namespace = args.namespace or "kserve"
         crds = chart_release(
@@ -47,6 +55,7 @@ class KServeInstall(pulumi.ComponentResource):
             release="kserve-crd",
             namespace=namespace,
             version=args.version,
+            local_chart=args.crd_chart,
             parent=self,
         )
         self.ready = chart_release(
@@ -56,6 +65,7 @@ class KServeInstall(pulumi.ComponentResource):
             namespace=namespace,
             values=values,
             version=args.version,
+            local_chart=args.controller_chart,
             depends_on=[crds],
             parent=self,
         )

@@ -17,7 +17,7 @@ import pulumi
 
 from ..model import versions
 from ..model.scheduling import Taint
-from .helm import chart_release
+from .helm import chart_release, check_local_charts
 
 CHART_DEFAULT_TOLERATIONS = (
     {"key": "CriticalAddonsOnly", "operator": "Exists"},
@@ -39,6 +39,8 @@ class NvidiaDevicePluginArgs:
     """The values of `pool_label` on GPU pools: the plugin runs only there."""
     namespace: Optional[str] = "nvidia-device-plugin"
     """Namespace of the release."""
+    chart: Optional[str] = None
+    """A local chart directory or `.tgz` installed instead of the repository's (air-gapped)."""
 
 
 def device_plugin_tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
@@ -85,6 +87,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: NvidiaDevicePluginArgs, opts: Optional[pulumi.ResourceOptions] = None
     ) -> None:
+        check_local_charts(f"NvidiaDevicePlugin({name!r})", {"chart": args.chart})
         super().__init__("gpu-inference:index:NvidiaDevicePlugin", name, None, opts)
         self.tolerations = device_plugin_tolerations(list(args.pool_taints or ()))
         self.ready = chart_release(
@@ -94,6 +97,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             namespace=args.namespace or "nvidia-device-plugin",
             values=device_plugin_values(args),
             version=args.version,
+            local_chart=args.chart,
             parent=self,
         )
         self.register_outputs({})

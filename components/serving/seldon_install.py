@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..model import versions
-from .helm import chart_release
+from .helm import chart_release, check_local_charts
 
 
 @dataclass
@@ -26,6 +26,12 @@ class SeldonCoreInstallArgs:
     """Namespace of the operator (setup chart)."""
     pod_security: Optional[str] = "baseline"
     """Pod Security Admission level enforced on the runtime namespace."""
+    crds_chart: Optional[str] = None
+    """A local seldon-core-v2-crds chart directory or `.tgz` instead of the repository's."""
+    setup_chart: Optional[str] = None
+    """A local seldon-core-v2-setup chart directory or `.tgz` instead of the repository's."""
+    runtime_chart: Optional[str] = None
+    """A local seldon-core-v2-runtime chart directory or `.tgz` instead of the repository's."""
 
 
 class SeldonCoreInstall(pulumi.ComponentResource):
@@ -34,6 +40,14 @@ class SeldonCoreInstall(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: SeldonCoreInstallArgs, opts: Optional[pulumi.ResourceOptions] = None
     ) -> None:
+        check_local_charts(
+            f"SeldonCoreInstall({name!r})",
+            {
+                "crds_chart": args.crds_chart,
+                "setup_chart": args.setup_chart,
+                "runtime_chart": args.runtime_chart,
+            },
+        )
         super().__init__("gpu-inference:index:SeldonCoreInstall", name, None, opts)
         runtime_ns = args.namespace or "seldon-mesh"
         system_ns = args.system_namespace or "seldon-system"
@@ -45,6 +59,7 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             namespace="default",
             create_namespace=False,
             version=args.version,
+            local_chart=args.crds_chart,
             parent=self,
         )
         setup = chart_release(
@@ -56,6 +71,7 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             # another one, so it must watch cluster-wide to see the Servers and Models there.
             values={"controller": {"clusterwide": runtime_ns != system_ns}},
             version=args.version,
+            local_chart=args.setup_chart,
             depends_on=[crds],
             parent=self,
         )
@@ -78,6 +94,7 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             namespace=runtime_ns,
             create_namespace=False,
             version=args.version,
+            local_chart=args.runtime_chart,
             depends_on=[setup, namespace],
             parent=self,
         )
