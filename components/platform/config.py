@@ -468,10 +468,30 @@ class ExpressionSpec(_Model):
         return NodeSelectorRequirement(self.key, self.operator, tuple(self.values))
 
 
+class KarpenterSpec(_Model):
+    """`pools[i].karpenter`: the pool is a Karpenter NodePool (+ EC2NodeClass) on EKS, whose
+    requirements these keys make (see `components.pools.karpenter`)."""
+
+    gpu_names: Optional[Annotated[list[str], Field(min_length=1)]] = None
+    instance_families: Optional[Annotated[list[str], Field(min_length=1)]] = None
+    instance_types: Optional[Annotated[list[str], Field(min_length=1)]] = None
+    min_gpus: Annotated[int, Field(strict=True, ge=1)] = 1
+    max_gpus: Optional[Annotated[int, Field(strict=True, ge=1)]] = None
+    capacity_types: Optional[
+        Annotated[list[Literal["reserved", "spot", "on-demand"]], Field(min_length=1)]
+    ] = None
+    node_role: Optional[str] = None
+    node_class: Optional[str] = None
+    ami_alias: Optional[str] = None
+    consolidate_after: Optional[str] = None
+    max_total_gpus: Optional[Annotated[int, Field(strict=True, ge=1)]] = None
+    weight: Optional[Annotated[int, Field(strict=True, ge=1, le=100)]] = None
+
+
 # Keys of a pool that only one provider takes (others: every provider).
 POOL_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
     "gke": ("machineType", "nodeLocations", "gpuDriverVersion"),
-    "eks": ("instanceTypes", "amiType", "capacityType"),
+    "eks": ("instanceTypes", "amiType", "capacityType", "karpenter"),
     "existing": ("nodes", "presentLabels"),
 }
 POOL_REQUIRED_BY_PROVIDER = {"gke": "machineType", "eks": "instanceTypes", "existing": "nodes"}
@@ -499,6 +519,7 @@ class Pool(_Model):
     disk_size_gb: Optional[Annotated[int, Field(strict=True, ge=10)]] = None
     node_locations: Optional[Annotated[list[str], Field(min_length=1)]] = None  # gke zones
     gpu_driver_version: Optional[Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]] = None
+    karpenter: Optional[KarpenterSpec] = None  # eks: a Karpenter NodePool instead of a node group
 
     @model_validator(mode="after")
     def _rules(self) -> Pool:

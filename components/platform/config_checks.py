@@ -158,7 +158,7 @@ class _Checker:
                             f"{path}.{key}",
                         )
             required = POOL_REQUIRED_BY_PROVIDER[provider]
-            if required not in given:
+            if required not in given and pool.karpenter is None:
                 raise InputError(
                     f"required key is missing ({provider} pools need it)",
                     _POOL_REQUIRED_HELP[required],
@@ -175,6 +175,8 @@ class _Checker:
                     )
                 if provider == "gke":
                     self._gke_pool(pool, path)
+                elif pool.karpenter is not None:
+                    self._karpenter_pool(pool, path, given)
                 else:
                     self._eks_pool(pool, path)
 
@@ -260,6 +262,40 @@ class _Checker:
                 f"gpusPerNode {' or '.join(str(c) for c in counts)} on {mt}",
                 f"{path}.gpusPerNode",
             )
+
+    def _karpenter_pool(self, pool: Pool, path: str, given: set[str]) -> None:
+        """A Karpenter pool: its node-group keys do not apply; its requirements must admit a
+        catalog GPU instance type. GPUs per node: the most any admitted type has (Karpenter
+        launches the type a pod fits)."""
+        if pool.min_nodes:
+            raise InputError(
+                f"minNodes {pool.min_nodes}: a Karpenter pool has no minimum, it launches nodes "
+                "for pending pods and removes empty ones",
+                "minNodes 0, or leave it out",
+                f"{path}.minNodes",
+            )
+        for key in ("instanceTypes", "amiType", "capacityType", "spot"):
+            if key in given:
+                raise InputError(
+                    f"key {key!r} is for EKS node groups; a Karpenter pool takes its instance "
+                    "types, capacity types and AMI from its karpenter block (and has no minimum)",
+                    "karpenter: {gpuNames, instanceFamilies, instanceTypes, minGpus, maxGpus, "
+                    "capacityTypes, nodeRole, amiAlias, ...}",
+                    f"{path}.{key}",
+                )
+        from .pool_kinds import plan_karpenter
+
+        plan = plan_karpenter(pool, self.spec.cluster, path)
+        if pool.gpus_per_node is not None and pool.gpus_per_node != plan.facts.gpus_per_node:
+            raise InputError(
+                f"gpusPerNode {pool.gpus_per_node} is not what the requirements give: the "
+                f"largest instance type they admit has {plan.facts.gpus_per_node}",
+                f"gpusPerNode {plan.facts.gpus_per_node}, or leave it out",
+                f"{path}.gpusPerNode",
+            )
+        pool.gpus_per_node = plan.facts.gpus_per_node
+        if pool.accelerator is None:
+            pool.accelerator = plan.facts.gpu_model or "nvidia"
 
     def _eks_pool(self, pool: Pool, path: str) -> None:
         types = pool.instance_types or []

@@ -160,6 +160,17 @@ class InferencePlatform(pulumi.ComponentResource):
                 ),
                 opts=opts,
             )
+        if c.provider == "eks" and p.karpenter is not None:
+            from ..pools.karpenter import KarpenterGpuNodePool
+            from .pool_kinds import karpenter_args
+
+            return KarpenterGpuNodePool(
+                p.name,
+                karpenter_args(p, c),
+                opts=pulumi.ResourceOptions(
+                    parent=self, providers={"kubernetes": self.access.provider}
+                ),
+            )
         if c.provider == "eks":
             from ..pools.eks import EksGpuNodeGroup, EksGpuNodeGroupArgs
 

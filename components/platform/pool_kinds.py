@@ -1,0 +1,79 @@
+"""Stack config -> the arguments of the newer pool kinds (Karpenter), shared by the config checks
+(which resolve a pool's GPUs per node before workloads are checked against it) and the platform
+(which builds the component), so both read a pool the same way and errors name config keys."""
+
+from __future__ import annotations
+
+from ..model.errors import InputError
+from ..pools.karpenter import (
+    KarpenterGpuNodePoolArgs,
+    KarpenterPoolPlan,
+    validate_karpenter_pool_args,
+)
+from .config import Cluster, Pool
+
+# `args.<field>` of KarpenterGpuNodePoolArgs -> the stack config key under `pools[i]`.
+KARPENTER_KEYS = {
+    "args.gpu_names": "karpenter.gpuNames",
+    "args.instance_families": "karpenter.instanceFamilies",
+    "args.instance_types": "karpenter.instanceTypes",
+    "args.min_gpus": "karpenter.minGpus",
+    "args.max_gpus": "karpenter.maxGpus",
+    "args.capacity_types": "karpenter.capacityTypes",
+    "args.node_role": "karpenter.nodeRole",
+    "args.node_class": "karpenter.nodeClass",
+    "args.ami_alias": "karpenter.amiAlias",
+    "args.consolidate_after": "karpenter.consolidateAfter",
+    "args.max_total_gpus": "karpenter.maxTotalGpus",
+    "args.weight": "karpenter.weight",
+    "args.labels": "labels",
+    "args.taints": "taints",
+    "args.select_labels": "selectLabels",
+    "args.max_nodes": "maxNodes",
+    "args.disk_size_gb": "diskSizeGb",
+    "args.scheduling_style": "karpenter",
+    "args.pool_name": "name",
+    "args": "karpenter",
+    "name": "name",
+}
+
+
+def karpenter_args(pool: Pool, cluster: Cluster) -> KarpenterGpuNodePoolArgs:
+    """The component arguments a `pools[i]` with a `karpenter` block stands for."""
+    k = pool.karpenter
+    assert k is not None
+    return KarpenterGpuNodePoolArgs(
+        cluster_name=cluster.name,
+        node_role=k.node_role,
+        gpu_names=k.gpu_names,
+        instance_families=k.instance_families,
+        instance_types=k.instance_types,
+        min_gpus=k.min_gpus,
+        max_gpus=k.max_gpus,
+        capacity_types=list(k.capacity_types) if k.capacity_types else None,
+        max_nodes=pool.max_nodes,
+        max_total_gpus=k.max_total_gpus,
+        labels=pool.labels or None,
+        taints=pool.taint_list or None,
+        select_labels=pool.select_labels,
+        consolidate_after=k.consolidate_after or "5m",
+        weight=k.weight,
+        ami_alias=k.ami_alias or "al2023@latest",
+        disk_size_gb=pool.disk_size_gb or 100,
+        node_class=k.node_class,
+        pool_name=pool.name,
+    )
+
+
+def plan_karpenter(pool: Pool, cluster: Cluster, path: str) -> KarpenterPoolPlan:
+    """Validate a Karpenter pool; an error names the stack config key under `path`
+    (`gpu-inference:pools[0]`)."""
+    try:
+        return validate_karpenter_pool_args(pool.name, karpenter_args(pool, cluster))
+    except InputError as e:
+        head, _, rest = e.path.partition("[")
+        key = KARPENTER_KEYS.get(head, "karpenter")
+        suffix = f"[{rest}" if rest else ""
+        if head in ("args.labels",) or head.startswith("args.labels."):
+            key, suffix = "labels", e.path[len("args.labels") :]
+        raise InputError(e.problem, e.allowed, f"{path}.{key}{suffix}") from None

@@ -1,0 +1,144 @@
+"""The newer pool kinds from the stack config: `pools[i].karpenter` (EKS) builds a Karpenter NodePool
+and EC2NodeClass; the example stack previews clean and CRD-valid; a broken copy (a workload asking
+for a GPU its pool cannot provide) exits 1 with the finding; config refusals name the key."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from components.preview.cli import main
+from tests.conftest import CRDS
+
+ROOT = Path(__file__).resolve().parents[2]
+NS = "gpu-inference"
+
+
+def _project(tmp_path: Path, stack: str, text: str) -> Path:
+    """A copy of this project whose stack `stack` has the config `text`."""
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(text)
+    return tmp_path
+
+
+def _preview(capsys, project: Path, stack: str) -> tuple[int, str]:
+    code = main(["preview", stack, "--project-dir", str(project), "--out", str(project / "out")])
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def _karpenter_text() -> str:
+    return (ROOT / "stacks" / "Pulumi.eks-karpenter.yaml").read_text()
+
+
+def test_eks_karpenter_previews_clean_and_crd_valid(tmp_path, capsys):
+    project = _project(tmp_path, "eks-karpenter", _karpenter_text())
+    code, out = _preview(capsys, project, "eks-karpenter")
+    assert code == 0, out
+    assert "placement: 0 errors, 0 warnings" in out
+    graph = json.loads((project / "out" / "resources.json").read_text())
+    pools = {
+        e["name"]: e["inputs"] for e in graph if e["type"].endswith("karpenter.sh/v1:NodePool")
+    }
+    assert sorted(pools) == ["h100", "l4-a10g"]
+    reqs = pools["h100"]["spec"]["template"]["spec"]["requirements"]
+    assert {
+        "key": "karpenter.k8s.aws/instance-family",
+        "operator": "In",
+        "values": ["p5", "p5e", "p5en"],
+    } in reqs
+    assert pools["h100"]["spec"]["limits"] == {"nodes": "2", "nvidia.com/gpu": "16"}
+    placement = json.loads((project / "out" / "placement.json").read_text())
+    lands = {w["resource"]: w["pools"] for w in placement["workloads"]}
+    assert lands == {
+        "InferenceService/gpu-inference-isvc-models-llama-70b/predictor": ["h100"],
+        "InferenceService/gpu-inference-isvc-models-llama-8b/predictor": ["l4-a10g"],
+        "InferenceService/gpu-inference-isvc-models-llama-8b/transformer": ["cpu"],
+    }
+    if CRDS.exists():
+        from tests.crdschema import validate_cr
+
+        for e in graph:
+            if e["type"].startswith("kubernetes:karpenter."):
+                validate_cr(e["inputs"])
+
+
+def test_broken_copy_asking_for_a_gpu_the_pool_cannot_provide_exits_1(tmp_path, capsys):
+    text = _karpenter_text().replace(
+        "        pool: l4-a10g\n        gpus: 1\n",
+        "        pool: l4-a10g\n        gpus: 1\n        extraExpressions:\n"
+        "          - {key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [h100]}\n",
+    )
+    assert "extraExpressions" in text
+    project = _project(tmp_path, "broken", text)
+    code, out = _preview(capsys, project, "broken")
+    assert code == 1, out
+    assert "GI001" in out and "llama-8b/predictor" in out
+
+
+def test_more_gpus_than_the_requirements_admit_is_refused(tmp_path, capsys):
+    text = _karpenter_text().replace(
+        "        pool: l4-a10g\n        gpus: 1\n", "        pool: l4-a10g\n        gpus: 2\n"
+    )
+    project = _project(tmp_path, "broken", text)
+    code, out = _preview(capsys, project, "broken")
+    assert code == 2, out
+    assert (
+        f"{NS}:inferenceServices[0].predictor.gpus: 2 GPU(s) asked for but a node of pool 'l4-a10g' has 1"
+        in out
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "        gpuNames: [l4, a10g]\n",
+            "        gpuNames: [l4, a10]\n",
+            f"{NS}:pools[0].karpenter.gpuNames[1]: GPU name 'a10' is not one an EC2 instance type "
+            "in the catalog has (allowed: a100, a10g, h100, h200, l4, l40s, t4, t4g, v100)",
+        ),
+        (
+            "        maxGpus: 1\n",
+            "        minGpus: 2\n        maxGpus: 3\n",
+            f"{NS}:pools[0].karpenter: the requirements (karpenter.k8s.aws/instance-gpu-count Gt "
+            "1; karpenter.k8s.aws/instance-gpu-count Lt 4; karpenter.k8s.aws/instance-gpu-name In "
+            "l4,a10g) admit no GPU instance type in the catalog (allowed: requirements some "
+            "catalog instance type meets: a10g: 1, 4, 8 GPUs (g5); l4: 1, 4, 8 GPUs (g6))",
+        ),
+        (
+            "        capacityTypes: [spot, on-demand]\n",
+            "        capacityTypes: [on-demand, spot]\n",
+            f"{NS}:pools[0].karpenter.capacityTypes: capacity types ['on-demand', 'spot'] are not "
+            "in the order Karpenter prefers them",
+        ),
+        (
+            "      maxNodes: 6\n",
+            "      maxNodes: 6\n      instanceTypes: [g6.xlarge]\n",
+            f"{NS}:pools[0].instanceTypes: key 'instanceTypes' is for EKS node groups",
+        ),
+        (
+            "      maxNodes: 6\n",
+            "      maxNodes: 6\n      minNodes: 1\n",
+            f"{NS}:pools[0].minNodes: minNodes 1: a Karpenter pool has no minimum",
+        ),
+        (
+            "        nodeRole: KarpenterNodeRole-inference\n      maxNodes: 6\n",
+            "      maxNodes: 6\n",
+            f"{NS}:pools[0].karpenter.nodeRole: node_role None is not an IAM role name",
+        ),
+    ],
+    ids=["gpu-name", "no-instance", "order", "node-group-key", "min-nodes", "role"],
+)
+def test_config_refusals_name_the_key(tmp_path, capsys, old, new, message):
+    text = _karpenter_text()
+    assert old in text
+    project = _project(tmp_path, "bad", text.replace(old, new, 1))
+    code, out = _preview(capsys, project, "bad")
+    assert code == 2, out
+    assert message in out
