@@ -117,7 +117,9 @@ def test_crs_wait_for_their_crds_and_knative_flags(previews, stack):
     ]
     for e in entries(result, ISVC):
         if "kserve" in releases:
-            assert waits_for(result, e, releases["kserve"]), e["name"]
+            # The last KServe release (the runtimes, which wait for the controller).
+            last = releases.get("kserve-runtime-configs", releases["kserve"])
+            assert waits_for(result, e, last), e["name"]
         mode = (
             e["inputs"]["metadata"]
             .get("annotations", {})
@@ -131,6 +133,26 @@ def test_crs_wait_for_their_crds_and_knative_flags(previews, stack):
         for e in entries(result, typ):
             if "seldon-core-v2-runtime" in releases:
                 assert waits_for(result, e, releases["seldon-core-v2-runtime"]), e["name"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_kserve_waits_for_knative_ready_and_services_for_runtimes(previews, stack):
+    """KServe decides at start whether Knative is there: the KnativeServing CR is awaited
+    (`pulumi.com/waitFor`) and every KServe release waits for it; every InferenceService waits
+    for the ClusterServingRuntimes chart (KServe >= v0.17)."""
+    result = previews[stack]
+    releases = {e["inputs"]["name"]: e for e in entries(result, RELEASE)}
+    if "kserve" not in releases:
+        pytest.skip(f"{stack} installs no KServe")
+    runtimes = releases["kserve-runtime-configs"]
+    assert runtimes["inputs"]["values"] == {"kserve": {"servingruntime": {"enabled": True}}}
+    assert waits_for(result, runtimes, ref(releases["kserve"]))
+    for e in entries(result, ISVC):
+        assert waits_for(result, e, ref(runtimes)), e["name"]
+    for cr in entries(result, KNATIVE_CR):
+        assert cr["inputs"]["metadata"]["annotations"] == {"pulumi.com/waitFor": "condition=Ready"}
+        for name in ("kserve-crd", "kserve", "kserve-runtime-configs"):
+            assert waits_for(result, releases[name], ref(cr)), name
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -5,6 +5,7 @@ nowhere else; `gpu-inference preview` shows the chart versions in `manifests.yam
 """
 
 from dataclasses import dataclass
+from typing import Optional
 
 from .errors import InputError, show
 
@@ -28,6 +29,13 @@ KNATIVE_OPERATOR = Chart("knative-operator", "https://knative.github.io/operator
 KSERVE_VERSION = "v0.20.0"
 KSERVE_CRD = Chart("kserve-crd", "oci://ghcr.io/kserve/charts", KSERVE_VERSION)
 KSERVE_CONTROLLER = Chart("kserve-resources", "oci://ghcr.io/kserve/charts", KSERVE_VERSION)
+# From v0.17 the ClusterServingRuntimes are a third chart, off by default even there
+# (`kserve.servingruntime.enabled: false` in charts/kserve-runtime-configs/values.yaml, v0.20.0;
+# its README installs it with `--set kserve.servingruntime.enabled=true`). Up to v0.16 the
+# controller chart `kserve` carried them (templates/clusterservingruntimes.yaml).
+KSERVE_RUNTIME_CONFIGS = Chart(
+    "kserve-runtime-configs", "oci://ghcr.io/kserve/charts", KSERVE_VERSION
+)
 
 # Seldon Core 2: 2.6.0 is the last Apache-2.0 release. From 2.7.0 on Seldon Core 2 is under the
 # Business Source License 1.1 (production use needs a licence from Seldon).
@@ -59,6 +67,21 @@ def _version_tuple(version: str) -> tuple[int, ...]:
         raise InputError(
             f"KServe version {show(version)} is not a version", "e.g. v0.15.2 or v0.20.0"
         ) from None
+
+
+def kserve_controller_chart(version: str = KSERVE_VERSION) -> Chart:
+    """The controller chart at `version`: `kserve` up to v0.16, `kserve-resources` from v0.17
+    (`name:` in charts/kserve-resources/Chart.yaml at v0.16.0 and v0.17.0)."""
+    name = "kserve-resources" if _version_tuple(version) >= (0, 17) else "kserve"
+    return Chart(name, KSERVE_CONTROLLER.repo, version)
+
+
+def kserve_runtime_chart(version: str = KSERVE_VERSION) -> Optional[Chart]:
+    """The chart of the ClusterServingRuntimes at `version` (v0.17 on), or None when the
+    controller chart carries them."""
+    if _version_tuple(version) < (0, 17):
+        return None
+    return Chart(KSERVE_RUNTIME_CONFIGS.chart, KSERVE_RUNTIME_CONFIGS.repo, version)
 
 
 def kserve_deployment_mode(mode: str, kserve_version: str = KSERVE_VERSION) -> str:

@@ -255,6 +255,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 KServeInstallArgs(
                     version=a.kserve.version,
                     default_deployment_mode=a.kserve.default_deployment_mode,
+                    ingress=self.spec.knative.ingress,
                     crd_chart=a.kserve.chart.crd if a.kserve.chart else None,
                     controller_chart=a.kserve.chart.controller if a.kserve.chart else None,
                 ),

@@ -134,6 +134,9 @@ def knative_serving_spec(args: KnativeServingArgs, features: Mapping[str, str]) 
     return spec
 
 
+WAIT_FOR = "pulumi.com/waitFor"
+
+
 class KnativeServing(pulumi.ComponentResource):
     """Knative Serving with the podspec flags on. Attributes: `mode`, `features` (what is set),
     `enabled_pod_fields` (what a KServe Serverless pod may carry), `ready` (depend on it)."""
@@ -185,7 +188,14 @@ class KnativeServing(pulumi.ComponentResource):
                 f"{name}-serving",
                 api_version="operator.knative.dev/v1beta1",
                 kind="KnativeServing",
-                metadata={"name": "knative-serving", "namespace": SERVING_NAMESPACE},
+                metadata={
+                    "name": "knative-serving",
+                    "namespace": SERVING_NAMESPACE,
+                    # pulumi-kubernetes counts a custom resource as ready once created; KServe
+                    # decides at start whether Knative is there, so wait for the operator to
+                    # report Serving Ready (`pulumi.com/waitFor`, pulumi-kubernetes >= 4.18).
+                    "annotations": {WAIT_FOR: "condition=Ready"},
+                },
                 spec=knative_serving_spec(args, features),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[operator, serving_ns]),
             )

@@ -1,4 +1,6 @@
-"""`KServeInstall`: KServe's CRDs chart, then its controller chart, with a default deployment mode."""
+"""`KServeInstall`: KServe's CRDs chart, then its controller chart, with a default deployment mode,
+then (v0.17 on) the chart of its ClusterServingRuntimes: without them every `modelFormat`
+predictor ends in `NoSupportingRuntime`."""
 
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -20,21 +22,42 @@ class KServeInstallArgs:
     """Mode of InferenceServices without the deploymentMode annotation (either spelling)."""
     namespace: Optional[str] = "kserve"
     """Namespace of the controller."""
+    ingress: Optional[str] = "kourier"
+    """Knative's ingress, `kourier` or `istio`: without Istio, KServe must not make Istio
+    VirtualServices (`kserve.controller.gateway.disableIstioVirtualHost: true`), else
+    `status.url` and the cluster-local address do not route."""
     crd_chart: Optional[str] = None
     """A local kserve-crd chart directory or `.tgz` instead of the registry's (air-gapped)."""
     controller_chart: Optional[str] = None
     """A local controller chart (kserve-resources) directory or `.tgz` instead of the registry's."""
 
 
+INGRESSES = ("kourier", "istio")
+
+# The runtime chart renders its ClusterServingRuntimes only with this on (v0.17 to v0.20.0).
+RUNTIME_VALUES = {"kserve": {"servingruntime": {"enabled": True}}}
+
+
 def kserve_values(args: KServeInstallArgs) -> dict[str, Any]:
-    """Controller chart values: the default deployment mode, spelled for the pinned version."""
+    """Controller chart values: the default deployment mode, spelled for the pinned version, and
+    no Istio VirtualServices unless the ingress is Istio."""
     version = args.version or versions.KSERVE_VERSION
     mode = versions.kserve_deployment_mode(args.default_deployment_mode or "Serverless", version)
-    return {"kserve": {"controller": {"deploymentMode": mode}}}
+    ingress = args.ingress or "kourier"
+    if ingress not in INGRESSES:
+        raise InputError(
+            f"ingress {ingress!r} is not known", " or ".join(INGRESSES), "args.ingress"
+        )
+    controller: dict[str, Any] = {"deploymentMode": mode}
+    if ingress != "istio":
+        # Key checked in kserve/kserve charts/kserve-resources/values.yaml (v0.13.0 to v0.20.0).
+        controller["gateway"] = {"disableIstioVirtualHost": True}
+    return {"kserve": {"controller": controller}}
 
 
 class KServeInstall(pulumi.ComponentResource):
-    """KServe; `ready` is the controller release (after the CRDs release)."""
+    """KServe; `ready` is the runtimes release (v0.17 on; else the controller's), after the
+    controller, after the CRDs."""
 
     def __init__(
         self, name: str, args: KServeInstallArgs, opts: Optional[pulumi.ResourceOptions] = None
@@ -58,9 +81,9 @@ class KServeInstall(pulumi.ComponentResource):
             local_chart=args.crd_chart,
             parent=self,
         )
-        self.ready = chart_release(
+        controller = chart_release(
             f"{name}-controller",
-            versions.KSERVE_CONTROLLER,
+            versions.kserve_controller_chart(args.version or versions.KSERVE_VERSION),
             release="kserve",
             namespace=namespace,
             values=values,
@@ -69,4 +92,19 @@ class KServeInstall(pulumi.ComponentResource):
             depends_on=[crds],
             parent=self,
         )
+        self.ready = controller
+        runtimes = versions.kserve_runtime_chart(args.version or versions.KSERVE_VERSION)
+        if runtimes is not None:
+            # Last, after the controller; `ready` waits for it, so no InferenceService is made
+            # before its runtime exists.
+            self.ready = chart_release(
+                f"{name}-runtimes",
+                runtimes,
+                release="kserve-runtime-configs",
+                namespace=namespace,
+                values=RUNTIME_VALUES,
+                version=args.version,
+                depends_on=[controller],
+                parent=self,
+            )
         self.register_outputs({})

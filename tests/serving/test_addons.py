@@ -32,7 +32,63 @@ def test_kserve_crds_before_controller_with_the_default_mode(run):
     assert g.depends_on(rel["kserve"], rel["kserve-crd"])
     # v0.20 spells RawDeployment "Standard".
     assert rel["kserve"].inputs["values"] == {
-        "kserve": {"controller": {"deploymentMode": "Standard"}}
+        "kserve": {
+            "controller": {
+                "deploymentMode": "Standard",
+                # Kourier by default: no Istio VirtualServices (else status.url does not route).
+                "gateway": {"disableIstioVirtualHost": True},
+            }
+        }
+    }
+
+
+def test_kserve_runtimes_chart_last_and_enabled(run):
+    """From v0.17 the ClusterServingRuntimes are a chart of their own, rendering nothing unless
+    `kserve.servingruntime.enabled`; without them a modelFormat predictor finds no runtime."""
+    holder = {}
+
+    def program():
+        holder["k"] = KServeInstall("kserve", KServeInstallArgs())
+
+    g = run(program)
+    rel = releases(g)
+    assert set(rel) == {"kserve-crd", "kserve", "kserve-runtime-configs"}
+    runtimes = rel["kserve-runtime-configs"]
+    assert runtimes.inputs["chart"] == "oci://ghcr.io/kserve/charts/kserve-runtime-configs"
+    assert runtimes.inputs["version"] == versions.KSERVE_VERSION
+    assert runtimes.inputs["namespace"] == "kserve"
+    assert runtimes.inputs["values"] == {"kserve": {"servingruntime": {"enabled": True}}}
+    assert g.depends_on(runtimes, rel["kserve"])
+    assert holder["k"].ready._name == "kserve-runtimes"  # what InferenceServices wait for
+
+
+@pytest.mark.parametrize(
+    ("version", "controller", "runtimes"),
+    [
+        ("v0.15.2", "kserve", None),
+        ("v0.16.0", "kserve", None),
+        ("v0.17.0", "kserve-resources", "kserve-runtime-configs"),
+        ("v0.20.0", "kserve-resources", "kserve-runtime-configs"),
+    ],
+)
+def test_kserve_chart_names_follow_the_version(run, version, controller, runtimes):
+    """Chart.yaml `name:` is `kserve` up to v0.16.0 and `kserve-resources` from v0.17.0; the
+    runtimes chart exists from v0.17.0 (before, the controller chart carries the runtimes)."""
+    g = run(lambda: KServeInstall("kserve", KServeInstallArgs(version=version)))
+    rel = releases(g)
+    assert rel["kserve"].inputs["chart"] == f"oci://ghcr.io/kserve/charts/{controller}"
+    assert rel["kserve"].inputs["version"] == version
+    if runtimes is None:
+        assert set(rel) == {"kserve-crd", "kserve"}
+    else:
+        assert rel["kserve-runtime-configs"].inputs["chart"].endswith("/" + runtimes)
+        assert rel["kserve-runtime-configs"].inputs["version"] == version
+
+
+def test_kserve_with_istio_keeps_virtual_hosts(run):
+    g = run(lambda: KServeInstall("kserve", KServeInstallArgs(ingress="istio")))
+    assert releases(g)["kserve"].inputs["values"] == {
+        "kserve": {"controller": {"deploymentMode": "Knative"}}
     }
 
 

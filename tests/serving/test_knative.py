@@ -40,7 +40,12 @@ def test_operator_mode_installs_the_operator_chart_then_the_cr(operator):
     namespaces = {r.inputs["metadata"]["name"] for r in g.of_type("kubernetes:core/v1:Namespace")}
     assert namespaces == {"knative-operator", "knative-serving"}
     cr = g.one(CR)
-    assert cr.inputs["metadata"] == {"name": "knative-serving", "namespace": "knative-serving"}
+    # Awaited: pulumi-kubernetes counts a custom resource as ready once created otherwise.
+    assert cr.inputs["metadata"] == {
+        "name": "knative-serving",
+        "namespace": "knative-serving",
+        "annotations": {"pulumi.com/waitFor": "condition=Ready"},
+    }
     assert g.depends_on(cr, release)
     assert not g.of_type(PATCH)
 
