@@ -7,6 +7,7 @@ from pydantic.alias_generators import to_camel
 
 from ..model import catalog
 from ..model.charts import check_local_chart
+from ..model.charts import check_local_chart
 from ..model.errors import InputError, show
 from ..model.scheduling import (
     LABEL_VALUE_RULE,
@@ -47,6 +48,7 @@ class _Checker:
         self.resolve_cluster()
         self.check_pools()
         self.resolve_addons()
+        self.check_charts()
         self.check_charts()
         self.check_inference_services()
         self.check_seldon()
@@ -115,6 +117,53 @@ class _Checker:
                 key = f"{path}.{to_camel(part)}" if part else path
                 try:
                     check_local_chart(value)
+                except InputError as e:
+                    raise e.at(self.p(key)) from None
+        versioned = (
+            ("seldon", a.seldon),
+            ("nvidiaDevicePlugin", a.nvidia_device_plugin),
+            ("certManager", a.cert_manager),
+        )
+        for name, addon in versioned:
+            if addon.chart is not None and addon.version is not None:
+                raise InputError(
+                    f"version {addon.version!r} picks a chart from the repository, and a local "
+                    "chart is given too; a local chart carries its own version",
+                    "chart or version, not both",
+                    self.p(f"addons.{name}.version"),
+                )
+
+    # -- local charts (air-gapped installs) --------------------------------------------------
+
+    def check_charts(self) -> None:
+        """Every `chart` key: a local chart directory or .tgz, on an add-on that installs."""
+        s, a = self.spec, self.spec.addons
+        charts: list[tuple[str, bool, object]] = [
+            ("knative.chart", s.knative.mode == "operator", s.knative.chart),
+            ("addons.kserve.chart", bool(a.kserve.enabled), a.kserve.chart),
+            ("addons.seldon.chart", bool(a.seldon.enabled), a.seldon.chart),
+            (
+                "addons.nvidiaDevicePlugin.chart",
+                bool(a.nvidia_device_plugin.enabled),
+                a.nvidia_device_plugin.chart,
+            ),
+            ("addons.certManager.chart", bool(a.cert_manager.enabled), a.cert_manager.chart),
+        ]
+        for path, installs, chart in charts:
+            if chart is None:
+                continue
+            if not installs:
+                if path.startswith("knative"):
+                    what = f"knative.mode is {s.knative.mode!r}, which installs no chart"
+                    allowed = "leave chart out, or knative.mode: operator"
+                else:
+                    what, allowed = "the add-on is not enabled", "leave chart out, or enabled: true"
+                raise InputError(f"a local chart is given but {what}", allowed, self.p(path))
+            paths = chart.model_dump() if hasattr(chart, "model_dump") else {"": chart}
+            for part, value in paths.items():
+                key = f"{path}.{to_camel(part)}" if part else path
+                try:
+                    check_local_chart(str(value))
                 except InputError as e:
                     raise e.at(self.p(key)) from None
         versioned = (

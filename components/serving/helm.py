@@ -44,6 +44,7 @@ def chart_release(
     `atomic`: a failed install rolls back instead of leaving half a release.
     """
     oci = chart.repo.startswith("oci://")
+    repo: Optional[k8s.helm.v3.RepositoryOptsArgsDict]
     if local_chart:
         ref, pinned, repo = local_chart, None, None
     else:
