@@ -1,0 +1,400 @@
+"""The placement check held against the real kube-scheduler: graphs in, (pod, pool) verdicts out.
+
+A *pair* is one pod template of a graph and one pool of the same graph. The check predicts whether
+the pod can land on the pool (`WorkloadFacts.pools`); the rig answers by creating the pool's nodes
+(the effective labels, taints and GPUs the check computed) and the pod (exactly the template's
+nodeSelector, affinity, tolerations and container resources) and reading whether the scheduler
+binds it or marks it Unschedulable.
+
+Every pair runs at once, each in its own *slot*: the slot's nodes carry the extra label
+`SLOT_LABEL=<k>` and the slot's pod the extra nodeSelector entry `SLOT_LABEL: <k>`. The scheduler
+ANDs nodeSelector with required node affinity (and with everything else it filters on), so the pod
+can only land in its own slot, and on its own slot's nodes its feasibility is what it would be with
+only that pool in the cluster: its own selectors and affinity never name `SLOT_LABEL`, the slot's
+nodes host no other pod (no GPU is taken by a neighbour) and no filter in play looks at other
+nodes or pods (no inter-pod affinity or topology spread is written). That is the "one pool at a
+time" experiment, done for every pair in one round.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import ssl
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.check import check
+from components.check.graph import _templates
+
+SLOT_LABEL = "e2e.gpu-inference.dev/slot"
+RUN_LABEL = "e2e.gpu-inference.dev/run"
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+GPU = "nvidia.com/gpu"
+NAMESPACE = "default"
+# Node capacity beyond the GPUs: large enough that only the scheduling rules and GPUs decide.
+NODE_CAPACITY = {"cpu": "1k", "memory": "64Ti", "ephemeral-storage": "1Pi", "pods": "110"}
+PLACEMENT_KEYS = ("nodeSelector", "affinity", "tolerations")
+
+
+# ---------------------------------------------------------------------------------------------
+# Pairs: what the check predicts, and the objects the rig creates for it
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RigNode:
+    labels: Mapping[str, str]
+    taints: tuple[Mapping[str, str], ...]
+    gpus: int
+
+
+@dataclass
+class Pair:
+    """One pod template against one pool: the check's prediction and what the scheduler did."""
+
+    source: str  # the stack or generated case the pair comes from
+    workload: str  # Kind/name[/component]
+    pool: str
+    predicted: bool
+    pod_spec: dict[str, Any]
+    nodes: tuple[RigNode, ...]
+    outcome: str = ""  # "bound" | "unschedulable" | "refused" | "undecided"
+    detail: str = ""
+
+    @property
+    def bound(self) -> bool:
+        return self.outcome == "bound"
+
+    @property
+    def agrees(self) -> bool:
+        return self.outcome in ("bound", "unschedulable") and self.bound == self.predicted
+
+    def describe(self) -> str:
+        said = "lands" if self.predicted else "stays out"
+        return (
+            f"{self.source}: {self.workload} on pool {self.pool}: the check says it {said}, "
+            f"the scheduler: {self.outcome} ({self.detail})\n"
+            f"  pod spec: {json.dumps(self.pod_spec, sort_keys=True)}\n"
+            f"  nodes: "
+            + json.dumps(
+                [{"labels": n.labels, "taints": n.taints, "gpus": n.gpus} for n in self.nodes],
+                sort_keys=True,
+            )
+        )
+
+
+def _whole_numbers(value: Any) -> Any:
+    """JSON numbers through Pulumi come back as floats (300.0); the API wants integers there."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): _whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_whole_numbers(v) for v in value]
+    return value
+
+
+def _resources(container: Mapping[str, Any]) -> dict[str, Any]:
+    res = container.get("resources")
+    if not isinstance(res, Mapping):
+        return {}
+    out = {}
+    for part in ("requests", "limits"):
+        if isinstance(res.get(part), Mapping) and res[part]:
+            out[part] = {str(k): v if isinstance(v, str) else str(v) for k, v in res[part].items()}
+    return out
+
+
+def pod_spec(fragment: Mapping[str, Any], containers: Sequence[Any], init: Sequence[Any]) -> dict:
+    """A pod spec with exactly the template's nodeSelector, affinity and tolerations, and one
+    container (one init container) per template container with exactly its resources."""
+    spec: dict[str, Any] = {
+        k: _whole_numbers(fragment[k]) for k in PLACEMENT_KEYS if fragment.get(k) is not None
+    }
+    spec["containers"] = [
+        {"name": f"c{i}", "image": "example.invalid/diff:1", "resources": _resources(c)}
+        for i, c in enumerate(containers or [{}])
+    ]
+    if init:
+        spec["initContainers"] = [
+            {"name": f"i{i}", "image": "example.invalid/diff:1", "resources": _resources(c)}
+            for i, c in enumerate(init)
+        ]
+    return spec
+
+
+def pairs_from_graph(
+    source: str,
+    graph: Sequence[Mapping[str, Any]],
+    *,
+    extended_resource_toleration: bool | None = None,
+) -> tuple[list[Pair], bool]:
+    """Every (pod template, pool) pair of the graph with the check's prediction, and whether the
+    check assumed ExtendedResourceToleration on."""
+    report = check(graph, extended_resource_toleration=extended_resource_toleration)
+    templates = {t.resource: t for t in _templates(list(graph), True)}
+    pairs = []
+    for w in report.workloads:
+        t = templates[w.resource]
+        spec = pod_spec(t.fragment, t.containers, t.init_containers)
+        for p in report.pools:
+            gpus = p.gpus_per_node
+            if gpus is None:  # unknown: the check gives it the benefit, so does the node
+                gpus = max(w.gpus, 1) if p.gpu else 0
+            nodes = tuple(
+                RigNode(dict(n.labels), tuple(x.to_dict() for x in n.taints), gpus) for n in p.nodes
+            )
+            pairs.append(Pair(source, w.resource, p.name, p.name in w.pools, spec, nodes))
+    return pairs, report.extended_resource_toleration
+
+
+# ---------------------------------------------------------------------------------------------
+# Running pairs on the rig
+# ---------------------------------------------------------------------------------------------
+
+
+class ApiRefused(RuntimeError):
+    def __init__(self, status: int, body: str, what: str) -> None:
+        super().__init__(f"{what}: HTTP {status}: {body[:2000]}")
+        self.status = status
+        self.body = body
+
+
+class Api:
+    """Keep-alive HTTPS to the rig's API server, one connection per thread (the rig's own
+    `request` opens a connection, and does a TLS handshake, per call)."""
+
+    def __init__(self, cp: Any) -> None:
+        port = int(str(cp.server).rsplit(":", 1)[1])
+        ctx = ssl.create_default_context(cafile=str(cp.pki / "ca.crt"))
+        ctx.load_cert_chain(str(cp.pki / "admin.crt"), str(cp.pki / "admin.key"))
+        self._port, self._ctx = port, ctx
+        self._local = threading.local()
+
+    def _conn(self) -> http.client.HTTPSConnection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = http.client.HTTPSConnection(
+                "127.0.0.1", self._port, context=self._ctx, timeout=60
+            )
+            self._local.conn = conn
+        return conn
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        data = json.dumps(body) if body is not None else None
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        for attempt in (1, 2):
+            conn = self._conn()
+            try:
+                conn.request(method, path, body=data, headers=headers)
+                resp = conn.getresponse()
+                text = resp.read().decode()
+                break
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                self._local.conn = None
+                if attempt == 2:
+                    raise
+        if resp.status >= 400:
+            raise ApiRefused(resp.status, text, f"{method} {path}")
+        return json.loads(text) if text else None
+
+
+@dataclass
+class RunStats:
+    nodes: int = 0
+    pods: int = 0
+    recreated: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, what: str, seconds: float) -> None:
+        self.seconds[what] = self.seconds.get(what, 0.0) + seconds
+
+
+_AVAILABLE = re.compile(r"^0/(\d+) nodes are available")
+
+
+def run_pairs(
+    cp: Any, pairs: Sequence[Pair], *, chunk: int = 600, workers: int = 4, timeout: float = 180
+) -> RunStats:
+    """Decide every pair on the rig (sets `outcome` and `detail`), `chunk` slots at a time."""
+    api = Api(cp)
+    stats = RunStats()
+    with ThreadPoolExecutor(workers) as pool:
+        for start in range(0, len(pairs), chunk):
+            _run_chunk(api, pool, list(pairs[start : start + chunk]), stats, timeout)
+    return stats
+
+
+def _node_body(run: str, slot: int, index: int, node: RigNode) -> dict[str, Any]:
+    capacity = dict(NODE_CAPACITY)
+    if node.gpus:
+        capacity[GPU] = str(node.gpus)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": f"d{run}-{slot}-{index}",
+            "labels": {**node.labels, SLOT_LABEL: str(slot), RUN_LABEL: run},
+            "annotations": {KWOK_NODE_ANNOTATION: "fake"},
+        },
+        "spec": {"taints": [dict(t) for t in node.taints]},
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }
+
+
+def _pod_body(run: str, slot: int, attempt: int, pair: Pair) -> dict[str, Any]:
+    spec = json.loads(json.dumps(pair.pod_spec))
+    spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), SLOT_LABEL: str(slot)}
+    spec["automountServiceAccountToken"] = False
+    spec["terminationGracePeriodSeconds"] = 0
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"d{run}-{slot}-{attempt}",
+            "labels": {SLOT_LABEL: str(slot), RUN_LABEL: run},
+        },
+        "spec": spec,
+    }
+
+
+def _pods_path(run: str) -> str:
+    return f"/api/v1/namespaces/{NAMESPACE}/pods?labelSelector={RUN_LABEL}%3D{run}"
+
+
+def _run_chunk(
+    api: Api, pool: ThreadPoolExecutor, pairs: list[Pair], stats: RunStats, timeout: float
+) -> None:
+    run = uuid.uuid4().hex[:8]
+    slots = dict(enumerate(pairs))
+    bodies = [_node_body(run, k, i, n) for k, p in slots.items() for i, n in enumerate(p.nodes)]
+
+    t0 = time.monotonic()
+    list(pool.map(lambda b: api.request("POST", "/api/v1/nodes", b), bodies))
+    stats.nodes += len(bodies)
+    # Wait until every node is Ready and rid of the not-ready taint the API server put on it at
+    # creation (the node lifecycle controller lifts it once kwok reports the node Ready).
+    deadline = time.monotonic() + timeout
+    while True:
+        listed = api.request("GET", f"/api/v1/nodes?labelSelector={RUN_LABEL}%3D{run}")["items"]
+        unready = [n["metadata"]["name"] for n in listed if not _node_usable(n)]
+        if len(listed) == len(bodies) and not unready:
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{len(unready)} of {len(bodies)} nodes not Ready: {unready[:5]}")
+        time.sleep(0.5)
+    stats.add("nodes", time.monotonic() - t0)
+    expected_nodes = len(api.request("GET", "/api/v1/nodes")["items"])
+
+    t0 = time.monotonic()
+    attempts = dict.fromkeys(slots, 0)
+
+    def create(slot: int) -> None:
+        try:
+            api.request(
+                "POST",
+                f"/api/v1/namespaces/{NAMESPACE}/pods",
+                _pod_body(run, slot, attempts[slot], slots[slot]),
+            )
+        except ApiRefused as e:
+            slots[slot].outcome, slots[slot].detail = "refused", str(e)
+
+    list(pool.map(create, slots))
+    stats.pods += len(slots)
+    open_slots = {k for k, p in slots.items() if p.outcome != "refused"}
+    while open_slots:
+        stale = []
+        for pod in api.request("GET", _pods_path(run))["items"]:
+            slot = int(pod["metadata"]["labels"][SLOT_LABEL])
+            if slot not in open_slots or pod["metadata"]["name"] != _pod_name(run, slot, attempts):
+                continue
+            node = pod["spec"].get("nodeName")
+            if node:
+                pair = slots[slot]
+                pair.outcome, pair.detail = "bound", node
+                if not node.startswith(f"d{run}-{slot}-"):
+                    pair.outcome = "bound elsewhere"  # the slot trick failed: never expected
+                open_slots.discard(slot)
+                continue
+            cond = next(
+                (
+                    c
+                    for c in pod.get("status", {}).get("conditions", []) or []
+                    if c.get("type") == "PodScheduled" and c.get("status") == "False"
+                ),
+                None,
+            )
+            if cond is None or cond.get("reason") != "Unschedulable":
+                continue
+            message = cond.get("message", "")
+            seen = _AVAILABLE.match(message)
+            if (seen and int(seen.group(1)) < expected_nodes) or "not-ready" in message:
+                stale.append(slot)  # decided on a snapshot missing some node: ask again
+                continue
+            slots[slot].outcome, slots[slot].detail = "unschedulable", message
+            open_slots.discard(slot)
+        for slot in stale:
+            _delete_pod(api, _pod_name(run, slot, attempts))
+            attempts[slot] += 1
+            stats.recreated += 1
+            create(slot)
+        if not open_slots:
+            break
+        if time.monotonic() > deadline + timeout:
+            for slot in open_slots:
+                slots[slot].outcome, slots[slot].detail = "undecided", f"after {timeout}s"
+            break
+        time.sleep(0.5)
+    stats.add("pods", time.monotonic() - t0)
+
+    t0 = time.monotonic()
+    api.request(
+        "DELETE",
+        f"/api/v1/namespaces/{NAMESPACE}/pods?labelSelector={RUN_LABEL}%3D{run}"
+        "&gracePeriodSeconds=0",
+    )
+    api.request("DELETE", f"/api/v1/nodes?labelSelector={RUN_LABEL}%3D{run}")
+    stats.add("cleanup", time.monotonic() - t0)
+
+
+def _pod_name(run: str, slot: int, attempts: Mapping[int, int]) -> str:
+    return f"d{run}-{slot}-{attempts[slot]}"
+
+
+def _delete_pod(api: Api, name: str) -> None:
+    try:
+        api.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods/{name}?gracePeriodSeconds=0")
+    except ApiRefused as e:
+        if e.status != 404:
+            raise
+
+
+def _node_usable(node: Mapping[str, Any]) -> bool:
+    conds = {c["type"]: c["status"] for c in node.get("status", {}).get("conditions", []) or []}
+    taints = node.get("spec", {}).get("taints") or []
+    return conds.get("Ready") == "True" and not any(
+        t["key"].startswith("node.kubernetes.io/") for t in taints
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Reporting
+# ---------------------------------------------------------------------------------------------
+
+
+def summary(label: str, pairs: Iterable[Pair]) -> str:
+    pairs = list(pairs)
+    agree = sum(p.agrees for p in pairs)
+    bound = sum(p.bound for p in pairs)
+    return (
+        f"{label}: {len(pairs)} (pod, pool) pairs compared, {agree} agree "
+        f"({bound} bound, {len(pairs) - bound} kept out)"
+    )

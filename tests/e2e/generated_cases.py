@@ -1,0 +1,267 @@
+"""Generated graphs for the scheduler differential: random pools (labels, taints of all three
+effects, GPUs per node) and random pods (nodeSelector, required affinity with every operator,
+preferred affinity, tolerations, GPU requests in containers and init containers).
+
+Pools are existing nodes (`NodePatch`), pods are Deployments: both plain graph entries, so the
+check reads them exactly as it reads any graph. Label keys, values and taint keys come from small
+alphabets so that selectors, tolerations and taints often meet; none of them is the slot label
+the rig adds (`differential.SLOT_LABEL`), nor a label or taint Kubernetes adds by itself
+(`kubernetes.io/*`, `node.kubernetes.io/*`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+from components.check import GPU_COUNT_KEYS, NODE_PATCH, POOL_LABEL
+
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+LABEL_KEYS = ("tier", "example.com/gpu", "example.com/mem", POOL_LABEL)
+LABEL_VALUES = ("a", "b", "true", "0", "1", "2", "10", "007", "")
+NUMBERS = ("0", "1", "2", "5", "10", "7")
+TAINT_KEYS = ("nvidia.com/gpu", "dedicated", "example.com/spot")
+TAINT_VALUES = ("", "present", "true")
+EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+# Strategies are built once, at import: building one per draw costs more than the draw.
+_KEY = st.sampled_from(LABEL_KEYS)
+_VALUES = {k: st.sampled_from(LABEL_VALUES) for k in LABEL_KEYS}
+_VALUES[POOL_LABEL] = st.sampled_from(("p0", "p1", "p2"))
+_VALUE_LISTS = {k: st.lists(v, min_size=1, max_size=2, unique=True) for k, v in _VALUES.items()}
+_NUMBER = st.sampled_from(NUMBERS)
+_OPERATOR = st.sampled_from(OPERATORS)
+_TAINT_VALUE = st.sampled_from(TAINT_VALUES)
+_TAINT_KEY_EFFECTS = st.lists(
+    st.tuples(st.sampled_from(TAINT_KEYS), st.sampled_from(EFFECTS)), unique=True, max_size=3
+)
+_TOLERATION_KEY = st.sampled_from(("", *TAINT_KEYS))
+_TOLERATION_EFFECT = st.sampled_from(("", *EFFECTS))
+_TOLERATION_OPERATOR = st.sampled_from(("Equal", "Exists", None))  # None: left out, means Equal
+# "0": an explicit zero, which still names the resource (ExtendedResourceToleration reacts to it).
+_GPUS = st.sampled_from((0, 0, "0", 1, 1, 2, 3))
+_BOOL = st.booleans()
+_POOL_GPUS = st.integers(0, 4)
+_ONE_IN_4 = st.integers(0, 3)
+_ONE_IN_5 = st.integers(0, 4)
+_WEIGHT = st.integers(1, 100)
+_ONE_TO_TWO = st.integers(1, 2)
+_ONE_TO_THREE = st.integers(1, 3)
+_KEYS = {n: st.lists(_KEY, unique=True, max_size=n) for n in (2, 3)}
+
+
+@st.composite
+def _labels(draw: Any, max_size: int) -> dict[str, str]:
+    return {k: draw(_VALUES[k]) for k in draw(_KEYS[max_size])}
+
+
+NODE_LABELS = _labels(3)
+SELECTOR = _labels(2)
+
+
+@st.composite
+def _taints(draw: Any) -> list[dict[str, str]]:
+    # Node taints are unique by (key, effect).
+    out = []
+    for key, effect in draw(_TAINT_KEY_EFFECTS):
+        taint = {"key": key, "effect": effect}
+        value = draw(_TAINT_VALUE)
+        if value:
+            taint["value"] = value
+        out.append(taint)
+    return out
+
+
+TAINTS = _taints()
+
+
+@st.composite
+def _pool(draw: Any) -> tuple[int, list[tuple[dict[str, str], list[dict[str, str]]]]]:
+    """GPUs per node, and one or two nodes (labels, taints): an existing-nodes pool."""
+    gpus = draw(_POOL_GPUS)
+    return gpus, [(draw(NODE_LABELS), draw(TAINTS)) for _ in range(draw(_ONE_TO_TWO))]
+
+
+POOL = _pool()
+
+
+def pool_entries(index: int, gpus: int, nodes: list[tuple[dict, list]]) -> list[dict[str, Any]]:
+    """NodePatches sharing the pool label (one pool), the GPU count in an annotation."""
+    entries = []
+    for j, (node_labels, node_taints) in enumerate(nodes):
+        node_labels = {k: v for k, v in node_labels.items() if k != POOL_LABEL}
+        node_labels[POOL_LABEL] = f"p{index}"
+        entries.append(
+            {
+                "type": NODE_PATCH,
+                "name": f"p{index}-n{j}",
+                "inputs": {
+                    "metadata": {
+                        "name": f"node-{index}-{j}",
+                        "labels": node_labels,
+                        "annotations": {GPU_COUNT_KEYS[0]: str(gpus)},
+                    },
+                    "spec": {"taints": node_taints},
+                },
+            }
+        )
+    return entries
+
+
+@st.composite
+def _requirement(draw: Any) -> dict[str, Any]:
+    key = draw(_KEY)
+    op = draw(_OPERATOR)
+    req: dict[str, Any] = {"key": key, "operator": op}
+    if op in ("In", "NotIn"):
+        req["values"] = draw(_VALUE_LISTS[key])
+    elif op in ("Gt", "Lt"):
+        req["values"] = [draw(_NUMBER)]
+    return req
+
+
+REQUIREMENT = _requirement()
+_EXPRESSIONS = st.lists(REQUIREMENT, min_size=0, max_size=3)
+_PREFERENCE = st.lists(REQUIREMENT, min_size=1, max_size=2)
+
+
+@st.composite
+def _term(draw: Any) -> dict[str, Any]:
+    # An empty term is allowed by the API and matches nothing: generated now and then.
+    exprs = draw(_EXPRESSIONS)
+    return {"matchExpressions": exprs} if exprs else {}
+
+
+_TERMS = st.lists(_term(), min_size=1, max_size=2)
+
+
+@st.composite
+def _affinity(draw: Any) -> dict[str, Any] | None:
+    node_affinity: dict[str, Any] = {}
+    if draw(_BOOL):
+        node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": draw(_TERMS)
+        }
+    if draw(_ONE_IN_4) == 0:
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": draw(_WEIGHT), "preference": {"matchExpressions": draw(_PREFERENCE)}}
+        ]
+    return {"nodeAffinity": node_affinity} if node_affinity else None
+
+
+AFFINITY = _affinity()
+
+
+@st.composite
+def _toleration(draw: Any) -> dict[str, Any]:
+    key = draw(_TOLERATION_KEY)
+    effect = draw(_TOLERATION_EFFECT)
+    tol: dict[str, Any] = {}
+    if key:
+        tol["key"] = key
+        op = draw(_TOLERATION_OPERATOR)
+        if op:
+            tol["operator"] = op
+        if op != "Exists":
+            value = draw(_TAINT_VALUE)
+            if value:
+                tol["value"] = value
+    else:
+        tol["operator"] = "Exists"  # an empty key tolerates every key; it needs Exists
+    if effect:
+        tol["effect"] = effect
+    return tol
+
+
+_TOLERATIONS = st.lists(_toleration(), max_size=3)
+
+
+@st.composite
+def _container(draw: Any) -> dict[str, Any]:
+    gpus = draw(_GPUS)
+    res: dict[str, Any] = {"requests": {"cpu": "100m", "memory": "128Mi"}}
+    if gpus != 0:
+        res["limits"] = {"nvidia.com/gpu": str(gpus)}
+        if draw(_BOOL):  # requests, when given, must equal limits for an extended resource
+            res["requests"]["nvidia.com/gpu"] = str(gpus)
+    return {"name": "c", "image": "example.invalid/c:1", "resources": res}
+
+
+CONTAINER = _container()
+_CONTAINERS = st.lists(CONTAINER, min_size=1, max_size=2)
+
+
+@st.composite
+def _pod(draw: Any) -> dict[str, Any]:
+    """A pod spec: containers (and now and then an init container), selector, affinity,
+    tolerations."""
+    spec: dict[str, Any] = {"containers": draw(_CONTAINERS)}
+    if draw(_ONE_IN_5) == 0:
+        spec["initContainers"] = [draw(CONTAINER)]
+    selector = draw(SELECTOR)
+    if selector:
+        spec["nodeSelector"] = selector
+    aff = draw(AFFINITY)
+    if aff:
+        spec["affinity"] = aff
+    tols = draw(_TOLERATIONS)
+    if tols:
+        spec["tolerations"] = tols
+    return spec
+
+
+POD = _pod()
+
+
+def deployment_entry(index: int, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": DEPLOYMENT,
+        "name": f"w{index}",
+        "inputs": {
+            "metadata": {"name": f"w{index}", "namespace": "default"},
+            "spec": {"replicas": 1, "template": {"spec": spec}},
+        },
+    }
+
+
+@st.composite
+def _case(draw: Any) -> dict[str, Any]:
+    """{"ert": bool, "graph": [...]}: 1-3 pools, 1-3 pods."""
+    graph: list[dict[str, Any]] = []
+    for i in range(draw(_ONE_TO_THREE)):
+        graph += pool_entries(i, *draw(POOL))
+    for i in range(draw(_ONE_TO_THREE)):
+        graph.append(deployment_entry(i, draw(POD)))
+    return {"ert": draw(_BOOL), "graph": graph}
+
+
+CASE = _case()
+
+
+def draw_cases(count: int, seed: int) -> list[dict[str, Any]]:
+    """`count` distinct cases, the same ones for the same seed (and Hypothesis version)."""
+    found: dict[str, dict[str, Any]] = {}
+    attempt = 0
+    while len(found) < count:
+
+        @hypothesis_seed(seed + attempt)
+        @settings(
+            max_examples=count,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(CASE)
+        def collect(c: dict[str, Any]) -> None:
+            found.setdefault(json.dumps(c, sort_keys=True), c)
+
+        collect()
+        attempt += 1
+    return list(found.values())[:count]

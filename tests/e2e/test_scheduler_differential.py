@@ -1,0 +1,132 @@
+"""The placement check against the real kube-scheduler (issue #15): for every pod template and every
+pool, the check's "can land" must be what the scheduler does with that pool's node alone.
+
+Graphs: the preview of every example stack, and generated cases (Hypothesis). Each (pod, pool)
+pair runs in its own slot of a shared control plane (see `differential`); ExtendedResourceToleration
+is on for the graphs the check judges with it on (GKE / EKS stacks, half the generated cases) and
+off for the others (on-prem). Replay a run with `GPU_INFERENCE_DIFF_SEED=<seed>` (printed in the
+summary); `GPU_INFERENCE_DIFF_CASES` sets how many cases are generated (default 500).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rig
+from differential import Pair, RunStats, pairs_from_graph, run_pairs, summary
+from generated_cases import draw_cases
+
+from components.preview.preview import preview
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+STACKS = ("gke-dev", "eks-prod", "onprem")
+EXPECTED_ERT = {"gke-dev": True, "eks-prod": True, "onprem": False}
+CASES = int(os.environ.get("GPU_INFERENCE_DIFF_CASES", "500"))
+SEED = int(os.environ.get("GPU_INFERENCE_DIFF_SEED") or random.SystemRandom().randrange(2**31))
+
+
+class _Summary:
+    """Prints the pair counts at the end of the run, whether or not output is captured."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.lines:
+            terminalreporter.section("scheduler differential")
+            for line in self.lines:
+                terminalreporter.write_line(line)
+
+
+class Run:
+    def __init__(self) -> None:
+        self.examples: dict[str, list[Pair]] = {}
+        self.example_ert: dict[str, bool] = {}
+        self.generated: list[Pair] = []
+        self.cases = 0
+        self.stats: dict[bool, RunStats] = {}
+        self.seconds = 0.0
+
+
+@pytest.fixture(scope="module")
+def differential(
+    control_plane_bins: Path, request: pytest.FixtureRequest, tmp_path_factory: Any
+) -> Run:
+    report = _Summary()
+    request.config.pluginmanager.register(report, "gpu-inference-scheduler-differential")
+    report.lines.append(f"seed {SEED} (replay: GPU_INFERENCE_DIFF_SEED={SEED}), {CASES} cases")
+    t0 = time.monotonic()
+    run = Run()
+    for stack in STACKS:
+        result = preview(stack, out_dir=tmp_path_factory.mktemp(stack), project_dir=ROOT)
+        pairs, ert = pairs_from_graph(stack, result.entries)
+        run.examples[stack], run.example_ert[stack] = pairs, ert
+    by_ert: dict[bool, list[Pair]] = {True: [], False: []}
+    for stack, pairs in run.examples.items():
+        by_ert[run.example_ert[stack]] += pairs
+    cases = draw_cases(CASES, SEED)
+    run.cases = len(cases)
+    for i, case in enumerate(cases):
+        ert = case["ert"]
+        pairs, _ = pairs_from_graph(f"case {i}", case["graph"], extended_resource_toleration=ert)
+        run.generated += pairs
+        by_ert[ert] += pairs
+    for ert, pairs in by_ert.items():
+        with rig.ControlPlane(extended_resource_toleration=ert) as cp:
+            run.stats[ert] = run_pairs(cp, pairs)
+    run.seconds = time.monotonic() - t0
+    for stack, pairs in run.examples.items():
+        ert = "on" if run.example_ert[stack] else "off"
+        report.lines.append(summary(f"{stack} (ExtendedResourceToleration {ert})", pairs))
+    report.lines.append(summary(f"{run.cases} generated cases", run.generated))
+    everything = [p for pairs in run.examples.values() for p in pairs] + run.generated
+    report.lines.append(summary("total", everything) + f" in {run.seconds:.0f}s")
+    for ert, st in run.stats.items():
+        times = ", ".join(f"{k} {v:.1f}s" for k, v in st.seconds.items())
+        report.lines.append(
+            f"  control plane with ExtendedResourceToleration {'on' if ert else 'off'}: "
+            f"{st.nodes} nodes, {st.pods} pods ({st.recreated} asked again): {times}"
+        )
+    for line in report.lines:
+        print(line)
+    return run
+
+
+def _disagreements(pairs: list[Pair]) -> str:
+    bad = [p for p in pairs if not p.agrees]
+    shown = "\n".join(p.describe() for p in bad[:8])
+    return f"{len(bad)} of {len(pairs)} pairs disagree (first {min(8, len(bad))}):\n{shown}"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_example_stack_placement_is_what_the_scheduler_does(differential: Run, stack: str) -> None:
+    pairs = differential.examples[stack]
+    assert differential.example_ert[stack] is EXPECTED_ERT[stack]
+    assert pairs, f"{stack}: no (pod, pool) pair to compare"
+    assert all(p.agrees for p in pairs), _disagreements(pairs)
+    # Every pod of the stack lands somewhere, and is kept out of somewhere: both verdicts occur.
+    assert any(p.bound for p in pairs) and any(not p.bound for p in pairs)
+
+
+def test_generated_placement_is_what_the_scheduler_does(differential: Run) -> None:
+    pairs = differential.generated
+    assert differential.cases >= CASES
+    assert all(p.agrees for p in pairs), (
+        f"seed {SEED} (replay: GPU_INFERENCE_DIFF_SEED={SEED}): " + _disagreements(pairs)
+    )
+    # The generated cases reach both verdicts, and pods kept out for each reason.
+    details = " ".join(p.detail for p in pairs if p.outcome == "unschedulable")
+    for reason in (
+        "untolerated taint",
+        "didn't match Pod's node affinity/selector",
+        "Insufficient",
+    ):
+        assert reason in details, reason
+    assert sum(p.bound for p in pairs) > 0
