@@ -174,6 +174,7 @@ GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
 GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 GKE_PREEMPTIBLE_LABEL = "cloud.google.com/gke-preemptible"
 GKE_NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 GKE_GPU_TAINT = Taint(GPU_RESOURCE, "present", "NoSchedule")

@@ -32,6 +32,7 @@ from .contract import (
     _DEVICE_PLUGIN_MARKERS,
     APPS_KINDS,
     CODES,
+    COMPUTE_CLASS_LABEL,
     DEPLOYMENT_MODE_ANNOTATION,
     DEVICE_PLUGIN_CHART,
     DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
@@ -400,6 +401,58 @@ def _karpenter_pool(
     )
 
 
+def _compute_class_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
+    """A GKE ComputeClass: one node template per priority, labeled and tainted as GKE does for
+    the class (`cloud.google.com/compute-class=<name>` label and NoSchedule taint, the GPU labels
+    and taint on GPU priorities, `gke-spot=true` on spot ones) plus `nodePoolConfig`'s labels
+    and taints. A GPU pool when every priority has GPUs; GPUs per node: the most any has."""
+    typ, name = str(entry["type"]), str(entry["name"])
+    inputs = _map(entry.get("inputs"))
+    rid = _rid(typ, name)
+    spec = _map(inputs.get("spec"))
+    class_name = str(_metadata(inputs).get("name") or name)
+    config = _map(spec.get("nodePoolConfig"))
+    base = {**_str_map(config.get("nodeLabels")), COMPUTE_CLASS_LABEL: class_name}
+    taints = _taints(config.get("taints"), rid, out)
+    class_taint = Taint(COMPUTE_CLASS_LABEL, class_name, "NoSchedule")
+    nodes, counts, accelerators, spots = [], [], set(), []
+    for rule in _list(spec.get("priorities")) or [{}]:
+        rule = _map(rule)
+        gpu = _map(rule.get("gpu"))
+        accelerator = str(gpu["type"]) if gpu.get("type") else None
+        count = _int(gpu.get("count")) or 0
+        if not count and isinstance(rule.get("machineType"), str):
+            attached = gke_gpus_for_machine(str(rule["machineType"]))
+            if attached:
+                accelerator, count = attached
+        labels = dict(base)
+        node_taints = [*taints, class_taint]
+        if count:
+            labels[GKE_ACCELERATOR_LABEL] = accelerator or ""
+            labels[GKE_ACCELERATOR_COUNT_LABEL] = str(count)
+            node_taints.append(GKE_GPU_TAINT)
+            accelerators.add(accelerator)
+        if rule.get("spot") is True:
+            labels[GKE_SPOT_LABEL] = "true"
+        spots.append(rule.get("spot") is True)
+        counts.append(count)
+        nodes.append(NodeTemplate(None, labels, tuple(dict.fromkeys(node_taints))))
+    return _PoolDraft(
+        name=base.get(POOL_LABEL) or class_name,
+        provider="gke",
+        resource=rid,
+        node=nodes[0],
+        more_nodes=tuple(nodes[1:]),
+        gpus=max(counts),
+        gpu=all(c > 0 for c in counts),
+        accelerator=accelerators.pop() if len(accelerators) == 1 else None,
+        min_nodes=0,
+        max_nodes=None,  # a ComputeClass sets no node limit
+        spot=all(spots),
+        builtin_device_plugin=True,  # GKE-managed, as for GKE node pools
+    )
+
+
 def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts]:
     drafts: dict[str, list[_PoolDraft]] = {}
     for entry in graph:
@@ -412,6 +465,8 @@ def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts
             draft = _node_pool(entry, out)
         elif _is(typ, "karpenter.sh", "NodePool"):
             draft = _karpenter_pool(entry, _node_classes(graph), out)
+        elif _is(typ, "cloud.google.com", "ComputeClass"):
+            draft = _compute_class_pool(entry, out)
         else:
             continue
         drafts.setdefault(draft.name, []).append(draft)

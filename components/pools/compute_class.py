@@ -1,0 +1,286 @@
+"""A GPU pool that GKE provisions through a custom ComputeClass: `GkeGpuComputeClass` -> a
+`cloud.google.com/v1` ComputeClass custom resource (GKE installs its CRD; no node pool is created
+here, GKE auto-creates node pools for it).
+
+The class lists *priorities* in order: GKE tries the first and falls back to the next when it
+cannot get that capacity (GKE docs, "About custom ComputeClasses"). Each priority here is the same
+GPU shape (accelerator, count, machine type, checked against the catalog) obtained a different way:
+
+- `reservation`: `reservations: {affinity: AnyBestEffort}` (any matching reservation), or
+  `{affinity: Specific, specific: [{name}]}` when `reservations` are named;
+- `on-demand`: `spot: false`;
+- `flex-start`: `flexStart: {enabled: true}` (Dynamic Workload Scheduler flex-start);
+- `spot`: `spot: true`.
+
+Default order: on-demand, then spot. Reservation, on-demand, flex-start, spot is the order Google's
+inference blueprint uses for GPUs (GoogleCloudPlatform/accelerated-platforms,
+`platforms/gke/base/core/custom_compute_class/templates/manifests/gpu/*`).
+
+What the nodes carry: the ComputeClass's `nodePoolConfig.nodeLabels` (the pool label and the
+caller's labels) and `taints`; GKE's `cloud.google.com/compute-class=<class>` label and
+`cloud.google.com/compute-class=<class>:NoSchedule` taint (Datadog's GKE Autopilot docs: the
+taint "GKE Autopilot applies to these specific nodes"; Google's blueprint pods select the class
+with no toleration of their own, GKE adds it); GKE's GPU labels and `nvidia.com/gpu=present:
+NoSchedule` taint; `cloud.google.com/gke-spot=true` on spot nodes. The placement selects
+`cloud.google.com/compute-class` (how GKE documents requesting a class) and tolerates every
+taint explicitly, so it lands the same with or without GKE's injected toleration.
+
+Fields emitted, and where each was checked (the CRD is not published; see
+`tests/computeclass_schema.py`): `priorities[].{gpu.{type,count,driverVersion}, machineType,
+spot, reservations, flexStart}`, `nodePoolAutoCreation.enabled`, `whenUnsatisfiable`,
+`activeMigration.optimizeRulePriority`, `autoscalingPolicy.consolidationDelayMinutes`,
+`nodePoolConfig.{nodeLabels,taints}`.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+
+from ..model.catalog import gke_accelerator, validate_gke_accelerator
+from ..model.errors import InputError, show
+from ..model.scheduling import Placement, Taint
+from .pool import (
+    GPU_TAINT,
+    POOL_LABEL,
+    PoolFacts,
+    build_facts,
+    normalize_taints,
+    validate_pool_name,
+)
+
+API_VERSION = "cloud.google.com/v1"
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
+GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
+PRIORITY_KINDS = ("reservation", "on-demand", "flex-start", "spot")
+DRIVER_VERSIONS = ("default", "latest")
+RESERVED_PREFIXES = ("gke", "autopilot")
+"""ComputeClass names may not start with these (GKE docs, "Control autoscaled node attributes
+with custom ComputeClasses", Limitations)."""
+
+
+@dataclass
+class GkeGpuComputeClassArgs:
+    """Inputs of a `GkeGpuComputeClass`; every default is here."""
+
+    accelerator: str
+    """GKE accelerator type, e.g. `nvidia-l4`."""
+    machine_type: str
+    """Compute Engine machine type that takes it, e.g. `g2-standard-12`."""
+    gpu_count: Optional[int] = None
+    """GPUs per node; default: the count built into the machine type (required on N1)."""
+    priorities: Optional[Sequence[str]] = None
+    """How to obtain the nodes, most preferred first: `reservation`, `on-demand`, `flex-start`,
+    `spot`; default `["on-demand", "spot"]`."""
+    reservations: Optional[Sequence[str]] = None
+    """Names of specific reservations for the `reservation` priority (default: any)."""
+    driver_version: Optional[str] = None
+    """`gpu.driverVersion`: `default` or `latest`; None leaves GKE's default."""
+    consolidation_delay_minutes: Optional[int] = None
+    """How long a node is unneeded before GKE removes it (1..1440)."""
+    active_migration: Optional[bool] = False
+    """Move workloads to higher priorities when they become available (restarts pods)."""
+    labels: Optional[Mapping[str, str]] = None
+    """Extra node labels (`nodePoolConfig.nodeLabels`)."""
+    taints: Optional[Sequence[Taint]] = None
+    """Extra node taints (`nodePoolConfig.taints`); GKE's GPU and class taints come anyway."""
+    select_labels: Optional[Sequence[str]] = None
+    """Label keys the placement selects; default `cloud.google.com/compute-class`."""
+    scheduling_style: Optional[str] = "nodeSelector"
+    """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
+    class_name: Optional[str] = None
+    """The ComputeClass's name (and the pool's); default: the component's name."""
+
+
+@dataclass(frozen=True)
+class ComputeClassPlan:
+    facts: PoolFacts
+    compute_class: dict[str, Any]
+    """`{metadata, spec}` of the ComputeClass."""
+
+
+def _priority_list(value: object) -> list[str]:
+    if value is None:
+        return ["on-demand", "spot"]
+    if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence) or not value:
+        raise InputError(
+            f"{show(value)} is not a non-empty list",
+            "a list of " + ", ".join(PRIORITY_KINDS),
+            "args.priorities",
+        )
+    out: list[str] = []
+    for i, p in enumerate(value):
+        if p not in PRIORITY_KINDS or p in out:
+            raise InputError(
+                f"priority {show(p)} is not known, or is listed twice",
+                ", ".join(PRIORITY_KINDS) + ", each once",
+                f"args.priorities[{i}]",
+            )
+        out.append(str(p))
+    return out
+
+
+def validate_compute_class_args(name: str, args: GkeGpuComputeClassArgs) -> ComputeClassPlan:
+    """Check every input (no Pulumi) and decide the ComputeClass."""
+    class_name, name_path = (
+        (args.class_name, "args.class_name") if args.class_name is not None else (name, "name")
+    )
+    validate_pool_name(class_name, name_path)
+    if class_name.startswith(RESERVED_PREFIXES):
+        raise InputError(
+            f"ComputeClass name {class_name!r} starts with gke or autopilot, which GKE reserves",
+            "a name that does not start with gke or autopilot",
+            name_path,
+        )
+    try:
+        acc = gke_accelerator(args.accelerator)
+    except InputError as e:
+        raise e.at("args.accelerator") from None
+    try:
+        gpus = validate_gke_accelerator(args.accelerator, args.machine_type, args.gpu_count)
+    except InputError as e:
+        path = "args.gpu_count" if acc.counts_for(str(args.machine_type)) else "args.machine_type"
+        raise e.at(path) from None
+    priorities = _priority_list(args.priorities)
+    reservations = args.reservations
+    if reservations is not None:
+        if "reservation" not in priorities:
+            raise InputError(
+                "reservations are named but no priority is `reservation`",
+                "add reservation to priorities, or leave reservations out",
+                "args.reservations",
+            )
+        if isinstance(reservations, str) or not list(reservations):
+            raise InputError(
+                f"{show(reservations)} is not a non-empty list of reservation names",
+                "a list of reservation names",
+                "args.reservations",
+            )
+        for i, r in enumerate(reservations):
+            try:
+                validate_pool_name(r, f"args.reservations[{i}]")
+            except InputError:
+                raise InputError(
+                    f"reservation name {show(r)} is not a Compute Engine resource name",
+                    "lower-case letters, digits and '-', starting with a letter",
+                    f"args.reservations[{i}]",
+                ) from None
+    if args.driver_version is not None and args.driver_version not in DRIVER_VERSIONS:
+        raise InputError(
+            f"driver version {show(args.driver_version)} is not known",
+            " or ".join(DRIVER_VERSIONS),
+            "args.driver_version",
+        )
+    delay = args.consolidation_delay_minutes
+    if delay is not None and (
+        isinstance(delay, bool) or not isinstance(delay, int) or not 1 <= delay <= 1440
+    ):
+        raise InputError(
+            f"consolidation delay {show(delay)} minutes is out of range",
+            "1 to 1440 minutes",
+            "args.consolidation_delay_minutes",
+        )
+    class_taint = Taint(COMPUTE_CLASS_LABEL, class_name, "NoSchedule")
+    user_taints = normalize_taints(args.taints)
+    cloud_labels = {
+        COMPUTE_CLASS_LABEL: class_name,
+        GKE_ACCELERATOR_LABEL: acc.name,
+        GKE_ACCELERATOR_COUNT_LABEL: str(gpus),
+    }
+    if priorities == ["spot"]:
+        cloud_labels[GKE_SPOT_LABEL] = "true"
+    facts = build_facts(
+        class_name,
+        cloud="gke",
+        user_labels=args.labels,
+        cloud_labels=cloud_labels,
+        taints=user_taints,
+        forced_taints=[GPU_TAINT, class_taint],
+        gpus_per_node=gpus,
+        gpu_model=acc.gpu_model,
+        min_nodes=0,
+        max_nodes=1,  # a ComputeClass sets no node limit; GKE's autoscaling limits apply
+        spot=priorities == ["spot"],
+        select_labels=args.select_labels
+        if args.select_labels is not None
+        else [COMPUTE_CLASS_LABEL],
+        scheduling_style=args.scheduling_style,
+        name_path=name_path,
+        forced_by="GKE",
+    )
+    gpu: dict[str, Any] = {"type": acc.name, "count": gpus}
+    if args.driver_version is not None:
+        gpu["driverVersion"] = args.driver_version
+    rules: list[dict[str, Any]] = []
+    for p in priorities:
+        rule: dict[str, Any] = {"gpu": dict(gpu), "machineType": args.machine_type}
+        if p == "reservation":
+            rule["reservations"] = (
+                {"affinity": "Specific", "specific": [{"name": r} for r in reservations]}
+                if reservations
+                else {"affinity": "AnyBestEffort"}
+            )
+            rule["spot"] = False
+        elif p == "on-demand":
+            rule["spot"] = False
+        elif p == "flex-start":
+            rule["flexStart"] = {"enabled": True}
+        else:
+            rule["spot"] = True
+        rules.append(rule)
+    node_labels = {k: v for k, v in facts.labels.items() if k not in cloud_labels}
+    spec: dict[str, Any] = {
+        "priorities": rules,
+        "nodePoolAutoCreation": {"enabled": True},
+        "whenUnsatisfiable": "DoNotScaleUp",
+        "activeMigration": {"optimizeRulePriority": bool(args.active_migration)},
+        "nodePoolConfig": {"nodeLabels": node_labels},
+    }
+    if user_taints:
+        spec["nodePoolConfig"]["taints"] = [t.to_dict() for t in user_taints]
+    if delay is not None:
+        spec["autoscalingPolicy"] = {"consolidationDelayMinutes": delay}
+    assert node_labels.get(POOL_LABEL) == class_name
+    return ComputeClassPlan(facts, {"metadata": {"name": class_name}, "spec": spec})
+
+
+class GkeGpuComputeClass(pulumi.ComponentResource):
+    """A GKE custom ComputeClass for one GPU shape with ordered ways to get it, and the placement
+    that lands on its nodes."""
+
+    def __init__(
+        self,
+        name: str,
+        args: GkeGpuComputeClassArgs,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        try:
+            plan = validate_compute_class_args(name, args)
+        except InputError as e:
+            raise e.at(f"GkeGpuComputeClass({name!r})") from None
+        super().__init__("gpu-inference:index:GkeGpuComputeClass", name, {}, opts)
+        import pulumi_kubernetes as k8s
+
+        self.facts: PoolFacts = plan.facts
+        self.placement: Placement = plan.facts.placement
+        self.labels: dict[str, str] = dict(plan.facts.labels)
+        self.taints: list[Taint] = list(plan.facts.taints)
+        self.gpus_per_node: int = plan.facts.gpus_per_node
+        self.compute_class = k8s.apiextensions.CustomResource(
+            name,
+            api_version=API_VERSION,
+            kind="ComputeClass",
+            metadata=plan.compute_class["metadata"],
+            spec=plan.compute_class["spec"],
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs(
+            {
+                "poolName": plan.facts.name,
+                "gpusPerNode": plan.facts.gpus_per_node,
+                "placement": plan.facts.placement.to_pod_spec(),
+            }
+        )
