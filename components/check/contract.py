@@ -147,6 +147,13 @@ CODES: dict[str, tuple[str, str]] = {
     "GI011": ("error", "wired-pool-unreachable"),
     "GI012": ("warning", "device-plugin-absent"),
     "GI013": ("error", "invalid-spec"),
+    "GI014": ("warning", "cold-pool-label"),
+    "GI015": ("warning", "gpu-budget"),
+    "GI016": ("error", "asg-node-template-tags"),
+    "GI017": ("error", "knative-config-reverted"),
+    "GI018": ("warning", "seldon-model-capacity"),
+    "GI019": ("error", "model-too-large"),
+    "GI020": ("warning", "progress-deadline-short"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -234,6 +241,58 @@ _COMPONENT_NON_CONTAINER_KEYS = frozenset(
     }
 )
 _CONTAINER_MARKERS = ("resources", "storageUri", "image", "modelFormat", "runtime", "args")
+
+
+# Labels a node gets only after it boots, from daemons running on it: GPU feature discovery
+# (`nvidia.com/gpu.product`, `.memory`, `.count`, `nvidia.com/cuda.*`, `nvidia.com/mig.*`, ...:
+# NVIDIA/k8s-device-plugin tests/e2e expectedLabelPatterns) and node-feature-discovery
+# (`feature.node.kubernetes.io/*`). A cloud pool's node template (what the autoscaler simulates
+# when the pool is at zero) has only the labels the pool is created with.
+BOOT_LABEL_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/")
+# Labels a cloud pool's nodes carry from creation that say which GPU it has (fix text of GI014).
+CREATION_GPU_LABELS = (
+    "cloud.google.com/gke-accelerator",
+    "k8s.amazonaws.com/accelerator",
+    POOL_LABEL,
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+)
+
+ASG_TAG = "aws:autoscaling/tag:Tag"
+NODE_TEMPLATE_TAG = "k8s.io/cluster-autoscaler/node-template/"
+MAX_REPLICAS_ANNOTATION = "gpu-inference.dev/max-replicas"
+
+# Model size (GI019): a workload states it with these annotations (on the InferenceService, the
+# Seldon Server / Model, or the Deployment): the weights in GB, or parameters and dtype.
+MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
+MODEL_PARAMETERS_ANNOTATION = "gpu-inference.dev/model-parameters"
+MODEL_DTYPE_ANNOTATION = "gpu-inference.dev/model-dtype"
+DTYPE_BYTES = {
+    "fp32": 4.0,
+    "float32": 4.0,
+    "fp16": 2.0,
+    "float16": 2.0,
+    "bf16": 2.0,
+    "bfloat16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+    "fp4": 0.5,
+}
+# GPU memory a model needs beyond its weights, as a fraction of them: the CUDA context, activations
+# and a minimal KV cache. Stated, not measured: vLLM itself takes only 90% of a GPU by default
+# (`gpu_memory_utilization` 0.9), so weights + 20% is the least that has a chance to start.
+MODEL_MEMORY_OVERHEAD = 0.2
+
+# Knative revision annotation: how long a new revision may take to become ready (GI020).
+PROGRESS_DEADLINE_ANNOTATION = "serving.knative.dev/progress-deadline"
+POOL_STARTUP_ANNOTATION = "gpu-inference.dev/node-startup-seconds"
+
+# Seldon Core 2 agent: a server replica may register models up to its server container's memory
+# request x (1 + SELDON_OVERCOMMIT_PERCENTAGE / 100), 10 by default (Seldon docs, models/mms.md).
+SELDON_OVERCOMMIT_ENV = "SELDON_OVERCOMMIT_PERCENTAGE"
+SELDON_DEFAULT_OVERCOMMIT = 10
+SELDON_SERVER_CONTAINERS = ("mlserver", "triton")
 
 
 def wired_annotation(component: str) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_CEILING
 from typing import Any
 
-from ..model.catalog import aws_instance, gke_gpus_for_machine
+from ..model.catalog import aws_instance, gke_accelerator, gke_gpus_for_machine
 from ..model.errors import InputError
 from ..model.karpenter import AWS_PREFIX as KARPENTER_AWS_PREFIX
 from ..model.karpenter import (
@@ -36,6 +36,7 @@ from .contract import (
     DEPLOYMENT_MODE_ANNOTATION,
     DEVICE_PLUGIN_CHART,
     DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
+    DTYPE_BYTES,
     EKS_CAPACITY_LABEL,
     EKS_NODE_GROUP,
     EKS_NODEGROUP_LABEL,
@@ -51,6 +52,9 @@ from .contract import (
     HELM_TYPES,
     ISVC_COMPONENTS,
     KSERVE_CHARTS,
+    MODEL_DTYPE_ANNOTATION,
+    MODEL_PARAMETERS_ANNOTATION,
+    MODEL_SIZE_ANNOTATION,
     NFD_WORKER_DEFAULT_TOLERATIONS,
     NODE_PATCH,
     POOL_LABEL,
@@ -174,6 +178,16 @@ class _PoolDraft:
     spot: bool = False
     builtin_device_plugin: bool = False
     more_nodes: tuple[NodeTemplate, ...] = ()  # further node shapes (a Karpenter NodePool's)
+    gpu_memory_gib: float | None = None
+    node_group: str | None = None  # EKS managed node group: nodeGroupName
+    key: str = ""  # `type::name`, as dependsOn names it
+
+
+def _gke_memory(accelerator: str | None) -> float | None:
+    try:
+        return float(gke_accelerator(accelerator).memory_gib) if accelerator else None
+    except InputError:
+        return None
 
 
 def _gke_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
@@ -233,6 +247,7 @@ def _gke_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
         max_nodes=hi,
         spot=spot,
         builtin_device_plugin=effective.get(GKE_NO_DEFAULT_PLUGIN_LABEL) != "true",
+        gpu_memory_gib=_gke_memory(accelerator) if gpu else None,
     )
 
 
@@ -250,6 +265,7 @@ def _eks_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
     ami = str(inputs.get("amiType") or "")
     gpu_ami = "NVIDIA" in ami or "GPU" in ami
     counts: list[int | None] = []
+    memories: list[float] = []
     accelerator = None
     for it in _list(inputs.get("instanceTypes")):
         try:
@@ -259,6 +275,7 @@ def _eks_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
             counts.append(None if gpu_like else 0)
             continue
         counts.append(inst.gpus)
+        memories.append(float(inst.gpu_memory_gib))
         accelerator = accelerator or inst.accelerator_label
     if not counts:
         counts = [None if gpu_ami else 0]  # EKS's default instance type (t3.medium) has none
@@ -283,6 +300,8 @@ def _eks_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
         max_nodes=_int(scaling.get("maxSize")),
         spot=capacity == "SPOT",
         builtin_device_plugin=ami.startswith("BOTTLEROCKET") and "NVIDIA" in ami,
+        gpu_memory_gib=min(memories) if memories and len(memories) == len(counts) else None,
+        node_group=str(inputs["nodeGroupName"]) if inputs.get("nodeGroupName") else None,
     )
 
 
@@ -324,7 +343,15 @@ def _node_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
         gpus=gpus,
         gpu=(gpus or 0) > 0 or (gpus is None and evidence),
         accelerator=labels.get("nvidia.com/gpu.product") or labels.get(GKE_ACCELERATOR_LABEL),
+        gpu_memory_gib=_node_gpu_memory(annotations, labels),
     )
+
+
+def _node_gpu_memory(annotations: Mapping[str, str], labels: Mapping[str, str]) -> float | None:
+    """GPU memory of an existing node: GFD's `nvidia.com/gpu.memory` (MiB), else the catalog's for
+    a GKE accelerator label."""
+    mib = _int(annotations.get("nvidia.com/gpu.memory", labels.get("nvidia.com/gpu.memory")))
+    return mib / 1024 if mib else _gke_memory(labels.get(GKE_ACCELERATOR_LABEL))
 
 
 def _node_classes(graph: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -333,7 +360,9 @@ def _node_classes(graph: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, 
     for entry in graph:
         if _is(str(entry.get("type", "")), "karpenter.k8s.aws", "EC2NodeClass"):
             inputs = _map(entry.get("inputs"))
-            found[str(_metadata(inputs).get("name") or entry.get("name"))] = _map(inputs.get("spec"))
+            found[str(_metadata(inputs).get("name") or entry.get("name"))] = _map(
+                inputs.get("spec")
+            )
     return found
 
 
@@ -469,6 +498,7 @@ def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts
             draft = _compute_class_pool(entry, out)
         else:
             continue
+        draft.key = f"{typ}::{entry.get('name')}"
         drafts.setdefault(draft.name, []).append(draft)
     pools = []
     for name in sorted(drafts):
@@ -490,9 +520,17 @@ def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts
                 max_nodes=None if None in maxs else sum(m for m in maxs if m is not None),
                 spot=all(d.spot for d in group),
                 builtin_device_plugin=all(d.builtin_device_plugin for d in group),
+                gpu_memory_gib=_least([d.gpu_memory_gib for d in group]),
+                node_group=group[0].node_group if len(group) == 1 else None,
+                keys=tuple(sorted(d.key for d in group)),
             )
         )
     return pools
+
+
+def _least(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return min(known) if known and len(known) == len(values) else None
 
 
 # -- pod templates ------------------------------------------------------------------------------
@@ -512,6 +550,9 @@ class _Template:
     daemonset: bool = False
     serverless: bool = False
     deployment_mode: str | None = None
+    max_replicas: int | None = None  # None: unbounded (Knative without maxReplicas) or unknown
+    model_annotations: Mapping[str, Any] = field(default_factory=dict)  # where its size is stated
+    annotations: Mapping[str, Any] = field(default_factory=dict)  # of the CR / Deployment
 
     @property
     def resource(self) -> str:
@@ -669,6 +710,10 @@ def _templates(graph: Sequence[Mapping[str, Any]], scale_to_zero_allowed: bool) 
                         init_containers=[_map(c) for c in _list(component.get("initContainers"))],
                         wired=wired,
                         scales_to_zero=serverless and min_replicas == 0 and scale_to_zero_allowed,
+                        max_replicas=_int(component.get("maxReplicas"))
+                        or (None if serverless else max(min_replicas, 1)),
+                        model_annotations=annotations if comp == "predictor" else {},
+                        annotations=annotations,
                         serverless=serverless,
                         deployment_mode=mode,
                     )
@@ -697,6 +742,11 @@ def _templates(graph: Sequence[Mapping[str, Any]], scale_to_zero_allowed: bool) 
                     init_containers=[_map(c) for c in _list(pod.get("initContainers"))],
                     wired=wired,
                     scales_to_zero=replicas == 0,
+                    max_replicas=max(
+                        1 if replicas is None else replicas, _int(spec.get("maxReplicas")) or 0
+                    ),
+                    model_annotations=annotations,
+                    annotations=annotations,
                 )
             )
         elif typ.startswith("kubernetes:apps/") and _kind(typ) in APPS_KINDS:
@@ -718,10 +768,43 @@ def _templates(graph: Sequence[Mapping[str, Any]], scale_to_zero_allowed: bool) 
                     init_containers=[_map(c) for c in _list(pod_spec.get("initContainers"))],
                     wired=wired,
                     scales_to_zero=not daemonset and replicas == 0,
+                    max_replicas=None if daemonset else (1 if replicas is None else replicas),
+                    model_annotations={
+                        **_map(_metadata(template).get("annotations")),
+                        **annotations,
+                    },
+                    annotations=annotations,
                     daemonset=daemonset,
                 )
             )
     return templates
+
+
+_SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def _model_size(annotations: Mapping[str, Any]) -> float | None:
+    """Weights in GB a workload states: `MODEL_SIZE_ANNOTATION`, or `MODEL_PARAMETERS_ANNOTATION`
+    (`8e9`, `8B`, `70B`, `1.5B`) x the bytes of `MODEL_DTYPE_ANNOTATION` (fp16 when absent).
+    Raises ValueError for text that is neither (reported as GI013)."""
+    size = annotations.get(MODEL_SIZE_ANNOTATION)
+    if size is not None:
+        value = float(str(size))
+        if value <= 0:
+            raise ValueError(f"{MODEL_SIZE_ANNOTATION} must be above 0, got {size!r}")
+        return value
+    params = annotations.get(MODEL_PARAMETERS_ANNOTATION)
+    if params is None:
+        return None
+    text = str(params).strip().upper()
+    unit = text[-1] if text[-1:] in _SCALE and not text[-1:].isdigit() else ""
+    count = float(text[: len(text) - len(unit)]) * _SCALE[unit]
+    dtype = str(annotations.get(MODEL_DTYPE_ANNOTATION, "fp16")).strip().lower()
+    if dtype not in DTYPE_BYTES:
+        raise ValueError(
+            f"{MODEL_DTYPE_ANNOTATION} {dtype!r} is not known (allowed: {', '.join(DTYPE_BYTES)})"
+        )
+    return round(count * DTYPE_BYTES[dtype] / 1e9, 3)
 
 
 def _resource_quantity(container: Mapping[str, Any], resource: str) -> Any:

@@ -69,6 +69,9 @@ class PoolFacts:
     max_nodes: int | None = None
     spot: bool = False
     builtin_device_plugin: bool = False
+    gpu_memory_gib: float | None = None  # memory of one GPU; None: unknown
+    node_group: str | None = None  # EKS: nodeGroupName (its ASG is eks-<name>-<id>)
+    keys: tuple[str, ...] = ()  # `type::name` of its resources (what dependsOn names)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -118,6 +121,7 @@ class PoolFacts:
             "accelerator": self.accelerator,
             "builtinDevicePlugin": self.builtin_device_plugin,
             "gpu": self.gpu,
+            "gpuMemoryGib": self.gpu_memory_gib,
             "gpusPerNode": self.gpus_per_node,
             "labels": dict(sorted(self.labels.items())),
             "maxNodes": self.max_nodes,
@@ -148,6 +152,8 @@ class WorkloadFacts:
     daemonset: bool = False
     deployment_mode: str | None = None
     placement: Mapping[str, Any] = field(default_factory=dict)
+    max_replicas: int | None = None  # None: unbounded or unknown
+    model_size_gb: float | None = None  # weights, when the workload states them
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -156,6 +162,8 @@ class WorkloadFacts:
             "deploymentMode": self.deployment_mode,
             "gpus": self.gpus,
             "kind": self.kind,
+            "maxReplicas": self.max_replicas,
+            "modelSizeGb": self.model_size_gb,
             "name": self.name,
             "namespace": self.namespace,
             "placement": _sorted_json(self.placement),

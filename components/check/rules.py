@@ -22,6 +22,18 @@ from .contract import (
     SELDON_DEFAULT_CAPABILITIES,
     SELDON_SERVER_CHARTS,
 )
+from .failures import (
+    check_asg_tags,
+    check_cold_pools,
+    check_gpu_budget,
+    check_knative_config_reverted,
+    check_model_fits,
+    check_progress_deadline,
+    check_seldon_capacity,
+    knative_progress_deadline,
+    lands_once_booted,
+    server_capacity,
+)
 from .graph import (
     _device_plugins,
     _extended_resources,
@@ -34,6 +46,7 @@ from .graph import (
     _list,
     _map,
     _metadata,
+    _model_size,
     _namespace,
     _pools,
     _rid,
@@ -76,6 +89,8 @@ def check(
 
     workloads: list[WorkloadFacts] = []
     lands_on: dict[str, list[WorkloadFacts]] = {p.name: [] for p in pools}
+    selected_keys: dict[str, set[str]] = {}  # pool -> label keys its workloads select
+    deadline_default = knative_progress_deadline(entries)
     for t in _templates(entries, scale_to_zero_allowed):
         rid = t.resource
         try:
@@ -89,6 +104,11 @@ def check(
                 "fix the nodeSelector / affinity / tolerations / nvidia.com/gpu quantity named",
             )
             continue
+        try:
+            model_size = _model_size(t.model_annotations)
+        except (TypeError, ValueError) as e:
+            out.add("GI013", rid, f"its model size is not readable: {e}", "fix the annotation")
+            model_size = None
         placement = base
         if extended_resource_toleration:
             placement = base.with_tolerations(extended_resource_tolerations(_extended_resources(t)))
@@ -110,16 +130,33 @@ def check(
             daemonset=t.daemonset,
             deployment_mode=t.deployment_mode,
             placement=base.to_pod_spec(),
+            max_replicas=t.max_replicas,
+            model_size_gb=model_size,
         )
         workloads.append(facts)
         for p in admitted:
             lands_on[p.name].append(facts)
-        _check_workload(t, facts, placement, placed, admitted, pools, pool_by_name, out)
+        for p in pools:
+            if p in admitted or p.selected_by(placement):
+                selected_keys.setdefault(p.name, set()).update(_selected_keys(placement))
+        # Cloud pools it would land on once discovery labels its nodes (GI014).
+        booting = (
+            []
+            if admitted or t.daemonset
+            else [(p, labels) for p in pools if (labels := lands_once_booted(placement, p, gpus))]
+        )
+        _check_workload(t, facts, placement, placed, admitted, pools, pool_by_name, out, booting)
+        check_cold_pools(facts, booting, out)
+        check_model_fits(facts, pools, out)
+        check_progress_deadline(t, facts, pools, deadline_default, out)
         if t.serverless:
             _check_knative(t, base, features, features_where, out)
 
     _check_pools(entries, pools, lands_on, out)
     _check_seldon_models(entries, out)
+    check_gpu_budget(workloads, pools, out)
+    check_asg_tags(entries, pools, selected_keys, out)
+    check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)
     return Report(pools, workloads, out.sorted(), extended_resource_toleration)
 
@@ -133,6 +170,7 @@ def _check_workload(
     pools: list[PoolFacts],
     pool_by_name: Mapping[str, PoolFacts],
     out: _Findings,
+    booting: Sequence[tuple[PoolFacts, list[str]]] = (),
 ) -> None:
     rid = w.resource
     names = [p.name for p in admitted]
@@ -147,7 +185,8 @@ def _check_workload(
         return "; ".join(pool.why_not(placement, w.gpus)) or "refused"
 
     # The DaemonSet controller makes no pod for a node the pod does not fit: nothing Pending.
-    stuck = not admitted and not placed and not t.daemonset
+    # A pod that lands once GPU / node feature discovery has labelled a node is judged by GI014.
+    stuck = not admitted and not placed and not t.daemonset and not booting
     if stuck and (w.gpus > 0 or w.wired or selected):
         if w.wired:
             detail = "; ".join(
@@ -253,6 +292,13 @@ def _check_workload(
                 f"{_names(only_wild)}",
                 "replace the wildcard toleration with tolerations for the taints it needs",
             )
+
+
+def _selected_keys(placement: Placement) -> list[str]:
+    keys = list(placement.node_selector or {})
+    for term in (placement.node_affinity.required if placement.node_affinity else None) or ():
+        keys += [r.key for r in term.match_expressions or ()]
+    return keys
 
 
 def _admit_fix(selected: list[PoolFacts], placement: Placement, gpus: int) -> str:
@@ -381,6 +427,7 @@ def _check_seldon_models(graph: Sequence[Mapping[str, Any]], out: _Findings) -> 
             name = str(_metadata(inputs).get("name") or entry.get("name"))
             server_configs[(_namespace(inputs), name)] = inputs
     servers: dict[str, dict[str, frozenset[str] | None]] = {}
+    room: dict[str, dict[str, tuple[int, int | None]]] = {}  # replicas, bytes per replica
     for entry in graph:
         if not _is(str(entry.get("type", "")), "mlops.seldon.io", "Server"):
             continue
@@ -388,11 +435,22 @@ def _check_seldon_models(graph: Sequence[Mapping[str, Any]], out: _Findings) -> 
         ns = _namespace(inputs)
         name = str(_metadata(inputs).get("name") or entry.get("name"))
         servers.setdefault(ns, {})[name] = _server_capabilities(inputs, ns, server_configs)
+        spec = _map(inputs.get("spec"))
+        sc = server_configs.get((ns, str(spec.get("serverConfig") or "")))
+        pod = merge_seldon_pod_specs(
+            _map(_map(_map(sc).get("spec")).get("podSpec")) if sc else {},
+            _map(spec.get("podSpec")),
+        )
+        try:
+            room.setdefault(ns, {})[name] = server_capacity(pod, spec)
+        except (InputError, TypeError, ValueError):
+            room.setdefault(ns, {})[name] = (1, None)
     for chart in SELDON_SERVER_CHARTS:
         for release in _helm_releases(graph, chart):
             ns = str(_map(release.get("inputs")).get("namespace") or "default")
             for name, defaults in SELDON_DEFAULT_CAPABILITIES.items():
                 servers.setdefault(ns, {}).setdefault(name, defaults)
+                room.setdefault(ns, {}).setdefault(name, (1, None))
     for entry in graph:
         typ = str(entry.get("type", ""))
         if not _is(typ, "mlops.seldon.io", "Model"):
@@ -403,7 +461,18 @@ def _check_seldon_models(graph: Sequence[Mapping[str, Any]], out: _Findings) -> 
         rid = _rid(typ, str(entry.get("name")))
         reqs = frozenset(str(r).strip() for r in _list(spec.get("requirements")) if str(r).strip())
         in_ns = servers.get(ns, {})
+        capable = {
+            n: room.get(ns, {}).get(n, (1, None))
+            for n, caps in in_ns.items()
+            if caps is None or reqs <= caps
+        }
         pinned = spec.get("server")
+        if isinstance(pinned, str) and pinned:
+            capable = {n: c for n, c in capable.items() if n == pinned}
+        try:
+            check_seldon_capacity(rid, spec, capable, out)
+        except (InputError, TypeError, ValueError) as e:
+            out.add("GI013", rid, f"invalid memory quantity: {e}", "fix spec.memory")
         if isinstance(pinned, str) and pinned:
             if pinned not in in_ns:
                 out.add(

@@ -718,3 +718,28 @@ def _join_or(parts: Sequence[str]) -> str:
     if len(parts) <= 1:
         return "".join(parts)
     return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU node start-up: how long a pool at zero nodes takes to give a pod a GPU (Knative's progress
+# deadline must cover it: placement check GI020, and the progress-deadline annotation an
+# InferenceService on such a pool gets).
+#
+# Source: cluster-autoscaler treats a new GPU node as "GPU being installed" because "when a
+# machine with GPU becomes ready it can take up to 15 minutes before it reports that GPU is
+# allocatable" (kubernetes/autoscaler, history of cluster-autoscaler/utils/gpu/gpu.go, commit
+# "Change the logic to include GPU-being-installed nodes"); GKE installs the driver at boot. That
+# 15-minute bound is the only sourced figure found: EKS NVIDIA AMIs carry the driver, but no
+# source states a shorter start-up, so EKS takes the same bound. No source gives figures per GPU
+# model either, so the accelerator does not change the default today (the parameter is there for
+# when one does). Existing nodes are never at zero: no start-up. Override per pool in the stack
+# config (`pools[i].nodeStartupSeconds`).
+# ---------------------------------------------------------------------------------------------
+
+NODE_STARTUP_SECONDS: dict[str, int] = {"gke": 900, "eks": 900, "existing": 0}
+
+
+def node_startup_seconds(provider: str, accelerator: str | None = None) -> int:
+    """Default seconds from scale-up to an allocatable GPU for a pool of this provider / GPU."""
+    del accelerator  # no per-GPU figure is sourced (see above)
+    return NODE_STARTUP_SECONDS.get(provider, NODE_STARTUP_SECONDS["gke"])

@@ -1,0 +1,383 @@
+"""The failures users hit most, found before deploy (GI014-GI020): each a pure function of the
+graph and the catalog. `rules.check` calls them; codes and constants are in `contract`."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..model.catalog import node_startup_seconds
+from ..model.scheduling import Placement, parse_quantity, untolerated
+from .contract import (
+    ASG_TAG,
+    BOOT_LABEL_PREFIXES,
+    CREATION_GPU_LABELS,
+    EKS_NODE_GROUP,
+    MODEL_MEMORY_OVERHEAD,
+    NODE_TEMPLATE_TAG,
+    POOL_STARTUP_ANNOTATION,
+    PROGRESS_DEADLINE_ANNOTATION,
+    SELDON_DEFAULT_OVERCOMMIT,
+    SELDON_OVERCOMMIT_ENV,
+    SELDON_SERVER_CONTAINERS,
+)
+from .graph import _Findings, _int, _is, _kind, _list, _map, _metadata, _rid, _Template
+from .results import PoolFacts, WorkloadFacts
+
+KNATIVE_DEFAULT_PROGRESS_DEADLINE = 600
+"""Knative Serving's `progress-deadline` default (config-deployment: "600s")."""
+
+
+def _names(items: Sequence[str]) -> str:
+    return ", ".join(items) if items else "none"
+
+
+def _keys(placement: Placement) -> list[str]:
+    """Label keys the placement's nodeSelector and required node affinity name."""
+    keys = list(placement.node_selector or {})
+    req = placement.node_affinity.required if placement.node_affinity else None
+    for term in req or ():
+        keys += [r.key for r in term.match_expressions or ()]
+    return list(dict.fromkeys(keys))
+
+
+def _boot_label(key: str) -> bool:
+    return key.startswith(BOOT_LABEL_PREFIXES)
+
+
+# -- GI014: cold-pool deadlock ------------------------------------------------------------------
+
+
+def lands_once_booted(placement: Placement, pool: PoolFacts, gpus: int) -> list[str]:
+    """The labels a node of this cloud pool gets only after it boots (GPU / node feature
+    discovery) that the pod selects and that alone keep it off the pool's node template; [] when
+    the pod lands anyway, or would not land even with them."""
+    if pool.provider == "existing" or not pool.fits(gpus):
+        return []
+    for node in pool.nodes:
+        missing = [k for k in _keys(placement) if _boot_label(k) and k not in node.labels]
+        if not missing or untolerated(node.taints, placement.tolerations or ()):
+            continue
+        skip = set(missing)
+        selector_ok = all(
+            node.labels.get(k) == v
+            for k, v in (placement.node_selector or {}).items()
+            if k not in skip
+        )
+        req = placement.node_affinity.required if placement.node_affinity else None
+        affinity_ok = req is None or any(
+            not t.is_empty
+            and all(r.key in skip or r.matches(node.labels) for r in t.match_expressions or ())
+            for t in req
+        )
+        if selector_ok and affinity_ok:
+            return missing
+    return []
+
+
+def check_cold_pools(
+    w: WorkloadFacts, booting: Sequence[tuple[PoolFacts, list[str]]], out: _Findings
+) -> None:
+    for pool, labels in booting:
+        if pool.min_nodes != 0:
+            continue  # a node is up: the labels appear once discovery has run on it
+        instead = [f"{k}={pool.labels[k]}" for k in CREATION_GPU_LABELS if k in pool.labels]
+        out.add(
+            "GI014",
+            w.resource,
+            f"selects {_names(labels)}, label(s) GPU / node feature discovery put on a node only "
+            f"after it boots; pool {pool.name} can be at 0 nodes and its node template lacks "
+            "them, so the autoscaler never adds a node for it and it stays Pending",
+            f"select {instead[0]} instead (on pool {pool.name}'s nodes from creation)"
+            if instead
+            else f"label pool {pool.name}'s nodes at creation with what it selects",
+        )
+
+
+# -- GI015: GPU budget --------------------------------------------------------------------------
+
+
+def check_gpu_budget(workloads: Sequence[WorkloadFacts], pools: Sequence[PoolFacts], out) -> None:
+    """Replicas x GPUs that may run on a set of pools against what those pools can ever hold
+    (maxNodes x GPUs per node), for each set of pools some GPU workload can land on: every
+    workload confined to that set counts."""
+    by_name = {p.name: p for p in pools}
+    demanding = [w for w in workloads if w.gpus > 0 and w.max_replicas and w.pools]
+    sets = sorted({frozenset(w.pools) for w in demanding}, key=lambda s: (len(s), sorted(s)))
+    short: list[frozenset[str]] = []
+    for pool_set in sets:
+        members = [by_name[n] for n in sorted(pool_set)]
+        if any(p.max_nodes is None or p.gpus_per_node is None for p in members):
+            continue
+        if any(s < pool_set for s in short):
+            continue
+        held = [w for w in demanding if set(w.pools) <= pool_set]
+        demand = sum((w.max_replicas or 0) * w.gpus for w in held)
+        capacity = sum((p.max_nodes or 0) * (p.gpus_per_node or 0) for p in members)
+        if demand <= capacity:
+            continue
+        short.append(pool_set)
+        parts = ", ".join(
+            f"{w.resource}: {w.max_replicas} replica(s) x {w.gpus} GPU(s)" for w in held
+        )
+        sizes = " + ".join(f"{p.name} {p.max_nodes} node(s) x {p.gpus_per_node}" for p in members)
+        out.add(
+            "GI015",
+            members[0].resource,
+            f"pool(s) {_names([p.name for p in members])} can hold at most {capacity} GPU(s) "
+            f"({sizes}) but the workloads that can only land there may ask for {demand} "
+            f"({parts}): replicas needing {demand - capacity} GPU(s) stay Pending",
+            f"raise maxNodes to {math.ceil(demand / max(1, members[0].gpus_per_node or 1))} "
+            "or lower maxReplicas",
+        )
+
+
+# -- GI016: cluster-autoscaler node-template tags on EKS node groups ----------------------------
+
+
+def check_asg_tags(
+    graph: Sequence[Mapping[str, Any]],
+    pools: Sequence[PoolFacts],
+    selected_keys: Mapping[str, set[str]],
+    out: _Findings,
+) -> None:
+    """An EKS managed node group at 0 nodes is scaled up by cluster-autoscaler from its Auto
+    Scaling group's `k8s.io/cluster-autoscaler/node-template/...` tags (managed node group tags do
+    not propagate there: aws/containers-roadmap#724). Every taint, every label a workload selects
+    and `nvidia.com/gpu` must be tagged, or the pods it should take never trigger a scale-up."""
+    groups = [
+        p for p in pools if p.node_group and any(k.startswith(EKS_NODE_GROUP) for k in p.keys)
+    ]
+    tags = [e for e in graph if e.get("type") == ASG_TAG]
+    for pool in groups:
+        if pool.min_nodes != 0:
+            continue
+        have: dict[str, str] = {}
+        for entry in tags:
+            inputs = _map(entry.get("inputs"))
+            asg = str(inputs.get("autoscalingGroupName") or "")
+            depends = {str(d) for d in _list(entry.get("dependsOn"))}
+            if (
+                depends & set(pool.keys)
+                or asg.startswith(f"eks-{pool.node_group}-")
+                or len(groups) == 1
+            ):
+                tag = _map(inputs.get("tag"))
+                have[str(tag.get("key"))] = str(tag.get("value"))
+        want = {f"{NODE_TEMPLATE_TAG}taint/{t.key}": f"{t.value}:{t.effect}" for t in pool.taints}
+        for key in sorted(selected_keys.get(pool.name, ())):
+            if key in pool.labels:
+                want[f"{NODE_TEMPLATE_TAG}label/{key}"] = pool.labels[key]
+        if pool.gpu and pool.gpus_per_node:
+            want[f"{NODE_TEMPLATE_TAG}resources/nvidia.com/gpu"] = str(pool.gpus_per_node)
+        wrong = [f"{k}={v}" for k, v in sorted(want.items()) if have.get(k) != v]
+        if wrong:
+            out.add(
+                "GI016",
+                pool.resource,
+                f"node group {pool.node_group} can be at 0 nodes but its Auto Scaling group lacks "
+                f"the cluster-autoscaler node-template tag(s) {_names(wrong)}: pods needing them "
+                "never trigger a scale-up",
+                "add aws.autoscaling.Tag resources (propagateAtLaunch false) on the node group's "
+                "Auto Scaling group for each",
+            )
+
+
+# -- GI017: Knative ConfigMaps the operator reverts --------------------------------------------
+
+
+def check_knative_config_reverted(graph: Sequence[Mapping[str, Any]], out: _Findings) -> None:
+    """The Knative Operator owns `knative-serving/config-*` when a KnativeServing CR exists and
+    reverts other edits (knative/operator#431, #2062): set them in `spec.config.<name>`."""
+    crs = [
+        str(e.get("name"))
+        for e in graph
+        if _is(str(e.get("type", "")), "operator.knative.dev", "KnativeServing")
+    ]
+    if not crs:
+        return
+    for entry in graph:
+        typ = str(entry.get("type", ""))
+        if typ not in ("kubernetes:core/v1:ConfigMapPatch", "kubernetes:core/v1:ConfigMap"):
+            continue
+        md = _metadata(_map(entry.get("inputs")))
+        name = str(md.get("name") or "")
+        if md.get("namespace") != "knative-serving" or not name.startswith("config-"):
+            continue
+        section = name.removeprefix("config-")
+        out.add(
+            "GI017",
+            _rid(typ, str(entry.get("name"))),
+            f"{_kind(typ)} of knative-serving/{name} while KnativeServing {crs[0]} manages "
+            "Knative: the operator reverts it",
+            f"set these keys in spec.config.{section} of KnativeServing {crs[0]} and drop the "
+            f"{_kind(typ)}",
+        )
+
+
+# -- GI018: Seldon Model memory and replicas ----------------------------------------------------
+
+
+def server_capacity(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[int, int | None]:
+    """(replicas, bytes a replica may load) of a Seldon Server: replicas the most of `replicas`
+    (1 when absent) and `maxReplicas`; memory the server container's memory request x (1 +
+    SELDON_OVERCOMMIT_PERCENTAGE / 100), as the agent registers it. None: not stated."""
+    replicas = max(_int(spec.get("replicas")) or 1, _int(spec.get("maxReplicas")) or 0)
+    if _int(spec.get("replicas")) == 0:
+        replicas = _int(spec.get("maxReplicas")) or 0
+    containers = [_map(c) for c in _list(pod.get("containers"))]
+    overcommit = SELDON_DEFAULT_OVERCOMMIT
+    for c in containers:
+        for env in _list(c.get("env")):
+            if _map(env).get("name") == SELDON_OVERCOMMIT_ENV:
+                overcommit = _int(_map(env).get("value")) or 0
+    server = next((c for c in containers if c.get("name") in SELDON_SERVER_CONTAINERS), None)
+    res = _map(_map(server).get("resources")) if server else {}
+    memory = _map(res.get("requests")).get("memory", _map(res.get("limits")).get("memory"))
+    if memory is None:
+        return replicas, None
+    return replicas, int(parse_quantity(memory) * (100 + overcommit) / 100)
+
+
+def check_seldon_capacity(
+    model_rid: str,
+    spec: Mapping[str, Any],
+    candidates: Mapping[str, tuple[int, int | None]],
+    out: _Findings,
+) -> None:
+    """Seldon Core 2 schedules a Model on one Server with at least `replicas` replicas, each with
+    `memory` free (docs-gb/models/scheduling.md); otherwise the Model is ScheduleFailed."""
+    if not candidates:
+        return
+    replicas = _int(spec.get("replicas")) or 1
+    memory = spec.get("memory")
+    need = int(parse_quantity(memory)) if memory is not None else None
+    fits = [
+        n
+        for n, (r, m) in candidates.items()
+        if r >= replicas and (need is None or m is None or m >= need)
+    ]
+    if fits:
+        return
+    have = "; ".join(
+        f"{n}: {r} replica(s), "
+        + ("memory not stated" if m is None else f"{m / 2**30:.1f} GiB per replica")
+        for n, (r, m) in sorted(candidates.items())
+    )
+    want = f"{replicas} replica(s)" + (f" of {memory}" if memory is not None else "")
+    out.add(
+        "GI018",
+        model_rid,
+        f"needs {want} but no capable Server has room ({have}): it ends ScheduleFailed",
+        "lower the Model's replicas / memory, or give a capable Server more replicas or a "
+        "larger memory request",
+    )
+
+
+# -- GI019: model too large for the GPUs ---------------------------------------------------------
+
+
+def check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: _Findings) -> None:
+    """Weights x (1 + MODEL_MEMORY_OVERHEAD) against the GPUs the pod requests x the memory of one
+    GPU of each pool it can land on (the catalog's, nominal GB)."""
+    if w.model_size_gb is None or w.gpus == 0:
+        return
+    landing = [p for p in pools if p.name in w.pools]
+    if not landing or any(p.gpu_memory_gib is None for p in landing):
+        return
+    need = w.model_size_gb * (1 + MODEL_MEMORY_OVERHEAD)
+    if any(w.gpus * (p.gpu_memory_gib or 0) >= need for p in landing):
+        return
+    most = max(p.gpu_memory_gib or 0 for p in landing)
+    count = math.ceil(need / most)
+    per_node = max(p.gpus_per_node or 0 for p in landing)
+    more = (
+        f"request {count} GPU(s)"
+        if count <= per_node
+        else f"request {count} GPU(s) on a pool with {count}+ GPUs per node"
+    )
+    have = ", ".join(f"{p.name}: {w.gpus} x {p.gpu_memory_gib:g} GB" for p in landing)
+    out.add(
+        "GI019",
+        w.resource,
+        f"its model needs {need:.1f} GB of GPU memory ({w.model_size_gb:g} GB of weights + "
+        f"{MODEL_MEMORY_OVERHEAD:.0%}) but the GPUs it requests have less ({have}): it fails to "
+        "load",
+        f"{more}, use a pool with larger GPUs, or a smaller dtype (fp8 / int4)",
+    )
+
+
+# -- GI020: progress deadline vs GPU node start-up ----------------------------------------------
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s|ms)")
+
+
+def parse_duration(text: Any) -> float | None:
+    """Go's time.ParseDuration for the units Knative users write (`600s`, `15m`, `1h30m`)."""
+    value = str(text).strip()
+    parts = _DURATION.findall(value)
+    if not parts or "".join(n + u for n, u in parts) != value:
+        return None
+    scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    return sum(float(n) * scale[u] for n, u in parts)
+
+
+def knative_progress_deadline(graph: Sequence[Mapping[str, Any]]) -> float:
+    """The cluster default from the graph's Knative config (KnativeServing
+    `spec.config.deployment` or the config-deployment ConfigMap), else Knative's 600 s."""
+    for entry in graph:
+        typ = str(entry.get("type", ""))
+        inputs = _map(entry.get("inputs"))
+        if _is(typ, "operator.knative.dev", "KnativeServing"):
+            data = _map(_map(_map(inputs.get("spec")).get("config")).get("deployment"))
+        elif (
+            typ.startswith("kubernetes:core/v1:ConfigMap")
+            and _metadata(inputs).get("name") == "config-deployment"
+        ):
+            data = _map(inputs.get("data"))
+        else:
+            continue
+        found = parse_duration(data.get("progress-deadline", ""))
+        if found:
+            return found
+    return KNATIVE_DEFAULT_PROGRESS_DEADLINE
+
+
+def check_progress_deadline(
+    t: _Template, w: WorkloadFacts, pools: Sequence[PoolFacts], default: float, out: _Findings
+) -> None:
+    """A Serverless GPU component scaling to zero on a pool that can be at zero must survive a GPU
+    node's start-up (kserve/kserve#1247, knative/serving#9531): its progress deadline must cover
+    the pool's start-up (`POOL_STARTUP_ANNOTATION` when the workload states it, else the
+    catalog's default per provider and GPU)."""
+    if not (t.serverless and w.scales_to_zero and w.gpus > 0):
+        return
+    cold = [p for p in pools if p.name in w.pools and p.min_nodes == 0 and p.gpu]
+    if not cold:
+        return
+    stated = _int(t.annotations.get(POOL_STARTUP_ANNOTATION))
+    startup = stated or max(node_startup_seconds(p.provider, p.accelerator) for p in cold)
+    if startup <= 0:
+        return
+    component = _map(t.fragment.get("annotations"))
+    value = component.get(
+        PROGRESS_DEADLINE_ANNOTATION, t.annotations.get(PROGRESS_DEADLINE_ANNOTATION)
+    )
+    deadline = parse_duration(value) if value is not None else default
+    if deadline is not None and deadline >= startup:
+        return
+    given = (
+        f"{PROGRESS_DEADLINE_ANNOTATION} {value}"
+        if value is not None
+        else (f"the cluster default {default:g}s")
+    )
+    out.add(
+        "GI020",
+        w.resource,
+        f"scales to zero on pool(s) {_names([p.name for p in cold])} that can be at 0 nodes; a GPU "
+        f"node there takes up to {startup}s to start but its progress deadline is {given}: "
+        "Knative fails the revision first",
+        f'annotate it {PROGRESS_DEADLINE_ANNOTATION}: "{startup}s" (or keep minReplicas 1)',
+    )
