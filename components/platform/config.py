@@ -488,14 +488,29 @@ class KarpenterSpec(_Model):
     weight: Optional[Annotated[int, Field(strict=True, ge=1, le=100)]] = None
 
 
+class ComputeClassSpec(_Model):
+    """`pools[i].computeClass`: the pool is a GKE custom ComputeClass (GKE auto-creates its node
+    pools) for the pool's accelerator and machine type (see `components.pools.compute_class`)."""
+
+    priorities: Optional[
+        Annotated[
+            list[Literal["reservation", "on-demand", "flex-start", "spot"]], Field(min_length=1)
+        ]
+    ] = None
+    reservations: Optional[Annotated[list[str], Field(min_length=1)]] = None
+    driver_version: Optional[Literal["default", "latest"]] = None
+    consolidation_delay_minutes: Optional[Annotated[int, Field(strict=True, ge=1, le=1440)]] = None
+    active_migration: Bool = False
+
+
 # Keys of a pool that only one provider takes (others: every provider).
 POOL_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
-    "gke": ("machineType", "nodeLocations", "gpuDriverVersion"),
+    "gke": ("machineType", "nodeLocations", "gpuDriverVersion", "computeClass"),
     "eks": ("instanceTypes", "amiType", "capacityType", "karpenter"),
     "existing": ("nodes", "presentLabels"),
 }
 POOL_REQUIRED_BY_PROVIDER = {"gke": "machineType", "eks": "instanceTypes", "existing": "nodes"}
-POOL_NOT_ON_EXISTING = ("diskSizeGb", "minNodes", "maxNodes")
+POOL_NOT_ON_EXISTING = ("diskSizeGb", "minNodes", "maxNodes", "nodeStartupSeconds")
 
 
 class Pool(_Model):
@@ -520,6 +535,11 @@ class Pool(_Model):
     node_locations: Optional[Annotated[list[str], Field(min_length=1)]] = None  # gke zones
     gpu_driver_version: Optional[Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]] = None
     karpenter: Optional[KarpenterSpec] = None  # eks: a Karpenter NodePool instead of a node group
+    compute_class: Optional[ComputeClassSpec] = None  # gke: a ComputeClass instead of a node pool
+    # gke/eks: seconds a node of this pool takes, from scale-up to an allocatable GPU; default
+    # `catalog.node_startup_seconds` (900). Serverless InferenceServices scaling to zero on the
+    # pool get it as their Knative progress deadline.
+    node_startup_seconds: Optional[Annotated[int, Field(strict=True, ge=1)]] = None
 
     @model_validator(mode="after")
     def _rules(self) -> Pool:

@@ -216,7 +216,7 @@ class _Checker:
             if provider == "existing":
                 self._existing_pool(pool, path, given)
             else:
-                if pool.max_nodes is None:
+                if pool.max_nodes is None and pool.compute_class is None:
                     raise InputError(
                         "required key is missing",
                         "the most nodes the pool may scale to",
@@ -224,6 +224,8 @@ class _Checker:
                     )
                 if provider == "gke":
                     self._gke_pool(pool, path)
+                    if pool.compute_class is not None:
+                        self._compute_class_pool(pool, path, given)
                 elif pool.karpenter is not None:
                     self._karpenter_pool(pool, path, given)
                 else:
@@ -311,6 +313,27 @@ class _Checker:
                 f"gpusPerNode {' or '.join(str(c) for c in counts)} on {mt}",
                 f"{path}.gpusPerNode",
             )
+
+    def _compute_class_pool(self, pool: Pool, path: str, given: set[str]) -> None:
+        """A ComputeClass pool: GKE creates its node pools, so node-pool keys do not apply."""
+        if not pool.is_gpu:
+            raise InputError(
+                "a computeClass pool needs an accelerator: gpu-inference makes GPU ComputeClasses",
+                "accelerator (and machineType) of the GPU shape",
+                f"{path}.accelerator",
+            )
+        for key in ("minNodes", "maxNodes", "spot", "nodeLocations", "gpuDriverVersion", "diskSizeGb"):
+            if key in given:
+                raise InputError(
+                    f"key {key!r} is for GKE node pools; GKE creates a ComputeClass's node pools "
+                    "itself (no node limits; spot and reservations are priorities)",
+                    "computeClass: {priorities, reservations, driverVersion, "
+                    "consolidationDelayMinutes, activeMigration}",
+                    f"{path}.{key}",
+                )
+        from .pool_kinds import plan_compute_class
+
+        plan_compute_class(pool, path)
 
     def _karpenter_pool(self, pool: Pool, path: str, given: set[str]) -> None:
         """A Karpenter pool: its node-group keys do not apply; its requirements must admit a

@@ -135,6 +135,17 @@ class InferencePlatform(pulumi.ComponentResource):
         c = self.spec.cluster
         opts = pulumi.ResourceOptions(parent=self)
         taints = _taints(p.taints)
+        if c.provider == "gke" and p.compute_class is not None:
+            from ..pools.compute_class import GkeGpuComputeClass
+            from .pool_kinds import compute_class_args
+
+            return GkeGpuComputeClass(
+                p.name,
+                compute_class_args(p),
+                opts=pulumi.ResourceOptions(
+                    parent=self, providers={"kubernetes": self.access.provider}
+                ),
+            )
         if c.provider == "gke":
             from ..pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
 

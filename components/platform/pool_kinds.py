@@ -5,6 +5,11 @@
 from __future__ import annotations
 
 from ..model.errors import InputError
+from ..pools.compute_class import (
+    ComputeClassPlan,
+    GkeGpuComputeClassArgs,
+    validate_compute_class_args,
+)
 from ..pools.karpenter import (
     KarpenterGpuNodePoolArgs,
     KarpenterPoolPlan,
@@ -76,4 +81,53 @@ def plan_karpenter(pool: Pool, cluster: Cluster, path: str) -> KarpenterPoolPlan
         suffix = f"[{rest}" if rest else ""
         if head in ("args.labels",) or head.startswith("args.labels."):
             key, suffix = "labels", e.path[len("args.labels") :]
+        raise InputError(e.problem, e.allowed, f"{path}.{key}{suffix}") from None
+
+
+# `args.<field>` of GkeGpuComputeClassArgs -> the stack config key under `pools[i]`.
+COMPUTE_CLASS_KEYS = {
+    "args.accelerator": "accelerator",
+    "args.machine_type": "machineType",
+    "args.gpu_count": "gpusPerNode",
+    "args.priorities": "computeClass.priorities",
+    "args.reservations": "computeClass.reservations",
+    "args.driver_version": "computeClass.driverVersion",
+    "args.consolidation_delay_minutes": "computeClass.consolidationDelayMinutes",
+    "args.taints": "taints",
+    "args.select_labels": "selectLabels",
+    "args.class_name": "name",
+    "name": "name",
+}
+
+
+def compute_class_args(pool: Pool) -> GkeGpuComputeClassArgs:
+    """The component arguments a `pools[i]` with a `computeClass` block stands for."""
+    cc = pool.compute_class
+    assert cc is not None
+    return GkeGpuComputeClassArgs(
+        accelerator=pool.accelerator or "",
+        machine_type=pool.machine_type or "",
+        gpu_count=pool.gpus_per_node,
+        priorities=list(cc.priorities) if cc.priorities else None,
+        reservations=cc.reservations,
+        driver_version=cc.driver_version,
+        consolidation_delay_minutes=cc.consolidation_delay_minutes,
+        active_migration=bool(cc.active_migration),
+        labels=pool.labels or None,
+        taints=pool.taint_list or None,
+        select_labels=pool.select_labels,
+        class_name=pool.name,
+    )
+
+
+def plan_compute_class(pool: Pool, path: str) -> ComputeClassPlan:
+    """Validate a ComputeClass pool; an error names the stack config key under `path`."""
+    try:
+        return validate_compute_class_args(pool.name, compute_class_args(pool))
+    except InputError as e:
+        head, _, rest = e.path.partition("[")
+        if head.startswith("args.labels"):
+            key, suffix = "labels", e.path[len("args.labels") :]
+        else:
+            key, suffix = COMPUTE_CLASS_KEYS.get(head, "computeClass"), f"[{rest}" if rest else ""
         raise InputError(e.problem, e.allowed, f"{path}.{key}{suffix}") from None

