@@ -61,7 +61,12 @@ GKE: dict[str, Any] = {
             {
                 "name": "mlserver-llm",
                 "pool": "l4",
-                "containers": [{"name": "mlserver", "image": "seldonio/mlserver:1.6.1"}],
+                # A ServerConfig is the whole server pod: Seldon's agent and rclone too.
+                "containers": [
+                    {"name": "rclone", "image": "seldonio/seldon-rclone:2.6.0"},
+                    {"name": "agent", "image": "seldonio/seldon-agent:2.6.0"},
+                    {"name": "mlserver", "image": "seldonio/mlserver:1.6.1"},
+                ],
             }
         ],
         "servers": [

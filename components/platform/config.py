@@ -846,10 +846,11 @@ class Knative(_Model):
 
 
 class KServeCharts(_Model):
-    """Local charts (a directory or .tgz each) instead of KServe's registry: both, or neither."""
+    """Local charts (a directory or .tgz each) instead of KServe's registry: all, or none."""
 
     crd: str
     controller: str
+    runtimes: str  # kserve-runtime-configs (KServe v0.17 on; unused before)
 
 
 class KServeAddon(_Model):

@@ -30,6 +30,10 @@ from .config import (
     _key_path,
 )
 
+# The containers every Seldon server pod has besides the server (seldon-core-v2-setup 2.6.0,
+# templates/seldon-v2-components.yaml, ServerConfigs mlserver and triton).
+SELDON_SERVER_POD_CONTAINERS = ("agent", "rclone")
+
 # ---------------------------------------------------------------------------------------------
 # second pass: everything that needs more than one object
 # ---------------------------------------------------------------------------------------------
@@ -516,6 +520,21 @@ class _Checker:
         configs = {c.name: c for c in sel.server_configs}
         for i, sc in enumerate(sel.server_configs):
             names = [c.name for c in sc.containers]
+            missing = [c for c in SELDON_SERVER_POD_CONTAINERS if c not in names]
+            if missing:
+                # A ServerConfig is the server pod's whole template: without the agent (scheduler
+                # connection, capabilities) and rclone (model download) containers of the
+                # setup chart's own ServerConfigs no model ever loads.
+                raise InputError(
+                    f"ServerConfig {sc.name!r} has no {' and no '.join(missing)} container: a "
+                    "ServerConfig is the whole server pod, and Seldon's agent and rclone "
+                    "containers (their env, ports and volume mounts, as in the "
+                    "seldon-core-v2-setup chart's mlserver ServerConfig) are not made for you",
+                    "base the Server on a built-in ServerConfig instead (servers[].serverConfig: "
+                    "mlserver or triton, with the pool, capabilities and resources on the "
+                    "Server), or give all of agent, rclone and the server container",
+                    self.p(f"seldon.serverConfigs[{i}].containers"),
+                )
             if (
                 sc.gpus or sc.cpu or sc.memory or sc.ephemeral_storage
             ) and sc.container not in names:

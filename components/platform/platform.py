@@ -269,6 +269,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     ingress=self.spec.knative.ingress,
                     crd_chart=a.kserve.chart.crd if a.kserve.chart else None,
                     controller_chart=a.kserve.chart.controller if a.kserve.chart else None,
+                    runtime_chart=a.kserve.chart.runtimes if a.kserve.chart else None,
                 ),
                 opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
             )

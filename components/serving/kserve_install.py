@@ -30,6 +30,9 @@ class KServeInstallArgs:
     """A local kserve-crd chart directory or `.tgz` instead of the registry's (air-gapped)."""
     controller_chart: Optional[str] = None
     """A local controller chart (kserve-resources) directory or `.tgz` instead of the registry's."""
+    runtime_chart: Optional[str] = None
+    """A local kserve-runtime-configs chart directory or `.tgz` (v0.17 on) instead of the
+    registry's."""
 
 
 INGRESSES = ("kourier", "istio")
@@ -68,7 +71,11 @@ class KServeInstall(pulumi.ComponentResource):
             raise e.at(f"KServeInstall({name!r})") from None
         check_local_charts(
             f"KServeInstall({name!r})",
-            {"crd_chart": args.crd_chart, "controller_chart": args.controller_chart},
+            {
+                "crd_chart": args.crd_chart,
+                "controller_chart": args.controller_chart,
+                "runtime_chart": args.runtime_chart,
+            },
         )
         super().__init__("gpu-inference:index:KServeInstall", name, None, opts)
         namespace = args.namespace or "kserve"
@@ -104,6 +111,7 @@ class KServeInstall(pulumi.ComponentResource):
                 namespace=namespace,
                 values=RUNTIME_VALUES,
                 version=args.version,
+                local_chart=args.runtime_chart,
                 depends_on=[controller],
                 parent=self,
             )

@@ -11,6 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..model import versions
+from ..model.errors import InputError
 from .helm import chart_release, check_local_charts
 
 
@@ -21,9 +22,10 @@ class SeldonCoreInstallArgs:
     version: Optional[str] = None
     """Version of the three charts; default: 2.6.0 (see the licence note)."""
     namespace: Optional[str] = "seldon-mesh"
-    """Namespace of the runtime (where Servers and Models live)."""
-    system_namespace: Optional[str] = "seldon-system"
-    """Namespace of the operator (setup chart)."""
+    """Namespace of the controller and the runtime: Servers, Models and ServerConfigs live there."""
+    system_namespace: Optional[str] = None
+    """Namespace of the operator (setup chart); only `namespace` is allowed: Seldon Core 2.6.0's
+    controller reads ServerConfigs from its own namespace only."""
     pod_security: Optional[str] = "baseline"
     """Pod Security Admission level enforced on the runtime namespace."""
     crds_chart: Optional[str] = None
@@ -34,8 +36,26 @@ class SeldonCoreInstallArgs:
     """A local seldon-core-v2-runtime chart directory or `.tgz` instead of the repository's."""
 
 
+def check_one_namespace(args: SeldonCoreInstallArgs) -> str:
+    """The one namespace of controller, runtime and ServerConfigs. Seldon Core 2.6.0's controller
+    looks a Server's ServerConfig up in its own namespace only (`GetServerConfigForServer` in
+    operator/apis/mlops/v1alpha1/serverconfig_types.go: `constants.SeldonNamespace`, the
+    controller pod's POD_NAMESPACE), and the setup chart puts the built-in ServerConfigs there."""
+    runtime_ns = args.namespace or "seldon-mesh"
+    if args.system_namespace is not None and args.system_namespace != runtime_ns:
+        raise InputError(
+            f"system_namespace {args.system_namespace!r} differs from namespace {runtime_ns!r}: "
+            "Seldon's controller reads ServerConfigs only from its own namespace, so Servers "
+            "there would never reconcile",
+            f"leave system_namespace unset, or set it to {runtime_ns!r}",
+            "args.system_namespace",
+        )
+    return runtime_ns
+
+
 class SeldonCoreInstall(pulumi.ComponentResource):
-    """Seldon Core 2; `ready` is the runtime release (after CRDs and controller)."""
+    """Seldon Core 2; `ready` is the runtime release (after CRDs and controller), all in one
+    namespace (default `seldon-mesh`), as Seldon's own install has it."""
 
     def __init__(
         self, name: str, args: SeldonCoreInstallArgs, opts: Optional[pulumi.ResourceOptions] = None
@@ -48,9 +68,11 @@ class SeldonCoreInstall(pulumi.ComponentResource):
                 "runtime_chart": args.runtime_chart,
             },
         )
+        try:
+            runtime_ns = check_one_namespace(args)
+        except InputError as e:
+            raise e.at(f"SeldonCoreInstall({name!r})") from None
         super().__init__("gpu-inference:index:SeldonCoreInstall", name, None, opts)
-        runtime_ns = args.namespace or "seldon-mesh"
-        system_ns = args.system_namespace or "seldon-system"
         level = args.pod_security or "baseline"
         crds = chart_release(
             f"{name}-crds",
@@ -60,19 +82,6 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             create_namespace=False,
             version=args.version,
             local_chart=args.crds_chart,
-            parent=self,
-        )
-        setup = chart_release(
-            f"{name}-setup",
-            versions.SELDON_SETUP,
-            release="seldon-core-v2-setup",
-            namespace=system_ns,
-            # The controller watches only its own namespace by default; the runtime lives in
-            # another one, so it must watch cluster-wide to see the Servers and Models there.
-            values={"controller": {"clusterwide": runtime_ns != system_ns}},
-            version=args.version,
-            local_chart=args.setup_chart,
-            depends_on=[crds],
             parent=self,
         )
         namespace = k8s.core.v1.Namespace(
@@ -86,6 +95,19 @@ class SeldonCoreInstall(pulumi.ComponentResource):
                 },
             },
             opts=pulumi.ResourceOptions(parent=self),
+        )
+        # The controller in the runtime namespace (watching only it, its default): it reads
+        # ServerConfigs there, and the chart puts the built-in ones (mlserver, triton) there.
+        setup = chart_release(
+            f"{name}-setup",
+            versions.SELDON_SETUP,
+            release="seldon-core-v2-setup",
+            namespace=runtime_ns,
+            create_namespace=False,
+            version=args.version,
+            local_chart=args.setup_chart,
+            depends_on=[crds, namespace],
+            parent=self,
         )
         self.ready = chart_release(
             f"{name}-runtime",

@@ -21,7 +21,7 @@ RULE = (
 SELDON = {"crds": MARKER, "setup": MARKER, "runtime": MARKER}
 LOCAL_EVERYWHERE = {
     "knative": {"mode": "operator", "chart": MARKER},
-    "addons.kserve.chart": {"crd": MARKER, "controller": MARKER},
+    "addons.kserve.chart": {"crd": MARKER, "controller": MARKER, "runtimes": MARKER},
     "addons.seldon": {"enabled": True, "chart": SELDON},
     "addons.nvidiaDevicePlugin.chart": PLUGIN,
     "addons.certManager.chart": MARKER,
@@ -43,6 +43,7 @@ def test_every_release_comes_from_its_local_chart(run):
         "knative-operator": (MARKER, None, None),
         "kserve-crd": (MARKER, None, None),
         "kserve": (MARKER, None, None),
+        "kserve-runtime-configs": (MARKER, None, None),
         "seldon-core-v2-crds": (MARKER, None, None),
         "seldon-core-v2-setup": (MARKER, None, None),
         "seldon-core-v2-runtime": (MARKER, None, None),
@@ -73,7 +74,13 @@ def test_a_relative_path_is_read_from_the_project_directory(monkeypatch, run):
             f"chart path '{CHARTS}' is a directory without a Chart.yaml (allowed: {RULE})",
         ),
         (
-            {"addons.kserve.chart": {"crd": MARKER, "controller": str(CHARTS / "README.md")}},
+            {
+                "addons.kserve.chart": {
+                    "crd": MARKER,
+                    "controller": str(CHARTS / "README.md"),
+                    "runtimes": MARKER,
+                }
+            },
             "addons.kserve.chart.controller",
             f"chart path '{CHARTS / 'README.md'}' is a file but not a chart archive (.tgz) "
             f"(allowed: {RULE})",

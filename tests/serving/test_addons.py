@@ -3,6 +3,7 @@
 import pytest
 
 from components.model import versions
+from components.model.errors import InputError
 from components.model.scheduling import Taint
 from components.serving.cert_manager import CertManager, CertManagerArgs
 from components.serving.kserve_install import KServeInstall, KServeInstallArgs
@@ -116,9 +117,34 @@ def test_seldon_crds_then_controller_then_runtime(run):
     assert g.depends_on(rel["seldon-core-v2-setup"], rel["seldon-core-v2-crds"])
     assert g.depends_on(rel["seldon-core-v2-runtime"], rel["seldon-core-v2-setup"])
     assert rel["seldon-core-v2-runtime"].inputs["namespace"] == "seldon-mesh"
+    # The controller reads ServerConfigs only from its own namespace (serverconfig_types.go,
+    # constants.SeldonNamespace): controller, runtime and ServerConfigs in one namespace.
+    assert rel["seldon-core-v2-setup"].inputs["namespace"] == "seldon-mesh"
+    assert rel["seldon-core-v2-setup"].inputs["values"] == {}  # clusterwide: false (default)
+    assert rel["seldon-core-v2-setup"].inputs["createNamespace"] is False
     ns = g.one("kubernetes:core/v1:Namespace")
     assert ns.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
     assert g.depends_on(rel["seldon-core-v2-runtime"], ns)
+    assert g.depends_on(rel["seldon-core-v2-setup"], ns)
+
+
+def test_seldon_refuses_a_controller_in_another_namespace(run):
+    with pytest.raises(InputError) as e:
+        run(
+            lambda: SeldonCoreInstall(
+                "seldon", SeldonCoreInstallArgs(namespace="ml", system_namespace="seldon-system")
+            )
+        )
+    assert str(e.value) == (
+        "SeldonCoreInstall('seldon').args.system_namespace: system_namespace 'seldon-system' "
+        "differs from namespace 'ml': Seldon's controller reads ServerConfigs only from its own "
+        "namespace, so Servers there would never reconcile (allowed: leave system_namespace "
+        "unset, or set it to 'ml')"
+    )
+    g = run(
+        lambda: SeldonCoreInstall("s", SeldonCoreInstallArgs(namespace="ml", system_namespace="ml"))
+    )
+    assert {r.inputs["namespace"] for r in g.of_type(RELEASE)} == {"default", "ml"}
 
 
 def test_device_plugin_tolerates_every_pool_taint_key(run):

@@ -71,15 +71,16 @@ def test_cert_manager_from_a_packaged_chart(run, tmp_path):
     assert "version" not in rel and "repositoryOpts" not in rel
 
 
-def test_kserve_takes_both_charts_locally(run):
-    args = KServeInstallArgs(crd_chart=MARKER, controller_chart=PLUGIN)
+def test_kserve_takes_every_chart_locally(run):
+    args = KServeInstallArgs(crd_chart=MARKER, controller_chart=PLUGIN, runtime_chart=MARKER)
     rel = releases(run(lambda: KServeInstall("kserve", args)))
     assert {n: (r["chart"], "version" in r, "repositoryOpts" in r) for n, r in rel.items()} == {
         "kserve-crd": (MARKER, False, False),
         "kserve": (PLUGIN, False, False),
+        "kserve-runtime-configs": (MARKER, False, False),
     }
     # The version still says which KServe the charts hold: v0.20 spells Serverless "Knative".
-    assert rel["kserve"]["values"] == {"kserve": {"controller": {"deploymentMode": "Knative"}}}
+    assert rel["kserve"]["values"]["kserve"]["controller"]["deploymentMode"] == "Knative"
 
 
 def test_seldon_takes_its_three_charts_locally(run):

@@ -1,0 +1,47 @@
+"""Stack config refusals for what a real `pulumi up` would deploy broken (issue 12): one message
+with the key path, before any resource is registered."""
+
+import pytest
+from config_bases import NS, mutated
+
+from components.model.errors import InputError
+from components.platform.config import load_spec
+
+RCLONE = {"name": "rclone", "image": "seldonio/seldon-rclone:2.6.0"}
+AGENT = {"name": "agent", "image": "seldonio/seldon-agent:2.6.0"}
+MLSERVER = {"name": "mlserver", "image": "seldonio/mlserver:1.6.1"}
+
+
+@pytest.mark.parametrize(
+    ("containers", "missing"),
+    [
+        ([MLSERVER], "agent and no rclone"),
+        ([AGENT, MLSERVER], "rclone"),
+        ([RCLONE, MLSERVER], "agent"),
+    ],
+)
+def test_a_server_config_without_seldons_own_containers_is_refused(containers, missing):
+    """A ServerConfig is the server pod's whole template (Seldon 2.6.0): without the agent and
+    rclone containers no model loads. Refused, pointing at the built-in ServerConfigs."""
+    with pytest.raises(InputError) as e:
+        load_spec(mutated("gke", {"seldon.serverConfigs[0].containers": containers}))
+    assert str(e.value) == (
+        f"{NS}:seldon.serverConfigs[0].containers: ServerConfig 'mlserver-llm' has no "
+        f"{missing} container: a ServerConfig is the whole server pod, and Seldon's agent and "
+        "rclone containers (their env, ports and volume mounts, as in the seldon-core-v2-setup "
+        "chart's mlserver ServerConfig) are not made for you (allowed: base the Server on a "
+        "built-in ServerConfig instead (servers[].serverConfig: mlserver or triton, with the "
+        "pool, capabilities and resources on the Server), or give all of agent, rclone and the "
+        "server container)"
+    )
+
+
+def test_a_server_config_with_seldons_own_containers_passes():
+    spec = load_spec(
+        mutated("gke", {"seldon.serverConfigs[0].containers": [RCLONE, AGENT, MLSERVER]})
+    )
+    assert [c.name for c in spec.seldon.server_configs[0].containers] == [
+        "rclone",
+        "agent",
+        "mlserver",
+    ]
