@@ -159,6 +159,8 @@ CODES: dict[str, tuple[str, str]] = {
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 NODE_PATCH = "kubernetes:core/v1:NodePatch"
+AUTOPILOT_POOL = "gpu-inference:index:GkeAutopilotGpuPool"
+"""GPUs on GKE Autopilot have no cloud resource; the component registers what they will be."""
 INFERENCE_SERVICE = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
 SELDON_SERVER = "kubernetes:mlops.seldon.io/v1alpha1:Server"
 SELDON_SERVER_CONFIG = "kubernetes:mlops.seldon.io/v1alpha1:ServerConfig"

@@ -31,6 +31,7 @@ from .contract import (
     _CONTAINER_MARKERS,
     _DEVICE_PLUGIN_MARKERS,
     APPS_KINDS,
+    AUTOPILOT_POOL,
     CODES,
     COMPUTE_CLASS_LABEL,
     DEPLOYMENT_MODE_ANNOTATION,
@@ -482,6 +483,43 @@ def _compute_class_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
     )
 
 
+def _autopilot_pool(entry: Mapping[str, Any]) -> _PoolDraft:
+    """GPU nodes GKE Autopilot provisions for a `GkeAutopilotGpuPool` (it has no cloud resource
+    of its own): GKE's accelerator labels and GPU taint, and on spot the `gke-spot=true` label
+    and NoSchedule taint Autopilot puts on Spot Pod nodes."""
+    inputs = _map(entry.get("inputs"))
+    name = str(inputs.get("poolName") or entry["name"])
+    accelerator = str(inputs.get("accelerator") or "")
+    count = _int(inputs.get("gpuCount"))
+    labels = {GKE_ACCELERATOR_LABEL: accelerator}
+    taints = [GKE_GPU_TAINT]
+    if count is not None:
+        labels[GKE_ACCELERATOR_COUNT_LABEL] = str(count)
+    if count is None:
+        try:
+            machines = gke_accelerator(accelerator).machines.values()
+            count = max(c for counts in machines for c in counts)
+        except InputError:
+            count = None
+    spot = inputs.get("spot") is True
+    if spot:
+        labels[GKE_SPOT_LABEL] = "true"
+        taints.append(Taint(GKE_SPOT_LABEL, "true", "NoSchedule"))
+    return _PoolDraft(
+        name=name,
+        provider="gke",
+        resource=_rid(str(entry["type"]), str(entry["name"])),
+        node=NodeTemplate(None, labels, tuple(taints)),
+        gpus=count,
+        gpu=True,
+        accelerator=accelerator or None,
+        min_nodes=0,
+        max_nodes=None,
+        spot=spot,
+        builtin_device_plugin=True,
+    )
+
+
 def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts]:
     drafts: dict[str, list[_PoolDraft]] = {}
     for entry in graph:
@@ -496,6 +534,8 @@ def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts
             draft = _karpenter_pool(entry, _node_classes(graph), out)
         elif _is(typ, "cloud.google.com", "ComputeClass"):
             draft = _compute_class_pool(entry, out)
+        elif typ == AUTOPILOT_POOL:
+            draft = _autopilot_pool(entry)
         else:
             continue
         draft.key = f"{typ}::{entry.get('name')}"

@@ -1,0 +1,126 @@
+"""GPUs on a GKE Autopilot cluster: `GkeAutopilotGpuPool` creates no node pool (Autopilot has
+none to manage); it hands out the placement Autopilot needs to provision a GPU node for a pod and
+registers what that node will be, so the placement check sees the pool.
+
+Autopilot provisions GPU nodes for pods that select `cloud.google.com/gke-accelerator` (optionally
+`cloud.google.com/gke-accelerator-count`) and request `nvidia.com/gpu`; for Spot Pods they also
+select `cloud.google.com/gke-spot: "true"`, and "GKE automatically taints nodes that run Spot
+Pods to ensure that standard Pods ... aren't scheduled" on them (GKE docs, "Run fault-tolerant
+workloads at lower costs in Spot Pods"). GPU nodes carry GKE's `nvidia.com/gpu=present:
+NoSchedule` taint. The placement tolerates both explicitly (Autopilot's admission adds them too;
+being explicit keeps the pod portable and the check exact). An on-demand pool's placement does
+not tolerate the spot taint, so it never lands on the spot pool's nodes.
+
+The registered inputs (`poolName`, `accelerator`, `gpuCount`, `spot`) are what
+`components.check` reads for type `gpu-inference:index:GkeAutopilotGpuPool`: an Autopilot pool
+has no cloud resource of its own to read.
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+
+from ..model.catalog import gke_accelerator
+from ..model.errors import InputError, show
+from ..model.scheduling import Placement, Taint
+from .pool import GPU_TAINT, PoolFacts, validate_pool_name
+
+TYPE = "gpu-inference:index:GkeAutopilotGpuPool"
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
+GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
+SPOT_TAINT = Taint(GKE_SPOT_LABEL, "true", "NoSchedule")
+
+
+@dataclass
+class GkeAutopilotGpuPoolArgs:
+    """Inputs of a `GkeAutopilotGpuPool`; every default is here."""
+
+    accelerator: str
+    """GKE accelerator type, e.g. `nvidia-l4`."""
+    gpu_count: Optional[int] = None
+    """GPUs per node to select (`gke-accelerator-count`); None: Autopilot sizes the node to the
+    pod's request."""
+    spot: Optional[bool] = False
+    """Spot Pods."""
+    scheduling_style: Optional[str] = "nodeSelector"
+    """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
+    pool_name: Optional[str] = None
+    """The pool's name (what workloads are wired to); default: the component's name."""
+
+
+def plan_autopilot_pool(name: str, args: GkeAutopilotGpuPoolArgs) -> PoolFacts:
+    """Check every input (no Pulumi) and return the pool's facts."""
+    pool_name, name_path = (
+        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
+    )
+    validate_pool_name(pool_name, name_path)
+    try:
+        acc = gke_accelerator(args.accelerator)
+    except InputError as e:
+        raise e.at("args.accelerator") from None
+    offered = sorted({c for counts in acc.machines.values() for c in counts})
+    count = args.gpu_count
+    if count is not None and (isinstance(count, bool) or count not in offered):
+        raise InputError(
+            f"{show(count)} {acc.name} GPUs per node is not a shape GKE offers",
+            ", ".join(map(str, offered)),
+            "args.gpu_count",
+        )
+    labels = {GKE_ACCELERATOR_LABEL: acc.name}
+    if count is not None:
+        labels[GKE_ACCELERATOR_COUNT_LABEL] = str(count)
+    taints = [GPU_TAINT]
+    if args.spot:
+        labels[GKE_SPOT_LABEL] = "true"
+        taints.append(SPOT_TAINT)
+    style = args.scheduling_style or "nodeSelector"
+    placement = Placement.for_pool(labels, taints, style)
+    return PoolFacts(
+        name=pool_name,
+        labels=labels,
+        taints=tuple(taints),
+        gpus_per_node=count if count is not None else max(offered),
+        gpu_model=acc.gpu_model,
+        min_nodes=0,
+        max_nodes=1,  # Autopilot sets no per-pool limit; the cluster's quotas apply
+        spot=bool(args.spot),
+        custom_gpu_taint=False,
+        placement=placement,
+        cloud="gke",
+        selected=tuple(labels),
+    )
+
+
+def autopilot_inputs(facts: PoolFacts) -> dict[str, object]:
+    """What the component registers for the placement check."""
+    count = facts.labels.get(GKE_ACCELERATOR_COUNT_LABEL)
+    return {
+        "poolName": facts.name,
+        "accelerator": facts.labels[GKE_ACCELERATOR_LABEL],
+        "gpuCount": int(count) if count else None,
+        "spot": facts.spot,
+    }
+
+
+class GkeAutopilotGpuPool(pulumi.ComponentResource):
+    """GPU nodes Autopilot provisions on demand, and the placement that asks for them."""
+
+    def __init__(
+        self,
+        name: str,
+        args: GkeAutopilotGpuPoolArgs,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        try:
+            facts = plan_autopilot_pool(name, args)
+        except InputError as e:
+            raise e.at(f"GkeAutopilotGpuPool({name!r})") from None
+        super().__init__(TYPE, name, autopilot_inputs(facts), opts)
+        self.facts: PoolFacts = facts
+        self.placement: Placement = facts.placement
+        self.labels: dict[str, str] = dict(facts.labels)
+        self.taints: list[Taint] = list(facts.taints)
+        self.gpus_per_node: int = facts.gpus_per_node
+        self.register_outputs({"poolName": facts.name, "placement": facts.placement.to_pod_spec()})
