@@ -667,6 +667,8 @@ class Component(_Placed):
     args: Optional[list[str]] = None  # args of the model container
     min_replicas: Optional[Annotated[int, Field(strict=True, ge=0)]] = None
     max_replicas: Optional[Annotated[int, Field(strict=True, ge=1)]] = None
+    # predictor: the model's weights in GB, checked against the GPUs' memory (placement GI019)
+    model_size_gb: Optional[Annotated[float, Field(gt=0)]] = None
 
     @model_validator(mode="after")
     def _rules(self) -> Component:
@@ -725,6 +727,12 @@ class InferenceService(_Model):
                     raise InputError(
                         f"a {kind} runs containers, not a {key}", "containers", f"{kind}.{key}"
                     )
+            if isinstance(comp, dict) and "modelSizeGb" in comp:
+                raise InputError(
+                    f"a {kind} loads no model: modelSizeGb is the predictor's",
+                    "predictor.modelSizeGb",
+                    f"{kind}.modelSizeGb",
+                )
         return data
 
     @property

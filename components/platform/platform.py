@@ -16,6 +16,7 @@ from typing import Any, Optional, Union
 import pulumi
 
 from ..model import versions
+from ..model.catalog import node_startup_seconds
 from ..model.errors import InputError
 from ..model.scheduling import NodeSelectorRequirement, Placement, Taint, Toleration
 from ..pools.pool import POOL_LABEL
@@ -25,6 +26,10 @@ from . import config as cfg
 from .cluster_access import ClusterAccess, ClusterAccessArgs
 
 WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
+# Read by the placement check (components.check.contract): the pool start-up an InferenceService's
+# progress deadline covers, and the size of the predictor's model.
+NODE_STARTUP_ANNOTATION = "gpu-inference.dev/node-startup-seconds"
+MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
 NAMESPACE = "gpu-inference"
 
 PoolComponent = Any  # GkeGpuNodePool | EksGpuNodeGroup | ExistingGpuNodes (imported lazily)
@@ -393,6 +398,11 @@ class InferencePlatform(pulumi.ComponentResource):
         if self.knative is not None:
             knative_features = self.knative.features
         deployment_mode = i.deployment_mode or self.spec.addons.kserve.default_deployment_mode
+        startup = self._node_startup(i) if deployment_mode in cfg.KNATIVE_MODES else None
+        if startup:  # the check (GI020) compares the progress deadline with it
+            annotations[NODE_STARTUP_ANNOTATION] = str(startup)
+        if i.predictor.model_size_gb is not None:  # the check (GI019) compares it with the GPUs
+            annotations[MODEL_SIZE_ANNOTATION] = f"{i.predictor.model_size_gb:g}"
         after = self._after(i.namespace, "kserve")
         if self.knative is not None and deployment_mode in cfg.KNATIVE_MODES:
             after.append(self.knative.ready)
@@ -408,9 +418,27 @@ class InferencePlatform(pulumi.ComponentResource):
                 explainer=components.get("explainer"),
                 knative_features=knative_features,
                 annotations=annotations,
+                progress_deadline_seconds=startup,
             ),
             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
         )
+
+    def _node_startup(self, i: cfg.InferenceService) -> Optional[int]:
+        """The longest GPU node start-up of the pools its GPU components are wired to that can be
+        at zero nodes (`pools[].nodeStartupSeconds`, else the catalog's default): its progress
+        deadline, so Knative waits for the node."""
+        provider = self.spec.cluster.provider
+        if provider == "existing":
+            return None
+        by_name = {p.name: p for p in self.spec.pools}
+        found = [
+            by_name[n].node_startup_seconds or node_startup_seconds(provider, by_name[n].accelerator)
+            for _, comp in i.components()
+            if comp.gpus
+            for n in comp.pool_names
+            if n in by_name and by_name[n].min_nodes == 0
+        ]
+        return max(found) if found else None
 
     def _service_account(self, namespace: str) -> Optional[str]:
         if namespace in self.namespaces:

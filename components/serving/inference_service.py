@@ -184,11 +184,19 @@ class InferenceServiceArgs:
     """Extra metadata.annotations (the deployment mode annotation is set from deployment_mode)."""
     labels: Optional[Mapping[str, str]] = None
     """metadata.labels."""
+    progress_deadline_seconds: Optional[int] = None
+    """Serverless only: `serving.knative.dev/progress-deadline`, how long a new revision may take
+    to become ready (KServe copies the InferenceService's annotations to the Knative revision
+    template: kserve ksvc_reconciler.go). Give it the GPU node start-up of a pool that scales to
+    zero, or Knative fails the revision while the node boots (kserve/kserve#1247)."""
 
 
 # ---------------------------------------------------------------------------------------------
 # Versions and Knative flags
 # ---------------------------------------------------------------------------------------------
+
+
+PROGRESS_DEADLINE_ANNOTATION = "serving.knative.dev/progress-deadline"
 
 
 def _pinned_kserve_version() -> str:
@@ -541,6 +549,22 @@ def _build(
                 "annotations",
             )
     hpa_class = annotations.get("autoscaling.knative.dev/class") == HPA_CLASS
+    if args.progress_deadline_seconds is not None:
+        seconds = args.progress_deadline_seconds
+        if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < 1:
+            raise InputError(
+                f"progress_deadline_seconds {show(seconds)} is not a whole number of seconds",
+                "an int >= 1",
+                "progress_deadline_seconds",
+            )
+        if not serverless:
+            raise InputError(
+                "progress_deadline_seconds is a Knative setting; this InferenceService is "
+                f"{spelled}",
+                "deployment_mode Serverless (or leave progress_deadline_seconds unset)",
+                "progress_deadline_seconds",
+            )
+        annotations[PROGRESS_DEADLINE_ANNOTATION] = f"{seconds}s"
     if not serverless:
         annotations = {DEPLOYMENT_MODE_ANNOTATION: spelled, **annotations}
     metadata: dict[str, Any] = {"name": isvc, "namespace": namespace}
