@@ -282,7 +282,7 @@ class WorkloadIdentity(_Model):
 
 # Keys of `cluster` that only one provider takes.
 CLUSTER_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
-    "gke": ("location", "project", "create", "releaseChannel", "nodeServiceAccount"),
+    "gke": ("location", "project", "create", "releaseChannel", "nodeServiceAccount", "autopilot"),
     "eks": ("region", "subnetIds"),
     "existing": ("kubeconfig", "context"),
 }
@@ -309,6 +309,7 @@ class Cluster(_Model):
     extended_resource_toleration: Optional[Bool] = None
     workload_identity: Optional[WorkloadIdentity] = None
     node_service_account: Optional[str] = None  # gke: dedicated node SA email
+    autopilot: Bool = False  # gke: an existing Autopilot cluster (GPU pools make no node pools)
 
     @model_validator(mode="after")
     def _provider_keys(self) -> Cluster:

@@ -210,6 +210,9 @@ class _Checker:
                             f"{provider} pools take {POOL_REQUIRED_BY_PROVIDER[provider]!r}",
                             f"{path}.{key}",
                         )
+            if provider == "gke" and self.spec.cluster.autopilot:
+                self._autopilot_pool(pool, path, given)
+                continue
             required = POOL_REQUIRED_BY_PROVIDER[provider]
             if required not in given and pool.karpenter is None:
                 raise InputError(
@@ -317,6 +320,35 @@ class _Checker:
                 f"gpusPerNode {' or '.join(str(c) for c in counts)} on {mt}",
                 f"{path}.gpusPerNode",
             )
+
+    def _autopilot_pool(self, pool: Pool, path: str, given: set[str]) -> None:
+        """A pool on GKE Autopilot: GPU nodes Autopilot provisions for the pods that select the
+        accelerator; there is no node pool to shape, label or taint."""
+        if self.spec.cluster.create:
+            raise InputError(
+                "cluster.autopilot with create: true; gpu-inference creates Standard clusters only",
+                "create: false and the name of an existing Autopilot cluster",
+                self.p("cluster.create"),
+            )
+        if pool.accelerator is None or pool.gpus_per_node is None:
+            missing = "accelerator" if pool.accelerator is None else "gpusPerNode"
+            raise InputError(
+                "required key is missing: an Autopilot pool is the GPU shape its pods select "
+                "(Autopilot runs CPU pods on nodes of its own, wire them to no pool)",
+                "accelerator (e.g. nvidia-l4) and gpusPerNode",
+                f"{path}.{missing}",
+            )
+        for key in sorted(given):
+            if key not in ("name", "accelerator", "gpusPerNode", "spot"):
+                raise InputError(
+                    f"key {key!r} does not apply on Autopilot: it has no node pools to shape, "
+                    "label or taint",
+                    "name, accelerator, gpusPerNode, spot",
+                    f"{path}.{key}",
+                )
+        from .pool_kinds import plan_autopilot
+
+        plan_autopilot(pool, path)
 
     def _compute_class_pool(self, pool: Pool, path: str, given: set[str]) -> None:
         """A ComputeClass pool: GKE creates its node pools, so node-pool keys do not apply."""

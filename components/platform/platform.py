@@ -140,6 +140,11 @@ class InferencePlatform(pulumi.ComponentResource):
         c = self.spec.cluster
         opts = pulumi.ResourceOptions(parent=self)
         taints = _taints(p.taints)
+        if c.provider == "gke" and c.autopilot:
+            from ..pools.autopilot import GkeAutopilotGpuPool
+            from .pool_kinds import autopilot_args
+
+            return GkeAutopilotGpuPool(p.name, autopilot_args(p), opts=opts)
         if c.provider == "gke" and p.compute_class is not None:
             from ..pools.compute_class import GkeGpuComputeClass
             from .pool_kinds import compute_class_args

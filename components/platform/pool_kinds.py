@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from ..model.errors import InputError
+from ..pools.autopilot import GkeAutopilotGpuPoolArgs, plan_autopilot_pool
 from ..pools.compute_class import (
     ComputeClassPlan,
     GkeGpuComputeClassArgs,
@@ -15,6 +16,7 @@ from ..pools.karpenter import (
     KarpenterPoolPlan,
     validate_karpenter_pool_args,
 )
+from ..pools.pool import PoolFacts
 from .config import Cluster, Pool
 
 # `args.<field>` of KarpenterGpuNodePoolArgs -> the stack config key under `pools[i]`.
@@ -131,3 +133,24 @@ def plan_compute_class(pool: Pool, path: str) -> ComputeClassPlan:
         else:
             key, suffix = COMPUTE_CLASS_KEYS.get(head, "computeClass"), f"[{rest}" if rest else ""
         raise InputError(e.problem, e.allowed, f"{path}.{key}{suffix}") from None
+
+
+def autopilot_args(pool: Pool) -> GkeAutopilotGpuPoolArgs:
+    """The component arguments a `pools[i]` on an Autopilot cluster stands for."""
+    return GkeAutopilotGpuPoolArgs(
+        accelerator=pool.accelerator or "",
+        gpu_count=pool.gpus_per_node,
+        spot=pool.spot,
+        pool_name=pool.name,
+    )
+
+
+def plan_autopilot(pool: Pool, path: str) -> PoolFacts:
+    """Validate an Autopilot pool; an error names the stack config key under `path`."""
+    try:
+        return plan_autopilot_pool(pool.name, autopilot_args(pool))
+    except InputError as e:
+        key = {"args.accelerator": "accelerator", "args.gpu_count": "gpusPerNode"}.get(
+            e.path, "name"
+        )
+        raise InputError(e.problem, e.allowed, f"{path}.{key}") from None

@@ -232,3 +232,89 @@ def test_computeclass_config_refusals_name_the_key(tmp_path, capsys, old, new, m
     code, out = _preview(capsys, project, "bad")
     assert code == 2, out
     assert message in out
+
+
+# -- GKE Autopilot ----------------------------------------------------------------------------
+
+AUTOPILOT = """\
+config:
+  gpu-inference:cluster:
+    provider: gke
+    name: autopilot-1
+    location: us-central1
+    project: my-gcp-project
+    autopilot: true
+  gpu-inference:pools:
+    - name: l4-spot
+      accelerator: nvidia-l4
+      gpusPerNode: 1
+      spot: true
+    - name: l4
+      accelerator: nvidia-l4
+      gpusPerNode: 1
+  gpu-inference:knative:
+    mode: operator
+  gpu-inference:addons:
+    kserve: {enabled: true}
+    certManager: {enabled: true}
+  gpu-inference:inferenceServices:
+    - name: gemma
+      namespace: models
+      predictor:
+        pool: [l4-spot, l4]
+        gpus: 1
+        minReplicas: 0
+        model: {format: huggingface, storageUri: gs://my-models/gemma}
+"""
+
+
+def test_autopilot_stack_creates_no_node_pool_and_places_on_the_accelerator(tmp_path, capsys):
+    project = _project(tmp_path, "ap", AUTOPILOT)
+    code, out = _preview(capsys, project, "ap")
+    assert code == 0, out
+    graph = json.loads((project / "out" / "resources.json").read_text())
+    assert not [e for e in graph if e["type"] == "gcp:container/nodePool:NodePool"]
+    pools = [e["name"] for e in graph if e["type"] == "gpu-inference:index:GkeAutopilotGpuPool"]
+    assert sorted(pools) == ["l4", "l4-spot"]
+    placement = json.loads((project / "out" / "placement.json").read_text())
+    (w,) = placement["workloads"]
+    assert w["pools"] == ["l4", "l4-spot"]
+    isvc = next(
+        e for e in graph if e["type"] == "kubernetes:serving.kserve.io/v1beta1:InferenceService"
+    )
+    terms = isvc["inputs"]["spec"]["predictor"]["affinity"]["nodeAffinity"]
+    assert "cloud.google.com/gke-accelerator" in json.dumps(terms)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "      gpusPerNode: 1\n      spot: true\n",
+            "      gpusPerNode: 3\n      spot: true\n",
+            f"{NS}:pools[0].gpusPerNode: 3 nvidia-l4 GPUs per node is not a shape GKE offers",
+        ),
+        (
+            "      gpusPerNode: 1\n      spot: true\n",
+            "      spot: true\n",
+            f"{NS}:pools[0].gpusPerNode: required key is missing: an Autopilot pool",
+        ),
+        (
+            "    - name: l4\n      accelerator: nvidia-l4\n",
+            "    - name: l4\n      machineType: g2-standard-8\n      accelerator: nvidia-l4\n",
+            f"{NS}:pools[1].machineType: key 'machineType' does not apply on Autopilot",
+        ),
+        (
+            "    autopilot: true\n",
+            "    autopilot: true\n    create: true\n",
+            f"{NS}:cluster.create: cluster.autopilot with create: true",
+        ),
+    ],
+    ids=["count", "no-count", "machine-type", "create"],
+)
+def test_autopilot_refusals(tmp_path, capsys, old, new, message):
+    assert old in AUTOPILOT
+    project = _project(tmp_path, "bad", AUTOPILOT.replace(old, new, 1))
+    code, out = _preview(capsys, project, "bad")
+    assert code == 2, out
+    assert message in out
