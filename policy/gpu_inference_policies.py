@@ -219,7 +219,11 @@ def stack_graph(
     for r in resources:
         missing: list[str] = []
         inputs = plain(r.props, "", missing)
-        graph.append({"type": r.resource_type, "name": r.name, "inputs": inputs})
+        entry = {"type": r.resource_type, "name": r.name, "inputs": inputs}
+        depends = [f"{d.resource_type}::{d.name}" for d in r.dependencies or ()]
+        if depends:  # ties an ASG Tag to its node group (GI016)
+            entry["dependsOn"] = depends
+        graph.append(entry)
         rid = f"{_kind(r.resource_type)}/{r.name}"
         by_rid.setdefault(rid, []).append(r)
         if missing and r.resource_type.startswith(_CHECKED_PACKAGES):

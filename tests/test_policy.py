@@ -99,6 +99,13 @@ def stack_args(graph: list[dict], config: dict | None = None) -> StackValidation
         )
         for e in graph
     ]
+    by_key = {f"{r.resource_type}::{r.name}": r for r in resources}
+    for r, e in zip(resources, graph):  # `dependsOn` as the engine hands dependencies over
+        keys = [
+            d.rsplit("::", 2)[-2].rsplit("$", 1)[-1] + "::" + d.rsplit("::", 1)[-1]
+            for d in e.get("dependsOn", ())
+        ]
+        r.dependencies.extend(by_key[k] for k in keys if k in by_key)
     return StackValidationArgs(resources, config)
 
 
@@ -195,7 +202,7 @@ def isvc(
     mode: str | None = None,
     **parts: dict,
 ) -> dict:
-    ann = {}
+    ann = {"serving.knative.dev/progress-deadline": "900s"}  # covers a GPU node's start-up
     if wired is not None:
         ann[WIRED_POOL_ANNOTATION] = wired
     if mode:
@@ -267,6 +274,38 @@ def gpu_server(caps: list[str]) -> dict:
     return seldon("Server", "gpu-server", spec)
 
 
+def asg_tags(group: dict, **tags: str) -> list[dict]:
+    """cluster-autoscaler node-template tags on the group's Auto Scaling group (GI016)."""
+    return [
+        {
+            "type": "aws:autoscaling/tag:Tag",
+            "name": f"{group['name']}-{key}",
+            "dependsOn": [f"{EKS}::{group['name']}"],
+            "inputs": {
+                "autoscalingGroupName": "eks-asg",
+                "tag": {"key": f"k8s.io/cluster-autoscaler/node-template/{key}", "value": value},
+            },
+        }
+        for key, value in tags.items()
+    ]
+
+
+def g5_tags(taint: str = "dedicated", value: str = "inference") -> list[dict]:
+    return asg_tags(
+        eks_group(),
+        **{
+            f"label/{POOL_LABEL}": "g5",
+            f"taint/{taint}": f"{value}:NoSchedule",
+            "resources/nvidia.com/gpu": "1",
+        },
+    )
+
+
+def sized(entry: dict, **annotations: str) -> dict:
+    entry["inputs"]["metadata"].setdefault("annotations", {}).update(annotations)
+    return entry
+
+
 BASE = [gke_pool(), knative()]
 GPU_TAINT_TRUE = {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
 GPU_TAINT_PRESENT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
@@ -323,6 +362,7 @@ PAIRS = [
         [
             *BASE,
             eks_group(),
+            *g5_tags(),
             device_plugin({"tolerations": [{"key": "dedicated", "operator": "Exists"}]}),
             isvc(predictor=on_pool("g5"), wired="g5"),
         ],
@@ -375,7 +415,12 @@ PAIRS = [
     pytest.param(
         "GI012",
         [*BASE, eks_group(), isvc(predictor=on_pool("g5"), wired="g5")],
-        [*BASE, eks_group(taints=[GPU_TAINT_PRESENT]), isvc(predictor=on_pool("g5"), wired="g5")],
+        [
+            *BASE,
+            eks_group(taints=[GPU_TAINT_PRESENT]),
+            *g5_tags("nvidia.com/gpu", "present"),
+            isvc(predictor=on_pool("g5"), wired="g5"),
+        ],
         "NodeGroup/g5",
         id="GI012",
     ),
@@ -390,6 +435,74 @@ PAIRS = [
         [*BASE, isvc()],
         "InferenceService/llm",
         id="GI013",
+    ),
+]
+
+
+SERVER_CONFIG_32G = seldon(
+    "ServerConfig",
+    "llm",
+    {
+        "podSpec": {
+            "containers": [{"name": "mlserver", "resources": {"requests": {"memory": "32Gi"}}}]
+        }
+    },
+)
+LLM_SERVER = seldon("Server", "llm-server", {"serverConfig": "llm", "replicas": 1})
+GFD_POD = {
+    "nodeSelector": {POOL_LABEL: "l4", "nvidia.com/gpu.product": "NVIDIA-L4"},
+    "tolerations": [TOL_DEDICATED, TOL_GPU],
+    "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+}
+PAIRS += [
+    pytest.param(
+        "GI014",
+        [*BASE, deployment("srv", GFD_POD, replicas=0)],
+        [*BASE, deployment("srv", GFD_POD | {"nodeSelector": {POOL_LABEL: "l4"}}, replicas=0)],
+        "Deployment/srv",
+        id="GI014",
+    ),
+    pytest.param(
+        "GI015",
+        [*BASE, deployment("srv", GFD_POD | {"nodeSelector": {POOL_LABEL: "l4"}}, replicas=4)],
+        [*BASE, deployment("srv", GFD_POD | {"nodeSelector": {POOL_LABEL: "l4"}}, replicas=3)],
+        "NodePool/l4",
+        id="GI015",
+    ),
+    pytest.param(
+        "GI016",
+        [*BASE, eks_group(), *g5_tags()[:2], isvc(predictor=on_pool("g5"), wired="g5")],
+        [*BASE, eks_group(), *g5_tags(), isvc(predictor=on_pool("g5"), wired="g5")],
+        "NodeGroup/g5",
+        id="GI016",
+    ),
+    pytest.param(
+        "GI017",
+        [*BASE, config_map(**FLAGS_ON)],
+        BASE,
+        "ConfigMapPatch/config-features",
+        id="GI017",
+    ),
+    pytest.param(
+        "GI018",
+        [SERVER_CONFIG_32G, LLM_SERVER, seldon("Model", "llama3", {"memory": "40Gi"})],
+        [SERVER_CONFIG_32G, LLM_SERVER, seldon("Model", "llama3", {"memory": "20Gi"})],
+        "Model/llama3",
+        id="GI018",
+    ),
+    pytest.param(
+        "GI019",
+        [*BASE, sized(isvc(), **{"gpu-inference.dev/model-size-gb": "40"})],
+        [*BASE, sized(isvc(), **{"gpu-inference.dev/model-size-gb": "16"})],
+        "InferenceService/llm",
+        id="GI019",
+    ),
+    pytest.param(
+        "GI020",
+        [*BASE, sized(isvc(), **{"serving.knative.dev/progress-deadline": "300s"})],
+        [*BASE, isvc()],
+        "InferenceService/llm",
+        id="GI020",
     ),
 ]
 

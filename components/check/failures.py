@@ -158,7 +158,7 @@ def check_asg_tags(
         for entry in tags:
             inputs = _map(entry.get("inputs"))
             asg = str(inputs.get("autoscalingGroupName") or "")
-            depends = {str(d) for d in _list(entry.get("dependsOn"))}
+            depends = {_dependency_key(str(d)) for d in _list(entry.get("dependsOn"))}
             if (
                 depends & set(pool.keys)
                 or asg.startswith(f"eks-{pool.node_group}-")
@@ -183,6 +183,15 @@ def check_asg_tags(
                 "add aws.autoscaling.Tag resources (propagateAtLaunch false) on the node group's "
                 "Auto Scaling group for each",
             )
+
+
+def _dependency_key(ref: str) -> str:
+    """`type::name` of a dependsOn entry, given as that or as a URN
+    (`urn:pulumi:stack::project::parent$type::name`)."""
+    if not ref.startswith("urn:"):
+        return ref
+    *_, qualified, name = ref.split("::")
+    return f"{qualified.rsplit('$', 1)[-1]}::{name}"
 
 
 # -- GI017: Knative ConfigMaps the operator reverts --------------------------------------------
