@@ -424,6 +424,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 knative_features=knative_features,
                 annotations=annotations,
                 progress_deadline_seconds=startup,
+                ingress=self.spec.knative.ingress,
             ),
             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
         )

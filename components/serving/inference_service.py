@@ -189,6 +189,10 @@ class InferenceServiceArgs:
     to become ready (KServe copies the InferenceService's annotations to the Knative revision
     template: kserve ksvc_reconciler.go). Give it the GPU node start-up of a pool that scales to
     zero, or Knative fails the revision while the node boots (kserve/kserve#1247)."""
+    ingress: Optional[str] = "kourier"
+    """Knative's ingress (`kourier` | `istio`): with Istio, KServe's Serverless address is
+    `NAME.NS`; without (`disableIstioVirtualHost`, as KServeInstall sets it) and in raw mode it
+    is the entry component's service, `NAME-transformer` or `NAME-predictor`."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,6 +216,20 @@ def deployment_mode_spelling(mode: str, kserve_version: str) -> str:
 
 def is_serverless(args: InferenceServiceArgs) -> bool:
     return (args.deployment_mode or "Serverless") in SERVERLESS_MODES
+
+
+def service_url(
+    name: str, namespace: str, serverless: bool, transformer: bool, ingress: str
+) -> str:
+    """The in-cluster address KServe v0.20 writes to `status.address.url`: the entry
+    component's service (`getRawServiceHost` / `createAddress` in kube_ingress_reconciler.go for
+    raw mode, `getHostPrefix` in ingress_reconciler.go for Serverless without Istio), or the
+    InferenceService's own name (Serverless with Istio VirtualServices)."""
+    if serverless and ingress == "istio":
+        host = name
+    else:
+        host = f"{name}-transformer" if transformer else f"{name}-predictor"
+    return f"http://{host}.{namespace}.svc.cluster.local"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -529,6 +547,10 @@ def _build(
             "predictor",
         )
     isvc, namespace, spelled = _validate_header(name, args)
+    if (args.ingress or "kourier") not in ("kourier", "istio"):
+        raise InputError(
+            f"ingress {show(args.ingress)} is not known", "kourier or istio", "ingress"
+        )
     serverless = is_serverless(args)
     annotations: dict[str, str] = {}
     if args.annotations:
@@ -565,8 +587,9 @@ def _build(
                 "progress_deadline_seconds",
             )
         annotations[PROGRESS_DEADLINE_ANNOTATION] = f"{seconds}s"
-    if not serverless:
-        annotations = {DEPLOYMENT_MODE_ANNOTATION: spelled, **annotations}
+    # Always written: when the cluster default (KServe's `deploymentMode` value) is the other
+    # mode, a service that leaves it out silently runs there.
+    annotations = {DEPLOYMENT_MODE_ANNOTATION: spelled, **annotations}
     metadata: dict[str, Any] = {"name": isvc, "namespace": namespace}
     if args.labels:
         try:
@@ -619,7 +642,7 @@ class InferenceService(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
     """Its namespace."""
     url: pulumi.Output[str]
-    """The in-cluster address KServe gives it (http://NAME.NAMESPACE.svc.cluster.local)."""
+    """The in-cluster address KServe gives it (`status.address.url`, see `service_url`)."""
 
     def __init__(
         self, name: str, args: InferenceServiceArgs, opts: Optional[pulumi.ResourceOptions] = None
@@ -646,9 +669,14 @@ class InferenceService(pulumi.ComponentResource):
         )
         self.name = pulumi.Output.from_input(self.isvc_name)
         self.namespace = pulumi.Output.from_input(self.isvc_namespace)
+        address = service_url(
+            self.isvc_name,
+            self.isvc_namespace,
+            is_serverless(args),
+            args.transformer is not None,
+            args.ingress or "kourier",
+        )
         # The in-cluster address KServe gives the InferenceService (status.address.url); the
         # external URL depends on the ingress domain and is known only after deploy.
-        self.url = self.cr.id.apply(
-            lambda _: f"http://{self.isvc_name}.{self.isvc_namespace}.svc.cluster.local"
-        )
+        self.url = self.cr.id.apply(lambda _: address)
         self.register_outputs({"name": self.name, "namespace": self.namespace, "url": self.url})

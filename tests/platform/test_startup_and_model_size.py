@@ -80,7 +80,10 @@ def test_serving_component_writes_the_annotation_for_serverless_only():
     body = inference_service_body(
         "x", InferenceServiceArgs(predictor, progress_deadline_seconds=900)
     )
-    assert body["metadata"]["annotations"] == {"serving.knative.dev/progress-deadline": "900s"}
+    assert body["metadata"]["annotations"] == {
+        "serving.kserve.io/deploymentMode": "Knative",
+        "serving.knative.dev/progress-deadline": "900s",
+    }
     raw = InferenceServiceArgs(
         predictor, deployment_mode="RawDeployment", progress_deadline_seconds=900
     )

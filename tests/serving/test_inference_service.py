@@ -85,7 +85,12 @@ def test_model_format_predictor_body() -> None:
     assert inference_service_body("iris", args) == {
         "apiVersion": "serving.kserve.io/v1beta1",
         "kind": "InferenceService",
-        "metadata": {"name": "iris", "namespace": "models", "labels": {"team": "ml"}},
+        "metadata": {
+            "name": "iris",
+            "namespace": "models",
+            "labels": {"team": "ml"},
+            "annotations": {"serving.kserve.io/deploymentMode": "Knative"},
+        },
         "spec": {
             "predictor": {
                 "minReplicas": 0,
@@ -135,9 +140,12 @@ def test_custom_container_predictor_and_explainer() -> None:
 @pytest.mark.parametrize(
     "mode, version, annotation",
     [
-        ("Serverless", "v0.15.2", None),
-        ("Knative", "v0.15.2", None),
-        ("Serverless", None, None),
+        # Always written: a cluster whose default (KServe's deploymentMode value) is raw would
+        # otherwise run a Serverless service raw, silently.
+        ("Serverless", "v0.15.2", "Serverless"),
+        ("Knative", "v0.15.2", "Serverless"),
+        ("Serverless", None, "Knative"),
+        ("Knative", "v0.16.0", "Knative"),
         ("RawDeployment", "v0.15.2", "RawDeployment"),
         ("Standard", "v0.15.2", "RawDeployment"),
         ("RawDeployment", "v0.16.0", "Standard"),
@@ -496,7 +504,11 @@ def graph():
             ),
             opts=pulumi.ResourceOptions(depends_on=[dep]),
         )
-        assert isvc.manifest["metadata"] == {"name": "iris-v1", "namespace": "models"}
+        assert isvc.manifest["metadata"] == {
+            "name": "iris-v1",
+            "namespace": "models",
+            "annotations": {"serving.kserve.io/deploymentMode": "Knative"},
+        }
         assert set(isvc.component_placements) == {"predictor", "transformer"}
         pulumi.export("url", isvc.url)
         pulumi.export("name", isvc.name)
@@ -508,7 +520,11 @@ def test_component_registers_one_cr(graph) -> None:
     comp = graph.one("gpu-inference:index:InferenceService", "iris")
     (cr,) = graph.children(comp)
     assert cr.type == ISVC_TYPE and cr.name == "iris"
-    assert cr.inputs["metadata"] == {"name": "iris-v1", "namespace": "models"}
+    assert cr.inputs["metadata"] == {
+        "name": "iris-v1",
+        "namespace": "models",
+        "annotations": {"serving.kserve.io/deploymentMode": "Knative"},
+    }
     assert set(cr.inputs["spec"]) == {"predictor", "transformer"}
     assert cr.inputs["spec"]["predictor"]["model"]["resources"]["limits"] == {"nvidia.com/gpu": 1}
 
@@ -519,10 +535,48 @@ def test_component_waits_for_knative(graph) -> None:
 
 
 def test_component_outputs(graph) -> None:
+    # Kourier (no Istio VirtualServices): KServe addresses the entry component's service.
     assert graph.outputs == {
-        "url": "http://iris-v1.models.svc.cluster.local",
+        "url": "http://iris-v1-transformer.models.svc.cluster.local",
         "name": "iris-v1",
     }
+
+
+@pytest.mark.parametrize(
+    "mode, transformer_too, ingress, host",
+    [
+        ("RawDeployment", False, "kourier", "iris-predictor"),
+        ("RawDeployment", True, "kourier", "iris-transformer"),
+        ("Standard", False, "istio", "iris-predictor"),
+        ("Standard", True, "istio", "iris-transformer"),
+        ("Serverless", False, "kourier", "iris-predictor"),
+        ("Serverless", True, "kourier", "iris-transformer"),
+        ("Serverless", False, "istio", "iris"),
+        ("Knative", True, "istio", "iris"),
+    ],
+)
+def test_url_is_what_kserve_serves_per_mode(mode, transformer_too, ingress, host) -> None:
+    """KServe v0.20 `status.address.url`: raw mode and Serverless without Istio address the
+    entry component's service (createAddress / getHostPrefix), Serverless with Istio the
+    InferenceService's own name."""
+    import pulumi
+
+    def program():
+        isvc = InferenceService(
+            "iris",
+            InferenceServiceArgs(
+                name="iris",
+                namespace="ml",
+                predictor=sklearn(),
+                transformer=transformer() if transformer_too else None,
+                deployment_mode=mode,
+                ingress=ingress,
+                knative_features=ALL_FLAGS_ON,
+            ),
+        )
+        pulumi.export("url", isvc.url)
+
+    assert run_program(program).outputs["url"] == f"http://{host}.ml.svc.cluster.local"
 
 
 def test_varied_bodies_validate_against_crd() -> None:

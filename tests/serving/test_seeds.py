@@ -566,6 +566,11 @@ class Case:
         doc = yaml.safe_load(self.yaml_text)
         if self.add_namespace:
             doc["metadata"].setdefault("namespace", "default")
+        if self.kind == "InferenceService":
+            # The mode is always written (the seeds leave Serverless to the cluster default,
+            # which KServe's `deploymentMode` value may have made raw).
+            annotations = doc["metadata"].setdefault("annotations", {})
+            annotations.setdefault("serving.kserve.io/deploymentMode", "Knative")
         return doc
 
 
