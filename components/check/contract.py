@@ -3,7 +3,8 @@
 Pure Python (imports no Pulumi). The input is the resource graph, a list of `{type, name, inputs}`
 (optionally `parent`, `dependsOn`) with Pulumi type tokens and the inputs as registered (camelCase),
 the shape `mockrun.Graph.as_graph()` and `resources.json` hold. Only type tokens and inputs are
-read, so a hand-written program that registers the same resource types is checked the same way.
+read (and `dependsOn`, `type::name` or URNs, to tie an ASG Tag to its node group: GI016), so a
+hand-written program that registers the same resource types is checked the same way.
 
     report = check(graph)                  # extended_resource_toleration=None: inferred
     report.errors                          # the error findings
@@ -59,8 +60,10 @@ Pod templates (workloads):
   each node of each pool, with the tolerations the ExtendedResourceToleration admission plugin adds
   to pods requesting extended resources when the cluster enables it
   (`extended_resource_toleration`; None = on when any pool is GKE or EKS, off for graphs with only
-  existing nodes). The cluster may have nodes the graph does not declare (a default pool): a pod
-  that can land on none of the graph's pools is reported only when it asks for GPUs or is wired.
+  existing nodes), and only on nodes with the GPUs it requests (the scheduler's resource fit):
+  that is `WorkloadFacts.pools`. The cluster may have nodes the graph does not declare (a default
+  pool): a pod that can land on none of the graph's pools is reported only when it selects the
+  labels of a pool of the graph, asks for GPUs, or is wired.
 
 Wiring (the contract workload components emit): `WIRED_POOL_ANNOTATION`
 (`gpu-inference.dev/pool`) in the CR's (or Deployment's) `metadata.annotations`, value a pool name
@@ -89,7 +92,7 @@ Findings (stable codes):
 
 | code  | severity | what                                                                      |
 | ----- | -------- | ------------------------------------------------------------------------- |
-| GI001 | error    | no-pool: a GPU-requesting or wired pod can land on no pool in the graph   |
+| GI001 | error    | no-pool: a pod can land on no pool although it selects (nodeSelector / required affinity) the labels of some pool (a taint or the GPU count keeps it out: named), or it requests GPUs, or it is wired |
 | GI002 | error    | wrong-pool: can land on a pool it is not wired to                         |
 | GI003 | error    | cpu-on-gpu-pool: requests no GPU but can land on a GPU pool (pins a node) |
 | GI004 | error    | too-many-gpus: requests more GPUs than the nodes of every pool it can land on have |
@@ -102,6 +105,13 @@ Findings (stable codes):
 | GI011 | error    | wired-pool-unreachable: cannot land on a pool it is wired to (or the pool is not in the graph) |
 | GI012 | warning  | device-plugin-absent: a GPU pool that needs a device plugin DaemonSet has a taint the upstream chart's defaults do not tolerate, and the graph installs none |
 | GI013 | error    | invalid-spec: a taint, toleration, selector or GPU quantity Kubernetes would refuse |
+| GI014 | warning  | cold-pool-label: selects a label nodes get only after they boot (`BOOT_LABEL_PREFIXES`: GPU / node feature discovery) on a gke/eks pool with min 0 nodes, and would land there with it: the autoscaler's node template lacks it |
+| GI015 | warning  | gpu-budget: for a set of pools some GPU workload can land on, the max replicas x GPUs of the workloads confined to it exceed its maxNodes x GPUs per node |
+| GI016 | error    | asg-node-template-tags: an EKS node group with min 0 nodes lacks an ASG tag `k8s.io/cluster-autoscaler/node-template/{taint,label,resources}/...` for a taint, a selected label or `nvidia.com/gpu` |
+| GI017 | error    | knative-config-reverted: a `knative-serving/config-*` ConfigMap or ConfigMapPatch while a KnativeServing CR is in the graph |
+| GI018 | warning  | seldon-model-capacity: a Model's `replicas` / `memory` above every capable Server's replicas / memory request x (1 + overcommit) |
+| GI019 | error    | model-too-large: weights (`MODEL_SIZE_ANNOTATION`, or parameters x dtype) x (1 + `MODEL_MEMORY_OVERHEAD`) above GPUs requested x one GPU's memory on every pool it can land on |
+| GI020 | warning  | progress-deadline-short: a Serverless GPU component scaling to zero on a gke/eks pool with min 0 nodes has a Knative progress deadline below the pool's start-up (`POOL_STARTUP_ANNOTATION`, else `catalog.node_startup_seconds`) |
 """
 
 from __future__ import annotations
