@@ -65,7 +65,14 @@ HOST_LABEL_MAX = 63
 DEPLOYMENT_MODES = ("Serverless", "RawDeployment", "Knative", "Standard")
 KNATIVE_MODES = ("Serverless", "Knative")  # the old and the new (KServe >= 0.16) name
 KNATIVE_PODSPEC_FLAGS = POD_FIELD_FLAGS
+# The ServerConfigs Seldon Core 2 provides itself ("By default one is provided for Seldon MLServer
+# and one for NVIDIA Triton Inference Server": SeldonIO/seldon-core docs-gb/kubernetes/resources/
+# serverconfig.md; operator/config/serverconfigs/). One of ours with the same name replaces it.
 SELDON_BUILTIN_SERVER_CONFIGS = ("mlserver", "triton")
+PLACEMENT_HELP = (
+    "a pool name or a list of pool names; or a placement of its own: placement: {nodeSelector, "
+    "tolerations} (placement: {} runs on any node)"
+)
 KSERVE_FRAMEWORKS = (
     "sklearn",
     "xgboost",
@@ -489,6 +496,13 @@ class KarpenterSpec(_Model):
     weight: Optional[Annotated[int, Field(strict=True, ge=1, le=100)]] = None
 
 
+class GpuSharingSpec(_Model):
+    """`pools[i].gpuSharing` (gke): containers share each GPU; a node exposes GPUs x clients."""
+
+    strategy: Literal["TIME_SHARING", "MPS"]
+    max_clients_per_gpu: Annotated[int, Field(strict=True, ge=2, le=48)]
+
+
 class ComputeClassSpec(_Model):
     """`pools[i].computeClass`: the pool is a GKE custom ComputeClass (GKE auto-creates its node
     pools) for the pool's accelerator and machine type (see `components.pools.compute_class`)."""
@@ -506,7 +520,14 @@ class ComputeClassSpec(_Model):
 
 # Keys of a pool that only one provider takes (others: every provider).
 POOL_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
-    "gke": ("machineType", "nodeLocations", "gpuDriverVersion", "computeClass"),
+    "gke": (
+        "machineType",
+        "nodeLocations",
+        "gpuDriverVersion",
+        "computeClass",
+        "gpuSharing",
+        "gpuPartitionSize",
+    ),
     "eks": ("instanceTypes", "amiType", "capacityType", "karpenter"),
     "existing": ("nodes", "presentLabels"),
 }
@@ -536,6 +557,8 @@ class Pool(_Model):
     node_locations: Optional[Annotated[list[str], Field(min_length=1)]] = None  # gke zones
     gpu_driver_version: Optional[Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]] = None
     karpenter: Optional[KarpenterSpec] = None  # eks: a Karpenter NodePool instead of a node group
+    gpu_sharing: Optional[GpuSharingSpec] = None  # gke: time-sharing / MPS
+    gpu_partition_size: Optional[str] = None  # gke: MIG profile, e.g. 1g.10gb
     compute_class: Optional[ComputeClassSpec] = None  # gke: a ComputeClass instead of a node pool
     # gke/eks: seconds a node of this pool takes, from scale-up to an allocatable GPU; default
     # `catalog.node_startup_seconds` (900). Serverless InferenceServices scaling to zero on the
@@ -588,8 +611,13 @@ class Pool(_Model):
 
     @property
     def gpus(self) -> int:
-        """GPUs per node (0 for a CPU pool); resolved from the catalog when not given."""
-        return self.gpus_per_node or 0
+        """`nvidia.com/gpu` per node (0 for a CPU pool): the GPUs (resolved from the catalog when
+        not given) times the clients sharing each GPU and the MIG instances it is cut into."""
+        from ..model.catalog import MIG_PROFILES
+
+        shared = self.gpu_sharing.max_clients_per_gpu if self.gpu_sharing else 1
+        mig = MIG_PROFILES.get(self.accelerator or "", {}).get(self.gpu_partition_size or "", 1)
+        return (self.gpus_per_node or 0) * shared * mig
 
     @property
     def size_range(self) -> tuple[int, int]:
@@ -639,10 +667,25 @@ class Container(_Model):
     env: Optional[Env] = None
 
 
+class PlacementSpec(_Model):
+    """A workload's own scheduling instead of a pool's: the pod gets exactly this nodeSelector and
+    these tolerations (seed 001's selector on a label the user names, tolerations alone, or
+    `placement: {}` for a pod that may run on any node). The workload's `extraExpressions` add
+    required node affinity, and `schedulingStyle: nodeAffinity` writes the selector as affinity."""
+
+    node_selector: Labels = Field(default_factory=dict)
+    tolerations: list[TolerationSpec] = Field(default_factory=list)
+
+    @property
+    def toleration_list(self) -> list[Toleration]:
+        return [t.toleration for t in self.tolerations]
+
+
 class _Placed(_Model):
     """What every workload has: where it runs and what it asks for."""
 
     pool: Optional[PoolRef] = None  # a pool name or a list in preference order
+    placement: Optional[PlacementSpec] = None  # instead of `pool`: scheduling of its own
     scheduling_style: SchedulingStyle = "nodeSelector"
     gpus: Annotated[int, Field(strict=True, ge=0)] = 0
     cpu: Optional[Quantity] = None
@@ -650,6 +693,33 @@ class _Placed(_Model):
     extra_expressions: list[ExpressionSpec] = Field(default_factory=list)
     tolerations: list[TolerationSpec] = Field(default_factory=list)  # extra tolerations
     omit_gpu_toleration: Bool = False  # rely on ExtendedResourceToleration for nvidia.com/gpu
+
+    @model_validator(mode="after")
+    def _own_placement(self) -> _Placed:
+        if self.placement is None:
+            return self
+        if self.pool is not None:
+            raise InputError(
+                "pool and placement are both given: a workload is wired to pools, or places itself",
+                "pool (the pool's selector and tolerations), or placement: {nodeSelector, "
+                "tolerations} of its own",
+                "placement",
+            )
+        if self.tolerations:
+            raise InputError(
+                "tolerations next to placement: an own placement lists every toleration the "
+                "pod gets",
+                "the tolerations under placement.tolerations",
+                "tolerations",
+            )
+        if self.omit_gpu_toleration:
+            raise InputError(
+                "omitGpuToleration drops a pool's nvidia.com/gpu toleration; an own placement "
+                "has only the tolerations it lists",
+                "leave omitGpuToleration out",
+                "omitGpuToleration",
+            )
+        return self
 
     @property
     def pool_names(self) -> tuple[str, ...]:
@@ -673,10 +743,8 @@ class Component(_Placed):
 
     @model_validator(mode="after")
     def _rules(self) -> Component:
-        if self.pool is None:
-            raise InputError(
-                "required key is missing", "a pool name or a list of pool names", "pool"
-            )
+        if self.pool is None and self.placement is None:
+            raise InputError("required key is missing", PLACEMENT_HELP, "pool")
         sources = [k for k in ("model", "framework", "containers") if getattr(self, k) is not None]
         if not sources:
             raise InputError(
@@ -768,6 +836,8 @@ class _SeldonPlaced(_Placed):
 class ServerConfig(_SeldonPlaced):
     name: Dns1123
     containers: Annotated[list[Container], Field(min_length=1)]
+    # A ServerConfig named like Seldon's own (mlserver, triton) replaces it: only on purpose.
+    replaces_builtin: Bool = False
 
 
 class Server(_SeldonPlaced):

@@ -7,19 +7,20 @@ from pydantic.alias_generators import to_camel
 
 from ..model import catalog
 from ..model.charts import check_local_chart
-from ..model.charts import check_local_chart
 from ..model.errors import InputError, show
 from ..model.scheduling import (
     LABEL_VALUE_RULE,
     label_value_problem,
     validate_dns1123_subdomain,
 )
+from ..pools.pool import GPU_TAINT
 from .config import (
     _INSTANCE_TYPE,
     _MACHINE_TYPE,
     EKS_GPU_AMI_TYPES,
     HOST_LABEL_MAX,
     KNATIVE_PODSPEC_FLAGS,
+    PLACEMENT_HELP,
     POOL_KEYS_BY_PROVIDER,
     POOL_NOT_ON_EXISTING,
     POOL_REQUIRED_BY_PROVIDER,
@@ -29,6 +30,11 @@ from .config import (
     Spec,
     _key_path,
 )
+
+# "When you add a GPU node pool to an existing cluster that already runs a non-GPU node pool, GKE
+# automatically taints the GPU nodes" with nvidia.com/gpu NoSchedule (KServe docs,
+# docs/samples/accelerators; FIELD_NOTES): on a GKE GPU pool the key is GKE's.
+GKE_GPU_TAINT = GPU_TAINT
 
 # The containers every Seldon server pod has besides the server (seldon-core-v2-setup 2.6.0,
 # templates/seldon-v2-components.yaml, ServerConfigs mlserver and triton).
@@ -52,7 +58,6 @@ class _Checker:
         self.resolve_cluster()
         self.check_pools()
         self.resolve_addons()
-        self.check_charts()
         self.check_charts()
         self.check_inference_services()
         self.check_seldon()
@@ -89,53 +94,6 @@ class _Checker:
                 if comp.min_replicas is None:
                     # Knative scales to zero; RawDeployment cannot (kserve/kserve#3514).
                     comp.min_replicas = 0 if isvc.is_knative else 1
-
-    # -- local charts (air-gapped installs) --------------------------------------------------
-
-    def check_charts(self) -> None:
-        """Every `chart` key: a local chart directory or .tgz, on an add-on that installs."""
-        s, a = self.spec, self.spec.addons
-        charts: list[tuple[str, bool, object]] = [
-            ("knative.chart", s.knative.mode == "operator", s.knative.chart),
-            ("addons.kserve.chart", bool(a.kserve.enabled), a.kserve.chart),
-            ("addons.seldon.chart", bool(a.seldon.enabled), a.seldon.chart),
-            (
-                "addons.nvidiaDevicePlugin.chart",
-                bool(a.nvidia_device_plugin.enabled),
-                a.nvidia_device_plugin.chart,
-            ),
-            ("addons.certManager.chart", bool(a.cert_manager.enabled), a.cert_manager.chart),
-        ]
-        for path, installs, chart in charts:
-            if chart is None:
-                continue
-            if not installs:
-                if path.startswith("knative"):
-                    what = f"knative.mode is {s.knative.mode!r}, which installs no chart"
-                    allowed = "leave chart out, or knative.mode: operator"
-                else:
-                    what, allowed = "the add-on is not enabled", "leave chart out, or enabled: true"
-                raise InputError(f"a local chart is given but {what}", allowed, self.p(path))
-            paths = chart.model_dump() if hasattr(chart, "model_dump") else {"": chart}
-            for part, value in paths.items():
-                key = f"{path}.{to_camel(part)}" if part else path
-                try:
-                    check_local_chart(value)
-                except InputError as e:
-                    raise e.at(self.p(key)) from None
-        versioned = (
-            ("seldon", a.seldon),
-            ("nvidiaDevicePlugin", a.nvidia_device_plugin),
-            ("certManager", a.cert_manager),
-        )
-        for name, addon in versioned:
-            if addon.chart is not None and addon.version is not None:
-                raise InputError(
-                    f"version {addon.version!r} picks a chart from the repository, and a local "
-                    "chart is given too; a local chart carries its own version",
-                    "chart or version, not both",
-                    self.p(f"addons.{name}.version"),
-                )
 
     # -- local charts (air-gapped installs) --------------------------------------------------
 
@@ -231,6 +189,7 @@ class _Checker:
                     )
                 if provider == "gke":
                     self._gke_pool(pool, path)
+                    self._shared_gpus(pool, path)
                     if pool.compute_class is not None:
                         self._compute_class_pool(pool, path, given)
                 elif pool.karpenter is not None:
@@ -273,6 +232,21 @@ class _Checker:
                     f"{path}.gpusPerNode",
                 )
 
+    def _shared_gpus(self, pool: Pool, path: str) -> None:
+        """gpuSharing / gpuPartitionSize: only on a GPU pool, a MIG profile its GPU offers."""
+        for key, value in (("gpuSharing", pool.gpu_sharing), ("gpuPartitionSize", pool.gpu_partition_size)):
+            if value is not None and not pool.is_gpu:
+                raise InputError(
+                    f"{key} on a CPU pool (no accelerator)",
+                    "an accelerator to share or partition, or leave it out",
+                    f"{path}.{key}",
+                )
+        if pool.gpu_partition_size is not None:
+            try:
+                catalog.mig_instances(pool.accelerator or "", pool.gpu_partition_size)
+            except InputError as e:
+                raise e.at(f"{path}.gpuPartitionSize") from None
+
     def _gke_pool(self, pool: Pool, path: str) -> None:
         mt = pool.machine_type or ""
         if not _MACHINE_TYPE.match(mt):
@@ -303,6 +277,19 @@ class _Checker:
             acc = catalog.gke_accelerator(pool.accelerator)
         except InputError as e:
             raise e.at(f"{path}.accelerator") from None
+        for j, t in enumerate(pool.taints):
+            if t.key == GKE_GPU_TAINT.key and (t.value, t.effect) != (
+                GKE_GPU_TAINT.value,
+                GKE_GPU_TAINT.effect,
+            ):
+                raise InputError(
+                    f"taint {t.key}={t.value}:{t.effect} uses the key GKE taints its GPU nodes "
+                    f"with itself ({GKE_GPU_TAINT}); another value or effect would contradict it",
+                    f"{GKE_GPU_TAINT} (or leave it out: it is declared for you), or a taint with "
+                    "another key",
+                    f"{path}.taints[{j}]."
+                    + ("value" if t.value != GKE_GPU_TAINT.value else "effect"),
+                )
         counts = acc.counts_for(mt)
         if not counts:
             shapes = sorted(m + "*" if m.endswith("-") else m for m in acc.machines)
@@ -358,7 +345,14 @@ class _Checker:
                 "accelerator (and machineType) of the GPU shape",
                 f"{path}.accelerator",
             )
-        for key in ("minNodes", "maxNodes", "spot", "nodeLocations", "gpuDriverVersion", "diskSizeGb"):
+        for key in (
+            "minNodes",
+            "maxNodes",
+            "spot",
+            "nodeLocations",
+            "gpuDriverVersion",
+            "diskSizeGb",
+        ):
             if key in given:
                 raise InputError(
                     f"key {key!r} is for GKE node pools; GKE creates a ComputeClass's node pools "
@@ -420,17 +414,9 @@ class _Checker:
                     "each once",
                     f"{path}.instanceTypes[{j}]",
                 )
-        if not pool.is_gpu:
-            for j, t in enumerate(types):
-                if t in catalog.AWS_GPU_INSTANCES:
-                    inst = catalog.AWS_GPU_INSTANCES[t]
-                    raise InputError(
-                        f"instance type {t!r} has {inst.gpus} {inst.gpu_model} GPU(s) but the "
-                        "pool declares no accelerator / gpusPerNode, so it would not be a "
-                        "tainted GPU pool",
-                        "a GPU pool (set gpusPerNode or accelerator), or CPU instance types",
-                        f"{path}.instanceTypes[{j}]",
-                    )
+        # GPU instance types make a GPU pool: accelerator and gpusPerNode come from the catalog
+        # when they are not given (below), so a g4dn.xlarge pool is tainted like any GPU pool.
+        if not pool.is_gpu and not any(catalog.is_gpu_instance(t) for t in types):
             if pool.ami_type in EKS_GPU_AMI_TYPES:
                 raise InputError(
                     f"amiType {pool.ami_type!r} is a GPU AMI on a CPU pool",
@@ -444,8 +430,8 @@ class _Checker:
                 insts.append(catalog.aws_instance(t))
             except InputError as e:
                 raise InputError(
-                    f"{e.problem}: a GPU pool (it sets accelerator / gpusPerNode) needs GPU "
-                    "instance types",
+                    f"{e.problem}: a GPU pool (it sets accelerator / gpusPerNode, or lists a "
+                    "GPU instance type) needs GPU instance types only",
                     e.allowed,
                     f"{path}.instanceTypes[{j}]",
                 ) from None
@@ -551,6 +537,22 @@ class _Checker:
                 seen[name] = i
         configs = {c.name: c for c in sel.server_configs}
         for i, sc in enumerate(sel.server_configs):
+            if sc.name in SELDON_BUILTIN_SERVER_CONFIGS and not sc.replaces_builtin:
+                raise InputError(
+                    f"ServerConfig {sc.name!r} has the name of Seldon's own {sc.name!r} "
+                    "ServerConfig and would replace it for every Server that uses it",
+                    "another name (Servers name it in serverConfig), or replacesBuiltin: true "
+                    "to replace Seldon's on purpose",
+                    self.p(f"seldon.serverConfigs[{i}].name"),
+                )
+            if sc.replaces_builtin and sc.name not in SELDON_BUILTIN_SERVER_CONFIGS:
+                raise InputError(
+                    f"replacesBuiltin: true, but {sc.name!r} is not one of Seldon's own "
+                    "ServerConfigs",
+                    "replacesBuiltin only on a ServerConfig named "
+                    + " or ".join(SELDON_BUILTIN_SERVER_CONFIGS),
+                    self.p(f"seldon.serverConfigs[{i}].replacesBuiltin"),
+                )
             names = [c.name for c in sc.containers]
             missing = [c for c in SELDON_SERVER_POD_CONTAINERS if c not in names]
             if missing:
@@ -588,13 +590,15 @@ class _Checker:
                     ", ".join(known),
                     f"{path}.serverConfig",
                 )
-            if srv.pool is None and not (
-                srv.server_config in configs and configs[srv.server_config].pool_names
+            if (
+                srv.pool is None
+                and srv.placement is None
+                and not (srv.server_config in configs and configs[srv.server_config].pool_names)
             ):
                 raise InputError(
                     "required key is missing: the server has no pool, and its serverConfig names "
                     "none",
-                    "a pool name or a list of pool names",
+                    PLACEMENT_HELP,
                     f"{path}.pool",
                 )
         servers = [s.name for s in sel.servers]
@@ -671,6 +675,18 @@ class _Checker:
         """The pod spec fields a component's placement sets (close to Placement.uses; the
         placement check has the exact answer)."""
         pools = self.spec.pools_by_name
+        if comp.placement is not None:
+            own = comp.placement
+            used = []
+            if own.node_selector and comp.scheduling_style == "nodeSelector":
+                used.append("nodeSelector")
+            if comp.extra_expressions or (
+                own.node_selector and comp.scheduling_style == "nodeAffinity"
+            ):
+                used.append("affinity")
+            if own.tolerations:
+                used.append("tolerations")
+            return used
         listed = [pools[n] for n in comp.pool_names if n in pools]
         used = []
         if (

@@ -6,9 +6,10 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
 
 from ..model.errors import InputError, show
 from .config import (
@@ -150,3 +151,81 @@ def _shown(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return show(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# component errors -> the stack config key that fed them
+# ---------------------------------------------------------------------------------------------
+
+_COMPONENT_PREFIX = re.compile(r"^[A-Z]\w*\('(?:[^'\\]|\\.)*'\)\.?")
+_FIRST_SEGMENT = re.compile(r"^([A-Za-z_]\w*)(.*)$")
+# Config keys whose values are maps: what follows them in a component path is one map key
+# (`args.labels.cloud.google.com/gke-accelerator`).
+_MAP_KEYS = {"labels", "presentLabels", "env", "nodeSelector", "features", "annotations"}
+
+
+def relocate(
+    err: InputError,
+    base: str,
+    model: type[BaseModel],
+    renames: Optional[dict[str, str]] = None,
+) -> InputError:
+    """A component's InputError (`GkeGpuNodePool('l4').args.gpu_count: ...`) located under the
+    stack config key that fed the component (`base`, e.g. `gpu-inference:pools[0]`, whose config
+    model is `model`): the argument is renamed (`renames`, else snake_case -> camelCase), and kept
+    only when `model` has that key; otherwise the error points at `base` itself. A rename that
+    starts with `<namespace>:` is a key elsewhere in the stack (`gpu-inference:cluster.location`).
+    """
+    path = _COMPONENT_PREFIX.sub("", err.path)
+    if path == "args" or path.startswith("args."):
+        path = path[len("args.") :]
+    match = _FIRST_SEGMENT.match(path)
+    target = base
+    if match:
+        first, rest = match.groups()
+        key = (renames or {}).get(first, to_camel(first))
+        if ":" in key:
+            target = key
+        elif key in _aliases(model):
+            target = _deepest(f"{base}.{key}", _field_type(model, key), key, rest)
+    return InputError(err.problem, err.allowed, target)
+
+
+_STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
+
+
+def _field_type(model: type[BaseModel], alias: str) -> Any:
+    for n, f in model.model_fields.items():
+        if (f.alias or n) == alias:
+            return f.annotation
+    return Any
+
+
+def _deepest(path: str, tp: Any, key: str, rest: str) -> str:
+    """`path` extended by the steps of `rest` the config model has (a map key whole)."""
+    if key in _MAP_KEYS and rest.startswith("."):
+        return path + _key_path(rest[1:])
+    pos = 0
+    while pos < len(rest):
+        step = _STEP.match(rest, pos)
+        if step is None:
+            break
+        cur = _unwrap_type(tp)
+        if step.group(2) is not None and get_origin(cur) is list:
+            path += f"[{step.group(2)}]"
+            tp = get_args(cur)[0]
+        elif (
+            step.group(1)
+            and isinstance(cur, type)
+            and issubclass(cur, BaseModel)
+            and step.group(1) in _aliases(cur)
+        ):
+            name = step.group(1)
+            tp = _field_type(cur, name)
+            if name in _MAP_KEYS and step.end() < len(rest):
+                return f"{path}.{name}" + _key_path(rest[step.end() + 1 :])
+            path += f".{name}"
+        else:
+            break
+        pos = step.end()
+    return path

@@ -10,10 +10,12 @@ Servers and ServerConfigs): the pool names the stack config wired it to, in pref
 """
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Optional, Union
 
 import pulumi
+from pydantic import BaseModel
 
 from ..model import versions
 from ..model.catalog import node_startup_seconds
@@ -24,6 +26,7 @@ from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
 from ..serving.workload import ContainerArgs
 from . import config as cfg
 from .cluster_access import ClusterAccess, ClusterAccessArgs
+from .config_errors import relocate
 
 WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
 # Read by the placement check (components.check.contract): the pool start-up an InferenceService's
@@ -119,11 +122,20 @@ class InferencePlatform(pulumi.ComponentResource):
         k8s_opts = pulumi.ResourceOptions(
             parent=self, providers={"kubernetes": self.access.provider}
         )
-        self.pools: dict[str, PoolComponent] = {p.name: self._pool(name, p) for p in spec.pools}
-        self.knative = self._knative(name, k8s_opts)
-        self.addons = self._addons(name, k8s_opts)
-        self.namespaces = self._namespaces(name, k8s_opts)
-        self.inference_services = [self._isvc(name, i, k8s_opts) for i in spec.inference_services]
+        self.pools: dict[str, PoolComponent] = {}
+        for n, p in enumerate(spec.pools):
+            with from_config(f"pools[{n}]", cfg.Pool, POOL_ARG_KEYS):
+                self.pools[p.name] = self._pool(name, p)
+        with from_config("knative", cfg.Knative):
+            self.knative = self._knative(name, k8s_opts)
+        with from_config("addons", cfg.Addons):
+            self.addons = self._addons(name, k8s_opts)
+        with from_config("namespaces", cfg.Namespaces):
+            self.namespaces = self._namespaces(name, k8s_opts)
+        self.inference_services = []
+        for n, isvc in enumerate(spec.inference_services):
+            with from_config(f"inferenceServices[{n}]", cfg.InferenceService):
+                self.inference_services.append(self._isvc(name, isvc, k8s_opts))
         self.seldon = self._seldon(name, k8s_opts)
 
         self.placements = {n: p.placement.to_pod_spec() for n, p in self.pools.items()}
@@ -169,6 +181,11 @@ class InferencePlatform(pulumi.ComponentResource):
                     accelerator=p.accelerator,
                     gpu_count=p.gpus_per_node,
                     gpu_driver_version=p.gpu_driver_version or "DEFAULT",
+                    gpu_sharing_strategy=p.gpu_sharing.strategy if p.gpu_sharing else None,
+                    max_shared_clients_per_gpu=p.gpu_sharing.max_clients_per_gpu
+                    if p.gpu_sharing
+                    else None,
+                    gpu_partition_size=p.gpu_partition_size,
                     min_nodes=p.min_nodes,
                     max_nodes=p.max_nodes,
                     spot=p.spot,
@@ -357,6 +374,10 @@ class InferencePlatform(pulumi.ComponentResource):
     def _placement(
         self, w: Union[cfg.Component, cfg.Server, cfg.ServerConfig]
     ) -> Optional[Placement]:
+        if w.placement is not None:
+            # Its own scheduling, not a pool's: exactly the fields the config lists.
+            own = Placement(w.placement.node_selector, _tolerations(w.placement.tolerations))
+            return own.with_style(w.scheduling_style)
         placement = workload_placement(self.pools, w.pool_names, w.scheduling_style)
         if placement is not None and w.tolerations:
             placement = placement.with_tolerations(_tolerations(w.tolerations))
@@ -375,7 +396,8 @@ class InferencePlatform(pulumi.ComponentResource):
         components: dict[str, Any] = {}
         sa = self._service_account(i.namespace)
         for kind, comp in i.components():
-            annotations[f"{WIRED_POOL_ANNOTATION}.{kind}"] = ",".join(comp.pool_names)
+            if comp.pool_names:  # a component with a placement of its own is wired to no pool
+                annotations[f"{WIRED_POOL_ANNOTATION}.{kind}"] = ",".join(comp.pool_names)
             common: dict[str, Any] = dict(
                 min_replicas=comp.min_replicas,
                 max_replicas=comp.max_replicas,
@@ -438,7 +460,8 @@ class InferencePlatform(pulumi.ComponentResource):
             return None
         by_name = {p.name: p for p in self.spec.pools}
         found = [
-            by_name[n].node_startup_seconds or node_startup_seconds(provider, by_name[n].accelerator)
+            by_name[n].node_startup_seconds
+            or node_startup_seconds(provider, by_name[n].accelerator)
             for _, comp in i.components()
             if comp.gpus
             for n in comp.pool_names
@@ -452,15 +475,6 @@ class InferencePlatform(pulumi.ComponentResource):
         return None
 
     def _seldon(self, name: str, opts: pulumi.ResourceOptions) -> list[Any]:
-        from ..serving.seldon import (
-            SeldonModel,
-            SeldonModelArgs,
-            SeldonServer,
-            SeldonServerArgs,
-            SeldonServerConfig,
-            SeldonServerConfigArgs,
-        )
-
         s = self.spec.seldon
         ns = s.namespace
         after = pulumi.ResourceOptions.merge(
@@ -468,72 +482,119 @@ class InferencePlatform(pulumi.ComponentResource):
         )
         out: list[Any] = []
         configs: dict[str, Any] = {}
-        for sc in s.server_configs:
-            configs[sc.name] = SeldonServerConfig(
-                f"{name}-serverconfig-{sc.name}",
-                SeldonServerConfigArgs(
-                    name=sc.name,
-                    namespace=ns,
-                    containers=_seldon_containers(sc, sc.containers),
-                    capabilities=sc.capabilities or None,
-                    agent_image=(
-                        versions.SELDON_AGENT_IMAGE
-                        if sc.capabilities and not any(c.name == "agent" for c in sc.containers)
-                        else None
-                    ),
-                    model_repository_storage="100Gi",
-                    placement=self._placement(sc),
-                    extra_expressions=_expressions(sc.extra_expressions) or None,
-                    omit_gpu_toleration=sc.omit_gpu_toleration,
-                    annotations=_wired(sc.pool_names),
-                ),
-                opts=after,
-            )
+        for n, sc in enumerate(s.server_configs):
+            with from_config(f"seldon.serverConfigs[{n}]", cfg.ServerConfig):
+                configs[sc.name] = self._server_config(name, sc, after)
             out.append(configs[sc.name])
         servers: dict[str, Any] = {}
-        for srv in s.servers:
-            deps = [configs[srv.server_config]] if srv.server_config in configs else []
-            servers[srv.name] = SeldonServer(
-                f"{name}-server-{srv.name}",
-                SeldonServerArgs(
-                    name=srv.name,
-                    namespace=ns,
-                    server_config=srv.server_config,
-                    replicas=srv.replicas,
-                    extra_capabilities=srv.capabilities or None,
-                    containers=_seldon_containers(srv, None),
-                    placement=self._placement(srv),
-                    extra_expressions=_expressions(srv.extra_expressions) or None,
-                    omit_gpu_toleration=srv.omit_gpu_toleration,
-                    annotations=_wired(srv.pool_names),
-                ),
-                opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=deps)),
-            )
+        for n, srv in enumerate(s.servers):
+            with from_config(f"seldon.servers[{n}]", cfg.Server):
+                servers[srv.name] = self._server(name, srv, configs, after)
             out.append(servers[srv.name])
-        for m in s.models:
-            deps = [servers[m.server]] if m.server in servers else list(servers.values())
-            out.append(
-                SeldonModel(
-                    f"{name}-model-{m.name}",
-                    SeldonModelArgs(
-                        name=m.name,
-                        namespace=ns,
-                        storage_uri=m.storage_uri,
-                        requirements=m.requirements,
-                        server=m.server,
-                        replicas=m.replicas,
-                        memory=_q(m.memory),
-                    ),
-                    opts=pulumi.ResourceOptions.merge(
-                        after, pulumi.ResourceOptions(depends_on=deps)
-                    ),
-                )
-            )
+        for n, m in enumerate(s.models):
+            with from_config(f"seldon.models[{n}]", cfg.SeldonModel):
+                out.append(self._model(name, m, servers, after))
         return out
 
+    def _server_config(self, name: str, sc: cfg.ServerConfig, after: Any) -> Any:
+        from ..serving.seldon import SeldonServerConfig, SeldonServerConfigArgs
 
-def _q(value: Any) -> Optional[str]:
-    return None if value is None else str(value)
+        ns = self.spec.seldon.namespace
+        return SeldonServerConfig(
+            f"{name}-serverconfig-{sc.name}",
+            SeldonServerConfigArgs(
+                name=sc.name,
+                namespace=ns,
+                containers=_seldon_containers(sc, sc.containers),
+                capabilities=sc.capabilities or None,
+                agent_image=(
+                    versions.SELDON_AGENT_IMAGE
+                    if sc.capabilities and not any(c.name == "agent" for c in sc.containers)
+                    else None
+                ),
+                model_repository_storage="100Gi",
+                placement=self._placement(sc),
+                extra_expressions=_expressions(sc.extra_expressions) or None,
+                omit_gpu_toleration=sc.omit_gpu_toleration,
+                annotations=_wired(sc.pool_names),
+            ),
+            opts=after,
+        )
+
+    def _server(self, name: str, srv: cfg.Server, configs: dict[str, Any], after: Any) -> Any:
+        from ..serving.seldon import SeldonServer, SeldonServerArgs
+
+        deps = [configs[srv.server_config]] if srv.server_config in configs else []
+        return SeldonServer(
+            f"{name}-server-{srv.name}",
+            SeldonServerArgs(
+                name=srv.name,
+                namespace=self.spec.seldon.namespace,
+                server_config=srv.server_config,
+                replicas=srv.replicas,
+                extra_capabilities=srv.capabilities or None,
+                containers=_seldon_containers(srv, None),
+                placement=self._placement(srv),
+                extra_expressions=_expressions(srv.extra_expressions) or None,
+                omit_gpu_toleration=srv.omit_gpu_toleration,
+                annotations=_wired(srv.pool_names),
+            ),
+            opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=deps)),
+        )
+
+    def _model(self, name: str, m: cfg.SeldonModel, servers: dict[str, Any], after: Any) -> Any:
+        from ..serving.seldon import SeldonModel, SeldonModelArgs
+
+        deps = [servers[m.server]] if m.server in servers else list(servers.values())
+        return SeldonModel(
+            f"{name}-model-{m.name}",
+            SeldonModelArgs(
+                name=m.name,
+                namespace=self.spec.seldon.namespace,
+                storage_uri=m.storage_uri,
+                requirements=m.requirements,
+                server=m.server,
+                replicas=m.replicas,
+                memory=_q(m.memory),
+            ),
+            opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=deps)),
+        )
+
+
+# Pool component arguments whose stack config key is not their camelCase name.
+POOL_ARG_KEYS = {
+    "gpu_count": "gpusPerNode",
+    "gpus_per_node": "gpusPerNode",
+    "gpu_model": "accelerator",
+    "pool_name": "name",
+    "cluster": f"{NAMESPACE}:cluster.name",
+    "cluster_name": f"{NAMESPACE}:cluster.name",
+    "location": f"{NAMESPACE}:cluster.location",
+    "project": f"{NAMESPACE}:cluster.project",
+    "service_account": f"{NAMESPACE}:cluster.nodeServiceAccount",
+    "subnet_ids": f"{NAMESPACE}:cluster.subnetIds",
+    "extended_resource_toleration": f"{NAMESPACE}:cluster.extendedResourceToleration",
+}
+
+
+@contextmanager
+def from_config(
+    key: str, model: type[BaseModel], renames: Optional[dict[str, str]] = None
+) -> Iterator[None]:
+    """A component's InputError raised inside, located at the stack config key that fed it
+    (`gpu-inference:<key>`, a `model` of the config) instead of the component's own argument."""
+    try:
+        yield
+    except InputError as e:
+        raise relocate(e, f"{NAMESPACE}:{key}", model, renames) from None
+
+
+def _q(value: Any) -> Any:
+    """A quantity as the stack wrote it: integers stay integers (seed 004's `cpu: 40`), the rest
+    is a string (`"500m"`, `"360Gi"`)."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    return str(value)
 
 
 def _wired(pool_names: Sequence[str]) -> Optional[dict[str, str]]:
