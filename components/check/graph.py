@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING
 from typing import Any
 
-from ..model.catalog import aws_instance, gke_accelerator, gke_gpus_for_machine
+from ..model.catalog import MIG_PROFILES, aws_instance, gke_accelerator, gke_gpus_for_machine
 from ..model.errors import InputError
 from ..model.karpenter import AWS_PREFIX as KARPENTER_AWS_PREFIX
 from ..model.karpenter import (
@@ -44,10 +44,13 @@ from .contract import (
     GKE_ACCELERATOR_COUNT_LABEL,
     GKE_ACCELERATOR_LABEL,
     GKE_GPU_TAINT,
+    GKE_MAX_CLIENTS_LABEL,
     GKE_NO_DEFAULT_PLUGIN_LABEL,
     GKE_NODE_POOL,
     GKE_NODEPOOL_LABEL,
+    GKE_PARTITION_LABEL,
     GKE_PREEMPTIBLE_LABEL,
+    GKE_SHARING_LABEL,
     GKE_SPOT_LABEL,
     GPU_COUNT_KEYS,
     HELM_TYPES,
@@ -191,6 +194,27 @@ def _gke_memory(accelerator: str | None) -> float | None:
         return None
 
 
+def _gke_shared(nc: Mapping[str, Any], accelerator: str | None, labels: dict[str, str]) -> int:
+    """How many `nvidia.com/gpu` one GPU of a GKE node exposes: time-sharing / MPS clients
+    (`gpuSharingConfig.maxSharedClientsPerGpu`) times MIG instances (`gpuPartitionSize`, from
+    the catalog's MIG profiles); adds the labels GKE puts on such nodes."""
+    factor = 1
+    for acc in _list(nc.get("guestAccelerators")):
+        acc = _map(acc)
+        sharing = _map(acc.get("gpuSharingConfig"))
+        clients = _int(sharing.get("maxSharedClientsPerGpu"))
+        if clients:
+            strategy = str(sharing.get("gpuSharingStrategy") or "")
+            labels[GKE_SHARING_LABEL] = {"MPS": "mps"}.get(strategy, "time-sharing")
+            labels[GKE_MAX_CLIENTS_LABEL] = str(clients)
+            factor *= clients
+        partition = acc.get("gpuPartitionSize")
+        if isinstance(partition, str) and partition:
+            labels[GKE_PARTITION_LABEL] = partition
+            factor *= MIG_PROFILES.get(accelerator or "", {}).get(partition, 1)
+    return factor
+
+
 def _gke_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
     typ, name = str(entry["type"]), str(entry["name"])
     inputs = _map(entry.get("inputs"))
@@ -217,6 +241,7 @@ def _gke_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
         effective[GKE_ACCELERATOR_COUNT_LABEL] = str(gpus)
         if GKE_GPU_TAINT not in taints:
             taints.append(GKE_GPU_TAINT)
+        gpus *= _gke_shared(nc, accelerator, effective)
     if isinstance(inputs.get("name"), str) and inputs["name"]:
         effective[GKE_NODEPOOL_LABEL] = str(inputs["name"])
     spot = nc.get("spot") is True

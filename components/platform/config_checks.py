@@ -352,6 +352,8 @@ class _Checker:
             "nodeLocations",
             "gpuDriverVersion",
             "diskSizeGb",
+            "gpuSharing",
+            "gpuPartitionSize",
         ):
             if key in given:
                 raise InputError(

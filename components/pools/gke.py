@@ -31,7 +31,13 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..model.catalog import gke_accelerator, validate_gke_accelerator, validate_gke_cpu_machine_type
+from ..model.catalog import (
+    gke_accelerator,
+    mig_instances,
+    validate_gke_accelerator,
+    validate_gke_cpu_machine_type,
+    validate_shared_clients,
+)
 from ..model.errors import InputError, show
 from ..model.scheduling import Placement, Taint, validate_dns1035_label
 from .pool import (
@@ -48,7 +54,19 @@ CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
 GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
-GKE_ADDED_LABELS = (GKE_ACCELERATOR_LABEL, GKE_ACCELERATOR_COUNT_LABEL, GKE_SPOT_LABEL)
+GKE_SHARING_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
+GKE_MAX_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
+GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
+GKE_ADDED_LABELS = (
+    GKE_ACCELERATOR_LABEL,
+    GKE_ACCELERATOR_COUNT_LABEL,
+    GKE_SPOT_LABEL,
+    GKE_SHARING_LABEL,
+    GKE_MAX_CLIENTS_LABEL,
+    GKE_PARTITION_LABEL,
+)
+SHARING_STRATEGIES = {"TIME_SHARING": "time-sharing", "MPS": "mps"}
+"""GKE's strategy -> the value of its `gke-gpu-sharing-strategy` node label."""
 
 _ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
 _SA_EMAIL = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.:]+\.gserviceaccount\.com$")
@@ -72,6 +90,13 @@ class GkeGpuNodePoolArgs:
     """GPUs per node; default: the count built into the machine type (required on N1)."""
     gpu_driver_version: Optional[str] = "DEFAULT"
     """`DEFAULT` | `LATEST` | `INSTALLATION_DISABLED` (GKE-managed driver installation)."""
+    gpu_sharing_strategy: Optional[str] = None
+    """Shared GPUs: `TIME_SHARING` or `MPS` (with `max_shared_clients_per_gpu`)."""
+    max_shared_clients_per_gpu: Optional[int] = None
+    """Containers sharing one GPU (2..48); the node exposes GPUs x this `nvidia.com/gpu`."""
+    gpu_partition_size: Optional[str] = None
+    """MIG profile each GPU is partitioned into (e.g. `1g.10gb`); the node exposes GPUs x
+    instances per GPU `nvidia.com/gpu`."""
     min_nodes: Optional[int] = 0
     """Fewest nodes in the whole pool (0: scale to zero)."""
     max_nodes: Optional[int] = 1
@@ -119,6 +144,41 @@ def _pool_name(name: str, args: GkeGpuNodePoolArgs) -> tuple[str, str]:
     return name, "name"
 
 
+def shared_gpus(
+    args: GkeGpuNodePoolArgs, accelerator: str, gpus: int, labels: dict[str, str]
+) -> int:
+    """The `nvidia.com/gpu` a node exposes when its GPUs are shared (time-sharing / MPS clients)
+    or partitioned (MIG instances), adding the labels GKE puts on such nodes; `gpus` otherwise."""
+    strategy, clients = args.gpu_sharing_strategy, args.max_shared_clients_per_gpu
+    if strategy is None and clients is not None:
+        raise InputError(
+            "max_shared_clients_per_gpu is given without a gpu_sharing_strategy",
+            "gpu_sharing_strategy TIME_SHARING or MPS with it, or neither",
+            "args.max_shared_clients_per_gpu",
+        )
+    if strategy is not None:
+        if strategy not in SHARING_STRATEGIES:
+            raise InputError(
+                f"GPU sharing strategy {show(strategy)} is not known",
+                " or ".join(SHARING_STRATEGIES),
+                "args.gpu_sharing_strategy",
+            )
+        try:
+            clients = validate_shared_clients(clients)
+        except InputError as e:
+            raise e.at("args.max_shared_clients_per_gpu") from None
+        labels[GKE_SHARING_LABEL] = SHARING_STRATEGIES[strategy]
+        labels[GKE_MAX_CLIENTS_LABEL] = str(clients)
+        gpus *= clients
+    if args.gpu_partition_size is not None:
+        try:
+            gpus *= mig_instances(accelerator, args.gpu_partition_size)
+        except InputError as e:
+            raise e.at("args.gpu_partition_size") from None
+        labels[GKE_PARTITION_LABEL] = args.gpu_partition_size
+    return gpus
+
+
 def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
     """Check every input (no Pulumi) and return the pool's facts."""
     pool_name, name_path = _pool_name(name, args)
@@ -145,6 +205,7 @@ def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
         gpu_model = acc.gpu_model
         cloud_labels = {GKE_ACCELERATOR_LABEL: acc.name, GKE_ACCELERATOR_COUNT_LABEL: str(gpus)}
         forced = [GPU_TAINT]
+        gpus = shared_gpus(args, acc.name, gpus, cloud_labels)
         if args.gpu_driver_version not in GPU_DRIVER_VERSIONS:
             raise InputError(
                 f"GPU driver version {show(args.gpu_driver_version)} is not known",
@@ -162,6 +223,13 @@ def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
                 "an accelerator with gpu_count, or neither (a CPU pool)",
                 "args.gpu_count",
             )
+        for key in ("gpu_sharing_strategy", "max_shared_clients_per_gpu", "gpu_partition_size"):
+            if getattr(args, key) is not None:
+                raise InputError(
+                    f"{key} is given on a CPU pool (no accelerator)",
+                    "an accelerator to share or partition, or leave it out",
+                    f"args.{key}",
+                )
     spot = bool(args.spot)
     if spot:
         cloud_labels[GKE_SPOT_LABEL] = "true"
@@ -240,10 +308,17 @@ def gke_node_pool_inputs(facts: PoolFacts, args: GkeGpuNodePoolArgs) -> dict[str
         node_config["guest_accelerators"] = [
             {
                 "type": args.accelerator,
-                "count": facts.gpus_per_node,
+                "count": int(facts.labels[GKE_ACCELERATOR_COUNT_LABEL]),
                 "gpu_driver_installation_config": {"gpu_driver_version": args.gpu_driver_version},
             }
         ]
+        if args.gpu_sharing_strategy is not None:
+            node_config["guest_accelerators"][0]["gpu_sharing_config"] = {
+                "gpu_sharing_strategy": args.gpu_sharing_strategy,
+                "max_shared_clients_per_gpu": args.max_shared_clients_per_gpu,
+            }
+        if args.gpu_partition_size is not None:
+            node_config["guest_accelerators"][0]["gpu_partition_size"] = args.gpu_partition_size
     if args.disk_size_gb is not None:
         node_config["disk_size_gb"] = args.disk_size_gb
     if args.disk_type is not None:
