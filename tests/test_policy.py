@@ -100,7 +100,7 @@ def stack_args(graph: list[dict], config: dict | None = None) -> StackValidation
         for e in graph
     ]
     by_key = {f"{r.resource_type}::{r.name}": r for r in resources}
-    for r, e in zip(resources, graph):  # `dependsOn` as the engine hands dependencies over
+    for r, e in zip(resources, graph, strict=True):  # dependsOn, as the engine hands them over
         keys = [
             d.rsplit("::", 2)[-2].rsplit("$", 1)[-1] + "::" + d.rsplit("::", 1)[-1]
             for d in e.get("dependsOn", ())

@@ -15,13 +15,23 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import rig  # noqa: E402
+import rig
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "e2e: end-to-end tests against the rig (real Pulumi CLI, local control plane)"
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """E2e tests run only when selected (`-m e2e`): a plain `pytest` never starts a rig build."""
+    if "e2e" in (config.getoption("markexpr", "") or ""):
+        return
+    skip = pytest.mark.skip(reason="e2e test: select with `python -m pytest -m e2e`")
+    for item in items:
+        if item.get_closest_marker("e2e"):
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +47,9 @@ def pulumi_bins(control_plane_bins: Path) -> Path:
     report = rig.build(("pulumi",), strict=False)
     if report.unavailable:
         pytest.skip(
-            "rig: cannot build " + ", ".join(report.unavailable) + " on this machine: "
+            "rig: cannot build "
+            + ", ".join(report.unavailable)
+            + " on this machine: "
             + " | ".join(report.unavailable.values())
         )
     return rig.bin_dir()

@@ -39,7 +39,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -58,6 +58,10 @@ PULUMI_COMMIT = "a05d88f24d05726fa3beae771bfdedb0c0c6a94a"  # tag pkg/v3.259.0 (
 # The newest tag whose sources could be had here; the Python SDK must be pinned to it.
 PULUMI_KUBERNETES_VERSION = "4.32.0"
 PULUMI_KUBERNETES_COMMIT = "a03ff6ba58d2f1ea68319dda4b2c982119489c71"  # tag v4.32.0
+# v4.32.0 wants fluxcd/pkg/ssa v0.71.1-0.20260424094917-4f94dc680419, which the proxy here does
+# not serve; v0.71.0 still imports k8s.io/api/autoscaling/v2beta2 (gone from k8s.io/api v0.36), and
+# v0.80+ need go >= 1.27. v0.78.0 builds; it lifts the provider's k8s.io libraries to v0.37.0.
+FLUXCD_SSA_VERSION = "v0.78.0"
 RECIPE = 1  # bump when the build recipe changes in a way that changes the binaries
 
 KUBERNETES_STAGING = [
@@ -97,6 +101,7 @@ KUBERNETES_STAGING = [
 ]
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+KWOK_CONFIG = "kwok-stages.yaml"
 GPU = "nvidia.com/gpu"
 
 
@@ -293,6 +298,19 @@ def _build_kwok(b: Builder) -> None:
         d,
     )
     b.install(out, "kwok")
+    # kwok runs no stage unless configured. Its module embeds its default stages (what kwokctl
+    # feeds it): node-initialize + node-heartbeat, pod-ready/-complete/-delete. Write them, from
+    # the module, as kwok's config beside the binary.
+    mod = Path(b.run(["go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kwok"], d).stdout.strip())
+    stages = mod / "kustomize" / "stage"
+    files = [
+        stages / "node" / "fast" / "node-initialize.yaml",
+        stages / "node" / "heartbeat" / "node-heartbeat.yaml",
+        *sorted((stages / "pod" / "fast").glob("pod-*.yaml")),
+    ]
+    cfg = d / "kwok-stages.yaml.out"
+    cfg.write_text("\n---\n".join(f.read_text().strip() for f in files) + "\n")
+    b.install(cfg, KWOK_CONFIG)
 
 
 KUBE_BINARIES = ("kube-apiserver", "kube-scheduler", "kube-controller-manager")
@@ -515,7 +533,6 @@ def _build_provider_kubernetes(b: Builder) -> None:
     # that one module) instead of the repository's ../sdk.
     env = _go_env()
     env["GONOSUMDB"] = "github.com/pulumi/pulumi-kubernetes/sdk"
-    env["GONOSUMCHECK"] = "1"
     env["GOFLAGS"] = "-mod=mod"
     b.run(
         [
@@ -526,11 +543,15 @@ def _build_provider_kubernetes(b: Builder) -> None:
             f"-require=github.com/pulumi/pulumi-kubernetes/sdk/v4@v{PULUMI_KUBERNETES_VERSION}",
             f"-require=github.com/pulumi/pulumi/pkg/v3@v{PULUMI_VERSION}",
             f"-require=github.com/pulumi/pulumi/sdk/v3@v{PULUMI_VERSION}",
+            # See FLUXCD_SSA_VERSION.
+            f"-require=github.com/fluxcd/pkg/ssa@{FLUXCD_SSA_VERSION}",
         ],
         prov,
         env=env,
     )
-    b.run(["go", "mod", "tidy", "-e"], prov, env=env)
+    # No `go mod tidy`: it would resolve the imports of every package of the module, and the
+    # code generator's (pulumi-language-dotnet) is not served here. `go build -mod=mod` resolves
+    # only what the provider binary imports.
     # Its own go generate step: embeds the versioned schema and the terraform mapping.
     genv = dict(env, VERSION=PULUMI_KUBERNETES_VERSION)
     b.run(["go", "generate", "./cmd/pulumi-resource-kubernetes"], prov, env=genv)
@@ -565,7 +586,7 @@ class Step:
 
 STEPS: tuple[Step, ...] = (
     Step("etcd", ("etcd",), _build_etcd, "control-plane"),
-    Step("kwok", ("kwok",), _build_kwok, "control-plane"),
+    Step("kwok", ("kwok", KWOK_CONFIG), _build_kwok, "control-plane"),
     Step("kubernetes", KUBE_BINARIES, _build_kubernetes, "control-plane"),
     Step("pulumi", ("pulumi", "pulumi-language-python-exec"), _build_pulumi, "pulumi"),
     Step("pulumi-language-python", ("pulumi-language-python",), _build_language_python, "pulumi"),
@@ -617,6 +638,28 @@ def build(
         return report
     if shutil.which("go") is None:
         raise BuildError("build: no `go` on PATH (Go >= 1.26 is needed to build the rig)")
+    return _build_locked(todo, report, strict)
+
+
+@contextlib.contextmanager
+def _step_lock(step: str) -> Iterator[None]:
+    """One builder per step and cache key at a time (pytest runs and the CLI may overlap)."""
+    import fcntl
+
+    (cache_dir() / "locks").mkdir(parents=True, exist_ok=True)
+    with open(cache_dir() / "locks" / f"{step}.lock", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _log(f"{step}: another rig build is building it: waiting for it")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _build_locked(todo: list[Step], report: BuildReport, strict: bool) -> BuildReport:
     b = Builder(cache_dir())
     t_all = time.monotonic()
     _log(f"building {', '.join(s.name for s in todo)} into {b.root}")
@@ -626,7 +669,11 @@ def build(
             t0 = time.monotonic()
             _log(f"{s.name}: building {', '.join(s.binaries)} ...")
             try:
-                s.run(b)
+                with _step_lock(s.name):
+                    if not missing((s.group,), (s.name,)):
+                        _log(f"{s.name}: built meanwhile by another process")
+                        continue
+                    s.run(b)
             except SourceUnavailable as e:
                 if strict:
                     raise
@@ -927,13 +974,19 @@ class ControlPlane:
             "--service-cluster-ip-range=10.96.0.0/16",
             "--authorization-mode=RBAC",
             "--allow-privileged=true",
+            "--endpoint-reconciler-type=none",
             "--profiling=false",
             "--v=1",
         ]
         if plugins:
             api_args.append(f"--enable-admission-plugins={plugins}")
-        else:
-            api_args.append("--disable-admission-plugins=ExtendedResourceToleration")
+        disabled = [] if self.ert else ["ExtendedResourceToleration"]
+        if not self.with_cm:
+            # Its node.kubernetes.io/not-ready taint is lifted by the controller-manager's node
+            # lifecycle controller only: without one, every node would stay tainted.
+            disabled.append("TaintNodesByCondition")
+        if disabled:
+            api_args.append(f"--disable-admission-plugins={','.join(disabled)}")
         api = self._spawn("kube-apiserver", api_args)
         self._port = api_port
         self.server = f"https://127.0.0.1:{api_port}"
@@ -978,6 +1031,7 @@ class ControlPlane:
             "kwok",
             [
                 "kwok",
+                f"--config={self.bin / KWOK_CONFIG}",
                 f"--kubeconfig={kc}",
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake",
@@ -987,8 +1041,11 @@ class ControlPlane:
         )
         waits.append(kwok)
         self._waits = waits
-        # The default namespace's ServiceAccount is made by the controller-manager; pods need it.
-        if self.with_cm:
+        # Pods need their namespace's `default` ServiceAccount: the controller-manager makes it;
+        # without one, the rig does.
+        if not self.with_cm:
+            self._ensure_default_sa("default")
+        else:
             self._wait(
                 "default ServiceAccount",
                 lambda: self.get("/api/v1/namespaces/default/serviceaccounts/default") is not None,
@@ -998,8 +1055,8 @@ class ControlPlane:
         self.startup_seconds = time.monotonic() - t0
 
     def stop(self) -> None:
-        for pr in reversed(self.procs):
-            _kill_group(pr.pid, getattr(self, "_popen", {}).get(pr.pid))
+        popens = getattr(self, "_popen", {})
+        _kill_groups([(pr.pid, popens.get(pr.pid)) for pr in reversed(self.procs)])
         self.procs.clear()
         if self._own_dir and not self.keep_workdir:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -1117,7 +1174,25 @@ class ControlPlane:
     def delete_node(self, name: str) -> None:
         self.request("DELETE", f"/api/v1/nodes/{name}")
 
+    def _ensure_default_sa(self, namespace: str) -> None:
+        try:
+            self.request(
+                "POST",
+                f"/api/v1/namespaces/{namespace}/serviceaccounts",
+                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}},
+            )
+        except ApiError as e:
+            if e.status != 409:
+                raise
+
     def create_namespace(self, name: str) -> None:
+        if not self.with_cm:
+            self._create_namespace(name)
+            self._ensure_default_sa(name)
+        else:
+            self._create_namespace(name)
+
+    def _create_namespace(self, name: str) -> None:
         try:
             self.request(
                 "POST",
@@ -1242,30 +1317,32 @@ def _tcp_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _kill_group(
-    pid: int, popen: Optional[subprocess.Popen[bytes]] = None, grace: float = 10
+def _kill_groups(
+    procs: Sequence[tuple[int, Optional[subprocess.Popen[bytes]]]], grace: float = 10
 ) -> None:
-    """SIGTERM the process group led by ``pid``, then SIGKILL what is left after ``grace`` s."""
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
+    """SIGTERM each process group (led by its pid), then SIGKILL what is left after ``grace``."""
+
+    def gone(pid: int, popen: Optional[subprocess.Popen[bytes]]) -> bool:
         if popen is not None:
-            if popen.poll() is not None:
-                break
-        else:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
+            return popen.poll() is not None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    for pid, _ in procs:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and not all(gone(p, po) for p, po in procs):
         time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-    if popen is not None:
-        with contextlib.suppress(Exception):
-            popen.wait(timeout=5)
+    for pid, popen in procs:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        if popen is not None:
+            with contextlib.suppress(Exception):
+                popen.wait(timeout=5)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1441,8 +1518,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print("no control plane is up", file=sys.stderr)
             return 0
         st = json.loads(_state_file().read_text())
-        for pr in reversed(st["procs"]):
-            _kill_group(int(pr["pid"]))
+        _kill_groups([(int(pr["pid"]), None) for pr in reversed(st["procs"])])
         shutil.rmtree(st["dir"], ignore_errors=True)
         _state_file().unlink()
         print("control plane stopped")
