@@ -318,3 +318,98 @@ def test_autopilot_refusals(tmp_path, capsys, old, new, message):
     code, out = _preview(capsys, project, "bad")
     assert code == 2, out
     assert message in out
+
+
+# -- shared GPUs on GKE node pools ------------------------------------------------------------
+
+SHARED = """\
+config:
+  gpu-inference:cluster:
+    provider: gke
+    name: inference
+    location: us-central1
+    project: my-gcp-project
+  gpu-inference:pools:
+    - name: l4-ts
+      machineType: g2-standard-8
+      accelerator: nvidia-l4
+      gpuSharing: {strategy: TIME_SHARING, maxClientsPerGpu: 4}
+      maxNodes: 2
+    - name: a100-mig
+      machineType: a2-highgpu-1g
+      accelerator: nvidia-tesla-a100
+      gpuPartitionSize: 3g.20gb
+      maxNodes: 1
+  gpu-inference:knative:
+    mode: operator
+  gpu-inference:addons:
+    kserve: {enabled: true}
+    certManager: {enabled: true}
+  gpu-inference:inferenceServices:
+    - name: small
+      namespace: models
+      predictor:
+        pool: l4-ts
+        gpus: 1
+        minReplicas: 0
+        model: {format: huggingface, storageUri: gs://my-models/small}
+    - name: mid
+      namespace: models
+      predictor:
+        pool: a100-mig
+        gpus: 2
+        minReplicas: 0
+        model: {format: huggingface, storageUri: gs://my-models/mid}
+"""
+
+
+def test_shared_gpu_pools_preview_clean(tmp_path, capsys):
+    project = _project(tmp_path, "shared", SHARED)
+    code, out = _preview(capsys, project, "shared")
+    assert code == 0, out
+    graph = json.loads((project / "out" / "resources.json").read_text())
+    accs = {
+        e["name"]: e["inputs"]["nodeConfig"]["guestAccelerators"][0]
+        for e in graph
+        if e["type"] == "gcp:container/nodePool:NodePool"
+    }
+    assert accs["l4-ts"]["gpuSharingConfig"] == {
+        "gpuSharingStrategy": "TIME_SHARING",
+        "maxSharedClientsPerGpu": 4,
+    }
+    assert accs["a100-mig"]["gpuPartitionSize"] == "3g.20gb"
+    pools = {
+        p["name"]: p for p in json.loads((project / "out" / "placement.json").read_text())["pools"]
+    }
+    assert (pools["l4-ts"]["gpusPerNode"], pools["a100-mig"]["gpusPerNode"]) == (4, 2)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "        pool: l4-ts\n        gpus: 1\n",
+            "        pool: l4-ts\n        gpus: 5\n",
+            f"{NS}:inferenceServices[0].predictor.gpus: 5 GPU(s) asked for but a node of pool "
+            "'l4-ts' has 4",
+        ),
+        (
+            "      gpuPartitionSize: 3g.20gb\n",
+            "      gpuPartitionSize: 3g.40gb\n",
+            f"{NS}:pools[1].gpuPartitionSize: MIG profile '3g.40gb' is not one nvidia-tesla-a100 "
+            "offers (allowed: 1g.5gb, 1g.10gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb)",
+        ),
+        (
+            "maxClientsPerGpu: 4}",
+            "maxClientsPerGpu: 64}",
+            f"{NS}:pools[0].gpuSharing.maxClientsPerGpu",
+        ),
+    ],
+    ids=["above-shared", "mig-profile", "clients"],
+)
+def test_shared_gpu_refusals(tmp_path, capsys, old, new, message):
+    assert old in SHARED
+    project = _project(tmp_path, "bad", SHARED.replace(old, new, 1))
+    code, out = _preview(capsys, project, "bad")
+    assert code == 2, out
+    assert message in out
