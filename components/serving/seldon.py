@@ -56,6 +56,33 @@ REQUIRED_SPEC_FIELDS: dict[str, tuple[str, ...]] = {
     "Server": ("serverConfig",),
     "Model": ("storageUri",),
 }
+# What the servers of the seldon-core-v2-setup chart's ServerConfigs advertise (2.6.0 values.yaml,
+# serverConfig.mlserver / .triton serverCapabilities): a ServerConfig's capabilities add to these.
+BUILTIN_CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "mlserver": (
+        "mlserver",
+        "alibi-detect",
+        "alibi-explain",
+        "huggingface",
+        "lightgbm",
+        "mlflow",
+        "python",
+        "sklearn",
+        "spark-mlib",
+        "xgboost",
+    ),
+    "triton": (
+        "triton",
+        "dali",
+        "fil",
+        "onnx",
+        "openvino",
+        "python",
+        "pytorch",
+        "tensorflow",
+        "tensorrt",
+    ),
+}
 _CAPABILITY = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")
 CAPABILITY_RULE = "letters, digits, '-', '_' or '.', no commas or spaces (e.g. 'model-on-gpu')"
 
@@ -75,8 +102,10 @@ class SeldonServerConfigArgs:
     containers: Optional[Sequence[ContainerArgs]] = None
     """The pod's containers (name, image, env, GPU/CPU/memory)."""
     capabilities: Optional[Sequence[str]] = None
-    """Capabilities the servers advertise, set as the agent container's
-    SELDON_SERVER_CAPABILITIES (the whole list: include the runtime's own, e.g. mlserver)."""
+    """Capabilities added to the server's own list (`BUILTIN_CAPABILITIES` of its mlserver or
+    triton container) in the agent container's SELDON_SERVER_CAPABILITIES (seed 004)."""
+    replace_capabilities: Optional[bool] = False
+    """`capabilities` is the whole list instead (the server's own are dropped)."""
     agent_image: Optional[str] = None
     """Image of the `agent` container added for `capabilities` when `containers` has none."""
     model_repository_storage: Optional[str] = None
@@ -265,6 +294,17 @@ def server_config_body(name: str, args: SeldonServerConfigArgs) -> dict[str, Any
     metadata = _metadata(name, args)
     containers = containers_body(list(args.containers or ()))
     caps = _capabilities(args.capabilities, "capabilities")
+    if caps and not args.replace_capabilities:
+        runtime = next((c["name"] for c in containers if c["name"] in BUILTIN_CAPABILITIES), None)
+        if runtime is None:
+            raise InputError(
+                "capabilities are added to the server's own list, known only for an mlserver or "
+                "triton container, and there is neither",
+                "an mlserver or triton container, or replace_capabilities with the whole list",
+                "capabilities",
+            )
+        base = list(BUILTIN_CAPABILITIES[runtime])
+        caps = base + [c for c in caps if c not in base]
     if caps:
         env = {"name": CAPABILITIES_ENV, "value": ",".join(caps)}
         agent = next((c for c in containers if c["name"] == AGENT_CONTAINER), None)

@@ -777,6 +777,7 @@ CASES: list[Case] = [
         lambda: SeldonServerConfigArgs(
             name="mlserver-llm",
             capabilities=MLSERVER_CAPABILITIES,
+            replace_capabilities=True,  # the seed writes the whole list out
             agent_image="docker.io/seldonio/seldon-agent:2.6.0",
         ),
     ),

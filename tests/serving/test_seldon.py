@@ -9,6 +9,7 @@ from components.model.errors import InputError
 from components.model.scheduling import Placement, Taint
 from components.preview.mockrun import run_program
 from components.serving.seldon import (
+    BUILTIN_CAPABILITIES,
     SeldonModel,
     SeldonModelArgs,
     SeldonServer,
@@ -104,15 +105,20 @@ def test_server_config_capabilities_join_an_existing_agent_container() -> None:
                 ContainerArgs("agent", image="seldonio/seldon-agent:2.6.0", env={"A": "1"}),
                 ContainerArgs("mlserver", image="seldonio/mlserver:1.3.5"),
             ],
-            capabilities=["mlserver", "model-on-gpu"],
+            capabilities=["model-on-gpu"],
             model_repository_storage="10Gi",
             placement=gpu_pool("nodeAffinity"),
         ),
     )
     spec = body["spec"]
+    # Added to mlserver's own list (seed 004: "add capability to the list"), not replacing it.
     assert spec["podSpec"]["containers"][0]["env"] == [
         {"name": "A", "value": "1"},
-        {"name": "SELDON_SERVER_CAPABILITIES", "value": "mlserver,model-on-gpu"},
+        {
+            "name": "SELDON_SERVER_CAPABILITIES",
+            "value": "mlserver,alibi-detect,alibi-explain,huggingface,lightgbm,mlflow,python,"
+            "sklearn,spark-mlib,xgboost,model-on-gpu",
+        },
     ]
     assert spec["volumeClaimTemplates"] == [
         {
@@ -125,6 +131,26 @@ def test_server_config_capabilities_join_an_existing_agent_container() -> None:
     ]
     assert "affinity" in spec["podSpec"] and "nodeSelector" not in spec["podSpec"]
     assert body_warnings(body) == []
+
+
+def test_server_config_capabilities_replace_only_when_asked() -> None:
+    args = SeldonServerConfigArgs(
+        containers=[
+            ContainerArgs("agent", image="seldonio/seldon-agent:2.6.0"),
+            ContainerArgs("triton", image="nvcr.io/nvidia/tritonserver:24.04-py3"),
+        ],
+        capabilities=["onnx", "model-on-gpu"],
+    )
+    env = server_config_body("t", args)["spec"]["podSpec"]["containers"][0]["env"]
+    assert env == [
+        {
+            "name": "SELDON_SERVER_CAPABILITIES",
+            "value": "triton,dali,fil,onnx,openvino,python,pytorch,tensorflow,tensorrt,model-on-gpu",
+        }
+    ]
+    args.replace_capabilities = True
+    env = server_config_body("t", args)["spec"]["podSpec"]["containers"][0]["env"]
+    assert env == [{"name": "SELDON_SERVER_CAPABILITIES", "value": "onnx,model-on-gpu"}]
 
 
 def test_model_body() -> None:
@@ -181,7 +207,7 @@ def test_model_reaches_gpu_server_by_capability() -> None:
     )
     gpu = server_body("gpu", gpu_server_args())
     cpu = server_body("cpu", SeldonServerArgs(name="mlserver-cpu", server_config="mlserver"))
-    assert server_capabilities(gpu, config) == ["mlserver", "sklearn", "model-on-gpu"]
+    assert server_capabilities(gpu, config) == [*BUILTIN_CAPABILITIES["mlserver"], "model-on-gpu"]
     llm = model_body(
         "llm", SeldonModelArgs(storage_uri="gs://m/llm", requirements=["model-on-gpu"])
     )
@@ -210,7 +236,7 @@ def test_components_under_mocks() -> None:
             ),
         )
         assert cfg.container_names == ["mlserver", "agent"]
-        assert cfg.capabilities == ["mlserver", "model-on-gpu"]
+        assert cfg.capabilities == [*BUILTIN_CAPABILITIES["mlserver"], "model-on-gpu"]
         server = SeldonServer(
             "gpu-server",
             gpu_server_args(
@@ -300,8 +326,19 @@ def test_components_under_mocks() -> None:
         (server_config_body, SeldonServerConfigArgs(), ["containers:", "no containers"]),
         (
             server_config_body,
-            SeldonServerConfigArgs(capabilities=["mlserver"]),
+            SeldonServerConfigArgs(capabilities=["mlserver"], replace_capabilities=True),
             ["agentImage:", "no agent container"],
+        ),
+        (
+            server_config_body,
+            SeldonServerConfigArgs(
+                containers=[ContainerArgs("agent", image="a:1")], capabilities=["model-on-gpu"]
+            ),
+            [
+                "capabilities:",
+                "added to the server's own list, known only for an mlserver or triton container",
+                "replace_capabilities with the whole list",
+            ],
         ),
         (
             server_config_body,
@@ -317,6 +354,7 @@ def test_components_under_mocks() -> None:
                     ContainerArgs("agent", image="a:1", env={"SELDON_SERVER_CAPABILITIES": "x"})
                 ],
                 capabilities=["y"],
+                replace_capabilities=True,
             ),
             ["capabilities:", "one of them"],
         ),
