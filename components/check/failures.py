@@ -147,9 +147,7 @@ def check_asg_tags(
     Scaling group's `k8s.io/cluster-autoscaler/node-template/...` tags (managed node group tags do
     not propagate there: aws/containers-roadmap#724). Every taint, every label a workload selects
     and `nvidia.com/gpu` must be tagged, or the pods it should take never trigger a scale-up."""
-    groups = [
-        p for p in pools if p.node_group and any(k.startswith(EKS_NODE_GROUP) for k in p.keys)
-    ]
+    groups = [p for p in pools if any(k.startswith(EKS_NODE_GROUP) for k in p.keys)]
     tags = [e for e in graph if e.get("type") == ASG_TAG]
     for pool in groups:
         if pool.min_nodes != 0:
@@ -161,7 +159,7 @@ def check_asg_tags(
             depends = {_dependency_key(str(d)) for d in _list(entry.get("dependsOn"))}
             if (
                 depends & set(pool.keys)
-                or asg.startswith(f"eks-{pool.node_group}-")
+                or (pool.node_group and asg.startswith(f"eks-{pool.node_group}-"))
                 or len(groups) == 1
             ):
                 tag = _map(inputs.get("tag"))
@@ -177,8 +175,8 @@ def check_asg_tags(
             out.add(
                 "GI016",
                 pool.resource,
-                f"node group {pool.node_group} can be at 0 nodes but its Auto Scaling group lacks "
-                f"the cluster-autoscaler node-template tag(s) {_names(wrong)}: pods needing them "
+                f"node group {pool.node_group or pool.name} can be at 0 nodes but its Auto Scaling "
+                f"group lacks the cluster-autoscaler node-template tag(s) {_names(wrong)}: pods needing them "
                 "never trigger a scale-up",
                 "add aws.autoscaling.Tag resources (propagateAtLaunch false) on the node group's "
                 "Auto Scaling group for each",
