@@ -417,17 +417,21 @@ def _karpenter_pool(
     for r in reqs:  # a single-valued In requirement becomes a node label
         if r.operator == "In" and len(r.values or ()) == 1:
             labels.setdefault(r.key, str((r.values or ())[0]))
-    found = admitted_by_karpenter(reqs)
+    auto = _map(tspec.get("nodeClassRef")).get("group") == "eks.amazonaws.com"  # EKS Auto Mode
+    prefix = "eks.amazonaws.com/" if auto else KARPENTER_AWS_PREFIX
+    found = admitted_by_karpenter(reqs, auto)
     nodes = [
-        NodeTemplate(None, {**instance_labels(i), **labels, CAPACITY_TYPE_LABEL: c}, tuple(taints))
+        NodeTemplate(
+            None, {**instance_labels(i, auto), **labels, CAPACITY_TYPE_LABEL: c}, tuple(taints)
+        )
         for i in found.instances
         for c in found.capacity_types
     ]
     cpu_shape = {OS_LABEL: "linux", **labels}
-    admits_cpu = all(r.matches(cpu_shape) for r in reqs if r.key.startswith(KARPENTER_AWS_PREFIX))
+    admits_cpu = all(r.matches(cpu_shape) for r in reqs if r.key.startswith(prefix))
     if admits_cpu or not nodes:
         nodes.insert(0, NodeTemplate(None, cpu_shape, tuple(taints)))
-    gpu_keyed = any(r.key.startswith(KARPENTER_AWS_PREFIX + "instance-gpu") for r in reqs)
+    gpu_keyed = any(r.key.startswith(prefix + "instance-gpu") for r in reqs)
     gpus: int | None = max((i.gpus for i in found.instances), default=0)
     if not found.instances and gpu_keyed and not admits_cpu:
         gpus = None  # GPU instance types the catalog does not know
@@ -452,7 +456,7 @@ def _karpenter_pool(
         min_nodes=replicas if replicas is not None else 0,
         max_nodes=replicas if replicas is not None else _int(limits.get("nodes")),
         spot=found.capacity_types == ("spot",),
-        builtin_device_plugin=bottlerocket,
+        builtin_device_plugin=bottlerocket or auto,  # Auto Mode runs the NVIDIA plugin itself
     )
 
 

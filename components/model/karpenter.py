@@ -45,6 +45,17 @@ INSTANCE_FAMILY = AWS_PREFIX + "instance-family"
 INSTANCE_CATEGORY = AWS_PREFIX + "instance-category"
 INSTANCE_GENERATION = AWS_PREFIX + "instance-generation"
 INSTANCE_SIZE = AWS_PREFIX + "instance-size"
+AUTO_MODE_PREFIX = "eks.amazonaws.com/"
+"""EKS Auto Mode labels the same instance facts under its own domain (awsdocs/amazon-eks-user-guide,
+`latest/ug/automode/create-node-pool.adoc`, "EKS Auto Mode Supported Labels"), and marks its nodes
+`eks.amazonaws.com/compute-type: auto`."""
+AUTO_MODE_COMPUTE_TYPE = AUTO_MODE_PREFIX + "compute-type"
+
+
+def auto_mode_key(key: str) -> str:
+    """`karpenter.k8s.aws/instance-gpu-name` -> `eks.amazonaws.com/instance-gpu-name`."""
+    return AUTO_MODE_PREFIX + key[len(AWS_PREFIX) :] if key.startswith(AWS_PREFIX) else key
+
 
 CAPACITY_TYPES = ("reserved", "spot", "on-demand")
 """In the order Karpenter prefers them within one NodePool (nodepools.md, "Capacity Type")."""
@@ -65,8 +76,9 @@ def gpu_names() -> list[str]:
     return sorted({ec2_gpu_name(i) for i in AWS_GPU_INSTANCES.values()})
 
 
-def instance_labels(instance: AwsGpuInstance) -> dict[str, str]:
-    """The labels Karpenter puts on a node of this instance type (those we model)."""
+def instance_labels(instance: AwsGpuInstance, auto_mode: bool = False) -> dict[str, str]:
+    """The labels Karpenter (or EKS Auto Mode, under `eks.amazonaws.com/`) puts on a node of this
+    instance type (those we model)."""
     family, _, size = instance.instance_type.partition(".")
     labels = {
         INSTANCE_TYPE_LABEL: instance.instance_type,
@@ -82,6 +94,9 @@ def instance_labels(instance: AwsGpuInstance) -> dict[str, str]:
     if m:
         labels[INSTANCE_CATEGORY] = m.group(1)
         labels[INSTANCE_GENERATION] = m.group(3)
+    if auto_mode:
+        labels = {auto_mode_key(k): v for k, v in labels.items()}
+        labels[AUTO_MODE_COMPUTE_TYPE] = "auto"
     return labels
 
 
@@ -124,7 +139,7 @@ def capacity_types_of(requirements: Sequence[NodeSelectorRequirement]) -> tuple[
     return tuple(allowed) if constrained else CAPACITY_TYPES
 
 
-def admitted(requirements: Iterable[NodeSelectorRequirement]) -> Admitted:
+def admitted(requirements: Iterable[NodeSelectorRequirement], auto_mode: bool = False) -> Admitted:
     """Catalog instance types whose labels satisfy every requirement on a key we model (other
     keys, such as zones, narrow where a node starts, not what it is)."""
     reqs = list(requirements)
@@ -140,16 +155,20 @@ def admitted(requirements: Iterable[NodeSelectorRequirement]) -> Admitted:
         GPU_MANUFACTURER,
         GPU_COUNT,
     }
+    if auto_mode:
+        modelled = {auto_mode_key(k) for k in modelled} | {AUTO_MODE_COMPUTE_TYPE}
     mine = [r for r in reqs if r.key in modelled]
     found = tuple(
-        i for i in AWS_GPU_INSTANCES.values() if all(r.matches(instance_labels(i)) for r in mine)
+        i
+        for i in AWS_GPU_INSTANCES.values()
+        if all(r.matches(instance_labels(i, auto_mode)) for r in mine)
     )
     return Admitted(found, capacity_types_of(reqs))
 
 
-def common_labels(instances: Sequence[AwsGpuInstance]) -> dict[str, str]:
+def common_labels(instances: Sequence[AwsGpuInstance], auto_mode: bool = False) -> dict[str, str]:
     """Labels every node of any of these instance types carries with the same value."""
     if not instances:
         return {}
-    first, *rest = [instance_labels(i) for i in instances]
+    first, *rest = [instance_labels(i, auto_mode) for i in instances]
     return {k: v for k, v in first.items() if all(o.get(k) == v for o in rest)}

@@ -494,6 +494,7 @@ class KarpenterSpec(_Model):
     consolidate_after: Optional[str] = None
     max_total_gpus: Optional[Annotated[int, Field(strict=True, ge=1)]] = None
     weight: Optional[Annotated[int, Field(strict=True, ge=1, le=100)]] = None
+    auto_mode: Bool = False  # EKS Auto Mode: eks.amazonaws.com/* keys, its NodeClass
 
 
 class GpuSharingSpec(_Model):

@@ -318,7 +318,7 @@ class InferencePlatform(pulumi.ComponentResource):
             from ..serving.nvidia_device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 
             gpu_taints = sorted(
-                {t for p in self.pools.values() if p.gpus_per_node for t in p.taints}
+                {t for p in self.pools.values() if _needs_plugin(p) for t in p.taints}
             )
             out["nvidiaDevicePlugin"] = NvidiaDevicePlugin(
                 f"{name}-nvidia-device-plugin",
@@ -330,7 +330,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     # affinity wants node-feature-discovery labels a plain GPU node lacks).
                     pool_label=POOL_LABEL,
                     pool_label_values=sorted(
-                        p.facts.name for p in self.pools.values() if p.gpus_per_node
+                        p.facts.name for p in self.pools.values() if _needs_plugin(p)
                     )
                     or None,
                 ),
@@ -595,6 +595,12 @@ def _q(value: Any) -> Any:
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     return str(value)
+
+
+def _needs_plugin(pool: PoolComponent) -> bool:
+    """A GPU pool whose nodes need the NVIDIA device plugin DaemonSet (EKS Auto Mode runs its
+    own: awsdocs/amazon-eks-user-guide `latest/ug/automode/auto-accelerated.adoc`)."""
+    return bool(pool.gpus_per_node) and not getattr(pool, "builtin_device_plugin", False)
 
 
 def _wired(pool_names: Sequence[str]) -> Optional[dict[str, str]]:

@@ -33,6 +33,7 @@ KARPENTER_KEYS = {
     "args.consolidate_after": "karpenter.consolidateAfter",
     "args.max_total_gpus": "karpenter.maxTotalGpus",
     "args.weight": "karpenter.weight",
+    "args.auto_mode": "karpenter.autoMode",
     "args.labels": "labels",
     "args.taints": "taints",
     "args.select_labels": "selectLabels",
@@ -68,6 +69,7 @@ def karpenter_args(pool: Pool, cluster: Cluster) -> KarpenterGpuNodePoolArgs:
         ami_alias=k.ami_alias or "al2023@latest",
         disk_size_gb=pool.disk_size_gb or 100,
         node_class=k.node_class,
+        auto_mode=bool(k.auto_mode),
         pool_name=pool.name,
     )
 

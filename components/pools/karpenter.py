@@ -56,6 +56,7 @@ from ..model.karpenter import (
     INSTANCE_TYPE_LABEL,
     NODEPOOL_LABEL,
     admitted,
+    auto_mode_key,
     common_labels,
     ec2_gpu_name,
     gpu_names,
@@ -66,6 +67,7 @@ from .pool import PoolFacts, build_facts, validate_pool_name
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
 NODECLASS_GROUP = "karpenter.k8s.aws"
+AUTO_MODE_GROUP = "eks.amazonaws.com"
 DISCOVERY_TAG = "karpenter.sh/discovery"
 AMI_FAMILIES = ("al2023", "bottlerocket")
 _DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
@@ -122,7 +124,11 @@ class KarpenterGpuNodePoolArgs:
     security_group_selector_tags: Optional[Mapping[str, str]] = None
     """Security groups by tags; default `{karpenter.sh/discovery: <cluster_name>}`."""
     node_class: Optional[str] = None
-    """An existing EC2NodeClass to launch with (no EC2NodeClass is emitted)."""
+    """An existing EC2NodeClass to launch with (no EC2NodeClass is emitted); on EKS Auto Mode the
+    NodeClass (default `default`, the one Auto Mode creates)."""
+    auto_mode: Optional[bool] = False
+    """EKS Auto Mode: requirement keys under `eks.amazonaws.com/`, Auto Mode's own NodeClass, no
+    EC2NodeClass; Auto Mode runs the NVIDIA device plugin itself."""
     pool_name: Optional[str] = None
     """The pool's name (its `gpu-inference.dev/pool` label and the NodePool's name); default: the
     component's name."""
@@ -268,6 +274,13 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
             "args.max_gpus",
         )
     capacity = capacity_order(args.capacity_types)
+    auto = bool(args.auto_mode)
+    if auto and "reserved" in capacity:
+        raise InputError(
+            "capacity type reserved on EKS Auto Mode, whose NodePools take spot and on-demand",
+            "spot, on-demand",
+            "args.capacity_types",
+        )
 
     shape: list[dict[str, Any]] = [
         _requirement(GPU_MANUFACTURER, "In", ["nvidia"]),
@@ -281,8 +294,11 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         shape.append(_requirement(INSTANCE_FAMILY, "In", families))
     if types:
         shape.append(_requirement(INSTANCE_TYPE_LABEL, "In", types))
+    if auto:
+        shape = [{**r, "key": auto_mode_key(r["key"])} for r in shape]
     found = admitted(
-        NodeSelectorRequirement(r["key"], r["operator"], r.get("values", ())) for r in shape
+        (NodeSelectorRequirement(r["key"], r["operator"], r.get("values", ())) for r in shape),
+        auto,
     ).instances
     if not found:
         asked = "; ".join(
@@ -293,7 +309,7 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
             "requirements some catalog instance type meets: " + offer_summary(names),
             "args",
         )
-    arches = sorted({common_labels([i])[ARCH_LABEL] for i in found})
+    arches = sorted({common_labels([i], auto)[ARCH_LABEL] for i in found})
     requirements = [
         *shape,
         _requirement(ARCH_LABEL, "In", arches),
@@ -301,7 +317,7 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     ]
     gpus = max(i.gpus for i in found)
     models = {i.gpu_model for i in found}
-    cloud_labels = {NODEPOOL_LABEL: pool_name, **common_labels(found)}
+    cloud_labels = {NODEPOOL_LABEL: pool_name, **common_labels(found, auto)}
     if len(capacity) == 1:
         cloud_labels[CAPACITY_TYPE_LABEL] = capacity[0]
     for k in args.labels or {}:
@@ -346,8 +362,15 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     node_class_name = args.node_class if args.node_class is not None else pool_name
     if args.node_class is not None:
         validate_pool_name(args.node_class, "args.node_class")
+    class_ref = {"group": NODECLASS_GROUP, "kind": "EC2NodeClass", "name": node_class_name}
+    if auto:
+        class_ref = {
+            "group": AUTO_MODE_GROUP,
+            "kind": "NodeClass",
+            "name": args.node_class or "default",
+        }
     template_spec: dict[str, Any] = {
-        "nodeClassRef": {"group": NODECLASS_GROUP, "kind": "EC2NodeClass", "name": node_class_name},
+        "nodeClassRef": class_ref,
         "requirements": requirements,
         "taints": [t.to_dict() for t in facts.taints],
     }
@@ -364,7 +387,7 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     node_pool = {"metadata": {"name": pool_name}, "spec": spec}
 
     node_class = None
-    if args.node_class is None:
+    if args.node_class is None and not auto:
         node_class = _node_class(pool_name, args)
     return KarpenterPoolPlan(
         facts=facts,
@@ -462,6 +485,7 @@ class KarpenterGpuNodePool(pulumi.ComponentResource):
         self.taints: list[Taint] = list(plan.facts.taints)
         self.gpus_per_node: int = plan.facts.gpus_per_node
         self.instance_types: list[str] = list(plan.instance_types)
+        self.builtin_device_plugin: bool = bool(args.auto_mode)
         depends: list[pulumi.Resource] = []
         if plan.node_class is not None:
             self.node_class = k8s.apiextensions.CustomResource(

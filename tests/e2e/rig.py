@@ -1291,8 +1291,7 @@ class ControlPlane:
                 crd = self.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{n}")
                 conds = {
                     c["type"]: c["status"]
-                    # status.conditions is null until the CRD's controller first reports.
-                    for c in ((crd or {}).get("status") or {}).get("conditions") or []
+                    for c in (crd or {}).get("status", {}).get("conditions", [])
                 }
                 if conds.get("Established") != "True":
                     return False

@@ -413,3 +413,47 @@ def test_shared_gpu_refusals(tmp_path, capsys, old, new, message):
     code, out = _preview(capsys, project, "bad")
     assert code == 2, out
     assert message in out
+
+
+# -- EKS Auto Mode ----------------------------------------------------------------------------
+
+
+def test_auto_mode_pool_uses_auto_modes_node_class_and_plugin(tmp_path, capsys):
+    text = (
+        _karpenter_text()
+        .replace(
+            "        gpuNames: [l4, a10g]\n",
+            "        autoMode: true\n        gpuNames: [l4, a10g]\n",
+        )
+        .replace(
+            "        nodeRole: KarpenterNodeRole-inference\n      maxNodes: 6\n",
+            "      maxNodes: 6\n",
+        )
+    )
+    assert "autoMode: true" in text
+    project = _project(tmp_path, "auto", text)
+    code, out = _preview(capsys, project, "auto")
+    assert code == 0, out
+    graph = json.loads((project / "out" / "resources.json").read_text())
+    pool = next(
+        e
+        for e in graph
+        if e["type"].endswith("karpenter.sh/v1:NodePool") and e["name"] == "l4-a10g"
+    )
+    spec = pool["inputs"]["spec"]["template"]["spec"]
+    assert spec["nodeClassRef"] == {
+        "group": "eks.amazonaws.com",
+        "kind": "NodeClass",
+        "name": "default",
+    }
+    assert {
+        "key": "eks.amazonaws.com/instance-gpu-name",
+        "operator": "In",
+        "values": ["l4", "a10g"],
+    } in spec["requirements"]
+    assert sorted(e["name"] for e in graph if e["type"].endswith(":EC2NodeClass")) == [
+        "h100-nodeclass"
+    ]
+    plugin = next(e for e in graph if e["name"].endswith("nvidia-device-plugin-release"))
+    affinity = json.dumps(plugin["inputs"]["values"]["affinity"])
+    assert '"h100"' in affinity and "l4-a10g" not in affinity  # Auto Mode runs its own plugin

@@ -481,3 +481,87 @@ def test_admitted_counts(reqs, types):
         requirement_from_karpenter({"key": k, "operator": o, "values": v}) for k, o, v in reqs
     )
     assert len(found.instances) == types
+
+
+# -- EKS Auto Mode ----------------------------------------------------------------------------
+
+
+def test_auto_mode_node_pool_exact():
+    plan = validate_karpenter_pool_args(
+        "gpu",
+        KarpenterGpuNodePoolArgs(
+            auto_mode=True,
+            instance_families=["g6e", "g6"],
+            capacity_types=["on-demand"],
+            max_nodes=3,
+        ),
+    )
+    assert plan.node_class is None
+    spec = plan.node_pool["spec"]["template"]["spec"]
+    assert spec["nodeClassRef"] == {
+        "group": "eks.amazonaws.com",
+        "kind": "NodeClass",
+        "name": "default",
+    }
+    assert spec["requirements"] == [
+        {
+            "key": "eks.amazonaws.com/instance-gpu-manufacturer",
+            "operator": "In",
+            "values": ["nvidia"],
+        },
+        {"key": "eks.amazonaws.com/instance-gpu-count", "operator": "Gt", "values": ["0"]},
+        {"key": "eks.amazonaws.com/instance-family", "operator": "In", "values": ["g6e", "g6"]},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+    ]
+    assert plan.facts.labels["eks.amazonaws.com/compute-type"] == "auto"
+    assert plan.facts.gpus_per_node == 8
+
+
+@pytest.mark.skipif(not CRDS.exists(), reason="../shared/crds is absent")
+def test_auto_mode_node_pool_validates_against_the_crd():
+    from tests.crdschema import validate_cr
+
+    g = run_program(
+        lambda: KarpenterGpuNodePool(
+            "gpu", KarpenterGpuNodePoolArgs(auto_mode=True, gpu_names=["l40s"])
+        )
+    )
+    assert g.of_type(NODECLASS) == []
+    validate_cr(g.one(NODEPOOL).inputs)
+
+
+def test_check_reads_an_auto_mode_node_pool_from_awss_tutorial():
+    """The GPU NodePool of AWS's "Deploy an accelerated workload" (Auto Mode) and its pod that
+    selects `eks.amazonaws.com/instance-gpu-name: l40s`: it lands there, on g6e nodes only."""
+    pool = _node_pool(
+        "gpu",
+        [
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+            {"key": "eks.amazonaws.com/instance-family", "operator": "In", "values": ["g6e", "g6"]},
+        ],
+        node_class="default",
+    )
+    pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"]["group"] = "eks.amazonaws.com"
+    pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"]["kind"] = "NodeClass"
+    pod = {
+        "nodeSelector": {
+            "eks.amazonaws.com/instance-gpu-name": "l40s",
+            "eks.amazonaws.com/compute-type": "auto",
+        }
+    }
+    report = check([pool, _deployment("nvidia-smi", pod, 1, "gpu")])
+    (facts,) = report.pools
+    assert facts.builtin_device_plugin is True and facts.gpus_per_node == 8
+    assert next(w for w in report.workloads if w.name == "nvidia-smi").pools == ("gpu",)
+    assert report.errors == []
+
+
+def test_auto_mode_refuses_reserved():
+    with pytest.raises(
+        InputError, match=r"^args.capacity_types: capacity type reserved on EKS Auto Mode"
+    ):
+        validate_karpenter_pool_args(
+            "p", KarpenterGpuNodePoolArgs(auto_mode=True, capacity_types=["reserved"])
+        )
