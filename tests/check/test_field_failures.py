@@ -337,7 +337,7 @@ def test_gi015_counts_every_workload_confined_to_the_pools_with_numbers():
         "land there may ask for 4 (InferenceService/a/predictor: 3 replica(s) x 1 GPU(s), "
         "Deployment/b: 1 replica(s) x 1 GPU(s)): replicas needing 1 GPU(s) stay Pending"
     )
-    assert finding.fix == "raise maxNodes to 4 or lower maxReplicas"
+    assert finding.fix == "raise maxNodes of l4 to 4 or lower maxReplicas"
 
 
 def test_gi015_spot_and_on_demand_pools_share_the_budget():
@@ -346,7 +346,8 @@ def test_gi015_spot_and_on_demand_pools_share_the_budget():
     two = workload("llm", pod({"tier": "gpu"}), replicas=2)
     assert "GI015" not in {f.code for f in check([spot, ondemand, two]).findings}
     three = workload("llm", pod({"tier": "gpu"}), replicas=3)
-    assert "GI015" in {f.code for f in check([spot, ondemand, three]).findings}
+    (finding,) = [f for f in check([spot, ondemand, three]).findings if f.code == "GI015"]
+    assert finding.fix == "raise maxNodes of one of ondemand, spot by 1 or lower maxReplicas"
 
 
 def test_gi015_leaves_serverless_without_max_replicas_alone():

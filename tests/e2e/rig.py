@@ -1291,7 +1291,8 @@ class ControlPlane:
                 crd = self.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{n}")
                 conds = {
                     c["type"]: c["status"]
-                    for c in (crd or {}).get("status", {}).get("conditions", [])
+                    # status.conditions is null until the CRD's controller first reports.
+                    for c in ((crd or {}).get("status") or {}).get("conditions") or []
                 }
                 if conds.get("Established") != "True":
                     return False
