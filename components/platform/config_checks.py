@@ -11,6 +11,7 @@ from ..model.errors import InputError, show
 from ..model.scheduling import (
     LABEL_VALUE_RULE,
     label_value_problem,
+    validate_dns1035_label,
     validate_dns1123_subdomain,
 )
 from ..pools.pool import GPU_TAINT
@@ -22,6 +23,7 @@ from .config import (
     KNATIVE_PODSPEC_FLAGS,
     PLACEMENT_HELP,
     POOL_KEYS_BY_PROVIDER,
+    POOL_NAME_MAX,
     POOL_NOT_ON_EXISTING,
     POOL_REQUIRED_BY_PROVIDER,
     SELDON_BUILTIN_SERVER_CONFIGS,
@@ -248,6 +250,10 @@ class _Checker:
                 raise e.at(f"{path}.gpuPartitionSize") from None
 
     def _gke_pool(self, pool: Pool, path: str) -> None:
+        try:  # the GKE node pool component names the pool's cloud resources after it
+            validate_dns1035_label(pool.name, max_length=POOL_NAME_MAX)
+        except InputError as e:
+            raise e.at(f"{path}.name") from None
         mt = pool.machine_type or ""
         if not _MACHINE_TYPE.match(mt):
             raise InputError(
@@ -556,6 +562,13 @@ class _Checker:
                     self.p(f"seldon.serverConfigs[{i}].replacesBuiltin"),
                 )
             names = [c.name for c in sc.containers]
+            for j, c in enumerate(sc.containers):
+                if not c.image:  # a ServerConfig is the whole pod: no image to fall back to
+                    raise InputError(
+                        f"container {c.name!r} has no image",
+                        "an image reference",
+                        self.p(f"seldon.serverConfigs[{i}].containers[{j}].image"),
+                    )
             missing = [c for c in SELDON_SERVER_POD_CONTAINERS if c not in names]
             if missing:
                 # A ServerConfig is the server pod's whole template: without the agent (scheduler

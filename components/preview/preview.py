@@ -335,12 +335,15 @@ def error_message(err: BaseException) -> str:
     return str(err).strip() or type(err).__name__
 
 
-_PATH_STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
+# `.key` (any characters but `.`, `[`, `]`: label keys like `-tier` too), `[3]`, or `["a.b/c"]`
+# (a map key holding `.` or `/`, JSON-quoted).
+_PATH_STEP = re.compile(r'\.([^.\[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
 
 
 def config_line(config: StackConfig, key_path: str) -> int | None:
-    """The line in the stack file of the value at a key path like `gpu-inference:pools[0].name`
-    (the deepest part of it that the file has); None when the file does not have it."""
+    """The line in the stack file of the key at a key path like `gpu-inference:pools[0].name`
+    (of the deepest part of it that the file has: a missing key's parent, a missing section's
+    `config:`); None when the file has no `config:`."""
     m = re.match(r"^([\w.-]+:[\w.-]+?)(?=$|[.\[])", key_path)
     if not m:
         return None
@@ -349,14 +352,27 @@ def config_line(config: StackConfig, key_path: str) -> int | None:
     except (OSError, yaml.YAMLError):
         return None
     config_node = _child(root, "config")
-    found = _child(config_node[1], m.group(1)) if config_node else None
-    if found is None:
-        found = _child(config_node[1], m.group(1).split(":", 1)[1]) if config_node else None
-    if found is None:
+    if config_node is None:
         return None
+    found = _child(config_node[1], m.group(1))
+    if found is None:
+        found = _child(config_node[1], m.group(1).split(":", 1)[1])
+    if found is None:
+        return config_node[0]  # a missing section: where it belongs
     line, node = found
-    for step in _PATH_STEP.finditer(key_path, m.end()):
-        found = _child(node, step.group(1) if step.group(1) else int(step.group(2)))
+    pos = m.end()
+    while pos < len(key_path):
+        step = _PATH_STEP.match(key_path, pos)
+        if step is None:
+            break
+        pos = step.end()
+        if step.group(3) is not None:
+            key: str | int = json.loads(step.group(3))
+        elif step.group(2) is not None:
+            key = int(step.group(2))
+        else:
+            key = step.group(1)
+        found = _child(node, key)
         if found is None:
             break
         line, node = found

@@ -10,6 +10,8 @@ path with a ':' is a full config key.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from config_bases import DEL, mutated
 
@@ -70,6 +72,9 @@ CASES = [
     ("machine-family-mismatch", "gke", {"pools[0].machineType": "n1-standard-8"}, "pools[0].machineType", "machine family and accelerator do not match"),
     ("gke-gpu-machine-as-cpu", "gke", {"pools[2].machineType": "g2-standard-8"}, "pools[2].machineType", "declares no accelerator"),
     ("gke-gpus-without-accelerator", "gke", {"pools[2].gpusPerNode": 1}, "pools[2].accelerator", "no accelerator"),
+    ("gke-gpu-taint-effect", "gke", {"pools[1].taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoExecute"}]}, "pools[1].taints[0].effect", "the key GKE taints its GPU nodes with itself"),
+    ("gke-gpu-taint-value", "gke", {"pools[1].taints": [{"key": "nvidia.com/gpu", "value": "true"}]}, "pools[1].taints[0].value", "nvidia.com/gpu=present:NoSchedule (or leave it out"),
+    ("gke-pool-name-dns1035", "gke", {"pools[2].name": "1cpu"}, "pools[2].name", "DNS-1035"),
     ("eks-instance-without-gpu", "eks", {"pools[0].instanceTypes": ["m6i.large"]}, "pools[0].instanceTypes[0]", "needs GPU instance types"),
     ("eks-accelerator-mismatch", "eks", {"pools[0].accelerator": "nvidia-l4"}, "pools[0].accelerator", "not the GPU of 'g5.xlarge'"),
     ("eks-gpu-count-mismatch", "eks", {"pools[0].gpusPerNode": 4}, "pools[0].gpusPerNode", "has 1 GPU(s), not 4"),
@@ -102,6 +107,14 @@ CASES = [
     ("seldon-unknown-server-config", "gke", {"seldon.servers[0].serverConfig": "mlserver-gpu"}, "seldon.servers[0].serverConfig", "(allowed: mlserver, mlserver-llm, triton)"),
     ("seldon-gpu-limit-below-request", "gke", {"seldon.servers[0].gpuLimit": 0}, "seldon.servers[0].gpuLimit", "below the request"),
     ("omit-gpu-toleration-without-plugin", "existing", {"inferenceServices[0].predictor.omitGpuToleration": True}, "inferenceServices[0].predictor.omitGpuToleration", "ExtendedResourceToleration"),
+    ("no-pool-no-placement", "gke", {"inferenceServices[1].predictor.pool": DEL}, "inferenceServices[1].predictor.pool", "placement: {} runs on any node"),
+    ("placement-and-pool", "gke", {"inferenceServices[0].transformer.placement": {}}, "inferenceServices[0].transformer.placement", "pool and placement are both given"),
+    ("placement-and-tolerations", "gke", {"inferenceServices[1].predictor.pool": DEL, "inferenceServices[1].predictor.placement": {"nodeSelector": {"a": "b"}}, "inferenceServices[1].predictor.tolerations": [{"key": "a", "operator": "Exists"}]}, "inferenceServices[1].predictor.tolerations", "placement.tolerations"),
+    ("placement-omit-gpu-toleration", "gke", {"seldon.servers[0].pool": DEL, "seldon.servers[0].placement": {}, "seldon.servers[0].omitGpuToleration": True}, "seldon.servers[0].omitGpuToleration", "an own placement has only the tolerations it lists"),
+    ("server-no-pool-no-placement", "gke", {"seldon.servers[1].pool": DEL}, "seldon.servers[1].pool", "its serverConfig names none"),
+    ("serverconfig-named-builtin", "gke", {"seldon.serverConfigs[0].name": "mlserver"}, "seldon.serverConfigs[0].name", "replacesBuiltin: true"),
+    ("replaces-builtin-other-name", "gke", {"seldon.serverConfigs[0].replacesBuiltin": True}, "seldon.serverConfigs[0].replacesBuiltin", "not one of Seldon's own"),
+    ("serverconfig-container-without-image", "gke", {"seldon.serverConfigs[0].containers[0].image": DEL}, "seldon.serverConfigs[0].containers[0].image", "has no image"),
     # --- Knative --------------------------------------------------------------------------
     ("knative-unknown-mode", "gke", {"knative.mode": "auto"}, "knative.mode", "(allowed: operator, patch, none)"),
     ("knative-flag-disabled-while-used", "gke", {"knative.features": {"kubernetes.podspec-tolerations": "disabled"}, "knative.allowDisablingPodspecFlags": True}, 'knative.features["kubernetes.podspec-tolerations"]', "InferenceService 'llm'"),
@@ -115,6 +128,18 @@ CASES = [
     ("pod-security-unknown", "gke", {"namespaces.podSecurity": "strict"}, "namespaces.podSecurity", "privileged, baseline, restricted"),
     ("aws-role-on-gke", "gke", {"cluster.workloadIdentity": {"awsRoleArn": "arn:aws:iam::123456789012:role/r"}}, "cluster.workloadIdentity.awsRoleArn", "this cluster is GKE"),
     ("node-sa-on-eks", "eks", {"cluster.nodeServiceAccount": "nodes@p.iam.gserviceaccount.com"}, "cluster.nodeServiceAccount", "is for provider 'gke'"),
+]
+# fmt: on
+
+
+# Refused by a component, not by `load_spec` (the pool components know the labels the cloud sets
+# on their nodes): through the CLI the error still names the stack key and line, not the component.
+# fmt: off
+COMPONENT_CASES = [
+    ("label-reserved-prefix-gke", "gke", {"pools[0].labels": {"pool": "a", "cloud.google.com/gke-nodepool": "x"}}, 'pools[0].labels["cloud.google.com/gke-nodepool"]', "uses the prefix 'cloud.google.com'"),
+    ("label-reserved-prefix-eks", "eks", {"pools[0].labels": {"eks.amazonaws.com/nodegroup": "x"}}, 'pools[0].labels["eks.amazonaws.com/nodegroup"]', "uses the prefix 'eks.amazonaws.com'"),
+    ("label-reserved-prefix-existing", "existing", {"pools[0].labels": {"node-role.kubernetes.io/gpu": ""}}, 'pools[0].labels["node-role.kubernetes.io/gpu"]', "uses the prefix 'kubernetes.io'"),
+    ("label-pool-key-reserved", "gke", {"pools[2].labels": {"gpu-inference.dev/pool": "cpu"}}, 'pools[2].labels["gpu-inference.dev/pool"]', "is reserved"),
 ]
 # fmt: on
 
@@ -138,6 +163,14 @@ def test_catalogue_is_big_and_distinct():
     assert len({repr(c[1:3]) for c in CASES}) == len(CASES)
 
 
+@pytest.mark.parametrize(
+    ("base", "changes"), [c[1:3] for c in COMPONENT_CASES], ids=[c[0] for c in COMPONENT_CASES]
+)
+def test_component_cases_pass_load_spec(base, changes):
+    """They are component refusals: the config pass lets them through (else they belong above)."""
+    load_spec(mutated(base, changes))
+
+
 @pytest.mark.parametrize("base", ["gke", "eks", "existing"])
 def test_bases_are_valid(base):
     load_spec(mutated(base, {}))
@@ -150,7 +183,7 @@ def test_every_case_is_in_the_config_reference():
     if not doc.exists():
         pytest.skip("docs/config-reference.md folded elsewhere")
     text = doc.read_text()
-    missing = [c[0] for c in CASES if f"`{c[0]}`" not in text]
+    missing = [c[0] for c in CASES + COMPONENT_CASES if f"`{c[0]}`" not in text]
     assert not missing, f"add these to the catalogue in {doc.name}: {missing}"
 
 
@@ -169,7 +202,9 @@ def project(tmp_path_factory):
 
 
 @pytest.mark.parametrize(
-    ("base", "changes", "path", "piece"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+    ("base", "changes", "path", "piece"),
+    [c[1:] for c in CASES + COMPONENT_CASES],
+    ids=[c[0] for c in CASES + COMPONENT_CASES],
 )
 def test_bad_stack_file_exits_2_with_the_message(project, capsys, base, changes, path, piece):
     """The same catalogue through `gpu-inference preview`: exit 2, the key path and the message,
@@ -186,6 +221,46 @@ def test_bad_stack_file_exits_2_with_the_message(project, capsys, base, changes,
     err = capsys.readouterr().err
     expected = path if ":" in path else f"{NS}:{path}"
     assert f"error: {expected}: " in err, err
+    assert f"Pulumi.{stack}.yaml:{expected_line(text, expected)})" in err, err
+    assert not re.search(r"error: [A-Z]\w*\(", err), err  # never a component's name first
     assert piece in err
     assert "Traceback" not in err
     assert not out.exists()
+
+
+def expected_line(text: str, key_path: str) -> int:
+    """The line of the deepest key of `key_path` in the stack file `text` (a missing key: its
+    parent's; a missing section: `config:`'s), found by walking the YAML nodes."""
+    import json
+    import re
+
+    import yaml
+
+    root = yaml.compose(text)
+    node, line = None, 0
+    for k, v in root.value:
+        if k.value == "config":
+            node, line = v, k.start_mark.line + 1
+    section = re.match(r"^[^:]+:[^.\[]+", key_path)
+    assert section is not None
+    steps: list = [section.group(0)]
+    steps += [
+        json.loads(q) if q else (int(i) if i else name)
+        for name, i, q in re.findall(
+            r'\.([^.\[\]]+)|\[(\d+)\]|\[("[^"]*")\]', key_path[section.end() :]
+        )
+    ]
+    for step in steps:
+        if isinstance(node, yaml.MappingNode):
+            hit = [(k, v) for k, v in node.value if k.value == step]
+            if not hit:
+                break
+            line, node = hit[0][0].start_mark.line + 1, hit[0][1]
+        elif (
+            isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value)
+        ):
+            node = node.value[step]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
