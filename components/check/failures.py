@@ -185,8 +185,8 @@ def check_asg_tags(
                 "GI016",
                 pool.resource,
                 f"node group {pool.node_group or pool.name} can be at 0 nodes but its Auto Scaling "
-                f"group lacks the cluster-autoscaler node-template tag(s) {_names(wrong)}: pods needing them "
-                "never trigger a scale-up",
+                f"group lacks the cluster-autoscaler node-template tag(s) {_names(wrong)}: pods "
+                "needing them never trigger a scale-up",
                 "add aws.autoscaling.Tag resources (propagateAtLaunch false) on the node group's "
                 "Auto Scaling group for each",
             )
