@@ -6,10 +6,17 @@ placement that lands on them.
   nodes get `nvidia.com/gpu=present:NoSchedule` unless taints are given. The annotation
   `gpu-inference.dev/gpus-per-node` records the GPU count for the placement check.
 - No autoscaling: the pool has exactly the named nodes (`min_nodes = max_nodes = len(nodes)`).
-- Server-side apply: fields another manager owns (often taints set by hand or by an operator) make
-  the patch fail with a conflict; `patch_force` adds `pulumi.com/patchForce: "true"` to take them
-  over. Note `spec.taints` is one atomic list under server-side apply: a forced patch replaces
-  the node's whole taint list with the pool's.
+- Server-side apply: label keys another manager owns make the patch fail with a conflict;
+  `patch_force` adds `pulumi.com/patchForce: "true"` to take them over.
+- Taints: `spec.taints` is ONE atomic list under server-side apply (whoever applies it owns all of
+  it; the kubelet owns it from node registration). So: a pool that adds no taint sends no
+  `spec` at all (never `taints: []`, which would wipe or conflict); a pool that adds taints
+  reads each node at deploy time (`Node.get`) and applies the node's current taints plus the
+  pool's (`merged_taints`), forced (the list always has another owner). On `pulumi destroy`
+  pulumi-kubernetes relinquishes the patch's fields (`ssa.Relinquish`: fields left without a
+  manager are removed): labels we added go, but releasing the taint list would remove the node's
+  own taints too, so a tainting patch is kept on destroy (`retain_on_delete`): the node keeps
+  its labels and taints, and the README says how to remove ours.
 - `extended_resource_toleration`: whether the cluster runs the ExtendedResourceToleration
   admission plugin. Self-managed and on-prem clusters often do not (it is off upstream), so the
   default is False and workloads must carry the GPU toleration explicitly (they always do here).
@@ -68,7 +75,40 @@ class ExistingGpuNodesArgs:
 class ExistingNodesPlan:
     facts: PoolFacts
     patches: dict[str, dict[str, Any]]
-    """Node name -> the NodePatch keyword arguments (metadata, spec)."""
+    """Node name -> the NodePatch keyword arguments (metadata; spec only in `taint_patch`)."""
+    taints: list[dict[str, str]]
+    """The taints the pool adds to every node (merged with each node's own at deploy time)."""
+
+
+# Taints the node controller sets and clears with the node's conditions: never re-applied.
+CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
+
+
+def merged_taints(current: Any, ours: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """The taint list to apply: the node's current taints (but its condition taints, and those
+    with one of our key+effect pairs) in their order, then ours."""
+    mine = {(t["key"], t["effect"]) for t in ours}
+    kept: list[dict[str, str]] = []
+    for t in current or ():
+        entry = {
+            k: v
+            for k in ("key", "value", "effect")
+            if (v := (t.get(k) if isinstance(t, Mapping) else getattr(t, k, None)))
+        }
+        key, effect = entry.get("key", ""), entry.get("effect", "")
+        if key.startswith(CONDITION_TAINT_PREFIX) or (key, effect) in mine:
+            continue
+        kept.append(entry)
+    return kept + [dict(t) for t in ours]
+
+
+def taint_patch(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """The NodePatch `spec` from the node's live spec (a dict, or the SDK's NodeSpec)."""
+    if isinstance(current_spec, Mapping):
+        current = current_spec.get("taints")
+    else:
+        current = getattr(current_spec, "taints", None)
+    return {"taints": merged_taints(current, ours)}
 
 
 def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> ExistingNodesPlan:
@@ -144,18 +184,16 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
         annotations = {GPUS_ANNOTATION: str(gpus)}
         if present:
             annotations[PRESENT_LABELS_ANNOTATION] = json.dumps(present, sort_keys=True)
-        if args.patch_force:
+        if args.patch_force or facts.taints:
+            # Adding taints always takes the atomic list over from its owner (the kubelet).
             annotations[PATCH_FORCE] = "true"
         metadata: dict[str, Any] = {
             "name": node,
             "labels": dict(own_labels),
             "annotations": annotations,
         }
-        patches[node] = {
-            "metadata": metadata,
-            "spec": {"taints": [t.to_dict() for t in facts.taints]},
-        }
-    return ExistingNodesPlan(facts, patches)
+        patches[node] = {"metadata": metadata}
+    return ExistingNodesPlan(facts, patches, [t.to_dict() for t in facts.taints])
 
 
 class ExistingGpuNodes(pulumi.ComponentResource):
@@ -179,15 +217,23 @@ class ExistingGpuNodes(pulumi.ComponentResource):
         self.labels: dict[str, str] = dict(plan.facts.labels)
         self.taints: list[Taint] = list(plan.facts.taints)
         self.gpus_per_node: int = plan.facts.gpus_per_node
-        self.patches = [
-            k8s.core.v1.NodePatch(
-                f"{name}-{node}",
-                metadata=body["metadata"],
-                spec=body["spec"],
-                opts=pulumi.ResourceOptions(parent=self),
+        self.patches = []
+        for node, body in plan.patches.items():
+            spec: Any = None
+            if plan.taints:
+                live = k8s.core.v1.Node.get(
+                    f"{name}-{node}-live", node, opts=pulumi.ResourceOptions(parent=self)
+                )
+                ours = plan.taints
+                spec = live.spec.apply(lambda s, ours=ours: taint_patch(s, ours))
+            self.patches.append(
+                k8s.core.v1.NodePatch(
+                    f"{name}-{node}",
+                    metadata=body["metadata"],
+                    spec=spec,
+                    opts=pulumi.ResourceOptions(parent=self, retain_on_delete=bool(plan.taints)),
+                )
             )
-            for node, body in plan.patches.items()
-        ]
         self.register_outputs(
             {
                 "poolName": plan.facts.name,

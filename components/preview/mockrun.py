@@ -142,6 +142,9 @@ class FakeCloud(pulumi.runtime.Mocks):
         state.update(self.OUTPUTS.get(args.typ, {}))
         if args.typ.startswith("kubernetes:") and args.custom:
             state.setdefault("metadata", {})
+        if args.typ == "kubernetes:core/v1:Node" and args.resource_id:
+            # A read of an existing node (ExistingGpuNodes merges with its taints): untainted.
+            state.setdefault("spec", {})
         return (_fake_id(args.typ, args.name) if args.custom else None), state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> Any:

@@ -8,10 +8,11 @@ from components.model.scheduling import Taint
 from components.pools.existing import (
     ExistingGpuNodes,
     ExistingGpuNodesArgs,
+    merged_taints,
     validate_existing_nodes_args,
 )
 from components.pools.pool import GPU_TAINT, POOL_LABEL
-from components.preview.mockrun import run_program
+from components.preview.mockrun import FakeCloud, run_program
 
 PATCH = "kubernetes:core/v1:NodePatch"
 
@@ -69,13 +70,17 @@ def test_node_patches(world):
     assert plain.inputs["metadata"] == {
         "name": "node-a.example.lan",
         "labels": {POOL_LABEL: "rack-a"},
-        "annotations": {"gpu-inference.dev/gpus-per-node": "8"},
+        # spec.taints is atomic under server-side apply and the kubelet owns it: adding taints
+        # always takes it over.
+        "annotations": {"gpu-inference.dev/gpus-per-node": "8", "pulumi.com/patchForce": "true"},
     }
     assert plain.inputs["spec"] == {
         "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
     }
     cpu = g.one(PATCH, "cpu-nodes-cpu-1")
-    assert cpu.inputs["spec"] == {"taints": []}
+    # No taint added: no spec at all (`taints: []` would wipe the node's taints, or conflict).
+    assert "spec" not in cpu.inputs
+    assert cpu.inputs["metadata"]["annotations"] == {"gpu-inference.dev/gpus-per-node": "0"}
     comp = g.one("gpu-inference:index:ExistingGpuNodes", "infer-srv")
     assert p1.parent == comp.urn
 
@@ -125,7 +130,10 @@ def test_extended_resource_toleration_is_recorded():
         "p", ExistingGpuNodesArgs(nodes=["n"], gpus_per_node=1, extended_resource_toleration=True)
     )
     assert plan.facts.extended_resource_toleration is True
-    assert plan.patches["n"]["metadata"]["annotations"] == {"gpu-inference.dev/gpus-per-node": "1"}
+    assert plan.patches["n"]["metadata"]["annotations"] == {
+        "gpu-inference.dev/gpus-per-node": "1",
+        "pulumi.com/patchForce": "true",
+    }
 
 
 BAD = [
@@ -167,3 +175,65 @@ def test_error_names_the_component():
     with pytest.raises(InputError) as info:
         ExistingGpuNodes("p", ExistingGpuNodesArgs(nodes=[], gpus_per_node=1))
     assert info.value.path == "ExistingGpuNodes('p').args.nodes"
+
+
+# -- taints merged with the node's own at deploy time (issue 12.5) -------------------------------
+
+
+class NodesWithTaints(FakeCloud):
+    """A cluster whose nodes already carry taints of other managers."""
+
+    LIVE = {
+        "gpu-node-1": [
+            {"key": "dedicated", "value": "ml", "effect": "NoSchedule"},
+            {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"},
+            {"key": "nvidia.com/gpu", "value": "old", "effect": "NoSchedule"},
+        ],
+        "gpu-node-2": [],
+    }
+
+    def new_resource(self, args):
+        node_id, state = super().new_resource(args)
+        if args.typ == "kubernetes:core/v1:Node" and args.resource_id:
+            state["spec"] = {"taints": self.LIVE[args.resource_id]}
+        return node_id, state
+
+
+def test_added_taints_merge_with_the_nodes_own():
+    """The patch applies the node's taints (not its condition taints, not an older value of our
+    key+effect) followed by the pool's, so a forced apply of the atomic list removes nothing."""
+    g = run_program(
+        lambda: ExistingGpuNodes(
+            "gpu",
+            ExistingGpuNodesArgs(nodes=["gpu-node-1", "gpu-node-2"], gpus_per_node=1),
+        ),
+        mocks=NodesWithTaints(),
+    )
+    assert g.one(PATCH, "gpu-gpu-node-1").inputs["spec"] == {
+        "taints": [
+            {"key": "dedicated", "value": "ml", "effect": "NoSchedule"},
+            {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        ]
+    }
+    assert g.one(PATCH, "gpu-gpu-node-2").inputs["spec"] == {
+        "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    }
+
+
+def test_merged_taints_keeps_order_and_reads_sdk_objects():
+    class T:  # the SDK's outputs.Taint shape
+        def __init__(self, key, value, effect):
+            self.key, self.value, self.effect = key, value, effect
+
+    ours = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
+    current = [
+        T("a", None, "NoSchedule"),
+        T("gpu", "old", "NoExecute"),
+        T("gpu", "x", "NoSchedule"),
+    ]
+    assert merged_taints(current, ours) == [
+        {"key": "a", "effect": "NoSchedule"},
+        {"key": "gpu", "value": "old", "effect": "NoExecute"},  # another effect: not ours
+        {"key": "gpu", "value": "true", "effect": "NoSchedule"},
+    ]
+    assert merged_taints(None, ours) == ours
