@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..model.scheduling import (
+    NodeSelectorTerm,
     Placement,
     Taint,
 )
@@ -19,6 +20,28 @@ from .contract import (
 # ---------------------------------------------------------------------------------------------
 # Results
 # ---------------------------------------------------------------------------------------------
+
+
+def _positive(term: NodeSelectorTerm) -> bool:
+    return bool(term.match_fields) or any(
+        r.operator in ("In", "Exists", "Gt", "Lt") for r in term.match_expressions or ()
+    )
+
+
+def asks_for(placement: Placement, labels: Mapping[str, str], node_name: str | None) -> bool:
+    """The pod asks for this node by label (taints and GPUs aside): its nodeSelector matches,
+    and a required node affinity term matches; at least one of them asks for something (a
+    nodeSelector, or a term with In / Exists / Gt / Lt: a term of only NotIn / DoesNotExist
+    avoids nodes rather than choosing them)."""
+    if any(labels.get(k) != v for k, v in (placement.node_selector or {}).items()):
+        return False
+    req = placement.node_affinity.required if placement.node_affinity else None
+    if req is None:
+        return bool(placement.node_selector)
+    return any(
+        t.matches(labels, node_name) and (bool(placement.node_selector) or _positive(t))
+        for t in req
+    )
 
 
 @dataclass(frozen=True)
@@ -99,10 +122,7 @@ class PoolFacts:
     def selected_by(self, placement: Placement) -> bool:
         """The pod's nodeSelector / required affinity picks a node of this pool by its labels
         (taints and GPUs aside). A pod that selects nothing selects no pool."""
-        if not placement.selects:
-            return False
-        labels_only = Placement(placement.node_selector, (), placement.node_affinity)
-        return any(labels_only.admits(n.labels, (), n.name) for n in self.nodes)
+        return any(asks_for(placement, n.labels, n.name) for n in self.nodes)
 
     def why_not(self, placement: Placement, gpus: int = 0) -> list[str]:
         """What keeps the pod off this pool: labels, untolerated taints, the GPU count. Reads the

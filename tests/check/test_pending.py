@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from test_placement_check import gpu_container, node, only, placement_st, taint_st, workload
 
 from components.check import check
+from components.check.results import asks_for
 from components.model.scheduling import extended_resource_tolerations
 from components.preview.cli import main
 
@@ -270,9 +271,49 @@ def test_pools_are_those_labels_taints_and_gpus_admit_and_a_stuck_selector_is_re
         )
     )
     assert only(report, "Deployment/w").pools == expected
-    selects = placement.selects and any(
-        placement.admits(labels | {"gpu-inference.dev/pool": f"p{i}"}, (), f"n{i}")
+    selects = any(
+        asks_for(placement, labels | {"gpu-inference.dev/pool": f"p{i}"}, f"n{i}")
         for i, (labels, _, _) in enumerate(pools)
     )
     stuck = not expected and (selects or gpus > 0)
     assert stuck == bool({"GI001", "GI004"} & {f.code for f in report.errors}), report.findings
+
+
+AVOID_A = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}]
+        }
+    }
+}
+PREFER_A = {
+    "nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "preference": {"matchExpressions": [{"key": "a", "operator": "Exists"}]}}
+        ]
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("fragment", "asks"),
+    [
+        pytest.param({}, False, id="nothing"),
+        pytest.param({"tolerations": [GPU_TOLERATION]}, False, id="tolerations-only"),
+        pytest.param(
+            {"nodeSelector": {"cloud.google.com/gke-nodepool": "l4"}}, True, id="selector"
+        ),
+        pytest.param({"affinity": PREFER_A}, False, id="preferred-only"),
+        pytest.param({"affinity": AVOID_A}, False, id="avoids-a-label"),
+        pytest.param(
+            {"affinity": AVOID_A, "nodeSelector": {"cloud.google.com/gke-nodepool": "l4"}},
+            True,
+            id="avoids-and-selects",
+        ),
+    ],
+)
+def test_what_asks_for_a_pool(fragment, asks):
+    """A CPU pod that only avoids labels (NotIn / DoesNotExist) may land on the cluster's other
+    nodes: not reported; one that asks for the GPU pool's labels stays Pending: GI001."""
+    report = check([GKE_L4, workload("api", fragment | {"containers": [{"name": "c"}]})])
+    assert ({f.code for f in report.errors} == {"GI001"}) is asks, report.findings
