@@ -1082,13 +1082,6 @@ class Placement:
         )
 
     @property
-    def selects(self) -> bool:
-        """It constrains nodes by label: a nodeSelector or required node affinity."""
-        return bool(self.node_selector) or (
-            self.node_affinity is not None and self.node_affinity.required is not None
-        )
-
-    @property
     def uses(self) -> frozenset[str]:
         """Which pod spec fields this placement sets: the Knative feature flags it needs."""
         used = set()
