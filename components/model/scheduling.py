@@ -161,18 +161,36 @@ def validate_labels(labels: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def _name_problem(name: str, kind: str, dots: bool, letter_first: bool) -> str:
-    """What is wrong with a name that failed a DNS pattern, in words."""
+def _name_problem(name: str, kind: str, dots: bool, letter_first: bool, max_length: int = 0) -> str:
+    """Everything wrong with a name that failed a DNS pattern, in words, in one sentence: one
+    fault reads as before; several are all named, so that one fix is enough."""
+    faults: list[tuple[str, str]] = []  # (what the name does, why that is wrong)
+    if max_length and len(name) > max_length:
+        faults.append((f"is {len(name)} characters long", f"at most {max_length}"))
     if any(c.isupper() for c in name):
-        return f"{show(name)} has uppercase letters; a {kind} is lowercase"
+        faults.append(("has uppercase letters", f"a {kind} is lowercase"))
     if not dots and "." in name:
-        return f"{show(name)} contains '.'; a {kind} has no dots"
+        faults.append(("contains '.'", f"a {kind} has no dots"))
     bad = sorted({c for c in name if not (c.isascii() and (c.isalnum() or c in "-."))})
     if bad:
-        return f"{show(name)} contains {', '.join(map(repr, bad))}, not allowed in a {kind}"
-    if letter_first and not name[0].isalpha():
-        return f"{show(name)} does not start with a letter, as a {kind} must"
-    return f"{show(name)} does not start and end with a letter or digit, as a {kind} must"
+        faults.append((f"contains {', '.join(map(repr, bad))}", f"not allowed in a {kind}"))
+    if letter_first and name and not name[0].isalpha():
+        faults.append(("does not start with a letter", f"as a {kind} must"))
+    elif name and not (name[0].isalnum() and name[-1].isalnum()):
+        faults.append(("does not start and end with a letter or digit", f"as a {kind} must"))
+    if not faults:  # e.g. 'a..b': an empty label between the dots
+        faults.append(("does not start and end with a letter or digit", f"as a {kind} must"))
+    if len(faults) == 1:
+        what, why = faults[0]
+        if why.startswith("at most"):
+            return f"{show(name)} {what} ({why})"
+        sep = "; " if why.startswith("a ") else ", "
+        return f"{show(name)} {what}{sep}{why}"
+    whats = [w for w, _ in faults]
+    return (
+        f"{show(name)} has {len(faults)} faults: it {', '.join(whats[:-1])} and {whats[-1]} "
+        f"({'; '.join(why for _, why in faults)})"
+    )
 
 
 def validate_dns1123_label(name: object, max_length: int = 63) -> str:
@@ -182,12 +200,8 @@ def validate_dns1123_label(name: object, max_length: int = 63) -> str:
         raise InputError(f"{show(name)} is not a string", rule)
     if not name:
         raise InputError("the name is empty", rule)
-    if len(name) > max_length:
-        raise InputError(
-            f"{show(name)} is {len(name)} characters long (at most {max_length})", rule
-        )
-    if not _DNS1123_LABEL.fullmatch(name):
-        raise InputError(_name_problem(name, "DNS-1123 label", False, False), rule)
+    if len(name) > max_length or not _DNS1123_LABEL.fullmatch(name):
+        raise InputError(_name_problem(name, "DNS-1123 label", False, False, max_length), rule)
     return name
 
 
@@ -213,12 +227,8 @@ def validate_dns1035_label(name: object, max_length: int = 63) -> str:
         raise InputError(f"{show(name)} is not a string", rule)
     if not name:
         raise InputError("the name is empty", rule)
-    if len(name) > max_length:
-        raise InputError(
-            f"{show(name)} is {len(name)} characters long (at most {max_length})", rule
-        )
-    if not _DNS1035_LABEL.fullmatch(name):
-        raise InputError(_name_problem(name, "DNS-1035 label", False, True), rule)
+    if len(name) > max_length or not _DNS1035_LABEL.fullmatch(name):
+        raise InputError(_name_problem(name, "DNS-1035 label", False, True, max_length), rule)
     return name
 
 

@@ -105,6 +105,13 @@ def _from_validation_error(err: ValidationError, namespace: str) -> InputError:
         return InputError(inner.problem, inner.allowed).at(_join(path, inner.path))
     if kind == "missing":
         return InputError("required key is missing", "", path)
+    if kind == "list_type" and isinstance(given, dict) and given:
+        return InputError(
+            f"expected a list, got a mapping ({', '.join(map(str, list(given)[:3]))}"
+            f"{', ...' if len(given) > 3 else ''})",
+            "a list, one '- ' item per entry, e.g. " + _list_form(given, _walk(loc, namespace)[1]),
+            path,
+        )
     if kind in _TYPE_WORDS:
         hint = ""
         if kind == "string_type" and isinstance(given, (int, float, bool)):
@@ -136,6 +143,24 @@ def _from_validation_error(err: ValidationError, namespace: str) -> InputError:
     if kind == "value_error":
         return InputError(str(ctx.get("error", e["msg"])), "", path)
     return InputError(f"{e['msg']} (got {_shown(given)})", "", path)
+
+
+def _list_form(given: dict[Any, Any], list_type: Any) -> str:
+    """The list a mapping was probably meant to be, in YAML flow style (its first entry)."""
+    item = _unwrap_type(list_type)
+    item = get_args(item)[0] if get_origin(item) is list and get_args(item) else None
+    fields = _aliases(item) if isinstance(item, type) and issubclass(item, BaseModel) else []
+    key, value = next(iter(given.items()))
+    if "name" in fields and (isinstance(value, dict) or value is None):
+        inner = [f"name: {key}"] + [f"{k}: {_plain(v)}" for k, v in (value or {}).items()]
+        return "- {" + ", ".join(inner[:3]) + (", ...}" if len(inner) > 3 else "}")
+    if "key" in fields and not isinstance(value, (dict, list)):
+        return f"- {{key: {key}, value: {_plain(value)}}}"
+    return f"- {key}"
+
+
+def _plain(value: Any) -> str:
+    return _shown(value) if isinstance(value, (dict, list, bool)) else str(value)
 
 
 def _join(path: str, sub: str) -> str:

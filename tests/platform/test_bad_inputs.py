@@ -33,6 +33,8 @@ CASES = [
     ("wrong-type-bool", "gke", {"pools[0].spot": "yes"}, "pools[0].spot", "expected true or false, got 'yes'"),
     ("wrong-type-list", "gke", {"pools": "l4"}, "pools", "expected a list, got 'l4'"),
     ("wrong-type-mapping", "gke", {"knative": "operator"}, "knative", "expected a mapping"),
+    ("map-instead-of-list", "gke", {"pools": {"l4-spot": {"accelerator": "nvidia-l4", "machineType": "g2-standard-8"}}}, "pools", "e.g. - {name: l4-spot, accelerator: nvidia-l4, machineType: g2-standard-8}"),
+    ("taints-map-instead-of-list", "gke", {"pools[0].taints": {"inference": "true"}}, "pools[0].taints", "e.g. - {key: inference, value: true}"),
     ("label-value-number", "gke", {"pools[0].labels": {"tier": 1}}, "pools[0].labels.tier", "quote numbers"),
     ("missing-max-nodes", "gke", {"pools[1].maxNodes": DEL}, "pools[1].maxNodes", "required key is missing"),
     ("missing-provider", "gke", {"cluster.provider": DEL}, "cluster.provider", "required key is missing"),
@@ -45,6 +47,7 @@ CASES = [
     # --- names ----------------------------------------------------------------------------
     ("pool-name-uppercase", "gke", {"pools[0].name": "L4"}, "pools[0].name", "'L4' has uppercase letters"),
     ("pool-name-too-long", "gke", {"pools[0].name": LONG}, "pools[0].name", "41 characters long (at most 40)"),
+    ("name-several-faults", "gke", {"seldon.models[0].name": "My_Model"}, "seldon.models[0].name", "'My_Model' has 2 faults: it has uppercase letters and contains '_'"),
     ("isvc-name-dns1035", "gke", {"inferenceServices[0].name": "1llm"}, "inferenceServices[0].name", "DNS-1035"),
     ("isvc-namespace-dns1123", "gke", {"inferenceServices[0].namespace": "Models"}, "inferenceServices[0].namespace", "DNS-1123"),
     ("isvc-host-too-long", "gke", {"inferenceServices[0].name": "a" * 30, "inferenceServices[0].namespace": "b" * 30}, "inferenceServices[0].name", "'<name>-<component>-<namespace>'"),

@@ -101,8 +101,43 @@ def test_config_line_finds_the_deepest_key(project: pv.Project) -> None:
     assert pv.config_line(config, "gpu-inference:spec.replicas") == 5
     assert pv.config_line(config, "gpu-inference:spec.pool") == 4
     assert pv.config_line(config, "gpu-inference:spec.nothere") == 3
-    assert pv.config_line(config, "gpu-inference:elsewhere") is None
+    # a missing section belongs under `config:` (line 2)
+    assert pv.config_line(config, "gpu-inference:elsewhere") == 2
     assert pv.config_line(config, "Thing('x').args.name") is None
+
+
+STACK_WITH_MAP_KEYS = """\
+config:
+  gpu-inference:pools:
+    - name: l4
+      labels:
+        pool: l4
+        -tier: a
+        cloud.google.com/gke-nodepool: x
+      taints:
+        - key: inference
+          value: "true"
+          effect: NO_SCHEDULE
+"""
+
+
+@pytest.mark.parametrize(
+    ("key_path", "line"),
+    [
+        ("gpu-inference:pools[0].taints[0].effect", 11),
+        ("gpu-inference:pools[0].taints[0]", 9),
+        ('gpu-inference:pools[0].labels["cloud.google.com/gke-nodepool"]', 7),
+        ("gpu-inference:pools[0].labels.-tier", 6),
+        ("gpu-inference:pools[0].labels.missing", 4),
+        ("gpu-inference:pools[1]", 2),
+    ],
+)
+def test_config_line_is_the_offending_keys_line(tmp_path: Path, key_path: str, line: int) -> None:
+    """The line of the key itself, not its parent's: map keys with dots, slashes or a leading '-'
+    too; a key the file lacks gives its parent's line."""
+    (tmp_path / "Pulumi.x.yaml").write_text(STACK_WITH_MAP_KEYS)
+    config = pv.StackConfig("x", tmp_path / "Pulumi.x.yaml", {}, set())
+    assert pv.config_line(config, key_path) == line
 
 
 # ------------------------------------------------------------------------------ errors
