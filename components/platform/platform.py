@@ -586,7 +586,9 @@ def from_config(
     try:
         yield
     except InputError as e:
-        raise relocate(e, f"{NAMESPACE}:{key}", model, renames) from None
+        located = relocate(e, f"{NAMESPACE}:{key}", model, renames)
+        # RunError: `pulumi up` prints the message without a traceback, as for load_spec's.
+        raise pulumi.RunError(str(located)) from located
 
 
 def _q(value: Any) -> Any:
