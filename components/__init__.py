@@ -28,6 +28,12 @@ _EXPORTS = {
     "EksGpuNodeGroupArgs": "pools.eks",
     "ExistingGpuNodes": "pools.existing",
     "ExistingGpuNodesArgs": "pools.existing",
+    "KarpenterGpuNodePool": "pools.karpenter",
+    "KarpenterGpuNodePoolArgs": "pools.karpenter",
+    "GkeGpuComputeClass": "pools.compute_class",
+    "GkeGpuComputeClassArgs": "pools.compute_class",
+    "GkeAutopilotGpuPool": "pools.autopilot",
+    "GkeAutopilotGpuPoolArgs": "pools.autopilot",
     # serving
     "KnativeServing": "serving.knative",
     "KnativeServingArgs": "serving.knative",
@@ -94,9 +100,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .platform.cluster_access import ClusterAccess, ClusterAccessArgs
     from .platform.config import Spec, load_spec
     from .platform.platform import InferencePlatform
+    from .pools.autopilot import GkeAutopilotGpuPool, GkeAutopilotGpuPoolArgs
+    from .pools.compute_class import GkeGpuComputeClass, GkeGpuComputeClassArgs
     from .pools.eks import EksGpuNodeGroup, EksGpuNodeGroupArgs
     from .pools.existing import ExistingGpuNodes, ExistingGpuNodesArgs
     from .pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
+    from .pools.karpenter import KarpenterGpuNodePool, KarpenterGpuNodePoolArgs
     from .pools.pool import GPU_TAINT, POOL_LABEL, PoolFacts
     from .serving.cert_manager import CertManager, CertManagerArgs
     from .serving.inference_service import (

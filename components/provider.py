@@ -16,9 +16,12 @@ from typing import Any, Optional
 import pulumi
 
 from .platform.cluster_access import ClusterAccess
+from .pools.autopilot import GkeAutopilotGpuPool
+from .pools.compute_class import GkeGpuComputeClass
 from .pools.eks import EksGpuNodeGroup
 from .pools.existing import ExistingGpuNodes
 from .pools.gke import GkeGpuNodePool
+from .pools.karpenter import KarpenterGpuNodePool
 from .serving.cert_manager import CertManager
 from .serving.inference_service import InferenceService
 from .serving.knative import KnativeServing
@@ -34,6 +37,9 @@ PUBLIC_COMPONENTS: list[type[pulumi.ComponentResource]] = [
     GkeGpuNodePool,
     EksGpuNodeGroup,
     ExistingGpuNodes,
+    KarpenterGpuNodePool,
+    GkeGpuComputeClass,
+    GkeAutopilotGpuPool,
     KnativeServing,
     KServeInstall,
     SeldonCoreInstall,
