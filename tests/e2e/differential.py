@@ -30,12 +30,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import rig
+
 from components.check import check
 from components.check.graph import _templates
 
 SLOT_LABEL = "e2e.gpu-inference.dev/slot"
 RUN_LABEL = "e2e.gpu-inference.dev/run"
-KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 GPU = "nvidia.com/gpu"
 NAMESPACE = "default"
 # Node capacity beyond the GPUs: large enough that only the scheduling rules and GPUs decide.
@@ -160,6 +161,51 @@ def pairs_from_graph(
 # ---------------------------------------------------------------------------------------------
 
 
+class ControlPlane(rig.ControlPlane):
+    """The rig's control plane (etcd, kube-apiserver, kube-scheduler; ExtendedResourceToleration
+    on or off), set up for thousands of nodes that nothing but the scheduler reads.
+
+    - Its nodes are bare Node objects (labels, taints, capacity), not kwok-managed: the
+      scheduler's filters read no node condition, and kwok's heartbeats for a thousand nodes
+      loaded two cores so much that some fell behind the node lifecycle controller, which then
+      tainted them `unreachable` in the middle of a run. So: no controller-manager (nothing marks
+      a node unready), no `TaintNodesByCondition` admission (no `not-ready` taint at creation),
+      and the `default` ServiceAccount, which the controller-manager would make, made here.
+    - The scheduler may make more API calls per second (default 50, burst 100): it writes about
+      one per pod it decides. Scheduling itself is unchanged.
+    """
+
+    def __init__(self, *, extended_resource_toleration: bool, **kwargs: Any) -> None:
+        kwargs.setdefault("controller_manager", False)
+        super().__init__(extended_resource_toleration=extended_resource_toleration, **kwargs)
+
+    def _spawn(self, name: str, args: Sequence[str]) -> Any:
+        args = list(args)
+        if name == "kube-scheduler":
+            args += ["--kube-api-qps=1000", "--kube-api-burst=2000"]
+        if name == "kube-apiserver":
+            flag = "--disable-admission-plugins="
+            i = next((i for i, a in enumerate(args) if a.startswith(flag)), None)
+            if i is None:
+                args.append(flag + "TaintNodesByCondition")
+            else:
+                args[i] += ",TaintNodesByCondition"
+        return super()._spawn(name, args)
+
+    def start(self) -> None:
+        super().start()
+        if not self.with_cm:
+            try:
+                self.request(
+                    "POST",
+                    f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts",
+                    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}},
+                )
+            except rig.ApiError as e:
+                if e.status != 409:
+                    raise
+
+
 class ApiRefused(RuntimeError):
     def __init__(self, status: int, body: str, what: str) -> None:
         super().__init__(f"{what}: HTTP {status}: {body[:2000]}")
@@ -222,14 +268,17 @@ _AVAILABLE = re.compile(r"^0/(\d+) nodes are available")
 
 
 def run_pairs(
-    cp: Any, pairs: Sequence[Pair], *, chunk: int = 600, workers: int = 4, timeout: float = 180
+    cp: Any, pairs: Sequence[Pair], *, chunk: int = 5000, workers: int = 4, timeout: float = 180
 ) -> RunStats:
-    """Decide every pair on the rig (sets `outcome` and `detail`), `chunk` slots at a time."""
+    """Decide every pair on the rig (sets `outcome` and `detail`), `chunk` slots at a time (the
+    objects of a chunk are deleted before the next one; the last chunk's are left to the rig's
+    teardown)."""
     api = Api(cp)
     stats = RunStats()
     with ThreadPoolExecutor(workers) as pool:
         for start in range(0, len(pairs), chunk):
-            _run_chunk(api, pool, list(pairs[start : start + chunk]), stats, timeout)
+            last = start + chunk >= len(pairs)
+            _run_chunk(api, pool, list(pairs[start : start + chunk]), stats, timeout, not last)
     return stats
 
 
@@ -243,14 +292,43 @@ def _node_body(run: str, slot: int, index: int, node: RigNode) -> dict[str, Any]
         "metadata": {
             "name": f"d{run}-{slot}-{index}",
             "labels": {**node.labels, SLOT_LABEL: str(slot), RUN_LABEL: run},
-            "annotations": {KWOK_NODE_ANNOTATION: "fake"},
         },
         "spec": {"taints": [dict(t) for t in node.taints]},
         "status": {"capacity": capacity, "allocatable": capacity},
     }
 
 
-def _pod_body(run: str, slot: int, attempt: int, pair: Pair) -> dict[str, Any]:
+PAIR_LABEL = "e2e.gpu-inference.dev/pair"
+
+
+def _asks_gpus(spec: Mapping[str, Any]) -> bool:
+    """Whether any container names a non-zero nvidia.com/gpu (read from the pod, not the check)."""
+    for c in [*spec.get("containers", ()), *spec.get("initContainers", ())]:
+        for part in c.get("resources", {}).values():
+            if str(part.get(GPU, "0")).strip() not in ("0", ""):
+                return True
+    return False
+
+
+def assign_slots(pairs: Sequence[Pair]) -> list[list[Pair]]:
+    """Pairs that may share nodes: same graph and pool (so the same nodes), at most one pod
+    asking for GPUs (the only resource two of them could compete for: the nodes' CPU, memory and
+    pod count are far beyond a few pods' requests)."""
+    slots: list[list[Pair]] = []
+    open_: dict[tuple[str, str], list[int]] = {}
+    for p in pairs:
+        mine = open_.setdefault((p.source, p.pool), [])
+        gpu = _asks_gpus(p.pod_spec)
+        free = [k for k in mine if not (gpu and any(_asks_gpus(q.pod_spec) for q in slots[k]))]
+        if free:
+            slots[free[0]].append(p)
+        else:
+            mine.append(len(slots))
+            slots.append([p])
+    return slots
+
+
+def _pod_body(run: str, slot: int, index: int, attempt: int, pair: Pair) -> dict[str, Any]:
     spec = json.loads(json.dumps(pair.pod_spec))
     spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), SLOT_LABEL: str(slot)}
     spec["automountServiceAccountToken"] = False
@@ -259,8 +337,8 @@ def _pod_body(run: str, slot: int, attempt: int, pair: Pair) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": f"d{run}-{slot}-{attempt}",
-            "labels": {SLOT_LABEL: str(slot), RUN_LABEL: run},
+            "name": f"d{run}-p{index}-{attempt}",
+            "labels": {PAIR_LABEL: str(index), RUN_LABEL: run},
         },
         "spec": spec,
     }
@@ -271,58 +349,64 @@ def _pods_path(run: str) -> str:
 
 
 def _run_chunk(
-    api: Api, pool: ThreadPoolExecutor, pairs: list[Pair], stats: RunStats, timeout: float
+    api: Api,
+    pool: ThreadPoolExecutor,
+    pairs: list[Pair],
+    stats: RunStats,
+    timeout: float,
+    cleanup: bool,
 ) -> None:
     run = uuid.uuid4().hex[:8]
-    slots = dict(enumerate(pairs))
-    bodies = [_node_body(run, k, i, n) for k, p in slots.items() for i, n in enumerate(p.nodes)]
+    slots = assign_slots(pairs)
+    slot_of = {id(p): k for k, members in enumerate(slots) for p in members}
+    bodies = [
+        _node_body(run, k, i, n)
+        for k, members in enumerate(slots)
+        for i, n in enumerate(members[0].nodes)
+    ]
 
     t0 = time.monotonic()
     list(pool.map(lambda b: api.request("POST", "/api/v1/nodes", b), bodies))
     stats.nodes += len(bodies)
-    # Wait until every node is Ready and rid of the not-ready taint the API server put on it at
-    # creation (the node lifecycle controller lifts it once kwok reports the node Ready).
+    stats.add("nodes created", time.monotonic() - t0)
+    _assert_nodes_as_created(api, run, bodies)
     deadline = time.monotonic() + timeout
-    while True:
-        listed = api.request("GET", f"/api/v1/nodes?labelSelector={RUN_LABEL}%3D{run}")["items"]
-        unready = [n["metadata"]["name"] for n in listed if not _node_usable(n)]
-        if len(listed) == len(bodies) and not unready:
-            break
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{len(unready)} of {len(bodies)} nodes not Ready: {unready[:5]}")
-        time.sleep(0.5)
-    stats.add("nodes", time.monotonic() - t0)
     expected_nodes = len(api.request("GET", "/api/v1/nodes")["items"])
 
     t0 = time.monotonic()
-    attempts = dict.fromkeys(slots, 0)
+    by_index = dict(enumerate(pairs))
+    attempts = dict.fromkeys(by_index, 0)
 
-    def create(slot: int) -> None:
+    def name(index: int) -> str:
+        return f"d{run}-p{index}-{attempts[index]}"
+
+    def create(index: int) -> None:
+        pair = by_index[index]
         try:
             api.request(
                 "POST",
                 f"/api/v1/namespaces/{NAMESPACE}/pods",
-                _pod_body(run, slot, attempts[slot], slots[slot]),
+                _pod_body(run, slot_of[id(pair)], index, attempts[index], pair),
             )
         except ApiRefused as e:
-            slots[slot].outcome, slots[slot].detail = "refused", str(e)
+            pair.outcome, pair.detail = "refused", str(e)
 
-    list(pool.map(create, slots))
-    stats.pods += len(slots)
-    open_slots = {k for k, p in slots.items() if p.outcome != "refused"}
-    while open_slots:
+    list(pool.map(create, by_index))
+    stats.pods += len(by_index)
+    undecided = {i for i, p in by_index.items() if p.outcome != "refused"}
+    while undecided:
         stale = []
         for pod in api.request("GET", _pods_path(run))["items"]:
-            slot = int(pod["metadata"]["labels"][SLOT_LABEL])
-            if slot not in open_slots or pod["metadata"]["name"] != _pod_name(run, slot, attempts):
+            index = int(pod["metadata"]["labels"][PAIR_LABEL])
+            if index not in undecided or pod["metadata"]["name"] != name(index):
                 continue
+            pair = by_index[index]
             node = pod["spec"].get("nodeName")
             if node:
-                pair = slots[slot]
                 pair.outcome, pair.detail = "bound", node
-                if not node.startswith(f"d{run}-{slot}-"):
+                if not node.startswith(f"d{run}-{slot_of[id(pair)]}-"):
                     pair.outcome = "bound elsewhere"  # the slot trick failed: never expected
-                open_slots.discard(slot)
+                undecided.discard(index)
                 continue
             cond = next(
                 (
@@ -336,25 +420,27 @@ def _run_chunk(
                 continue
             message = cond.get("message", "")
             seen = _AVAILABLE.match(message)
-            if (seen and int(seen.group(1)) < expected_nodes) or "not-ready" in message:
-                stale.append(slot)  # decided on a snapshot missing some node: ask again
+            if seen and int(seen.group(1)) < expected_nodes:
+                stale.append(index)  # decided on a snapshot missing some node: ask again
                 continue
-            slots[slot].outcome, slots[slot].detail = "unschedulable", message
-            open_slots.discard(slot)
-        for slot in stale:
-            _delete_pod(api, _pod_name(run, slot, attempts))
-            attempts[slot] += 1
+            pair.outcome, pair.detail = "unschedulable", message
+            undecided.discard(index)
+        for index in stale:
+            _delete_pod(api, name(index))
+            attempts[index] += 1
             stats.recreated += 1
-            create(slot)
-        if not open_slots:
+            create(index)
+        if not undecided:
             break
-        if time.monotonic() > deadline + timeout:
-            for slot in open_slots:
-                slots[slot].outcome, slots[slot].detail = "undecided", f"after {timeout}s"
+        if time.monotonic() > deadline:
+            for index in undecided:
+                by_index[index].outcome, by_index[index].detail = "undecided", f"after {timeout}s"
             break
         time.sleep(0.5)
-    stats.add("pods", time.monotonic() - t0)
-
+    stats.add("pods decided", time.monotonic() - t0)
+    _assert_nodes_as_created(api, run, bodies)  # nothing changed them while pods were decided
+    if not cleanup:
+        return
     t0 = time.monotonic()
     api.request(
         "DELETE",
@@ -365,10 +451,6 @@ def _run_chunk(
     stats.add("cleanup", time.monotonic() - t0)
 
 
-def _pod_name(run: str, slot: int, attempts: Mapping[int, int]) -> str:
-    return f"d{run}-{slot}-{attempts[slot]}"
-
-
 def _delete_pod(api: Api, name: str) -> None:
     try:
         api.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods/{name}?gracePeriodSeconds=0")
@@ -377,12 +459,27 @@ def _delete_pod(api: Api, name: str) -> None:
             raise
 
 
-def _node_usable(node: Mapping[str, Any]) -> bool:
-    conds = {c["type"]: c["status"] for c in node.get("status", {}).get("conditions", []) or []}
-    taints = node.get("spec", {}).get("taints") or []
-    return conds.get("Ready") == "True" and not any(
-        t["key"].startswith("node.kubernetes.io/") for t in taints
-    )
+def _taint_set(taints: Any) -> set[tuple[str, str, str]]:
+    return {(t["key"], t.get("value", ""), t["effect"]) for t in taints or ()}
+
+
+def _assert_nodes_as_created(api: Api, run: str, bodies: Sequence[Mapping[str, Any]]) -> None:
+    """Every node of the run is there with exactly the labels and taints it was created with."""
+    listed = api.request("GET", f"/api/v1/nodes?labelSelector={RUN_LABEL}%3D{run}")["items"]
+    have = {n["metadata"]["name"]: n for n in listed}
+    for body in bodies:
+        name = body["metadata"]["name"]
+        node = have.get(name)
+        if node is None:
+            raise RuntimeError(f"node {name} is gone")
+        labels = dict(node["metadata"].get("labels") or {})
+        if _taint_set(node["spec"].get("taints")) != _taint_set(body["spec"]["taints"]) or (
+            labels != body["metadata"]["labels"]
+        ):
+            raise RuntimeError(
+                f"node {name} changed: created with {body['metadata']['labels']} "
+                f"{body['spec']['taints']}, now {labels} {node['spec'].get('taints')}"
+            )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import rig
-from differential import Pair, RunStats, pairs_from_graph, run_pairs, summary
+from differential import ControlPlane, Pair, RunStats, pairs_from_graph, run_pairs, summary
 from generated_cases import draw_cases
 
 from components.preview.preview import preview
@@ -79,7 +78,7 @@ def differential(
         run.generated += pairs
         by_ert[ert] += pairs
     for ert, pairs in by_ert.items():
-        with rig.ControlPlane(extended_resource_toleration=ert) as cp:
+        with ControlPlane(extended_resource_toleration=ert) as cp:
             run.stats[ert] = run_pairs(cp, pairs)
     run.seconds = time.monotonic() - t0
     for stack, pairs in run.examples.items():
