@@ -13,6 +13,7 @@ import gc
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -254,6 +255,20 @@ def run_program(
     """
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
+    # The SDK calls the (mock) monitor in the loop's default executor, and the mock monitor gives
+    # each worker thread an event loop of its own (`_ensure_event_loop`) that nobody closes: at
+    # exit its `__del__` closes it after its file descriptors are gone and prints "Exception
+    # ignored in BaseEventLoop.__del__ ... Invalid file descriptor: -1" (about one preview in
+    # five). Our own executor makes those loops up front and closes them when the program ends.
+    worker_loops: list[asyncio.AbstractEventLoop] = []
+
+    def _worker_loop() -> None:
+        worker = asyncio.new_event_loop()
+        asyncio.set_event_loop(worker)
+        worker_loops.append(worker)
+
+    executor = ThreadPoolExecutor(thread_name_prefix="mock-monitor", initializer=_worker_loop)
+    loop.set_default_executor(executor)
     # Pulumi walks and formats the whole Python stack on every registration, for the engine's
     # source positions; nothing reads them offline and they cost a third of a large preview.
     saved_stack_trace = runtime_resource._get_stack_trace
@@ -293,6 +308,9 @@ def run_program(
         pulumi.runtime.settings.ROOT.set(None)
         asyncio.set_event_loop(None)
         loop.close()
+        executor.shutdown(wait=True)
+        for worker in worker_loops:
+            worker.close()
 
 
 async def _resolve(value: Any) -> Any:
