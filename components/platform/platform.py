@@ -355,6 +355,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     service_account=n.service_account,
                     gcp_service_account=identity.gcp_service_account if identity else None,
                     aws_role_arn=identity.aws_role_arn if identity else None,
+                    workload_pool=self.access.workload_pool,
                     static_credentials=n.static_credentials,
                     static_credentials_secret=bool(n.static_credentials),
                     secret_annotations=n.secret_annotations,

@@ -39,6 +39,10 @@ class ModelNamespaceArgs:
     """GKE Workload Identity: the Google service account email the ServiceAccount acts as."""
     aws_role_arn: Optional[str] = None
     """EKS IRSA: the IAM role ARN the ServiceAccount assumes."""
+    workload_pool: Optional[pulumi.Input[str]] = None
+    """GKE: the cluster's Workload Identity pool, `CLUSTER_PROJECT.svc.id.goog` (the binding's
+    member is in the cluster's project, not the service account's); default: the service
+    account's project's pool, right only when both are in one project."""
     static_credentials: Optional[Mapping[str, str]] = None
     """Keys for model storage (e.g. AWS_ACCESS_KEY_ID): Pulumi secrets only; prefer an identity."""
     static_credentials_secret: Optional[bool] = None
@@ -100,9 +104,13 @@ def gsa_project(gcp_service_account: str) -> str:
     return m.group("project")
 
 
-def workload_identity_member(gcp_service_account: str, namespace: str, ksa: str) -> str:
-    """The IAM member GKE Workload Identity maps a Kubernetes ServiceAccount to."""
-    return f"serviceAccount:{gsa_project(gcp_service_account)}.svc.id.goog[{namespace}/{ksa}]"
+def workload_identity_member(
+    gcp_service_account: str, namespace: str, ksa: str, workload_pool: Optional[str] = None
+) -> str:
+    """The IAM member GKE Workload Identity maps a Kubernetes ServiceAccount to: in the
+    cluster's workload pool (`CLUSTER_PROJECT.svc.id.goog`)."""
+    pool = workload_pool or f"{gsa_project(gcp_service_account)}.svc.id.goog"
+    return f"serviceAccount:{pool}[{namespace}/{ksa}]"
 
 
 class ModelNamespace(pulumi.ComponentResource):
@@ -161,7 +169,9 @@ class ModelNamespace(pulumi.ComponentResource):
                 f"{name}-wi",
                 service_account_id=f"projects/{gsa_project(gsa)}/serviceAccounts/{gsa}",
                 role="roles/iam.workloadIdentityUser",
-                member=workload_identity_member(args.gcp_service_account, args.namespace, ksa),
+                member=pulumi.Output.from_input(args.workload_pool).apply(
+                    lambda pool: workload_identity_member(gsa, args.namespace, ksa, pool)
+                ),
                 opts=child,
             )
         self.ready = sa

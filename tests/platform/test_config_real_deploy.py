@@ -45,3 +45,37 @@ def test_a_server_config_with_seldons_own_containers_passes():
         "agent",
         "mlserver",
     ]
+
+
+# -- Workload Identity: the member is in the cluster's pool (issue 12.10) ------------------------
+
+MEMBER = "gcp:serviceaccount/iAMMember:IAMMember"
+GSA_ELSEWHERE = "model-reader@storage-proj.iam.gserviceaccount.com"
+
+
+@pytest.mark.parametrize(
+    ("cluster", "pool"),
+    [
+        # An existing cluster: its project from the look-up (the fake cloud's `fake-project`).
+        ({}, "fake-project.svc.id.goog"),
+        # A created cluster: the workload pool it is created with.
+        ({"create": True, "project": "cluster-proj"}, "cluster-proj.svc.id.goog"),
+    ],
+)
+def test_workload_identity_member_is_in_the_clusters_project(run, cluster, pool):
+    """The GSA may live in another project (here `storage-proj`): the binding is on the GSA, in
+    its project, but the member is the KSA in the cluster's workload pool."""
+    from components.platform.platform import InferencePlatform
+
+    changes = {f"cluster.{k}": v for k, v in cluster.items()}
+    changes["cluster.workloadIdentity"] = {"gcpServiceAccount": GSA_ELSEWHERE}
+    spec = load_spec(mutated("gke", changes))
+    g = run(lambda: InferencePlatform("gi", spec))
+    members = g.of_type(MEMBER)
+    assert members
+    for m in members:
+        assert m.inputs["serviceAccountId"] == (
+            f"projects/storage-proj/serviceAccounts/{GSA_ELSEWHERE}"
+        )
+        ns_ksa = m.inputs["member"].split("[", 1)[1]
+        assert m.inputs["member"] == f"serviceAccount:{pool}[{ns_ksa}"

@@ -40,6 +40,17 @@ def test_gke_workload_identity(run):
     assert not g.of_type("kubernetes:core/v1:Secret")
 
 
+def test_gke_member_in_the_clusters_pool(run):
+    args = ModelNamespaceArgs(
+        "models", gcp_service_account=GSA, workload_pool="cluster-proj.svc.id.goog"
+    )
+    member = run(lambda: ModelNamespace("models", args)).one(
+        "gcp:serviceaccount/iAMMember:IAMMember"
+    )
+    assert member.inputs["serviceAccountId"] == f"projects/my-proj/serviceAccounts/{GSA}"
+    assert member.inputs["member"] == "serviceAccount:cluster-proj.svc.id.goog[models/model-reader]"
+
+
 def test_eks_irsa_restricted(run):
     args = ModelNamespaceArgs("llm", pod_security="restricted", aws_role_arn=ROLE)
     g = run(lambda: ModelNamespace("llm", args))
