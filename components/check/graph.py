@@ -26,6 +26,8 @@ from ..model.scheduling import (
     Toleration,
     parse_quantity,
 )
+from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
+from ..model.sharing import replicas_by_config
 from .contract import (
     _COMPONENT_NON_CONTAINER_KEYS,
     _CONTAINER_MARKERS,
@@ -549,6 +551,26 @@ def _autopilot_pool(entry: Mapping[str, Any]) -> _PoolDraft:
     )
 
 
+def _apply_time_slicing(
+    graph: Sequence[Mapping[str, Any]], drafts: Mapping[str, list[_PoolDraft]]
+) -> None:
+    """GPUs of nodes the NVIDIA device plugin time-slices: its chart's `config.map` names configs
+    with `nvidia.com/gpu` replicas; a node picks one with the label
+    `nvidia.com/device-plugin.config` (else `config.default`) and advertises GPUs x replicas."""
+    for entry in _helm_releases(graph, DEVICE_PLUGIN_CHART):
+        config = _map(_map(_map(entry.get("inputs")).get("values")).get("config"))
+        replicas = replicas_by_config(config)
+        if not replicas:
+            continue
+        default = str(config.get("default") or "")
+        for group in drafts.values():
+            for d in group:
+                picked = d.node.labels.get(DEVICE_PLUGIN_CONFIG_LABEL, default)
+                if d.gpus and picked in replicas and d.provider != "gke":
+                    d.gpus *= replicas[picked]
+        return  # one device plugin serves a cluster
+
+
 def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts]:
     drafts: dict[str, list[_PoolDraft]] = {}
     for entry in graph:
@@ -569,6 +591,7 @@ def _pools(graph: Sequence[Mapping[str, Any]], out: _Findings) -> list[PoolFacts
             continue
         draft.key = f"{typ}::{entry.get('name')}"
         drafts.setdefault(draft.name, []).append(draft)
+    _apply_time_slicing(graph, drafts)
     pools = []
     for name in sorted(drafts):
         group = drafts[name]

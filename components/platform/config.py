@@ -289,15 +289,7 @@ class WorkloadIdentity(_Model):
 
 # Keys of `cluster` that only one provider takes.
 CLUSTER_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
-    "gke": (
-        "location",
-        "project",
-        "create",
-        "releaseChannel",
-        "nodeServiceAccount",
-        "autopilot",
-        "gkeMetadata",
-    ),
+    "gke": ("location", "project", "create", "releaseChannel", "nodeServiceAccount", "autopilot"),
     "eks": ("region", "subnetIds"),
     "existing": ("kubeconfig", "context"),
 }
@@ -324,9 +316,6 @@ class Cluster(_Model):
     extended_resource_toleration: Optional[Bool] = None
     workload_identity: Optional[WorkloadIdentity] = None
     node_service_account: Optional[str] = None  # gke: dedicated node SA email
-    # gke: pools use the GKE metadata server (Workload Identity); false for an existing cluster
-    # without Workload Identity, where a GKE_METADATA pool fails to create.
-    gke_metadata: Bool = True
     autopilot: Bool = False  # gke: an existing Autopilot cluster (GPU pools make no node pools)
 
     @model_validator(mode="after")
@@ -356,27 +345,6 @@ class Cluster(_Model):
                 "ExtendedResourceToleration admission plugin itself",
                 "true, or leave it out (it is only a choice for provider existing)",
                 "extendedResourceToleration",
-            )
-        if not self.gke_metadata and self.create:
-            raise InputError(
-                "gkeMetadata: false, but create: true makes a cluster with Workload Identity, "
-                "whose pools use the GKE metadata server",
-                "gkeMetadata: false only with create: false (an existing cluster without "
-                "Workload Identity)",
-                "gkeMetadata",
-            )
-        if (
-            not self.gke_metadata
-            and self.workload_identity is not None
-            and self.workload_identity.gcp_service_account
-        ):
-            raise InputError(
-                "gkeMetadata: false says the cluster has no Workload Identity, but "
-                "workloadIdentity.gcpServiceAccount needs it (pods reach the Google service "
-                "account through the GKE metadata server)",
-                "one of them: enable Workload Identity on the cluster and drop gkeMetadata, or "
-                "drop workloadIdentity.gcpServiceAccount",
-                "gkeMetadata",
             )
         if self.release_channel and not self.create:
             raise InputError(
@@ -558,14 +526,13 @@ POOL_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
         "nodeLocations",
         "gpuDriverVersion",
         "computeClass",
-        "gpuSharing",
         "gpuPartitionSize",
     ),
     "eks": ("instanceTypes", "amiType", "capacityType", "karpenter"),
     "existing": ("nodes", "presentLabels"),
 }
 POOL_REQUIRED_BY_PROVIDER = {"gke": "machineType", "eks": "instanceTypes", "existing": "nodes"}
-POOL_NOT_ON_EXISTING = ("diskSizeGb", "minNodes", "maxNodes", "nodeStartupSeconds")
+POOL_NOT_ON_EXISTING = ("diskSizeGb", "minNodes", "maxNodes", "nodeStartupSeconds", "gpuSharing")
 
 
 class Pool(_Model):
@@ -590,7 +557,7 @@ class Pool(_Model):
     node_locations: Optional[Annotated[list[str], Field(min_length=1)]] = None  # gke zones
     gpu_driver_version: Optional[Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]] = None
     karpenter: Optional[KarpenterSpec] = None  # eks: a Karpenter NodePool instead of a node group
-    gpu_sharing: Optional[GpuSharingSpec] = None  # gke: time-sharing / MPS
+    gpu_sharing: Optional[GpuSharingSpec] = None  # gke: time-sharing / MPS; eks: time-slicing
     gpu_partition_size: Optional[str] = None  # gke: MIG profile, e.g. 1g.10gb
     compute_class: Optional[ComputeClassSpec] = None  # gke: a ComputeClass instead of a node pool
     # gke/eks: seconds a node of this pool takes, from scale-up to an allocatable GPU; default

@@ -198,6 +198,8 @@ class _Checker:
                     self._karpenter_pool(pool, path, given)
                 else:
                     self._eks_pool(pool, path)
+                if provider == "eks":
+                    self._eks_time_slicing(pool, path)
 
     def _existing_pool(self, pool: Pool, path: str, given: set[str]) -> None:
         if pool.spot:
@@ -233,6 +235,30 @@ class _Checker:
                     "gpusPerNode: 1 or more",
                     f"{path}.gpusPerNode",
                 )
+
+    def _eks_time_slicing(self, pool: Pool, path: str) -> None:
+        """gpuSharing on EKS is the NVIDIA device plugin's time-slicing: a GPU pool, TIME_SHARING."""
+        if pool.gpu_sharing is None:
+            return
+        if not pool.is_gpu:
+            raise InputError(
+                "gpuSharing on a CPU pool (no GPU instance types)",
+                "GPU instance types to time-slice, or leave it out",
+                f"{path}.gpuSharing",
+            )
+        if pool.gpu_sharing.strategy != "TIME_SHARING":
+            raise InputError(
+                f"strategy {pool.gpu_sharing.strategy} on EKS: gpu-inference shares GPUs there "
+                "with the NVIDIA device plugin's time-slicing",
+                "TIME_SHARING",
+                f"{path}.gpuSharing.strategy",
+            )
+        if pool.karpenter is not None and pool.karpenter.auto_mode:
+            raise InputError(
+                "gpuSharing on an EKS Auto Mode pool, which runs its own device plugin",
+                "leave gpuSharing out on Auto Mode",
+                f"{path}.gpuSharing",
+            )
 
     def _shared_gpus(self, pool: Pool, path: str) -> None:
         """gpuSharing / gpuPartitionSize: only on a GPU pool, a MIG profile its GPU offers."""
@@ -403,7 +429,9 @@ class _Checker:
                 f"gpusPerNode {plan.facts.gpus_per_node}, or leave it out",
                 f"{path}.gpusPerNode",
             )
-        pool.gpus_per_node = plan.facts.gpus_per_node
+        # GPUs per node before sharing: `Pool.gpus` multiplies by the clients per GPU.
+        shared = pool.gpu_sharing.max_clients_per_gpu if pool.gpu_sharing else 1
+        pool.gpus_per_node = plan.facts.gpus_per_node // shared
         if pool.accelerator is None:
             pool.accelerator = plan.facts.gpu_model or "nvidia"
 

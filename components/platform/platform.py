@@ -195,7 +195,6 @@ class InferencePlatform(pulumi.ComponentResource):
                     select_labels=p.select_labels,
                     disk_size_gb=p.disk_size_gb or 100,
                     service_account=c.node_service_account,
-                    gke_metadata=c.gke_metadata,
                 ),
                 opts=opts,
             )
@@ -230,6 +229,9 @@ class InferencePlatform(pulumi.ComponentResource):
                     taints=taints or None,
                     select_labels=p.select_labels,
                     disk_size_gb=p.disk_size_gb or 100,
+                    time_slicing_replicas=p.gpu_sharing.max_clients_per_gpu
+                    if p.gpu_sharing
+                    else None,
                 ),
                 opts=opts,
             )
@@ -327,6 +329,15 @@ class InferencePlatform(pulumi.ComponentResource):
                     version=a.nvidia_device_plugin.version,
                     chart=a.nvidia_device_plugin.chart,
                     pool_taints=gpu_taints or None,
+                    # Time-sliced EKS pools: one device plugin config per replica count.
+                    time_slicing_replicas=sorted(
+                        {
+                            p.gpu_sharing.max_clients_per_gpu
+                            for p in self.spec.pools
+                            if p.gpu_sharing and self.spec.provider == "eks"
+                        }
+                    )
+                    or None,
                     # Run on the GPU pools, found by their own label (the chart's default
                     # affinity wants node-feature-discovery labels a plain GPU node lacks).
                     pool_label=POOL_LABEL,

@@ -70,6 +70,7 @@ def karpenter_args(pool: Pool, cluster: Cluster) -> KarpenterGpuNodePoolArgs:
         disk_size_gb=pool.disk_size_gb or 100,
         node_class=k.node_class,
         auto_mode=bool(k.auto_mode),
+        time_slicing_replicas=pool.gpu_sharing.max_clients_per_gpu if pool.gpu_sharing else None,
         pool_name=pool.name,
     )
 

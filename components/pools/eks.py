@@ -45,6 +45,8 @@ from ..model.catalog import (
 )
 from ..model.errors import InputError, show
 from ..model.scheduling import CLOUD_EFFECTS, GPU_RESOURCE, Placement, Taint
+from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
+from ..model.sharing import config_name, validate_replicas
 from .pool import PoolFacts, build_facts, declared_labels, eks_name_prefix, validate_pool_name
 
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
@@ -126,6 +128,10 @@ class EksGpuNodeGroupArgs:
     """Node volume size in GiB (in the launch template)."""
     aws_partition: Optional[str] = "aws"
     """ARN partition of the managed policies (`aws`, `aws-cn`, `aws-us-gov`)."""
+    time_slicing_replicas: Optional[int] = None
+    """Time-sliced GPUs: each GPU is shared by this many pods (2..48) through the NVIDIA device
+    plugin's config `time-sliced-<n>`, picked by the node label `nvidia.com/device-plugin.config`;
+    the node (and the autoscaler's node template) then has GPUs x n `nvidia.com/gpu`."""
     pool_name: Optional[str] = None
     """The pool's name (its `gpu-inference.dev/pool` label and cloud name prefix); default: the
     component's name."""
@@ -204,7 +210,17 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
         cloud_labels[ACCELERATOR_LABEL] = shape.accelerator_label
         instance_types = shape.instance_types
         allowed_amis = GPU_AMI_TYPES[arch]
+        if args.time_slicing_replicas is not None:
+            replicas = validate_replicas(args.time_slicing_replicas, "args.time_slicing_replicas")
+            gpus *= replicas
+            cloud_labels[DEVICE_PLUGIN_CONFIG_LABEL] = config_name(replicas)
     else:
+        if args.time_slicing_replicas is not None:
+            raise InputError(
+                "time_slicing_replicas is given on a CPU node group",
+                "GPU instance types to time-slice, or leave it out",
+                "args.time_slicing_replicas",
+            )
         try:
             instance_types = validate_aws_cpu_instance_types(types)
         except InputError as e:

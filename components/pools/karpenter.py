@@ -62,10 +62,13 @@ from ..model.karpenter import (
     gpu_names,
 )
 from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Placement, Taint
+from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
+from ..model.sharing import config_name, validate_replicas
 from .pool import PoolFacts, build_facts, validate_pool_name
 
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
+NODEOVERLAY_API = "karpenter.sh/v1alpha1"
 NODECLASS_GROUP = "karpenter.k8s.aws"
 AUTO_MODE_GROUP = "eks.amazonaws.com"
 DISCOVERY_TAG = "karpenter.sh/discovery"
@@ -126,6 +129,11 @@ class KarpenterGpuNodePoolArgs:
     node_class: Optional[str] = None
     """An existing EC2NodeClass to launch with (no EC2NodeClass is emitted); on EKS Auto Mode the
     NodeClass (default `default`, the one Auto Mode creates)."""
+    time_slicing_replicas: Optional[int] = None
+    """Time-sliced GPUs (2..48 pods per GPU): the nodes get the NVIDIA device plugin config label
+    `nvidia.com/device-plugin.config=time-sliced-<n>`, and one NodeOverlay per GPU count tells
+    Karpenter's scheduling simulation the shared `nvidia.com/gpu` (kubernetes-sigs/karpenter#729;
+    NodeOverlay is alpha, behind Karpenter's `NodeOverlay` feature gate)."""
     auto_mode: Optional[bool] = False
     """EKS Auto Mode: requirement keys under `eks.amazonaws.com/`, Auto Mode's own NodeClass, no
     EC2NodeClass; Auto Mode runs the NVIDIA device plugin itself."""
@@ -145,6 +153,8 @@ class KarpenterPoolPlan:
     """NodePool `{metadata, spec}`."""
     node_class: Optional[dict[str, Any]]
     """EC2NodeClass `{metadata, spec}`, None when an existing one is used."""
+    node_overlays: tuple[dict[str, Any], ...] = ()
+    """NodeOverlay `{metadata, spec}`s for time-sliced GPUs."""
 
 
 def _str_list(value: object, path: str, what: str) -> Optional[list[str]]:
@@ -316,6 +326,18 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         _requirement(CAPACITY_TYPE_LABEL, "In", capacity),
     ]
     gpus = max(i.gpus for i in found)
+    replicas = None
+    user_labels = dict(args.labels or {})
+    if args.time_slicing_replicas is not None:
+        if auto:
+            raise InputError(
+                "time_slicing_replicas on EKS Auto Mode, which runs its own device plugin",
+                "leave it out on Auto Mode",
+                "args.time_slicing_replicas",
+            )
+        replicas = validate_replicas(args.time_slicing_replicas, "args.time_slicing_replicas")
+        gpus *= replicas
+        user_labels[DEVICE_PLUGIN_CONFIG_LABEL] = config_name(replicas)
     models = {i.gpu_model for i in found}
     cloud_labels = {NODEPOOL_LABEL: pool_name, **common_labels(found, auto)}
     if len(capacity) == 1:
@@ -332,7 +354,7 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     facts = build_facts(
         pool_name,
         cloud="eks",
-        user_labels=args.labels,
+        user_labels=user_labels or None,
         cloud_labels=cloud_labels,
         taints=args.taints,
         gpus_per_node=gpus,
@@ -389,11 +411,27 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     node_class = None
     if args.node_class is None and not auto:
         node_class = _node_class(pool_name, args)
+    overlays: list[dict[str, Any]] = []
+    if replicas is not None:
+        for count in sorted({i.gpus for i in found}):
+            overlays.append(
+                {
+                    "metadata": {"name": f"{pool_name}-gpus-{count}"},
+                    "spec": {
+                        "requirements": [
+                            _requirement(NODEPOOL_LABEL, "In", [pool_name]),
+                            _requirement(GPU_COUNT, "In", [str(count)]),
+                        ],
+                        "capacity": {GPU_RESOURCE: str(count * replicas)},
+                    },
+                }
+            )
     return KarpenterPoolPlan(
         facts=facts,
         instance_types=tuple(i.instance_type for i in found),
         node_pool=node_pool,
         node_class=node_class,
+        node_overlays=tuple(overlays),
     )
 
 
@@ -505,6 +543,18 @@ class KarpenterGpuNodePool(pulumi.ComponentResource):
             spec=plan.node_pool["spec"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
         )
+        self.node_overlays = [
+            k8s.apiextensions.CustomResource(
+                f"{name}-overlay-{o['metadata']['name']}",
+                api_version=NODEOVERLAY_API,
+                kind="NodeOverlay",
+                metadata=o["metadata"],
+                spec=o["spec"],
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for o in plan.node_overlays
+        ]
+        self.time_slicing_replicas: Optional[int] = args.time_slicing_replicas
         self.register_outputs(
             {
                 "poolName": plan.facts.name,

@@ -17,6 +17,7 @@ import pulumi
 
 from ..model import versions
 from ..model.scheduling import Taint
+from ..model.sharing import plugin_config
 from .helm import chart_release, check_local_charts
 
 CHART_DEFAULT_TOLERATIONS = (
@@ -37,6 +38,9 @@ class NvidiaDevicePluginArgs:
     """A node label key that marks the GPU pools (e.g. `gpu-inference.dev/pool`)."""
     pool_label_values: Optional[Sequence[str]] = None
     """The values of `pool_label` on GPU pools: the plugin runs only there."""
+    time_slicing_replicas: Optional[Sequence[int]] = None
+    """Replica counts of time-sliced pools: one named config each (`time-sliced-<n>`, picked by
+    the node label `nvidia.com/device-plugin.config`), beside a `default` without sharing."""
     namespace: Optional[str] = "nvidia-device-plugin"
     """Namespace of the release."""
     chart: Optional[str] = None
@@ -60,6 +64,8 @@ def device_plugin_values(args: NvidiaDevicePluginArgs) -> dict[str, Any]:
         # The NFD worker (when GFD/NFD is turned on) must reach the same nodes.
         "nfd": {"worker": {"tolerations": tolerations}},
     }
+    if args.time_slicing_replicas:
+        values["config"] = plugin_config(args.time_slicing_replicas)
     if args.pool_label and args.pool_label_values:
         values["affinity"] = {
             "nodeAffinity": {

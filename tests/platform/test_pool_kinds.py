@@ -457,3 +457,96 @@ def test_auto_mode_pool_uses_auto_modes_node_class_and_plugin(tmp_path, capsys):
     plugin = next(e for e in graph if e["name"].endswith("nvidia-device-plugin-release"))
     affinity = json.dumps(plugin["inputs"]["values"]["affinity"])
     assert '"h100"' in affinity and "l4-a10g" not in affinity  # Auto Mode runs its own plugin
+
+
+# -- time-sliced GPUs on EKS (NVIDIA device plugin) -------------------------------------------
+
+
+def _time_sliced_text() -> str:
+    text = _karpenter_text().replace(
+        "        nodeRole: KarpenterNodeRole-inference\n      maxNodes: 6\n",
+        "        nodeRole: KarpenterNodeRole-inference\n      maxNodes: 6\n"
+        "      gpuSharing: {strategy: TIME_SHARING, maxClientsPerGpu: 4}\n",
+    )
+    text = text.replace(
+        "    - name: cpu\n",
+        "    - name: t4-shared\n      instanceTypes: [g4dn.xlarge]\n      maxNodes: 2\n"
+        "      gpuSharing: {strategy: TIME_SHARING, maxClientsPerGpu: 2}\n    - name: cpu\n",
+    )
+    assert text.count("gpuSharing") == 2
+    return text
+
+
+def test_time_sliced_eks_pools(tmp_path, capsys):
+    from components.model.sharing import config_file
+
+    project = _project(tmp_path, "ts", _time_sliced_text())
+    code, out = _preview(capsys, project, "ts")
+    assert code == 0, out
+    graph = json.loads((project / "out" / "resources.json").read_text())
+    plugin = next(e for e in graph if e["name"].endswith("nvidia-device-plugin-release"))
+    assert plugin["inputs"]["values"]["config"] == {
+        "map": {
+            "default": "version: v1\n",
+            "time-sliced-2": config_file(2),
+            "time-sliced-4": config_file(4),
+        },
+        "default": "default",
+    }
+    pool = next(
+        e
+        for e in graph
+        if e["type"] == "kubernetes:karpenter.sh/v1:NodePool" and e["name"] == "l4-a10g"
+    )
+    assert pool["inputs"]["spec"]["template"]["metadata"]["labels"][
+        "nvidia.com/device-plugin.config"
+    ] == ("time-sliced-4")
+    overlays = [
+        e["inputs"] for e in graph if e["type"] == "kubernetes:karpenter.sh/v1alpha1:NodeOverlay"
+    ]
+    assert [o["spec"]["capacity"] for o in overlays] == [{"nvidia.com/gpu": "4"}]
+    group = next(
+        e for e in graph if e["type"] == "aws:eks/nodeGroup:NodeGroup" and e["name"] == "t4-shared"
+    )
+    assert group["inputs"]["labels"]["nvidia.com/device-plugin.config"] == "time-sliced-2"
+    tags = {
+        e["inputs"]["tag"]["key"]: e["inputs"]["tag"]["value"]
+        for e in graph
+        if e["type"] == "aws:autoscaling/tag:Tag" and e["name"].startswith("t4-shared")
+    }
+    assert tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"] == "2"
+    pools = {
+        p["name"]: p for p in json.loads((project / "out" / "placement.json").read_text())["pools"]
+    }
+    assert (pools["l4-a10g"]["gpusPerNode"], pools["t4-shared"]["gpusPerNode"]) == (4, 2)
+    if CRDS.exists():
+        from tests.crdschema import validate_cr
+
+        for o in overlays:
+            validate_cr(o)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "        pool: l4-a10g\n        gpus: 1\n",
+            "        pool: l4-a10g\n        gpus: 5\n",
+            f"{NS}:inferenceServices[0].predictor.gpus: 5 GPU(s) asked for but a node of pool "
+            "'l4-a10g' has 4",
+        ),
+        (
+            "{strategy: TIME_SHARING, maxClientsPerGpu: 2}",
+            "{strategy: MPS, maxClientsPerGpu: 2}",
+            f"{NS}:pools[2].gpuSharing.strategy: strategy MPS on EKS",
+        ),
+    ],
+    ids=["above-shared", "mps"],
+)
+def test_time_sliced_refusals(tmp_path, capsys, old, new, message):
+    text = _time_sliced_text()
+    assert old in text
+    project = _project(tmp_path, "bad", text.replace(old, new, 1))
+    code, out = _preview(capsys, project, "bad")
+    assert code == 2, out
+    assert message in out
