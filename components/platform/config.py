@@ -115,6 +115,8 @@ EKS_AMI_TYPES = (
 )
 EKS_GPU_AMI_TYPES = tuple(a for a in EKS_AMI_TYPES if a.endswith(("_NVIDIA", "_GPU")))
 
+_MODEL_FORMAT = re.compile(r"^[a-z0-9][-a-z0-9_.]*$")
+_CAPABILITY = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$")
@@ -244,6 +246,31 @@ def _pool_ref(v: Any) -> Any:
     )
 
 
+def _model_format(v: str) -> str:
+    # The InferenceService component's rule for `modelFormat.name` (serving/inference_service.py).
+    if not _MODEL_FORMAT.match(v):
+        raise InputError(
+            f"model format {show(v)} is not a format name",
+            "lowercase letters, digits, '-', '_' or '.', e.g. sklearn, huggingface, pytorch",
+        )
+    return v
+
+
+def _capabilities(v: list[str]) -> list[str]:
+    """Seldon capabilities / requirements: one token each (SELDON_SERVER_CAPABILITIES is a comma
+    list), each once; the Seldon components' rule (serving/seldon.py)."""
+    for i, c in enumerate(v):
+        if not _CAPABILITY.match(c):
+            raise InputError(
+                f"capability {show(c)} is not valid",
+                "letters, digits, '-', '_' or '.', no commas or spaces (e.g. 'model-on-gpu')",
+                f"[{i}]",
+            )
+        if c in v[:i]:
+            raise InputError(f"capability {c!r} is listed twice", "each once", f"[{i}]")
+    return v
+
+
 PoolName = Annotated[str, AfterValidator(_pool_name)]
 Dns1123 = Annotated[str, AfterValidator(_dns1123)]
 Dns1035 = Annotated[str, AfterValidator(_dns1035)]
@@ -259,6 +286,7 @@ PoolRef = Annotated[Any, AfterValidator(_pool_ref)]
 Int = Annotated[int, Field(strict=True)]
 Bool = Annotated[bool, Field(strict=True)]
 SchedulingStyle = Literal["nodeSelector", "nodeAffinity"]
+Capabilities = Annotated[list[str], AfterValidator(_capabilities)]
 
 
 def _key_path(key: str) -> str:
@@ -643,7 +671,7 @@ class Pool(_Model):
 class ModelSource(_Model):
     """`predictor.model`: KServe's model spec (`modelFormat.name`, a ServingRuntime)."""
 
-    format: str
+    format: Annotated[str, AfterValidator(_model_format)]
     storage_uri: StorageUri
     runtime: Optional[str] = None
     runtime_version: Optional[str] = None
@@ -819,11 +847,17 @@ class InferenceService(_Model):
 class _SeldonPlaced(_Placed):
     gpu_limit: Optional[Annotated[int, Field(strict=True, ge=0)]] = None  # default: = gpus
     ephemeral_storage: Optional[Quantity] = None
-    capabilities: list[str] = Field(default_factory=list)
+    capabilities: Capabilities = Field(default_factory=list)
     container: Dns1123 = "mlserver"  # the container whose resources / image / env are set
 
     @model_validator(mode="after")
     def _limit(self) -> _SeldonPlaced:
+        if self.gpu_limit and not self.gpus:
+            raise InputError(
+                f"gpuLimit {self.gpu_limit} is set without gpus",
+                "gpus (the request), and gpuLimit only when it must differ",
+                "gpuLimit",
+            )
         if self.gpu_limit is not None and self.gpu_limit < self.gpus:
             raise InputError(
                 f"gpuLimit {self.gpu_limit} is below the request gpus {self.gpus}",
@@ -851,7 +885,7 @@ class Server(_SeldonPlaced):
 class SeldonModel(_Model):
     name: Dns1123
     storage_uri: StorageUri
-    requirements: Optional[list[str]] = None
+    requirements: Optional[Capabilities] = None
     server: Optional[str] = None  # pin to this Server
     replicas: Optional[Annotated[int, Field(strict=True, ge=1)]] = None
     memory: Optional[Quantity] = None

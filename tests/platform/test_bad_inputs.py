@@ -117,6 +117,9 @@ CASES = [
     ("server-no-pool-no-placement", "gke", {"seldon.servers[1].pool": DEL}, "seldon.servers[1].pool", "its serverConfig names none"),
     ("serverconfig-named-builtin", "gke", {"seldon.serverConfigs[0].name": "mlserver"}, "seldon.serverConfigs[0].name", "replacesBuiltin: true"),
     ("replaces-builtin-other-name", "gke", {"seldon.serverConfigs[0].replacesBuiltin": True}, "seldon.serverConfigs[0].replacesBuiltin", "not one of Seldon's own"),
+    ("model-format-syntax", "gke", {"inferenceServices[1].predictor.model.format": "Scikit Learn"}, "inferenceServices[1].predictor.model.format", "is not a format name"),
+    ("capability-syntax", "gke", {"seldon.servers[0].capabilities": ["model-on-gpu", "gpu,fast"]}, "seldon.servers[0].capabilities[1]", "no commas or spaces"),
+    ("gpu-limit-without-gpus", "gke", {"seldon.servers[1].gpuLimit": 1}, "seldon.servers[1].gpuLimit", "set without gpus"),
     ("serverconfig-container-without-image", "gke", {"seldon.serverConfigs[0].containers[0].image": DEL}, "seldon.serverConfigs[0].containers[0].image", "has no image"),
     # --- Knative --------------------------------------------------------------------------
     ("knative-unknown-mode", "gke", {"knative.mode": "auto"}, "knative.mode", "(allowed: operator, patch, none)"),
@@ -142,6 +145,7 @@ COMPONENT_CASES = [
     ("label-reserved-prefix-gke", "gke", {"pools[0].labels": {"pool": "a", "cloud.google.com/gke-nodepool": "x"}}, 'pools[0].labels["cloud.google.com/gke-nodepool"]', "uses the prefix 'cloud.google.com'"),
     ("label-reserved-prefix-eks", "eks", {"pools[0].labels": {"eks.amazonaws.com/nodegroup": "x"}}, 'pools[0].labels["eks.amazonaws.com/nodegroup"]', "uses the prefix 'eks.amazonaws.com'"),
     ("label-reserved-prefix-existing", "existing", {"pools[0].labels": {"node-role.kubernetes.io/gpu": ""}}, 'pools[0].labels["node-role.kubernetes.io/gpu"]', "uses the prefix 'kubernetes.io'"),
+    ("eks-cluster-name", "eks", {"cluster.name": "prod/gpu"}, "cluster.name", "is not an EKS cluster name"),
     ("label-pool-key-reserved", "gke", {"pools[2].labels": {"gpu-inference.dev/pool": "cpu"}}, 'pools[2].labels["gpu-inference.dev/pool"]', "is reserved"),
 ]
 # fmt: on
