@@ -104,21 +104,22 @@ class InferencePlatform(pulumi.ComponentResource):
         super().__init__("gpu-inference:index:InferencePlatform", name, None, opts)
         self.spec = spec
         c = spec.cluster
-        self.access = ClusterAccess(
-            f"{name}-cluster",
-            ClusterAccessArgs(
-                provider=c.provider,
-                name=c.name or "cluster",
-                location=c.location,
-                project=c.project,
-                region=c.region,
-                create=bool(c.create),
-                release_channel=c.release_channel or "REGULAR",
-                kubeconfig=c.kubeconfig,
-                context=c.context,
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        with from_config("cluster", cfg.Cluster):
+            self.access = ClusterAccess(
+                f"{name}-cluster",
+                ClusterAccessArgs(
+                    provider=c.provider,
+                    name=c.name or "cluster",
+                    location=c.location,
+                    project=c.project,
+                    region=c.region,
+                    create=bool(c.create),
+                    release_channel=c.release_channel or "REGULAR",
+                    kubeconfig=c.kubeconfig,
+                    context=c.context,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         k8s_opts = pulumi.ResourceOptions(
             parent=self, providers={"kubernetes": self.access.provider}
         )
