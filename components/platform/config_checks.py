@@ -262,7 +262,10 @@ class _Checker:
 
     def _shared_gpus(self, pool: Pool, path: str) -> None:
         """gpuSharing / gpuPartitionSize: only on a GPU pool, a MIG profile its GPU offers."""
-        for key, value in (("gpuSharing", pool.gpu_sharing), ("gpuPartitionSize", pool.gpu_partition_size)):
+        for key, value in (
+            ("gpuSharing", pool.gpu_sharing),
+            ("gpuPartitionSize", pool.gpu_partition_size),
+        ):
             if value is not None and not pool.is_gpu:
                 raise InputError(
                     f"{key} on a CPU pool (no accelerator)",
