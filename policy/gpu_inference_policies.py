@@ -77,8 +77,8 @@ from components.check import (  # noqa: E402
     check,
 )
 from components.model.catalog import gke_gpus_for_machine, is_gke_gpu_machine, is_gpu_instance  # noqa: E402
+from components.model.knative_features import KNATIVE_FEATURES, feature_values  # noqa: E402
 from components.model.scheduling import CLOUD_EFFECTS, FILTERING_EFFECTS, GPU_RESOURCE  # noqa: E402
-from components.platform.config import KNATIVE_FEATURE_VALUES, KNATIVE_FEATURES  # noqa: E402
 
 PACK_NAME = "gpu-inference"
 PACK_DESCRIPTION = (
@@ -493,7 +493,7 @@ def isvc_gpus_without_toleration(resource_type: str, props: Mapping[str, Any]) -
 
 
 def _allowed_values(feature: str) -> tuple[str, ...]:
-    return KNATIVE_FEATURE_VALUES + (("root-allowed",) if feature == "secure-pod-defaults" else ())
+    return feature_values(feature)
 
 
 def _feature_problems(features: Mapping[str, Any], where: str) -> list[str]:
@@ -511,7 +511,7 @@ def _feature_problems(features: Mapping[str, Any], where: str) -> list[str]:
             continue
         value = features[key]
         allowed = _allowed_values(name)
-        if not isinstance(value, str) or value.strip().lower() not in allowed:
+        if not isinstance(value, str) or value.strip().lower() not in {a.lower() for a in allowed}:
             out.append(
                 f"{where}: feature {name!r} is {value!r}, not one of {', '.join(allowed)}. "
                 f"Fix: set it to one of {', '.join(repr(a) for a in allowed)}."

@@ -734,7 +734,7 @@ RESOURCE_PAIRS = [
     pytest.param(
         gp.knative_unknown_feature,
         knative(**{"kubernetes.podspec-affinity": "on"}),
-        knative(**{"secure-pod-defaults": "root-allowed", "multi-container": "Enabled"}),
+        knative(**{"secure-pod-defaults": "AllowRootBounded", "multi-container": "Enabled"}),
         "feature 'kubernetes.podspec-affinity' is 'on', not one of enabled, disabled, allowed",
         id="knative-cr-value",
     ),

@@ -1,9 +1,12 @@
 """Knative Serving's `config-features` keys, and which of them a pod's scheduling fields need.
 
 Pure (imports no Pulumi): the stack config, the `KnativeServing` component, the InferenceService
-check and the policy pack all read these tables. Source: knative/serving
-`config/core/configmaps/features.yaml` (the keys of the `config-features` ConfigMap). The Knative
-Operator's `spec.config.features` accepts any key, so a typo would be silently ignored: we refuse it.
+check and the policy pack all read these tables. Source: knative/serving at `knative-v1.23.0` (the
+Serving the pinned knative-operator v1.23.0 installs): the keys `NewFeaturesConfigFromMap` reads in
+`pkg/apis/config/features.go` (the same as `config/core/configmaps/features.yaml`). There,
+`kubernetes.podspec-dryrun` is gone and `kubernetes.podspec-volumes-csi`, `-volumes-ephemeral`
+and `-volumes-image` are new. The Knative Operator's `spec.config.features` accepts any key, so a
+typo would be silently ignored: we refuse it.
 """
 
 KNATIVE_FEATURES = (
@@ -12,7 +15,6 @@ KNATIVE_FEATURES = (
     "kubernetes.podspec-affinity",
     "kubernetes.podspec-dnsconfig",
     "kubernetes.podspec-dnspolicy",
-    "kubernetes.podspec-dryrun",
     "kubernetes.podspec-fieldref",
     "kubernetes.podspec-hostaliases",
     "kubernetes.podspec-hostipc",
@@ -29,8 +31,11 @@ KNATIVE_FEATURES = (
     "kubernetes.podspec-shareprocessnamespace",
     "kubernetes.podspec-tolerations",
     "kubernetes.podspec-topologyspreadconstraints",
+    "kubernetes.podspec-volumes-csi",
     "kubernetes.podspec-volumes-emptydir",
+    "kubernetes.podspec-volumes-ephemeral",
     "kubernetes.podspec-volumes-hostpath",
+    "kubernetes.podspec-volumes-image",
     "kubernetes.podspec-volumes-mount-propagation",
     "multi-container",
     "multi-container-probing",
@@ -40,6 +45,15 @@ KNATIVE_FEATURES = (
     "tag-header-based-routing",
 )
 KNATIVE_FEATURE_VALUES = ("enabled", "disabled", "allowed")
+# `secure-pod-defaults` takes its own values (`asSecurePodDefaultsFlag`: Disabled,
+# AllowRootBounded, Enabled; case-insensitive); any other value is ignored.
+SECURE_POD_DEFAULTS_VALUES = ("enabled", "disabled", "AllowRootBounded")
+
+
+def feature_values(name: str) -> tuple[str, ...]:
+    """The values Knative Serving reads for feature `name`."""
+    return SECURE_POD_DEFAULTS_VALUES if name == "secure-pod-defaults" else KNATIVE_FEATURE_VALUES
+
 
 # The pod spec field a KServe component sets -> the Knative flag that must be "enabled" for the
 # Knative webhook to accept it ("must not set the field(s): spec.template.spec.tolerations").

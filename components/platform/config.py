@@ -28,7 +28,7 @@ from pydantic.alias_generators import to_camel
 
 from ..model.errors import InputError, show
 from ..model.identity import GSA_EMAIL, validate_workload_identity
-from ..model.knative_features import KNATIVE_FEATURE_VALUES, KNATIVE_FEATURES, POD_FIELD_FLAGS
+from ..model.knative_features import KNATIVE_FEATURES, POD_FIELD_FLAGS, feature_values
 from ..model.scheduling import (
     EFFECTS_FROM_CLOUD,
     LABEL_KEY_RULE,
@@ -923,9 +923,7 @@ class Knative(_Model):
                     ", ".join(KNATIVE_FEATURES),
                     f"features{_key_path(name)}",
                 )
-            allowed = KNATIVE_FEATURE_VALUES + (
-                ("root-allowed",) if name == "secure-pod-defaults" else ()
-            )
+            allowed = feature_values(name)
             if value not in allowed:
                 raise InputError(
                     f"{show(value)} is not a value of feature {name!r}",

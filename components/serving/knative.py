@@ -24,10 +24,10 @@ from ..model import versions
 from ..model.charts import check_local_chart
 from ..model.errors import InputError, show
 from ..model.knative_features import (
-    KNATIVE_FEATURE_VALUES,
     KNATIVE_FEATURES,
     PODSPEC_FLAGS,
     enabled_pod_fields,
+    feature_values,
 )
 
 MODES = ("operator", "patch")
@@ -87,10 +87,10 @@ def knative_features(args: KnativeServingArgs) -> dict[str, str]:
                     ", ".join(KNATIVE_FEATURES),
                     path,
                 )
-            if value not in KNATIVE_FEATURE_VALUES:
+            if value not in feature_values(name):
                 raise InputError(
                     f"feature value {show(value)} is not valid",
-                    ", ".join(KNATIVE_FEATURE_VALUES),
+                    ", ".join(feature_values(name)),
                     path,
                 )
             if (

@@ -147,3 +147,27 @@ def test_required_features_map_pod_fields_to_flags():
         "kubernetes.podspec-tolerations",
     ]
     assert required_features(set()) == []
+
+
+@pytest.mark.parametrize(
+    ("features", "ok"),
+    [
+        # Knative Serving knative-v1.23.0 (what knative-operator v1.23.0 installs) reads these
+        # keys in pkg/apis/config/features.go; podspec-dryrun is gone.
+        ({"kubernetes.podspec-dryrun": "enabled"}, False),
+        ({"kubernetes.podspec-volumes-csi": "enabled"}, True),
+        ({"kubernetes.podspec-volumes-ephemeral": "enabled"}, True),
+        ({"kubernetes.podspec-volumes-image": "allowed"}, True),
+        # secure-pod-defaults: Disabled, AllowRootBounded, Enabled (asSecurePodDefaultsFlag).
+        ({"secure-pod-defaults": "AllowRootBounded"}, True),
+        ({"secure-pod-defaults": "root-allowed"}, False),
+        ({"secure-pod-defaults": "allowed"}, False),
+    ],
+)
+def test_feature_table_is_knative_1_23s(features, ok):
+    args = KnativeServingArgs(features=features)
+    if ok:
+        assert knative_features(args).items() >= features.items()
+    else:
+        with pytest.raises(InputError):
+            knative_features(args)
