@@ -37,18 +37,22 @@ def world():
 
 def test_registers_only_itself_with_what_the_check_reads(world):
     _, g = world
-    assert [(r.type, r.name, r.inputs) for r in g.resources] == [
+    mine = [r for r in g.resources if r.name in ("l4-spot", "l4")]
+    assert [(r.type, r.name, r.inputs, r.custom) for r in mine] == [
         (
             "gpu-inference:index:GkeAutopilotGpuPool",
             "l4-spot",
             {"poolName": "l4-spot", "accelerator": "nvidia-l4", "spot": True},
+            False,
         ),
         (
             "gpu-inference:index:GkeAutopilotGpuPool",
             "l4",
             {"poolName": "l4", "accelerator": "nvidia-l4", "gpuCount": 1, "spot": False},
+            False,
         ),
     ]
+    assert not [r for r in g.resources if r.parent in {m.urn for m in mine}]  # no children
 
 
 def test_placements(world):
