@@ -123,6 +123,10 @@ class GkeGpuNodePoolArgs:
     """A dedicated node service account email (recommended over the Compute default account)."""
     location_policy: Optional[str] = None
     """Autoscaler location policy `ANY` | `BALANCED`; default ANY for GPU/spot pools."""
+    gke_metadata: Optional[bool] = True
+    """Workload metadata `GKE_METADATA` (pods reach Google APIs only through Workload
+    Identity). False only on a cluster without Workload Identity, where such a pool fails to
+    create; the nodes then expose the node's own metadata."""
     secure_boot: Optional[bool] = True
     """Shielded nodes with secure boot (turn off only for unsigned kernel modules)."""
     pool_name: Optional[str] = None
@@ -298,12 +302,13 @@ def gke_node_pool_inputs(facts: PoolFacts, args: GkeGpuNodePoolArgs) -> dict[str
         "labels": declared_labels(facts, GKE_ADDED_LABELS),
         "taints": [t.to_cloud() for t in facts.taints],
         "spot": facts.spot,
-        "workload_metadata_config": {"mode": "GKE_METADATA"},
         "shielded_instance_config": {
             "enable_secure_boot": bool(args.secure_boot),
             "enable_integrity_monitoring": True,
         },
     }
+    if args.gke_metadata is not False:
+        node_config["workload_metadata_config"] = {"mode": "GKE_METADATA"}
     if facts.is_gpu:
         node_config["guest_accelerators"] = [
             {

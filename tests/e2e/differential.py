@@ -54,6 +54,7 @@ class RigNode:
     labels: Mapping[str, str]
     taints: tuple[Mapping[str, str], ...]
     gpus: int
+    name: str | None = None  # the node's name in the graph (what `matchFields` names)
 
 
 @dataclass
@@ -150,7 +151,8 @@ def pairs_from_graph(
             if gpus is None:  # unknown: the check gives it the benefit, so does the node
                 gpus = max(w.gpus, 1) if p.gpu else 0
             nodes = tuple(
-                RigNode(dict(n.labels), tuple(x.to_dict() for x in n.taints), gpus) for n in p.nodes
+                RigNode(dict(n.labels), tuple(x.to_dict() for x in n.taints), gpus, n.name)
+                for n in p.nodes
             )
             pairs.append(Pair(source, w.resource, p.name, p.name in w.pools, spec, nodes))
     return pairs, report.extended_resource_toleration
@@ -328,8 +330,25 @@ def assign_slots(pairs: Sequence[Pair]) -> list[list[Pair]]:
     return slots
 
 
+def _rename_fields(spec: dict[str, Any], names: Mapping[str, str]) -> None:
+    """`matchFields` on `metadata.name` naming a node of the graph names its copy in the slot (a
+    name of no node in the slot is left as it is: it names no node of the cluster either)."""
+    affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = list(required.get("nodeSelectorTerms") or [])
+    terms += [p.get("preference") or {} for p in affinity.get(_PREFERRED) or []]
+    for term in terms:
+        for field_req in term.get("matchFields") or []:
+            field_req["values"] = [names.get(v, v) for v in field_req.get("values") or []]
+
+
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
 def _pod_body(run: str, slot: int, index: int, attempt: int, pair: Pair) -> dict[str, Any]:
     spec = json.loads(json.dumps(pair.pod_spec))
+    names = {n.name: f"d{run}-{slot}-{i}" for i, n in enumerate(pair.nodes) if n.name}
+    _rename_fields(spec, names)
     spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), SLOT_LABEL: str(slot)}
     spec["automountServiceAccountToken"] = False
     spec["terminationGracePeriodSeconds"] = 0

@@ -1,6 +1,7 @@
 """Generated graphs for the scheduler differential: random pools (labels, taints of all three
 effects, GPUs per node) and random pods (nodeSelector, required affinity with every operator,
-preferred affinity, tolerations, GPU requests in containers and init containers).
+`matchFields` on the node name and empty terms, preferred affinity, tolerations, GPU requests in
+containers and init containers, an explicit zero among them).
 
 Pools are existing nodes (`NodePatch`), pods are Deployments: both plain graph entries, so the
 check reads them exactly as it reads any graph. Label keys, values and taint keys come from small
@@ -28,6 +29,7 @@ TAINT_KEYS = ("nvidia.com/gpu", "dedicated", "example.com/spot")
 TAINT_VALUES = ("", "present", "true")
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+NODE_NAMES = ("node-0-0", "node-0-1", "node-1-0", "node-1-1", "node-2-0")
 
 
 # Strategies are built once, at import: building one per draw costs more than the draw.
@@ -129,13 +131,29 @@ def _requirement(draw: Any) -> dict[str, Any]:
 REQUIREMENT = _requirement()
 _EXPRESSIONS = st.lists(REQUIREMENT, min_size=0, max_size=3)
 _PREFERENCE = st.lists(REQUIREMENT, min_size=1, max_size=2)
+# matchFields: `metadata.name`, In or NotIn, one node name (of the graph: node-<pool>-<node>).
+_FIELD = st.fixed_dictionaries(
+    {
+        "key": st.just("metadata.name"),
+        "operator": st.sampled_from(("In", "NotIn")),
+        "values": st.tuples(st.sampled_from(NODE_NAMES)).map(list),
+    }
+)
+_FIELDS = st.lists(_FIELD, max_size=1)
 
 
 @st.composite
 def _term(draw: Any) -> dict[str, Any]:
     # An empty term is allowed by the API and matches nothing: generated now and then.
+    term: dict[str, Any] = {}
     exprs = draw(_EXPRESSIONS)
-    return {"matchExpressions": exprs} if exprs else {}
+    if exprs:
+        term["matchExpressions"] = exprs
+    if draw(_ONE_IN_4) == 0:
+        fields = draw(_FIELDS)
+        if fields:
+            term["matchFields"] = fields
+    return term
 
 
 _TERMS = st.lists(_term(), min_size=1, max_size=2)

@@ -82,8 +82,8 @@ def differential(
             run.stats[ert] = run_pairs(cp, pairs)
     run.seconds = time.monotonic() - t0
     for stack, pairs in run.examples.items():
-        ert = "on" if run.example_ert[stack] else "off"
-        report.lines.append(summary(f"{stack} (ExtendedResourceToleration {ert})", pairs))
+        mode = "on" if run.example_ert[stack] else "off"
+        report.lines.append(summary(f"{stack} (ExtendedResourceToleration {mode})", pairs))
     report.lines.append(summary(f"{run.cases} generated cases", run.generated))
     everything = [p for pairs in run.examples.values() for p in pairs] + run.generated
     report.lines.append(summary("total", everything) + f" in {run.seconds:.0f}s")

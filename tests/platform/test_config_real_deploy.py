@@ -79,3 +79,50 @@ def test_workload_identity_member_is_in_the_clusters_project(run, cluster, pool)
         )
         ns_ksa = m.inputs["member"].split("[", 1)[1]
         assert m.inputs["member"] == f"serviceAccount:{pool}[{ns_ksa}"
+
+
+# -- GKE_METADATA on an existing cluster without Workload Identity (issue 12.11) -----------------
+
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+def test_gke_metadata_off_for_a_cluster_without_workload_identity(run):
+    from components.platform.platform import InferencePlatform
+
+    spec = load_spec(mutated("gke", {"cluster.gkeMetadata": False}))
+    pools = run(lambda: InferencePlatform("gi", spec)).of_type(NODE_POOL)
+    assert pools
+    assert all("workloadMetadataConfig" not in p.inputs["nodeConfig"] for p in pools)
+    on = run(lambda: InferencePlatform("gi", load_spec(mutated("gke", {})))).of_type(NODE_POOL)
+    assert all(
+        p.inputs["nodeConfig"]["workloadMetadataConfig"] == {"mode": "GKE_METADATA"} for p in on
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"cluster.gkeMetadata": False, "cluster.create": True},
+            "gkeMetadata: false, but create: true makes a cluster with Workload Identity, whose "
+            "pools use the GKE metadata server (allowed: gkeMetadata: false only with create: "
+            "false (an existing cluster without Workload Identity))",
+        ),
+        (
+            {
+                "cluster.gkeMetadata": False,
+                "cluster.workloadIdentity": {
+                    "gcpServiceAccount": "m-reader@p-1.iam.gserviceaccount.com"
+                },
+            },
+            "gkeMetadata: false says the cluster has no Workload Identity, but "
+            "workloadIdentity.gcpServiceAccount needs it (pods reach the Google service account "
+            "through the GKE metadata server) (allowed: one of them: enable Workload Identity on "
+            "the cluster and drop gkeMetadata, or drop workloadIdentity.gcpServiceAccount)",
+        ),
+    ],
+)
+def test_gke_metadata_contradictions_name_both_keys(changes, message):
+    with pytest.raises(InputError) as e:
+        load_spec(mutated("gke", changes))
+    assert str(e.value) == f"{NS}:cluster.gkeMetadata: {message}"

@@ -417,3 +417,12 @@ def test_error_names_the_component_and_nothing_is_registered():
     g = run_program(program)
     assert g.resources == []
     assert registered[0].path == "GkeGpuNodePool('bad').args.gpu_count"
+
+
+def test_gke_metadata_can_be_turned_off_for_a_cluster_without_workload_identity():
+    args = GkeGpuNodePoolArgs(cluster="c", machine_type="n2-standard-4", gke_metadata=False)
+    assert "workload_metadata_config" not in plan_gke_pool("cpu", args).node_pool["node_config"]
+    args.gke_metadata = True
+    assert plan_gke_pool("cpu", args).node_pool["node_config"]["workload_metadata_config"] == {
+        "mode": "GKE_METADATA"
+    }

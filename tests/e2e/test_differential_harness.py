@@ -1,0 +1,108 @@
+"""The scheduler differential's own bookkeeping, without a rig (runs in the unit tier): the slot
+trick is only sound if these hold."""
+
+from __future__ import annotations
+
+import json
+
+from differential import (
+    PAIR_LABEL,
+    SLOT_LABEL,
+    Pair,
+    RigNode,
+    _asks_gpus,
+    _node_body,
+    _pod_body,
+    assign_slots,
+    pairs_from_graph,
+    pod_spec,
+)
+from generated_cases import draw_cases
+
+
+def _pairs(count: int = 30, seed: int = 11) -> list[Pair]:
+    out = []
+    for i, case in enumerate(draw_cases(count, seed)):
+        pairs, _ = pairs_from_graph(f"case {i}", case["graph"], extended_resource_toleration=True)
+        out += pairs
+    return out
+
+
+def test_slots_share_nodes_only_within_a_pool_and_hold_one_gpu_pod_at_most() -> None:
+    pairs = _pairs()
+    slots = assign_slots(pairs)
+    assert sorted(id(p) for s in slots for p in s) == sorted(id(p) for p in pairs)
+    for members in slots:
+        assert len({(p.source, p.pool) for p in members}) == 1
+        assert (
+            len({json.dumps([n.__dict__ for n in p.nodes], sort_keys=True) for p in members}) == 1
+        )
+        assert sum(_asks_gpus(p.pod_spec) for p in members) <= 1
+    assert len(slots) < len(pairs)  # the sharing happens
+
+
+def test_generated_keys_stay_off_the_slot_label_and_kubernetes_own() -> None:
+    text = json.dumps(draw_cases(30, 5))
+    for reserved in (SLOT_LABEL, "e2e.gpu-inference.dev", "kubernetes.io/", "node.kubernetes.io"):
+        assert reserved not in text
+
+
+def test_the_pod_is_the_template_plus_the_slot_selector() -> None:
+    fragment = {
+        "nodeSelector": {"pool": "a"},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": ["n1"]}
+                            ]
+                        },
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": ["x"]}
+                            ]
+                        },
+                    ]
+                }
+            }
+        },
+        "tolerations": [
+            {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300.0}
+        ],
+        "minReplicas": 0,
+    }
+    containers = [{"name": "kserve", "resources": {"limits": {"nvidia.com/gpu": 1}}, "env": [1]}]
+    spec = pod_spec(fragment, containers, [])
+    assert spec == {
+        "nodeSelector": {"pool": "a"},
+        "affinity": fragment["affinity"],
+        "tolerations": [
+            {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+        ],
+        "containers": [
+            {
+                "name": "c0",
+                "image": "example.invalid/diff:1",
+                "resources": {"limits": {"nvidia.com/gpu": "1"}},
+            }
+        ],
+    }
+    nodes = (RigNode({"pool": "a"}, (), 1, "n0"), RigNode({"pool": "a"}, (), 1, "n1"))
+    pair = Pair("g", "Deployment/w", "a", True, spec, nodes)
+    body = _pod_body("run1", 7, 3, 0, pair)
+    assert body["metadata"]["labels"][PAIR_LABEL] == "3"
+    assert body["spec"]["nodeSelector"] == {"pool": "a", SLOT_LABEL: "7"}
+    terms = body["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert [t["matchFields"][0]["values"] for t in terms["nodeSelectorTerms"]] == [
+        ["drun1-7-1"],
+        ["x"],
+    ]
+    assert pair.pod_spec == spec  # the pair's own spec is left as it was
+    node = _node_body("run1", 7, 1, nodes[1])
+    assert node["metadata"]["name"] == "drun1-7-1"
+    assert node["metadata"]["labels"][SLOT_LABEL] == "7"
+    assert node["status"]["allocatable"]["nvidia.com/gpu"] == "1"
