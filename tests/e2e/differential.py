@@ -269,9 +269,7 @@ class RunStats:
 _AVAILABLE = re.compile(r"^0/(\d+) nodes are available")
 
 
-def run_pairs(
-    cp: Any, pairs: Sequence[Pair], *, chunk: int = 5000, workers: int = 4, timeout: float = 180
-) -> RunStats:
+def run_pairs(cp: Any, pairs: Sequence[Pair], *, chunk: int = 5000, workers: int = 4) -> RunStats:
     """Decide every pair on the rig (sets `outcome` and `detail`), `chunk` slots at a time (the
     objects of a chunk are deleted before the next one; the last chunk's are left to the rig's
     teardown)."""
@@ -280,7 +278,10 @@ def run_pairs(
     with ThreadPoolExecutor(workers) as pool:
         for start in range(0, len(pairs), chunk):
             last = start + chunk >= len(pairs)
-            _run_chunk(api, pool, list(pairs[start : start + chunk]), stats, timeout, not last)
+            part = list(pairs[start : start + chunk])
+            # The scheduler decides some 20 pods a second on two busy cores, 100+ when idle.
+            timeout = 120 + 0.25 * len(part)
+            _run_chunk(api, pool, part, stats, timeout, not last)
     return stats
 
 
@@ -453,7 +454,10 @@ def _run_chunk(
             break
         if time.monotonic() > deadline:
             for index in undecided:
-                by_index[index].outcome, by_index[index].detail = "undecided", f"after {timeout}s"
+                by_index[index].outcome, by_index[index].detail = (
+                    "undecided",
+                    f"after {timeout:.0f}s",
+                )
             break
         time.sleep(0.5)
     stats.add("pods decided", time.monotonic() - t0)

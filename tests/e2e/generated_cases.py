@@ -46,8 +46,10 @@ _TAINT_KEY_EFFECTS = st.lists(
 _TOLERATION_KEY = st.sampled_from(("", *TAINT_KEYS))
 _TOLERATION_EFFECT = st.sampled_from(("", *EFFECTS))
 _TOLERATION_OPERATOR = st.sampled_from(("Equal", "Exists", None))  # None: left out, means Equal
-# "0": an explicit zero, which still names the resource (ExtendedResourceToleration reacts to it).
-_GPUS = st.sampled_from((0, 0, "0", 1, 1, 2, 3))
+# 0: an explicit zero, which still names the resource (ExtendedResourceToleration reacts to it).
+_GPUS = st.sampled_from((None, None, 0, 1, 1, 2, 3))  # None: names no GPU
+# A GPU count written as a plain integer, in milli-units or with an exponent (all mean the same).
+_GPU_TEXT = st.sampled_from(("{n}", "{n}", "{m}m", "{n}e0"))
 _BOOL = st.booleans()
 _POOL_GPUS = st.integers(0, 4)
 _ONE_IN_4 = st.integers(0, 3)
@@ -204,10 +206,11 @@ _TOLERATIONS = st.lists(_toleration(), max_size=3)
 def _container(draw: Any) -> dict[str, Any]:
     gpus = draw(_GPUS)
     res: dict[str, Any] = {"requests": {"cpu": "100m", "memory": "128Mi"}}
-    if gpus != 0:
-        res["limits"] = {"nvidia.com/gpu": str(gpus)}
+    if gpus is not None:
+        quantity = draw(_GPU_TEXT).format(n=gpus, m=gpus * 1000)
+        res["limits"] = {"nvidia.com/gpu": quantity}
         if draw(_BOOL):  # requests, when given, must equal limits for an extended resource
-            res["requests"]["nvidia.com/gpu"] = str(gpus)
+            res["requests"]["nvidia.com/gpu"] = quantity
     return {"name": "c", "image": "example.invalid/c:1", "resources": res}
 
 

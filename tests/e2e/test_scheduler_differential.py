@@ -99,9 +99,15 @@ def differential(
 
 
 def _disagreements(pairs: list[Pair]) -> str:
-    bad = [p for p in pairs if not p.agrees]
-    shown = "\n".join(p.describe() for p in bad[:8])
-    return f"{len(bad)} of {len(pairs)} pairs disagree (first {min(8, len(bad))}):\n{shown}"
+    """The pairs the scheduler decided otherwise first (those are the findings), then those it
+    did not decide (a pod the API refused, or a run too slow: the rig's trouble, not the check's)."""
+    bad = [p for p in pairs if p.outcome in ("bound", "unschedulable") and not p.agrees]
+    other = [p for p in pairs if p.outcome not in ("bound", "unschedulable")]
+    shown = "\n".join(p.describe() for p in [*bad, *other][:8])
+    return (
+        f"{len(bad)} of {len(pairs)} pairs disagree, {len(other)} not decided "
+        f"({', '.join(sorted({p.outcome for p in other})) or 'none'}); the first:\n{shown}"
+    )
 
 
 @pytest.mark.parametrize("stack", STACKS)
