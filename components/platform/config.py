@@ -317,7 +317,15 @@ class WorkloadIdentity(_Model):
 
 # Keys of `cluster` that only one provider takes.
 CLUSTER_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
-    "gke": ("location", "project", "create", "releaseChannel", "nodeServiceAccount", "autopilot"),
+    "gke": (
+        "location",
+        "project",
+        "create",
+        "releaseChannel",
+        "nodeServiceAccount",
+        "autopilot",
+        "gkeMetadata",
+    ),
     "eks": ("region", "subnetIds"),
     "existing": ("kubeconfig", "context"),
 }
@@ -344,6 +352,9 @@ class Cluster(_Model):
     extended_resource_toleration: Optional[Bool] = None
     workload_identity: Optional[WorkloadIdentity] = None
     node_service_account: Optional[str] = None  # gke: dedicated node SA email
+    # gke: pools use the GKE metadata server (Workload Identity); false for an existing cluster
+    # without Workload Identity, where a GKE_METADATA pool fails to create.
+    gke_metadata: Bool = True
     autopilot: Bool = False  # gke: an existing Autopilot cluster (GPU pools make no node pools)
 
     @model_validator(mode="after")
@@ -373,6 +384,27 @@ class Cluster(_Model):
                 "ExtendedResourceToleration admission plugin itself",
                 "true, or leave it out (it is only a choice for provider existing)",
                 "extendedResourceToleration",
+            )
+        if not self.gke_metadata and self.create:
+            raise InputError(
+                "gkeMetadata: false, but create: true makes a cluster with Workload Identity, "
+                "whose pools use the GKE metadata server",
+                "gkeMetadata: false only with create: false (an existing cluster without "
+                "Workload Identity)",
+                "gkeMetadata",
+            )
+        if (
+            not self.gke_metadata
+            and self.workload_identity is not None
+            and self.workload_identity.gcp_service_account
+        ):
+            raise InputError(
+                "gkeMetadata: false says the cluster has no Workload Identity, but "
+                "workloadIdentity.gcpServiceAccount needs it (pods reach the Google service "
+                "account through the GKE metadata server)",
+                "one of them: enable Workload Identity on the cluster and drop gkeMetadata, or "
+                "drop workloadIdentity.gcpServiceAccount",
+                "gkeMetadata",
             )
         if self.release_channel and not self.create:
             raise InputError(

@@ -196,6 +196,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     select_labels=p.select_labels,
                     disk_size_gb=p.disk_size_gb or 100,
                     service_account=c.node_service_account,
+                    gke_metadata=c.gke_metadata,
                 ),
                 opts=opts,
             )

@@ -271,8 +271,10 @@ def run_program(
     loop.set_default_executor(executor)
     # Pulumi walks and formats the whole Python stack on every registration, for the engine's
     # source positions; nothing reads them offline and they cost a third of a large preview.
-    saved_stack_trace = runtime_resource._get_stack_trace
-    runtime_resource._get_stack_trace = runtime_resource.source_pb2.StackTrace
+    # (pulumi >= 3.195; older SDKs collect no stack traces.)
+    saved_stack_trace = getattr(runtime_resource, "_get_stack_trace", None)
+    if saved_stack_trace is not None:
+        runtime_resource._get_stack_trace = runtime_resource.source_pb2.StackTrace
     # Each registration allocates hundreds of container objects (tasks, futures, closures,
     # serialised inputs) and most live until the end: with CPython's default thresholds the
     # collector rescans the growing heap over and over (a third of a 1000-model preview, most of
@@ -292,11 +294,9 @@ def run_program(
         )
         outputs: dict[str, Any] = {}
 
-        async def _program() -> None:
-            program()
-
         stack_resource = pulumi.runtime.get_root_resource()
-        _sync_await(pulumi.runtime.stack.run_pulumi_func(_program))
+        # A plain callable: older SDKs' run_pulumi_func (pulumi < 3.18x) do not await a coroutine.
+        _sync_await(pulumi.runtime.stack.run_pulumi_func(program))
         if stack_resource is not None:
             outs = getattr(stack_resource, "outputs", {}) or {}
             for key, value in outs.items():
@@ -304,7 +304,8 @@ def run_program(
         return Graph(resources=recorder.registered, outputs=_scrub(outputs))
     finally:
         gc.set_threshold(*saved_gc)
-        runtime_resource._get_stack_trace = saved_stack_trace
+        if saved_stack_trace is not None:
+            runtime_resource._get_stack_trace = saved_stack_trace
         pulumi.runtime.settings.ROOT.set(None)
         asyncio.set_event_loop(None)
         loop.close()
