@@ -367,7 +367,7 @@ def _node_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
         name=labels.get(POOL_LABEL) or name,
         provider="existing",
         resource=rid,
-        node=NodeTemplate(node_name, labels, tuple(taints)),
+        node=NodeTemplate(node_name, labels, tuple(taints), gpus),
         gpus=gpus,
         gpu=(gpus or 0) > 0 or (gpus is None and evidence),
         accelerator=labels.get("nvidia.com/gpu.product") or labels.get(GKE_ACCELERATOR_LABEL),

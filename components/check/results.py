@@ -70,11 +70,13 @@ class Finding:
 
 @dataclass(frozen=True)
 class NodeTemplate:
-    """One node (or the node template of a cloud pool): its effective labels and taints."""
+    """One node (or the node template of a cloud pool): its effective labels and taints, and its
+    GPU count when the node says it (existing nodes; None: the pool's `gpus_per_node`)."""
 
     name: str | None
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
+    gpus: int | None = None
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,21 @@ class PoolFacts:
 
     def fits(self, gpus: int) -> bool:
         """A node of the pool has `gpus` GPUs to give (unknown counts are given the benefit)."""
-        return gpus == 0 or self.gpus_per_node is None or self.gpus_per_node >= gpus
+        return any(self.node_fits(n, gpus) for n in self.nodes)
+
+    def node_fits(self, node: NodeTemplate, gpus: int) -> bool:
+        """This node has `gpus` GPUs to give (its own count, else the pool's; unknown: yes)."""
+        count = node.gpus if node.gpus is not None else self.gpus_per_node
+        return gpus == 0 or count is None or count >= gpus
+
+    def lands(self, placement: Placement, gpus: int) -> bool:
+        """The pod can land on a node of the pool: one node both lets it in (labels, taints) and
+        has the GPUs it asks for. The scheduler checks both on the same node: in a pool whose
+        nodes have different GPU counts, the pool's smallest count does not decide."""
+        return any(
+            placement.admits(n.labels, n.taints, n.name) and self.node_fits(n, gpus)
+            for n in self.nodes
+        )
 
     def selected_by(self, placement: Placement) -> bool:
         """The pod's nodeSelector / required affinity picks a node of this pool by its labels
@@ -132,8 +148,9 @@ class PoolFacts:
             (n for n in self.nodes if labels_only.admits(n.labels, (), n.name)), self.nodes[0]
         )
         reasons = placement.why_not(node.labels, node.taints, node.name)
-        if not self.fits(gpus):
-            reasons.append(f"its nodes have {self.gpus_per_node} GPU(s), the pod requests {gpus}")
+        if not self.node_fits(node, gpus):
+            count = node.gpus if node.gpus is not None else self.gpus_per_node
+            reasons.append(f"its nodes have {count} GPU(s), the pod requests {gpus}")
         return reasons
 
     def to_json(self) -> dict[str, Any]:

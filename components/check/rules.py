@@ -112,10 +112,10 @@ def check(
         placement = base
         if extended_resource_toleration:
             placement = base.with_tolerations(extended_resource_tolerations(_extended_resources(t)))
-        # Pools the label and taint filters let it onto; of those, the ones with the GPUs it
-        # asks for (the scheduler's NodeResourcesFit): where it can land.
+        # Pools the label and taint filters let it onto; of those, the ones with a node that
+        # also has the GPUs it asks for (the scheduler's NodeResourcesFit): where it can land.
         placed = [p for p in pools if p.admits(placement)]
-        admitted = [p for p in placed if p.fits(gpus)]
+        admitted = [p for p in placed if p.lands(placement, gpus)]
         facts = WorkloadFacts(
             resource=rid,
             type=t.type,

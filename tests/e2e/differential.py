@@ -32,7 +32,7 @@ from typing import Any
 
 import rig
 
-from components.check import check
+from components.check import GPU_COUNT_KEYS, NODE_PATCH, POOL_LABEL, check
 from components.check.graph import _templates
 
 SLOT_LABEL = "e2e.gpu-inference.dev/slot"
@@ -132,14 +132,32 @@ def pod_spec(fragment: Mapping[str, Any], containers: Sequence[Any], init: Seque
     return spec
 
 
+def node_patch_nodes(graph: Sequence[Mapping[str, Any]]) -> dict[str, tuple[RigNode, ...]]:
+    """The nodes a graph of existing nodes describes, read from its NodePatches as written (not
+    as the check read them): pool (the pool label), labels, taints, GPUs from the annotation."""
+    out: dict[str, tuple[RigNode, ...]] = {}
+    for e in graph:
+        if e["type"] != NODE_PATCH:
+            continue
+        md = e["inputs"]["metadata"]
+        labels = dict(md.get("labels") or {})
+        gpus = int(md.get("annotations", {}).get(GPU_COUNT_KEYS[0], "0"))
+        taints = tuple(dict(t) for t in e["inputs"].get("spec", {}).get("taints") or ())
+        pool = labels.get(POOL_LABEL, e["name"])
+        out[pool] = (*out.get(pool, ()), RigNode(labels, taints, gpus, md.get("name")))
+    return out
+
+
 def pairs_from_graph(
     source: str,
     graph: Sequence[Mapping[str, Any]],
     *,
     extended_resource_toleration: bool | None = None,
+    nodes_of: Mapping[str, tuple[RigNode, ...]] | None = None,
 ) -> tuple[list[Pair], bool]:
     """Every (pod template, pool) pair of the graph with the check's prediction, and whether the
-    check assumed ExtendedResourceToleration on."""
+    check assumed ExtendedResourceToleration on. The rig's nodes are the pools' nodes as the check
+    computed them (what a cloud adds is only known there), or `nodes_of[pool]` when given."""
     report = check(graph, extended_resource_toleration=extended_resource_toleration)
     templates = {t.resource: t for t in _templates(list(graph), True)}
     pairs = []
@@ -154,6 +172,8 @@ def pairs_from_graph(
                 RigNode(dict(n.labels), tuple(x.to_dict() for x in n.taints), gpus, n.name)
                 for n in p.nodes
             )
+            if nodes_of is not None:
+                nodes = nodes_of[p.name]
             pairs.append(Pair(source, w.resource, p.name, p.name in w.pools, spec, nodes))
     return pairs, report.extended_resource_toleration
 

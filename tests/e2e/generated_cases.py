@@ -86,19 +86,24 @@ TAINTS = _taints()
 
 
 @st.composite
-def _pool(draw: Any) -> tuple[int, list[tuple[dict[str, str], list[dict[str, str]]]]]:
-    """GPUs per node, and one or two nodes (labels, taints): an existing-nodes pool."""
+def _pool(draw: Any) -> list[tuple[dict[str, str], list[dict[str, str]], int]]:
+    """One or two nodes (labels, taints, GPUs): an existing-nodes pool. Now and then its nodes
+    have different GPU counts (machines bought at different times)."""
     gpus = draw(_POOL_GPUS)
-    return gpus, [(draw(NODE_LABELS), draw(TAINTS)) for _ in range(draw(_ONE_TO_TWO))]
+    nodes = []
+    for _ in range(draw(_ONE_TO_TWO)):
+        own = draw(_POOL_GPUS) if draw(_ONE_IN_4) == 0 else gpus
+        nodes.append((draw(NODE_LABELS), draw(TAINTS), own))
+    return nodes
 
 
 POOL = _pool()
 
 
-def pool_entries(index: int, gpus: int, nodes: list[tuple[dict, list]]) -> list[dict[str, Any]]:
-    """NodePatches sharing the pool label (one pool), the GPU count in an annotation."""
+def pool_entries(index: int, nodes: list[tuple[dict, list, int]]) -> list[dict[str, Any]]:
+    """NodePatches sharing the pool label (one pool), each node's GPU count in an annotation."""
     entries = []
-    for j, (node_labels, node_taints) in enumerate(nodes):
+    for j, (node_labels, node_taints, gpus) in enumerate(nodes):
         node_labels = {k: v for k, v in node_labels.items() if k != POOL_LABEL}
         node_labels[POOL_LABEL] = f"p{index}"
         entries.append(
@@ -256,7 +261,7 @@ def _case(draw: Any) -> dict[str, Any]:
     """{"ert": bool, "graph": [...]}: 1-3 pools, 1-3 pods."""
     graph: list[dict[str, Any]] = []
     for i in range(draw(_ONE_TO_THREE)):
-        graph += pool_entries(i, *draw(POOL))
+        graph += pool_entries(i, draw(POOL))
     for i in range(draw(_ONE_TO_THREE)):
         graph.append(deployment_entry(i, draw(POD)))
     return {"ert": draw(_BOOL), "graph": graph}

@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from differential import ControlPlane, Pair, RunStats, pairs_from_graph, run_pairs, summary
+from differential import (
+    ControlPlane,
+    Pair,
+    RunStats,
+    node_patch_nodes,
+    pairs_from_graph,
+    run_pairs,
+    summary,
+)
 from generated_cases import draw_cases
 
 from components.preview.preview import preview
@@ -74,7 +82,12 @@ def differential(
     run.cases = len(cases)
     for i, case in enumerate(cases):
         ert = case["ert"]
-        pairs, _ = pairs_from_graph(f"case {i}", case["graph"], extended_resource_toleration=ert)
+        pairs, _ = pairs_from_graph(
+            f"case {i}",
+            case["graph"],
+            extended_resource_toleration=ert,
+            nodes_of=node_patch_nodes(case["graph"]),
+        )
         run.generated += pairs
         by_ert[ert] += pairs
     for ert, pairs in by_ert.items():
