@@ -28,7 +28,8 @@ Node pools (each pool is one or more node templates with effective labels and ta
 - `kubernetes:core/v1:NodePatch`: `metadata.labels`, `spec.taints` (Kubernetes casing). GPUs per
   node from the first of `GPU_COUNT_KEYS` found in the node's annotations or labels, else unknown.
   NodePatches carrying the same `gpu-inference.dev/pool` label form one pool (a pod lands on the
-  pool when it lands on any of its nodes); a NodePatch without it is a pool of its own.
+  pool when it lands on any of its nodes, each node with its own GPU count: the pool's
+  `gpus_per_node` is the smallest); a NodePatch without it is a pool of its own.
 Pool identity: the `POOL_LABEL` (`gpu-inference.dev/pool`) label value if present, else the
 resource name. A pool is a GPU pool when its nodes have GPUs (or, for a NodePatch with no count,
 when an NVIDIA / cloud accelerator label or an `nvidia.com/gpu` taint says so).
