@@ -90,8 +90,9 @@ class ClusterAccess(pulumi.ComponentResource):
         self.cluster: Optional[pulumi.Resource] = None
         self.cluster_name: pulumi.Output[str] = pulumi.Output.from_input(args.name)
         self.subnet_ids: Optional[pulumi.Output[list[str]]] = None
-        self.workload_pool: Optional[pulumi.Output[Optional[str]]] = None
-        """GKE: the cluster's Workload Identity pool (`CLUSTER_PROJECT.svc.id.goog`)."""
+        self.workload_pool: Optional[pulumi.Output[str]] = None
+        """GKE: the cluster's Workload Identity pool (`CLUSTER_PROJECT.svc.id.goog`; "" if not
+        known)."""
         kubeconfig: Optional[pulumi.Output[str]]
         if args.provider == "gke":
             kubeconfig = self._gke(name, args, child)
@@ -153,7 +154,7 @@ class ClusterAccess(pulumi.ComponentResource):
             self.cluster = cluster
             self.cluster_name = cluster.name
             self.workload_pool = cluster.workload_identity_config.apply(
-                lambda c: c.workload_pool if c else None
+                lambda c: (c.workload_pool or "") if c else ""
             )
             endpoint = cluster.endpoint
             ca = cluster.master_auth.apply(lambda a: a.cluster_ca_certificate or "")
@@ -164,7 +165,7 @@ class ClusterAccess(pulumi.ComponentResource):
             endpoint = found.endpoint
             ca = found.master_auths.apply(lambda a: a[0].cluster_ca_certificate if a else "")
             # Workload Identity members live in the cluster's project's pool.
-            self.workload_pool = found.project.apply(lambda p: f"{p}.svc.id.goog" if p else None)
+            self.workload_pool = found.project.apply(lambda p: f"{p}.svc.id.goog" if p else "")
         return pulumi.Output.all(endpoint, ca).apply(
             lambda v: exec_kubeconfig(args.name, str(v[0]), str(v[1]), gke_exec())
         )

@@ -28,6 +28,7 @@ placement that lands on them.
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Optional
 
 import pulumi
@@ -196,6 +197,10 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
     return ExistingNodesPlan(facts, patches, [t.to_dict() for t in facts.taints])
 
 
+def _spec_with(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    return taint_patch(current_spec, ours)
+
+
 class ExistingGpuNodes(pulumi.ComponentResource):
     """Existing nodes labeled and tainted as one pool, with the placement that lands on them."""
 
@@ -224,8 +229,7 @@ class ExistingGpuNodes(pulumi.ComponentResource):
                 live = k8s.core.v1.Node.get(
                     f"{name}-{node}-live", node, opts=pulumi.ResourceOptions(parent=self)
                 )
-                ours = plan.taints
-                spec = live.spec.apply(lambda s, ours=ours: taint_patch(s, ours))
+                spec = live.spec.apply(partial(_spec_with, ours=plan.taints))
             self.patches.append(
                 k8s.core.v1.NodePatch(
                     f"{name}-{node}",
