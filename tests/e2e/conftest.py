@@ -8,7 +8,9 @@ module proxy here does not serve, are skipped (saying why) when no source for th
 
 from __future__ import annotations
 
+import os
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,17 @@ def pulumi_bins(control_plane_bins: Path) -> Path:
             + ", ".join(report.unavailable)
             + " on this machine: "
             + " | ".join(report.unavailable.values())
+        )
+    sdk = version("pulumi_kubernetes")
+    ambient = os.environ.get("GPU_INFERENCE_RIG_AMBIENT_PROVIDER") == "1"
+    if sdk != rig.PULUMI_KUBERNETES_VERSION and not ambient:
+        pytest.fail(
+            f"the installed pulumi_kubernetes SDK is {sdk} and asks for that exact provider; the "
+            f"rig's provider is {rig.PULUMI_KUBERNETES_VERSION}. Install "
+            f"pulumi-kubernetes=={rig.PULUMI_KUBERNETES_VERSION} (e.g. through a constraints "
+            "file), or set GPU_INFERENCE_RIG_AMBIENT_PROVIDER=1 to hand the rig's provider to "
+            "any SDK version.",
+            pytrace=False,
         )
     return rig.bin_dir()
 

@@ -27,13 +27,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import http.client
 import json
 import os
 import shutil
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -42,7 +40,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:  # imported where used: a no-op `build` stays fast
+    import ssl
 
 # --------------------------------------------------------------------------------------------
 # Versions. Changing any of them changes the cache key.
@@ -102,6 +103,9 @@ KUBERNETES_STAGING = [
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 KWOK_CONFIG = "kwok-stages.yaml"
+# Not in bin/ (which goes on PATH, where the CLI would take it for any version the SDK asks for):
+# each Pulumi home gets it installed at its exact version with `pulumi plugin install --file`.
+PROVIDER = "../plugins/pulumi-resource-kubernetes"
 GPU = "nvidia.com/gpu"
 
 
@@ -251,8 +255,9 @@ class Builder:
         return d
 
     def install(self, built: Path, name: str) -> None:
-        self.bin.mkdir(parents=True, exist_ok=True)
-        os.replace(built, self.bin / name)
+        dest = self.bin / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(built, dest)
 
 
 def _quote(s: str) -> str:
@@ -529,6 +534,14 @@ def _build_provider_kubernetes(b: Builder) -> None:
         # to answer GetSchema and to import resources; `up`/`preview`/`destroy` do not need it.
         _log("  schema.json absent: embedding a stub schema (GetSchema and import will not work)")
         schema.write_text(json.dumps({"name": "kubernetes", "displayName": "Kubernetes"}))
+    # v4.32.0 was built against pulumi pkg/v3 v3.243.0, which the proxy here does not serve; in
+    # v3.259.0 (the one served) PackageSpec.Provider became a pointer. The one source change needed:
+    gen = prov / "pkg" / "gen" / "schema.go"
+    text = gen.read_text()
+    if "Provider: pschema.ResourceSpec{" in text:
+        gen.write_text(
+            text.replace("Provider: pschema.ResourceSpec{", "Provider: &pschema.ResourceSpec{")
+        )
     # sdk/v4 comes from the module proxy (the checksum database does not know it: skip it for
     # that one module) instead of the repository's ../sdk.
     env = _go_env()
@@ -573,7 +586,7 @@ def _build_provider_kubernetes(b: Builder) -> None:
         prov,
         env=env,
     )
-    b.install(out, "pulumi-resource-kubernetes")
+    b.install(out, PROVIDER)
 
 
 @dataclass(frozen=True)
@@ -592,7 +605,7 @@ STEPS: tuple[Step, ...] = (
     Step("pulumi-language-python", ("pulumi-language-python",), _build_language_python, "pulumi"),
     Step(
         "pulumi-resource-kubernetes",
-        ("pulumi-resource-kubernetes",),
+        (PROVIDER,),
         _build_provider_kubernetes,
         "pulumi",
     ),
@@ -918,6 +931,8 @@ class ControlPlane:
     def _wait(
         self, what: str, cond: Callable[[], bool], timeout: float, procs: Sequence[Proc]
     ) -> None:
+        import http.client
+
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for pr in procs:
@@ -928,7 +943,7 @@ class ControlPlane:
             try:
                 if cond():
                     return
-            except (OSError, ApiError, http.client.HTTPException):
+            except (OSError, ApiError, ValueError, http.client.HTTPException):
                 pass
             time.sleep(0.2)
         tails = "\n".join(f"--- {p.name} ---\n{self.log_tail(p.name, 15)}" for p in procs)
@@ -1069,6 +1084,8 @@ class ControlPlane:
     # -- API -----------------------------------------------------------------------------------
 
     def _ssl(self) -> ssl.SSLContext:
+        import ssl
+
         if self._ctx is None:
             ctx = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
             ctx.load_cert_chain(str(self.pki / "admin.crt"), str(self.pki / "admin.key"))
@@ -1083,6 +1100,8 @@ class ControlPlane:
         content_type: str = "application/json",
         raw: bool = False,
     ) -> Any:
+        import http.client
+
         conn = http.client.HTTPSConnection("127.0.0.1", self._port, context=self._ssl(), timeout=30)
         try:
             data = None
@@ -1382,6 +1401,23 @@ class Pulumi:
         if kubeconfig:
             env["KUBECONFIG"] = str(kubeconfig)
         self.env = env
+        provider = (self.bin / PROVIDER).resolve()
+        if os.environ.get("GPU_INFERENCE_RIG_AMBIENT_PROVIDER") == "1":
+            # Any pulumi_kubernetes SDK version then gets this provider (the CLI warns).
+            env["PATH"] = f"{provider.parent}{os.pathsep}{env['PATH']}"
+        elif provider.exists():
+            plugin = self.home / "plugins" / f"resource-kubernetes-v{PULUMI_KUBERNETES_VERSION}"
+            if not plugin.exists():
+                self.run(
+                    "plugin",
+                    "install",
+                    "resource",
+                    "kubernetes",
+                    PULUMI_KUBERNETES_VERSION,
+                    "--file",
+                    str(provider),
+                    cwd=self.workdir,
+                )
 
     def run(
         self,
