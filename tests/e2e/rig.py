@@ -462,13 +462,15 @@ def _proxy_has(b: Builder, module_at: str, cwd: Path) -> bool:
     return proc.returncode == 0
 
 
-def _build_language_python(b: Builder) -> None:
-    d = b.work("pulumi-language-python")
-    mod = "github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3"
+def _build_language_host(b: Builder, lang: str) -> None:
+    """pulumi-language-<lang>, a module of its own in the pulumi repository (sdk/<lang>/cmd)."""
+    name = f"pulumi-language-{lang}"
+    d = b.work(name)
+    mod = f"github.com/pulumi/pulumi/sdk/{lang}/cmd/{name}/v3"
     src = d / "src"
-    host = src / "sdk" / "python" / "cmd" / "pulumi-language-python"
+    host = src / "sdk" / lang / "cmd" / name
     if _proxy_has(b, f"{mod}@{PULUMI_COMMIT}", d):
-        w = b.go_wrapper("pulumi-language-python", "rigwrap/pulumi-language-python")
+        w = b.go_wrapper(name, f"rigwrap/{name}")
         b.run(["go", "get", "-tool", f"{mod}@{PULUMI_COMMIT}"], w)
         pkg, cwd = mod, w
     else:
@@ -476,7 +478,7 @@ def _build_language_python(b: Builder) -> None:
             b,
             "GPU_INFERENCE_RIG_PULUMI_SRC",
             f"v{PULUMI_VERSION}",
-            ["sdk/python/cmd/pulumi-language-python"],
+            [f"sdk/{lang}/cmd/{name}"],
             src,
         )
         shutil.rmtree(host / "testdata", ignore_errors=True)
@@ -498,7 +500,7 @@ def _build_language_python(b: Builder) -> None:
         )
         b.run(["go", "mod", "tidy"], host)
         pkg, cwd = ".", host
-    out = d / "pulumi-language-python.out"
+    out = d / f"{name}.out"
     b.run(
         [
             "go",
@@ -513,7 +515,15 @@ def _build_language_python(b: Builder) -> None:
         ],
         cwd,
     )
-    b.install(out, "pulumi-language-python")
+    b.install(out, name)
+
+
+def _build_language_python(b: Builder) -> None:
+    _build_language_host(b, "python")
+
+
+def _build_language_nodejs(b: Builder) -> None:
+    _build_language_host(b, "nodejs")
 
 
 def _build_provider_kubernetes(b: Builder) -> None:
@@ -603,6 +613,8 @@ STEPS: tuple[Step, ...] = (
     Step("kubernetes", KUBE_BINARIES, _build_kubernetes, "control-plane"),
     Step("pulumi", ("pulumi", "pulumi-language-python-exec"), _build_pulumi, "pulumi"),
     Step("pulumi-language-python", ("pulumi-language-python",), _build_language_python, "pulumi"),
+    # For a later test of the component package from TypeScript (not built unless asked for).
+    Step("pulumi-language-nodejs", ("pulumi-language-nodejs",), _build_language_nodejs, "extra"),
     Step(
         "pulumi-resource-kubernetes",
         (PROVIDER,),
@@ -1338,9 +1350,10 @@ def _tcp_open(port: int) -> bool:
 
 
 def _kill_groups(
-    procs: Sequence[tuple[int, Optional[subprocess.Popen[bytes]]]], grace: float = 10
+    procs: Sequence[tuple[int, Optional[subprocess.Popen[bytes]]]], grace: float = 3
 ) -> None:
-    """SIGTERM each process group (led by its pid), then SIGKILL what is left after ``grace``."""
+    """SIGTERM each process group (led by its pid), then SIGKILL what is left after ``grace``
+    (kube-apiserver does not exit on SIGTERM within 15 s here: nothing of a test cluster is kept)."""
 
     def gone(pid: int, popen: Optional[subprocess.Popen[bytes]]) -> bool:
         if popen is not None:
@@ -1484,6 +1497,8 @@ def status() -> dict[str, Any]:
             p = b / x
             if p.exists():
                 out["present"][x] = p.stat().st_size
+            elif s.group == "extra":
+                out.setdefault("optional_missing", []).append(x)
             else:
                 out["missing"].append(x)
     m = cache_dir() / "manifest.json"
@@ -1496,7 +1511,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="rig.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     bp = sub.add_parser("build", help="build what is missing into the cache")
-    bp.add_argument("--only", choices=["control-plane", "pulumi"], action="append")
+    bp.add_argument("--only", choices=["control-plane", "pulumi", "extra"], action="append")
     bp.add_argument("--step", choices=[s.name for s in STEPS], action="append")
     sub.add_parser("status", help="what is cached and what is missing")
     up = sub.add_parser("up", help="start a control plane and leave it running")
@@ -1509,7 +1524,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if a.cmd == "build":
         t0 = time.monotonic()
         try:
-            rep = build(a.only or ("control-plane", "pulumi"), steps=a.step)
+            rep = build(
+                a.only or ("control-plane", "pulumi", "extra")
+                if a.step
+                else a.only or ("control-plane", "pulumi"),
+                steps=a.step,
+            )
         except BuildError as e:
             print(f"rig build FAILED: {e}", file=sys.stderr)
             return 1
