@@ -192,6 +192,11 @@ def plain(value: Any, path: str = "", unknown: Optional[list[str]] = None) -> An
             if converted is not None or item is None:
                 items.append(converted)
         return items
+    if isinstance(value, float) and not isinstance(value, bool) and value.is_integer():
+        # The engine hands every number to a policy as a double (protobuf Struct): `gpus: 1`
+        # arrives as 1.0, which the check would refuse as a bare number with a fraction (GI013).
+        # The provider sends it to the API server as 1, so it is the integer it was written as.
+        return int(value)
     return value
 
 

@@ -902,3 +902,13 @@ def test_recorded_predictor_without_tolerations_violates_isvc_policy(recorded):
     stripped = {**cr.inputs, "spec": {**cr.inputs["spec"], "predictor": predictor}}
     (message,) = validate_resource(gp.isvc_gpu_without_toleration, ISVC, stripped)
     assert "predictor requests nvidia.com/gpu" in message
+
+
+def test_plain_gives_integral_numbers_back_as_integers():
+    """Found by the e2e test through the real engine: numbers reach policies as doubles, so the
+    clean on-prem stack's `nvidia.com/gpu: 1` arrived as 1.0 and was refused as GI013."""
+    assert gp.plain({"limits": {"nvidia.com/gpu": 1.0, "cpu": 0.5}, "n": [2.0, True]}) == {
+        "limits": {"nvidia.com/gpu": 1, "cpu": 0.5},
+        "n": [2, True],
+    }
+    assert type(gp.plain(1.0)) is int
