@@ -162,7 +162,8 @@ def gpus_requested(fragment: Any) -> int:
 
 def test_onprem_up_matches_the_preview_and_destroy_restores_the_nodes(cluster, tmp_path):
     cp = cluster
-    project = write_project(tmp_path / "project", STACK, onprem_config(cp.kubeconfig))
+    config = onprem_config(cp.kubeconfig)
+    project = write_project(tmp_path / "project", STACK, config)
     docs = offline_preview(project, STACK, tmp_path / "preview")
     patches = {d["metadata"]["name"]: d for d in of_kind(docs, "Node")}
     assert set(patches) == set(NODES), "the preview patches exactly the stack's nodes"
@@ -189,6 +190,12 @@ def test_onprem_up_matches_the_preview_and_destroy_restores_the_nodes(cluster, t
             if not k.startswith("pulumi.com/")
         }
         assert not_in(ours, live["metadata"]["annotations"]) == [], f"node {name} annotations"
+
+    # ...and the preview said what the stack asks: every pool taint is on each of its nodes.
+    for pool in config["pools"]:
+        for node in pool["nodes"]:
+            lacking = taint_set(pool.get("taints")) - after[node][1]
+            assert not lacking, f"node {node} lacks pool {pool['name']}'s taints {sorted(lacking)}"
 
     # Knative: the three podspec flags on, the site's own entries kept.
     assert config_features(cp) == {**CONFIG_FEATURES, **PODSPEC_FLAGS}
@@ -266,7 +273,18 @@ def test_onprem_up_matches_the_preview_and_destroy_restores_the_nodes(cluster, t
     pulumi.run("preview", "--expect-no-changes", cwd=project, timeout=600)
 
     pulumi.run("destroy", "--yes", "--skip-preview", cwd=project, timeout=1200)
-    assert nodes_now(cp) == before, "destroy must give every node back its labels and taints"
+    left = nodes_now(cp)
+    changed = {
+        n: {
+            "labels left": sorted(set(left[n][0].items()) - set(before[n][0].items())),
+            "labels lost": sorted(set(before[n][0].items()) - set(left[n][0].items())),
+            "taints left": sorted(left[n][1] - before[n][1]),
+            "taints lost": sorted(before[n][1] - left[n][1]),
+        }
+        for n in NODES
+        if left[n] != before[n]
+    }
+    assert not changed, f"destroy must give every node back its labels and taints: {changed}"
     assert config_features(cp) == features_before
 
 
