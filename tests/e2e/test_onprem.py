@@ -290,12 +290,10 @@ def test_onprem_up_matches_the_preview_and_destroy_restores_the_nodes(cluster, t
 
 def break_one_toleration_program(main: str) -> str:
     """The stack program, with one toleration of the InferenceService's predictor broken on its
-    way to the engine (a resource transform): the value no longer matches the pool's taint."""
+    way to the engine (a resource transform): the value no longer matches the pool's taint. The
+    transform comes first: a stack transform applies only to resources registered after it."""
     return (
-        main
-        + """
-
-import pulumi
+        """import pulumi
 
 
 def _break_one_toleration(args):
@@ -313,7 +311,9 @@ def _break_one_toleration(args):
 
 
 pulumi.runtime.register_resource_transform(_break_one_toleration)
+
 """
+        + main
     )
 
 
