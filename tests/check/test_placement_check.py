@@ -451,9 +451,7 @@ PAIRS = [
             *eks_tags(
                 eks_group(
                     "g5",
-                    taints=[
-                        {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
-                    ],
+                    taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
                 )
             ),
             device_plugin({"gfd": {"enabled": True}}),
@@ -527,9 +525,7 @@ PAIRS = [
             *eks_tags(
                 eks_group(
                     "g5",
-                    taints=[
-                        {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
-                    ],
+                    taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
                 )
             ),
             isvc(predictor=component(selector={POOL_LABEL: "g5"}), wired="g5"),
