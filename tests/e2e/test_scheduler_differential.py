@@ -33,8 +33,14 @@ from components.preview.preview import preview
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = ("gke-dev", "eks-prod", "onprem")
-EXPECTED_ERT = {"gke-dev": True, "eks-prod": True, "onprem": False}
+STACKS = ("gke-dev", "eks-prod", "onprem", "eks-karpenter", "gke-computeclass")
+EXPECTED_ERT = {
+    "gke-dev": True,
+    "eks-prod": True,
+    "onprem": False,
+    "eks-karpenter": True,
+    "gke-computeclass": True,
+}
 CASES = int(os.environ.get("GPU_INFERENCE_DIFF_CASES", "500"))
 SEED = int(os.environ.get("GPU_INFERENCE_DIFF_SEED") or random.SystemRandom().randrange(2**31))
 
