@@ -60,8 +60,8 @@ Pod templates (workloads):
 - The pools a pod can land on: `scheduling.Placement.from_pod_spec(fragment).admits(...)` against
   each node of each pool, with the tolerations the ExtendedResourceToleration admission plugin adds
   to pods requesting extended resources when the cluster enables it
-  (`extended_resource_toleration`; None = on when any pool is GKE or EKS, off for graphs with only
-  existing nodes), and only on nodes with the GPUs it requests (the scheduler's resource fit):
+  (`extended_resource_toleration`; None = on when any pool is GKE or EKS or a NodePatch carries
+  `ERT_ANNOTATION: "true"`, off for graphs with only other existing nodes), and only on nodes with the GPUs it requests (the scheduler's resource fit):
   that is `WorkloadFacts.pools`. The cluster may have nodes the graph does not declare (a default
   pool): a pod that can land on none of the graph's pools is reported only when it selects the
   labels of a pool of the graph, asks for GPUs, or is wired.
@@ -134,6 +134,9 @@ WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
 wins over `WIRED_POOL_ANNOTATION`."""
 POOL_LABEL = "gpu-inference.dev/pool"
 PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
+ERT_ANNOTATION = "gpu-inference.dev/extended-resource-toleration"
+"""Annotation `"true"` on a NodePatch: the cluster of these existing nodes runs the
+ExtendedResourceToleration admission plugin (what `ExistingGpuNodes` writes when told so)."""
 """Node label naming the pool a node belongs to (pool identity)."""
 GPU_COUNT_KEYS = (
     "gpu-inference.dev/gpus-per-node",

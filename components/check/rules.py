@@ -15,8 +15,10 @@ from ..model.scheduling import (
 )
 from .contract import (
     DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
+    ERT_ANNOTATION,
     GKE_GPU_TAINT,
     KNATIVE_FEATURE_FOR_FIELD,
+    NODE_PATCH,
     POOL_LABEL,
     SELDON_CAPABILITIES_ENV,
     SELDON_DEFAULT_CAPABILITIES,
@@ -50,6 +52,7 @@ from .graph import (
     _namespace,
     _pools,
     _rid,
+    _str_map,
     _Template,
     _templates,
     merge_seldon_pod_specs,
@@ -77,13 +80,21 @@ def check(
 
     `extended_resource_toleration`: whether the cluster runs Kubernetes' ExtendedResourceToleration
     admission plugin (GPU-requesting pods then tolerate `nvidia.com/gpu` taints by themselves);
-    None infers it: on when any pool is GKE or EKS, off when the graph has only existing nodes.
+    None infers it: on when any pool is GKE or EKS or a NodePatch says so (`ERT_ANNOTATION`), off
+    when the graph has only other existing nodes.
     """
     entries = [e for e in graph if isinstance(e, Mapping) and "type" in e and "name" in e]
     out = _Findings()
     pools = _pools(entries, out)
     if extended_resource_toleration is None:
-        extended_resource_toleration = any(p.provider in ("gke", "eks") for p in pools)
+        extended_resource_toleration = any(p.provider in ("gke", "eks") for p in pools) or any(
+            e["type"] == NODE_PATCH
+            and str(
+                _str_map(_metadata(_map(e.get("inputs"))).get("annotations")).get(ERT_ANNOTATION)
+            )
+            == "true"
+            for e in entries
+        )
     pool_by_name = {p.name: p for p in pools}
     features, features_where, scale_to_zero_allowed = _knative_settings(entries)
 

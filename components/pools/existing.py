@@ -41,6 +41,8 @@ PATCH_FORCE = "pulumi.com/patchForce"
 GPUS_ANNOTATION = "gpu-inference.dev/gpus-per-node"
 # Labels the nodes already carry (NFD, GFD), recorded so the placement check knows them.
 PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
+ERT_ANNOTATION = "gpu-inference.dev/extended-resource-toleration"
+"""On the nodes of a cluster said to run ExtendedResourceToleration: the placement check reads it."""
 """Annotation telling the placement check how many GPUs each node has (it cannot ask the node)."""
 
 
@@ -185,6 +187,8 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
         annotations = {GPUS_ANNOTATION: str(gpus)}
         if present:
             annotations[PRESENT_LABELS_ANNOTATION] = json.dumps(present, sort_keys=True)
+        if args.extended_resource_toleration:
+            annotations[ERT_ANNOTATION] = "true"
         if args.patch_force or facts.taints:
             # Adding taints always takes the atomic list over from its owner (the kubelet).
             annotations[PATCH_FORCE] = "true"

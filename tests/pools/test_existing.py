@@ -130,10 +130,53 @@ def test_extended_resource_toleration_is_recorded():
         "p", ExistingGpuNodesArgs(nodes=["n"], gpus_per_node=1, extended_resource_toleration=True)
     )
     assert plan.facts.extended_resource_toleration is True
+    # Written on the nodes, so the placement check of any graph knows the cluster runs the plugin.
     assert plan.patches["n"]["metadata"]["annotations"] == {
         "gpu-inference.dev/gpus-per-node": "1",
+        "gpu-inference.dev/extended-resource-toleration": "true",
         "pulumi.com/patchForce": "true",
     }
+
+
+def test_the_check_reads_extended_resource_toleration_from_the_nodes():
+    """A GPU pod without the GPU toleration lands on existing nodes only where the cluster runs
+    ExtendedResourceToleration, and the graph says so through the NodePatch annotation."""
+    from components.check import check
+
+    def graph(ert: bool) -> list[dict]:
+        annotations = {"gpu-inference.dev/gpus-per-node": "1"}
+        if ert:
+            annotations["gpu-inference.dev/extended-resource-toleration"] = "true"
+        node = {
+            "type": "kubernetes:core/v1:NodePatch",
+            "name": "n1",
+            "inputs": {
+                "metadata": {"name": "n1", "labels": {"pool": "gpu"}, "annotations": annotations},
+                "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+            },
+        }
+        pod = {
+            "type": "kubernetes:apps/v1:Deployment",
+            "name": "d",
+            "inputs": {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "nodeSelector": {"pool": "gpu"},
+                            "containers": [
+                                {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+                            ],
+                        }
+                    }
+                }
+            },
+        }
+        return [node, pod]
+
+    on, off = check(graph(True)), check(graph(False))
+    assert on.extended_resource_toleration and not off.extended_resource_toleration
+    assert [w.pools for w in on.workloads] == [("n1",)] and not on.errors
+    assert [w.pools for w in off.workloads] == [()] and [f.code for f in off.errors] == ["GI001"]
 
 
 BAD = [

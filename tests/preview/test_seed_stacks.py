@@ -127,18 +127,14 @@ def test_scheduling_fields_are_exactly_the_seeds(previews, case: Case):
     assert extra == []
 
 
-# The check infers ExtendedResourceToleration from the pools' cloud (on for GKE / EKS); an
-# `existing` cluster that runs it (cluster.extendedResourceToleration: true) does not say so in the
-# graph yet, so the check does not add the plugin's toleration and finds GI001 there.
-KNOWN_CHECK_ERRORS = {"001-gpu-without-explicit-toleration": ["GI001"]}
-
-
 @pytest.mark.parametrize("case", CASES, ids=stack_id)
 def test_seed_stack_places_cleanly(previews, case: Case):
-    """The placement check finds no error in the seed stacks (but the known one above)."""
+    """The placement check finds no error in the seed stacks (an existing cluster that runs
+    ExtendedResourceToleration says so on its nodes, so seed 001's GPU pod without the explicit
+    toleration places too)."""
     result = previews[case.id]
     errors = [f.code for f in result.placement.findings if f.severity == "error"]
-    assert errors == KNOWN_CHECK_ERRORS.get(case.id, [])
+    assert errors == []
 
 
 def test_seed_stack_through_the_cli(tmp_path, capsys):
