@@ -132,8 +132,12 @@ class KarpenterGpuNodePoolArgs:
     time_slicing_replicas: Optional[int] = None
     """Time-sliced GPUs (2..48 pods per GPU): the nodes get the NVIDIA device plugin config label
     `nvidia.com/device-plugin.config=time-sliced-<n>`, and one NodeOverlay per GPU count tells
-    Karpenter's scheduling simulation the shared `nvidia.com/gpu` (kubernetes-sigs/karpenter#729;
-    NodeOverlay is alpha, behind Karpenter's `NodeOverlay` feature gate)."""
+    Karpenter's scheduling simulation the shared `nvidia.com/gpu` (kubernetes-sigs/karpenter#729).
+    An overlay's capacity replaces the instance type's own count of that resource
+    (kubernetes-sigs/karpenter@v1.14.1 pkg/cloudprovider/types.go `ApplyCapacityOverlay`:
+    `lo.Assign(capacity, overlay)`; the CRD forbids only cpu/memory/ephemeral-storage/pods).
+    NodeOverlay is alpha, off unless the controller runs with `settings.featureGates.nodeOverlay:
+    true` (karpenter chart v1.14.1 values.yaml)."""
     auto_mode: Optional[bool] = False
     """EKS Auto Mode: requirement keys under `eks.amazonaws.com/`, Auto Mode's own NodeClass, no
     EC2NodeClass; Auto Mode runs the NVIDIA device plugin itself."""
