@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_CEILING
 from typing import Any
 
@@ -556,7 +556,8 @@ def _apply_time_slicing(
 ) -> None:
     """GPUs of nodes the NVIDIA device plugin time-slices: its chart's `config.map` names configs
     with `nvidia.com/gpu` replicas; a node picks one with the label
-    `nvidia.com/device-plugin.config` (else `config.default`) and advertises GPUs x replicas."""
+    `nvidia.com/device-plugin.config` (else `config.default`) and advertises GPUs x replicas.
+    Existing nodes carry their own count (`NodeTemplate.gpus`): it is multiplied too."""
     for entry in _helm_releases(graph, DEVICE_PLUGIN_CHART):
         config = _map(_map(_map(entry.get("inputs")).get("values")).get("config"))
         replicas = replicas_by_config(config)
@@ -568,6 +569,8 @@ def _apply_time_slicing(
                 picked = d.node.labels.get(DEVICE_PLUGIN_CONFIG_LABEL, default)
                 if d.gpus and picked in replicas and d.provider != "gke":
                     d.gpus *= replicas[picked]
+                    if d.node.gpus:
+                        d.node = replace(d.node, gpus=d.node.gpus * replicas[picked])
         return  # one device plugin serves a cluster
 
 

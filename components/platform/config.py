@@ -592,7 +592,7 @@ POOL_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
     "existing": ("nodes", "presentLabels"),
 }
 POOL_REQUIRED_BY_PROVIDER = {"gke": "machineType", "eks": "instanceTypes", "existing": "nodes"}
-POOL_NOT_ON_EXISTING = ("diskSizeGb", "minNodes", "maxNodes", "nodeStartupSeconds", "gpuSharing")
+POOL_NOT_ON_EXISTING = ("diskSizeGb", "minNodes", "maxNodes", "nodeStartupSeconds")
 
 
 class Pool(_Model):
@@ -617,7 +617,8 @@ class Pool(_Model):
     node_locations: Optional[Annotated[list[str], Field(min_length=1)]] = None  # gke zones
     gpu_driver_version: Optional[Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]] = None
     karpenter: Optional[KarpenterSpec] = None  # eks: a Karpenter NodePool instead of a node group
-    gpu_sharing: Optional[GpuSharingSpec] = None  # gke: time-sharing / MPS; eks: time-slicing
+    # gke: time-sharing / MPS; eks and existing: the device plugin's time-slicing
+    gpu_sharing: Optional[GpuSharingSpec] = None
     gpu_partition_size: Optional[str] = None  # gke: MIG profile, e.g. 1g.10gb
     compute_class: Optional[ComputeClassSpec] = None  # gke: a ComputeClass instead of a node pool
     # gke/eks: seconds a node of this pool takes, from scale-up to an allocatable GPU; default

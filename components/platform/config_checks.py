@@ -14,6 +14,8 @@ from ..model.scheduling import (
     validate_dns1035_label,
     validate_dns1123_subdomain,
 )
+from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
+from ..model.sharing import config_name
 from ..pools.pool import GPU_TAINT
 from .config import (
     _INSTANCE_TYPE,
@@ -212,7 +214,8 @@ class _Checker:
             if key in given:
                 raise InputError(
                     f"key {key!r} does not apply to existing nodes (the pool is the listed nodes)",
-                    "name, nodes, accelerator, gpusPerNode, labels, presentLabels, taints, selectLabels",
+                    "name, nodes, accelerator, gpusPerNode, labels, presentLabels, taints, "
+                    "selectLabels, gpuSharing",
                     f"{path}.{key}",
                 )
         for j, node in enumerate(pool.nodes or ()):
@@ -234,6 +237,51 @@ class _Checker:
                     "node has",
                     "gpusPerNode: 1 or more",
                     f"{path}.gpusPerNode",
+                )
+        self._existing_time_slicing(pool, path)
+
+    def _existing_time_slicing(self, pool: Pool, path: str) -> None:
+        """gpuSharing on existing nodes is the NVIDIA device plugin's time-slicing, which only
+        this stack's device plugin install makes real: the node label picks a config from the
+        plugin's `config.map`, and the plugin skips a label naming a config it lacks
+        (NVIDIA/k8s-device-plugin v0.17.1 README, "Updating Per-Node Configuration With a Node
+        Label"). MPS is refused: experimental in v0.17.1, and its control daemon only runs on
+        nodes labeled `nvidia.com/mps.capable=true`, which GPU feature discovery sets (off in the
+        chart: `gfd.enabled: false`; `templates/daemonset-mps-control-daemon.yml`)."""
+        sharing = pool.gpu_sharing
+        if sharing is None:
+            return
+        if not pool.is_gpu:
+            raise InputError(
+                "gpuSharing on a CPU pool (no accelerator or gpusPerNode)",
+                "accelerator and gpusPerNode to time-slice, or leave it out",
+                f"{path}.gpuSharing",
+            )
+        if sharing.strategy != "TIME_SHARING":
+            raise InputError(
+                f"strategy {sharing.strategy} on existing nodes: gpu-inference shares GPUs there "
+                "with the NVIDIA device plugin's time-slicing (its MPS is experimental and needs "
+                "GPU feature discovery)",
+                "TIME_SHARING",
+                f"{path}.gpuSharing.strategy",
+            )
+        # None is resolved to on for existing clusters (resolve_addons).
+        if self.spec.addons.nvidia_device_plugin.enabled is False:
+            raise InputError(
+                "gpuSharing on existing nodes needs the NVIDIA device plugin this stack installs "
+                "(the node label picks a config from its config map; without it the label does "
+                "nothing)",
+                "addons.nvidiaDevicePlugin.enabled: true (the default), or leave gpuSharing out",
+                f"{path}.gpuSharing",
+            )
+        picked = config_name(sharing.max_clients_per_gpu)
+        for key, given in (("labels", pool.labels), ("presentLabels", pool.present_labels)):
+            if given.get(DEVICE_PLUGIN_CONFIG_LABEL, picked) != picked:
+                raise InputError(
+                    f"label {DEVICE_PLUGIN_CONFIG_LABEL}={given[DEVICE_PLUGIN_CONFIG_LABEL]!r} "
+                    f"contradicts gpuSharing, which sets it to {picked!r}",
+                    "leave the label out (gpuSharing sets it)",
+                    f"{path}.{key}.{DEVICE_PLUGIN_CONFIG_LABEL}",
                 )
 
     def _eks_time_slicing(self, pool: Pool, path: str) -> None:

@@ -250,6 +250,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 taints=taints or None,
                 select_labels=p.select_labels,
                 extended_resource_toleration=bool(c.extended_resource_toleration),
+                time_slicing_replicas=p.gpu_sharing.max_clients_per_gpu if p.gpu_sharing else None,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self, providers={"kubernetes": self.access.provider}
@@ -331,12 +332,12 @@ class InferencePlatform(pulumi.ComponentResource):
                     version=a.nvidia_device_plugin.version,
                     chart=a.nvidia_device_plugin.chart,
                     pool_taints=gpu_taints or None,
-                    # Time-sliced EKS pools: one device plugin config per replica count.
+                    # Time-sliced EKS and existing pools: one config per replica count.
                     time_slicing_replicas=sorted(
                         {
                             p.gpu_sharing.max_clients_per_gpu
                             for p in self.spec.pools
-                            if p.gpu_sharing and self.spec.provider == "eks"
+                            if p.gpu_sharing and self.spec.provider in ("eks", "existing")
                         }
                     )
                     or None,

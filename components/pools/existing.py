@@ -23,6 +23,13 @@ placement that lands on them.
 - `present_labels`: labels the nodes already carry and keep (e.g. from node-feature-discovery,
   `nvidia.com/gpu.product`); they are not patched but count as the pool's labels, so the placement
   may select them.
+- `time_slicing_replicas`: the NVIDIA device plugin time-slices each GPU into this many
+  `nvidia.com/gpu` (`components.model.sharing`): the patch adds the node label
+  `nvidia.com/device-plugin.config=time-sliced-<n>`, which picks that config from the plugin's
+  chart `config.map` (the platform puts it there; the plugin skips a label naming a config it
+  lacks, so the label alone does nothing). The pool's GPUs per node become GPUs x replicas; the
+  GPU annotation keeps the physical count (the check multiplies by what the device plugin release
+  in the graph says).
 """
 
 import json
@@ -35,6 +42,8 @@ import pulumi
 
 from ..model.errors import InputError, show
 from ..model.scheduling import Placement, Taint, validate_dns1123_subdomain, validate_labels
+from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
+from ..model.sharing import config_name, validate_replicas
 from .pool import POOL_LABEL, PoolFacts, build_facts
 
 PATCH_FORCE = "pulumi.com/patchForce"
@@ -72,6 +81,8 @@ class ExistingGpuNodesArgs:
     """Whether the cluster runs the ExtendedResourceToleration admission plugin."""
     pool_name: Optional[str] = None
     """The pool's name (its `gpu-inference.dev/pool` label); default: the component's name."""
+    time_slicing_replicas: Optional[int] = None
+    """Time-slice each GPU into this many `nvidia.com/gpu` (NVIDIA device plugin config label)."""
 
 
 @dataclass(frozen=True)
@@ -165,13 +176,36 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
                     "the same value, or only one of labels / present_labels",
                     f"args.labels.{k}",
                 )
+    # Not a mapping: build_facts refuses it below.
+    user_labels: Any = dict(args.labels) if isinstance(args.labels, Mapping) else args.labels
+    shared = 1
+    if args.time_slicing_replicas is not None:
+        if gpus == 0:
+            raise InputError(
+                "time_slicing_replicas is given for nodes with 0 GPUs",
+                "gpus_per_node above 0 to time-slice, or leave it out",
+                "args.time_slicing_replicas",
+            )
+        shared = validate_replicas(args.time_slicing_replicas, "args.time_slicing_replicas")
+        picked = config_name(shared)
+        for key, given in (("args.labels", user_labels), ("args.present_labels", present)):
+            if isinstance(given, dict) and given.get(DEVICE_PLUGIN_CONFIG_LABEL, picked) != picked:
+                raise InputError(
+                    f"label {DEVICE_PLUGIN_CONFIG_LABEL}="
+                    f"{given[DEVICE_PLUGIN_CONFIG_LABEL]!r} contradicts time-slicing, which sets "
+                    f"it to {picked!r}",
+                    "leave the label out (time_slicing_replicas sets it)",
+                    f"{key}.{DEVICE_PLUGIN_CONFIG_LABEL}",
+                )
+        if user_labels is None or isinstance(user_labels, dict):
+            user_labels = {**(user_labels or {}), DEVICE_PLUGIN_CONFIG_LABEL: picked}
     facts = build_facts(
         pool_name,
         cloud="existing",
-        user_labels=args.labels,
+        user_labels=user_labels,
         cloud_labels=present,
         taints=args.taints,
-        gpus_per_node=gpus,
+        gpus_per_node=gpus * shared,
         gpu_model=args.gpu_model,
         min_nodes=len(nodes),
         max_nodes=len(nodes),
@@ -181,7 +215,7 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
         extended_resource_toleration=bool(args.extended_resource_toleration),
         name_path=name_path,
     )
-    own_labels = {POOL_LABEL: facts.name, **dict(args.labels or {})}
+    own_labels = {POOL_LABEL: facts.name, **(user_labels or {})}
     patches: dict[str, dict[str, Any]] = {}
     for node in nodes:
         annotations = {GPUS_ANNOTATION: str(gpus)}
