@@ -55,6 +55,16 @@ NVIDIA_DEVICE_PLUGIN = Chart(
 # cert-manager (KServe's webhooks need certificates).
 CERT_MANAGER = Chart("cert-manager", "https://charts.jetstack.io", "v1.16.2")
 
+# Karpenter (EKS, optional): its CRDs chart, then the controller chart, at the release whose CRDs
+# are in ../shared/crds (the Karpenter pools' CRs are validated against them). Both are OCI charts
+# in public.ecr.aws/karpenter, versioned as the git tag without its `v` (aws/karpenter-provider-aws
+# v1.14.1 hack/release/release.sh `release ... "${git_tag#v}"`; common.sh stamps Chart.yaml's
+# version and pushes both charts; the Chart.yaml in the tagged tree still says 1.13.0).
+KARPENTER_VERSION = "1.14.1"
+KARPENTER_REPO = "oci://public.ecr.aws/karpenter"
+KARPENTER_CRD = Chart("karpenter-crd", KARPENTER_REPO, KARPENTER_VERSION)
+KARPENTER = Chart("karpenter", KARPENTER_REPO, KARPENTER_VERSION)
+
 SERVERLESS_MODES = ("Serverless", "Knative")
 RAW_MODES = ("RawDeployment", "Standard")
 

@@ -1024,11 +1024,34 @@ class SeldonAddon(_Model):
     chart: Optional[SeldonCharts] = None  # local charts instead of the repository's
 
 
+class KarpenterCharts(_Model):
+    """Local charts (a directory or .tgz each) instead of Karpenter's registry: both."""
+
+    crd: str  # karpenter-crd
+    controller: str  # karpenter
+
+
+class KarpenterAddon(_Model):
+    """`addons.karpenter` (eks): the Karpenter controller from its charts (see
+    `components.serving.karpenter_install`); off unless enabled. Its IAM roles are not made here."""
+
+    enabled: Bool = False
+    version: Optional[Version] = None  # chart version (`1.14.1`); default: the pinned one
+    chart: Optional[KarpenterCharts] = None  # local charts instead of the registry's
+    namespace: Dns1123 = "kube-system"
+    role_arn: Optional[str] = None  # the controller's IAM role (IRSA); required unless podIdentity
+    pod_identity: Bool = False  # the role comes from an EKS Pod Identity association
+    interruption_queue: Optional[str] = None  # SQS queue name: spot interruption handling
+    system_pools: Optional[Annotated[list[str], Field(min_length=1)]] = None  # pools it runs on
+    node_groups: Optional[Annotated[list[str], Field(min_length=1)]] = None  # node groups it runs on
+
+
 class Addons(_Model):
     kserve: KServeAddon = Field(default_factory=KServeAddon)
     seldon: SeldonAddon = Field(default_factory=SeldonAddon)
     nvidia_device_plugin: Addon = Field(default_factory=Addon)
     cert_manager: Addon = Field(default_factory=Addon)
+    karpenter: KarpenterAddon = Field(default_factory=KarpenterAddon)
 
 
 class Namespaces(_Model):

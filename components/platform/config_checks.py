@@ -63,6 +63,7 @@ class _Checker:
         self.check_pools()
         self.resolve_addons()
         self.check_charts()
+        self.check_karpenter_addon()
         self.check_inference_services()
         self.check_seldon()
         self.check_placements()
@@ -114,6 +115,7 @@ class _Checker:
                 a.nvidia_device_plugin.chart,
             ),
             ("addons.certManager.chart", bool(a.cert_manager.enabled), a.cert_manager.chart),
+            ("addons.karpenter.chart", bool(a.karpenter.enabled), a.karpenter.chart),
         ]
         for path, installs, chart in charts:
             if chart is None:
@@ -133,6 +135,7 @@ class _Checker:
                 except InputError as e:
                     raise e.at(self.p(key)) from None
         versioned = (
+            ("karpenter", a.karpenter),
             ("seldon", a.seldon),
             ("nvidiaDevicePlugin", a.nvidia_device_plugin),
             ("certManager", a.cert_manager),
@@ -145,6 +148,12 @@ class _Checker:
                     "chart or version, not both",
                     self.p(f"addons.{name}.version"),
                 )
+
+    def check_karpenter_addon(self) -> None:
+        """`addons.karpenter`: EKS only, not beside EKS Auto Mode, on pools it may run on."""
+        from .karpenter_addon import check_karpenter_addon
+
+        check_karpenter_addon(self.spec, self.p("addons.karpenter"))
 
     # -- pools ------------------------------------------------------------------------------
 

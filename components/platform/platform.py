@@ -27,6 +27,7 @@ from ..serving.workload import ContainerArgs
 from . import config as cfg
 from .cluster_access import ClusterAccess, ClusterAccessArgs
 from .config_errors import relocate
+from .karpenter_addon import KARPENTER_ADDON_KEYS, karpenter_install_args
 
 WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
 # Read by the placement check (components.check.contract): the pool start-up an InferenceService's
@@ -124,9 +125,22 @@ class InferencePlatform(pulumi.ComponentResource):
             parent=self, providers={"kubernetes": self.access.provider}
         )
         self.pools: dict[str, PoolComponent] = {}
+        self.karpenter: Optional[Any] = None
+        # With the Karpenter add-on, its pools come after the controller (the NodePool CRD must
+        # exist), which comes after the node-group pools it may be pinned to.
+        karpenter_pools = [
+            n for n, p in enumerate(spec.pools) if p.karpenter and spec.addons.karpenter.enabled
+        ]
         for n, p in enumerate(spec.pools):
+            if n not in karpenter_pools:
+                with from_config(f"pools[{n}]", cfg.Pool, POOL_ARG_KEYS):
+                    self.pools[p.name] = self._pool(name, p)
+        with from_config("addons.karpenter", cfg.KarpenterAddon, KARPENTER_ADDON_KEYS):
+            self.karpenter = self._karpenter(name, k8s_opts)
+        for n in karpenter_pools:
             with from_config(f"pools[{n}]", cfg.Pool, POOL_ARG_KEYS):
-                self.pools[p.name] = self._pool(name, p)
+                self.pools[spec.pools[n].name] = self._pool(name, spec.pools[n])
+        self.pools = {p.name: self.pools[p.name] for p in spec.pools}  # config order
         with from_config("knative", cfg.Knative):
             self.knative = self._knative(name, k8s_opts)
         with from_config("addons", cfg.Addons):
@@ -204,11 +218,15 @@ class InferencePlatform(pulumi.ComponentResource):
             from ..pools.karpenter import KarpenterGpuNodePool
             from .pool_kinds import karpenter_args
 
+            k = self.karpenter
+            controller = [k.crds, k.ready] if k is not None else []
             return KarpenterGpuNodePool(
                 p.name,
                 karpenter_args(p, c),
                 opts=pulumi.ResourceOptions(
-                    parent=self, providers={"kubernetes": self.access.provider}
+                    parent=self,
+                    providers={"kubernetes": self.access.provider},
+                    depends_on=controller,
                 ),
             )
         if c.provider == "eks":
@@ -278,9 +296,24 @@ class InferencePlatform(pulumi.ComponentResource):
             opts=opts,
         )
 
+    def _karpenter(self, name: str, opts: pulumi.ResourceOptions) -> Optional[Any]:
+        """The Karpenter controller (`addons.karpenter`), after the pools it is pinned to."""
+        if not self.spec.addons.karpenter.enabled:
+            return None
+        from ..serving.karpenter_install import KarpenterInstall
+
+        hosts = [self.pools[n] for n in self.spec.addons.karpenter.system_pools or ()]
+        return KarpenterInstall(
+            f"{name}-karpenter",
+            karpenter_install_args(self.spec),
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=hosts)),
+        )
+
     def _addons(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, Any]:
         a = self.spec.addons
         out: dict[str, Any] = {}
+        if self.karpenter is not None:
+            out["karpenter"] = self.karpenter
         if a.cert_manager.enabled:
             from ..serving.cert_manager import CertManager, CertManagerArgs
 

@@ -35,13 +35,15 @@ def chart_release(
     depends_on: Sequence[pulumi.Resource] = (),
     create_namespace: bool = True,
     local_chart: Optional[str] = None,
+    skip_crds: bool = False,
 ) -> k8s.helm.v3.Release:
     """A Release of `chart` at its pinned version (or `version`), with a stable release name.
 
     OCI charts take the `oci://` reference as the chart itself; index repositories go through
     `repository_opts`. `local_chart` (a chart directory or `.tgz`, checked by the caller) replaces
     the repository: no `repository_opts`, no version (a local chart carries its own).
-    `atomic`: a failed install rolls back instead of leaving half a release.
+    `atomic`: a failed install rolls back instead of leaving half a release. `skip_crds`: leave
+    out the chart's `crds/` directory (another release installs the CRDs).
     """
     oci = chart.repo.startswith("oci://")
     repo: Optional[k8s.helm.v3.RepositoryOptsArgsDict]
@@ -61,6 +63,7 @@ def chart_release(
         create_namespace=create_namespace,
         values=dict(values or {}),
         atomic=True,
+        skip_crds=True if skip_crds else None,
         timeout=900,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
     )

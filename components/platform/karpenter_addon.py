@@ -1,0 +1,126 @@
+"""`addons.karpenter` in the stack config -> `KarpenterInstallArgs`, and the rules that need the rest
+of the stack (provider, pools), shared by the config checks (refusals before anything is
+registered) and the platform (which builds the install), so both read the add-on the same way."""
+
+from __future__ import annotations
+
+from pydantic.alias_generators import to_camel
+
+from ..model.errors import InputError
+from ..pools.pool import GPU_TAINT
+from ..serving.karpenter_install import KarpenterInstallArgs, validate_karpenter_install_args
+from .config import KarpenterAddon, Pool, Spec
+from .config_errors import relocate
+
+# `args.<field>` of KarpenterInstallArgs -> the stack config key (under `addons.karpenter` unless
+# it names a section).
+KARPENTER_ADDON_KEYS = {
+    "cluster_name": "gpu-inference:cluster.name",
+    "crd_chart": "chart",
+    "controller_chart": "chart",
+    "node_overlay": "enabled",
+}
+
+
+def node_overlay_needed(spec: Spec) -> bool:
+    """A Karpenter pool with time-sliced GPUs emits NodeOverlays, which Karpenter reads only with
+    its (alpha) NodeOverlay feature gate on."""
+    return any(p.karpenter is not None and p.gpu_sharing is not None for p in spec.pools)
+
+
+def karpenter_install_args(spec: Spec) -> KarpenterInstallArgs:
+    """The component arguments `addons.karpenter` stands for."""
+    k = spec.addons.karpenter
+    return KarpenterInstallArgs(
+        cluster_name=spec.cluster.name,
+        version=k.version,
+        namespace=k.namespace,
+        role_arn=k.role_arn,
+        pod_identity=bool(k.pod_identity),
+        interruption_queue=k.interruption_queue,
+        system_pools=k.system_pools,
+        node_groups=k.node_groups,
+        node_overlay=node_overlay_needed(spec),
+        crd_chart=k.chart.crd if k.chart else None,
+        controller_chart=k.chart.controller if k.chart else None,
+    )
+
+
+def _hard_taints(pool: Pool) -> list[str]:
+    """The pool's taints that keep pods off (NoSchedule / NoExecute), as `key:effect`; a GPU pool
+    without taints gets the default `nvidia.com/gpu` one (components.pools.pool)."""
+    taints = pool.taint_list
+    if not taints and pool.is_gpu:
+        taints = [GPU_TAINT]
+    return [f"{t.key}:{t.effect}" for t in taints if t.effect in ("NoSchedule", "NoExecute")]
+
+
+def check_karpenter_addon(spec: Spec, base: str) -> None:
+    """Refuse an `addons.karpenter` (at `base`, e.g. `gpu-inference:addons.karpenter`) that could not
+    work on this stack, naming the key."""
+    k = spec.addons.karpenter
+    if not k.enabled:
+        given = sorted(k.model_fields_set - {"enabled"})
+        if given:
+            key = to_camel(given[0])
+            raise InputError(
+                f"{key} is set but the add-on is not enabled",
+                "leave it out, or enabled: true",
+                f"{base}.{key}",
+            )
+        return
+    if spec.provider != "eks":
+        raise InputError(
+            f"the Karpenter controller (Karpenter's AWS provider) launches EC2 instances for EKS; "
+            f"this cluster's provider is {spec.provider!r}",
+            "enabled: true only with cluster.provider eks",
+            f"{base}.enabled",
+        )
+    auto = [
+        i for i, p in enumerate(spec.pools) if p.karpenter is not None and p.karpenter.auto_mode
+    ]
+    if auto:
+        raise InputError(
+            f"pools[{auto[0]}].karpenter.autoMode says the cluster runs EKS Auto Mode, whose "
+            "managed Karpenter provisions the nodes; this chart would install a second controller "
+            "and replace the nodepools / nodeclaims CRDs Auto Mode shares",
+            "leave the add-on out on Auto Mode",
+            f"{base}.enabled",
+        )
+    by_name = {p.name: p for p in spec.pools}
+    fit = [
+        p.name
+        for p in spec.pools
+        if p.karpenter is None and p.nodes is None and not _hard_taints(p)
+    ]
+    for i, name in enumerate(k.system_pools or ()):
+        path = f"{base}.systemPools[{i}]"
+        pool = by_name.get(name)
+        allowed = ", ".join(fit) or "none: no untainted node-group pool in this stack"
+        if pool is None:
+            raise InputError(f"pool {name!r} does not exist", allowed, path)
+        if pool.karpenter is not None:
+            raise InputError(
+                f"pool {name!r} is a Karpenter pool: the controller must not run on nodes it "
+                "manages (it could remove its own node)",
+                allowed,
+                path,
+            )
+        if pool.nodes is not None:
+            raise InputError(
+                f"pool {name!r} is existing nodes, not an EKS node group", allowed, path
+            )
+        hard = _hard_taints(pool)
+        if hard:
+            raise InputError(
+                f"pool {name!r} is tainted {', '.join(hard)}, which the controller does not "
+                "tolerate (the chart's tolerations: CriticalAddonsOnly only)",
+                allowed,
+                path,
+            )
+        if name in (k.system_pools or [])[:i]:
+            raise InputError(f"pool {name!r} is listed twice", "each pool once", path)
+    try:
+        validate_karpenter_install_args(karpenter_install_args(spec))
+    except InputError as e:
+        raise relocate(e, base, KarpenterAddon, KARPENTER_ADDON_KEYS) from None

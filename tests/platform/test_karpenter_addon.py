@@ -1,0 +1,191 @@
+"""`addons.karpenter` in the stack config: the controller's releases come before the Karpenter pools'
+custom resources and after the node-group pools it is pinned to; every refusal names the key."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from components.model.errors import InputError
+from components.platform.config import load_spec
+from components.platform.platform import InferencePlatform
+from tests.config_bases import EKS, GKE, NS
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODEOVERLAY = "kubernetes:karpenter.sh/v1alpha1:NodeOverlay"
+ROLE = "arn:aws:iam::123456789012:role/prod-karpenter"
+L4 = {
+    "name": "l4",
+    "karpenter": {"gpuNames": ["l4"], "maxGpus": 1, "nodeRole": "KarpenterNodeRole-prod"},
+    "maxNodes": 2,
+}
+
+
+def stack(addon: dict[str, Any] | None, *pools: dict[str, Any]) -> dict[str, Any]:
+    """The EKS base with a Karpenter pool `l4` (placed first: it must still come after the
+    controller) and `addons.karpenter: addon`."""
+    config = copy.deepcopy(EKS)
+    config[f"{NS}:pools"] = [copy.deepcopy(p) for p in (pools or (L4,))] + config[f"{NS}:pools"]
+    if addon is not None:
+        config[f"{NS}:addons"]["karpenter"] = addon
+    return config
+
+
+def releases(g):
+    return {r.inputs["name"]: r for r in g.of_type(RELEASE)}
+
+
+def test_pool_resources_wait_for_the_controller_which_waits_for_its_pool(run):
+    spec = load_spec(stack({"enabled": True, "roleArn": ROLE, "systemPools": ["cpu"]}))
+    built = []
+    g = run(lambda: built.append(InferencePlatform("gi", spec)))
+    rel = releases(g)
+    crd, controller = rel["karpenter-crd"], rel["karpenter"]
+    node_pool, node_class = g.one(NODEPOOL, "l4"), g.one(NODECLASS, "l4-nodeclass")
+    for cr in (node_pool, node_class):
+        assert g.depends_on(cr, controller)
+        assert g.depends_on(cr, crd)
+    assert g.depends_on(controller, crd)
+    # The controller runs on the cpu node group: it waits for it, not for the GPU pools.
+    assert g.depends_on(controller, g.one("aws:eks/nodeGroup:NodeGroup", "cpu"))
+    assert not g.depends_on(controller, g.one("aws:eks/nodeGroup:NodeGroup", "g5"))
+    assert controller.inputs["values"] == {
+        "settings": {"clusterName": "prod"},
+        "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": ROLE}},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"},
+                                {
+                                    "key": "gpu-inference.dev/pool",
+                                    "operator": "In",
+                                    "values": ["cpu"],
+                                },
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+    }
+    # The pools keep their config order (the placements output follows it).
+    assert list(built[0].pools) == list(built[0].placements) == ["l4", "g5", "cpu"]
+
+
+def test_off_by_default_and_then_the_pools_wait_for_nothing(run):
+    spec = load_spec(stack(None))
+    assert spec.addons.karpenter.enabled is False
+    g = run(lambda: InferencePlatform("gi", spec))
+    assert not {"karpenter", "karpenter-crd"} & set(releases(g))
+    node_pool = g.one(NODEPOOL, "l4")
+    assert not any(g.depends_on(node_pool, r) for r in g.of_type(RELEASE))
+
+
+def test_time_sliced_karpenter_pool_turns_the_node_overlay_gate_on(run):
+    """Karpenter reads NodeOverlays only with its alpha NodeOverlay feature gate
+    (charts/karpenter/values.yaml v1.14.1: `featureGates.nodeOverlay: false`)."""
+    shared = {**L4, "gpuSharing": {"strategy": "TIME_SHARING", "maxClientsPerGpu": 4}}
+    spec = load_spec(stack({"enabled": True, "podIdentity": True}, shared))
+    g = run(lambda: InferencePlatform("gi", spec))
+    controller = releases(g)["karpenter"]
+    assert controller.inputs["values"] == {
+        "settings": {"clusterName": "prod", "featureGates": {"nodeOverlay": True}}
+    }
+    overlays = g.of_type(NODEOVERLAY)
+    assert overlays
+    assert all(g.depends_on(o, controller) for o in overlays)
+
+
+AUTO = {"name": "auto", "karpenter": {"autoMode": True, "gpuNames": ["l4"]}, "maxNodes": 2}
+K = f"{NS}:addons.karpenter"
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (
+            stack({"roleArn": ROLE}),
+            f"{K}.roleArn: roleArn is set but the add-on is not enabled (allowed: leave it out, "
+            "or enabled: true)",
+        ),
+        (
+            stack({"enabled": True}),
+            f"{K}.roleArn: no IAM role for the controller, which needs AWS credentials to launch "
+            "instances (allowed: the controller's IAM role ARN (IRSA), or EKS Pod Identity with "
+            "an association for ServiceAccount 'karpenter' in the release namespace)",
+        ),
+        (
+            stack({"enabled": True, "podIdentity": True, "version": "v1.14.1"}),
+            f"{K}.version: chart version 'v1.14.1' is not a Karpenter chart version (Karpenter's "
+            "chart versions have no leading 'v') (allowed: e.g. 1.14.1)",
+        ),
+        (
+            stack({"enabled": True, "podIdentity": True, "interruptionQueue": "a.b"}),
+            f"{K}.interruptionQueue: 'a.b' is not an SQS queue name (allowed: 1 to 80 letters, "
+            "digits, '-' or '_' (the queue's name, not its URL or ARN))",
+        ),
+        (
+            stack({"enabled": True, "podIdentity": True, "systemPools": ["g5"]}),
+            f"{K}.systemPools[0]: pool 'g5' is tainted nvidia.com/gpu:NoSchedule, which the "
+            "controller does not tolerate (the chart's tolerations: CriticalAddonsOnly only) "
+            "(allowed: cpu)",
+        ),
+        (
+            stack({"enabled": True, "podIdentity": True, "systemPools": ["cpu", "l4"]}),
+            f"{K}.systemPools[1]: pool 'l4' is a Karpenter pool: the controller must not run on "
+            "nodes it manages (it could remove its own node) (allowed: cpu)",
+        ),
+        (
+            stack({"enabled": True, "podIdentity": True, "systemPools": ["system"]}),
+            f"{K}.systemPools[0]: pool 'system' does not exist (allowed: cpu)",
+        ),
+        (
+            stack({"enabled": True, "podIdentity": True}, AUTO),
+            f"{K}.enabled: pools[0].karpenter.autoMode says the cluster runs EKS Auto Mode, "
+            "whose managed Karpenter provisions the nodes; this chart would install a second "
+            "controller and replace the nodepools / nodeclaims CRDs Auto Mode shares (allowed: "
+            "leave the add-on out on Auto Mode)",
+        ),
+        (
+            {**copy.deepcopy(GKE), f"{NS}:addons": {"karpenter": {"enabled": True}}},
+            f"{K}.enabled: the Karpenter controller (Karpenter's AWS provider) launches EC2 "
+            "instances for EKS; this cluster's provider is 'gke' (allowed: enabled: true only "
+            "with cluster.provider eks)",
+        ),
+        (
+            stack({"enabled": True, "podIdentity": True, "namespace": "Karpenter"}),
+            f"{K}.namespace: 'Karpenter' has uppercase letters; a DNS-1123 label is lowercase "
+            "(allowed: at most 63 characters: lowercase letters, digits and '-', starting and "
+            "ending with a letter or digit (DNS-1123 label))",
+        ),
+        (
+            stack({"enabled": True, "podIdentity": True, "nodeGroups": []}),
+            f"{K}.nodeGroups: the list is empty; at least 1 item required (allowed: a list of at "
+            "least 1)",
+        ),
+        (
+            stack({"enabled": True, "podIdentity": True, "rolearn": ROLE}),
+            f"{K}.rolearn: unknown key 'rolearn' (did you mean 'roleArn'?) (allowed: enabled, "
+            "version, chart, namespace, roleArn, podIdentity, interruptionQueue, systemPools, "
+            "nodeGroups)",
+        ),
+    ],
+)
+def test_refusals_name_the_stack_key(config, message):
+    with pytest.raises(InputError) as e:
+        load_spec(config)
+    assert str(e.value) == message
+
+
+def test_a_karpenter_pool_is_not_required():
+    """The controller may serve NodePools defined outside this stack."""
+    config = copy.deepcopy(EKS)
+    config[f"{NS}:addons"]["karpenter"] = {"enabled": True, "podIdentity": True}
+    assert load_spec(config).addons.karpenter.enabled is True
