@@ -23,7 +23,15 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from ..model.errors import InputError, show
@@ -1093,6 +1101,9 @@ class Spec(_Model):
     inference_services: list[InferenceService] = Field(default_factory=list)
     seldon: Seldon = Field(default_factory=Seldon)
     namespaces: Namespaces = Field(default_factory=Namespaces)
+    # Where workloads read from `workloadFiles` came from (a `WorkloadSources`, set by the stack
+    # program's `load_stack_spec`): a component's error about one points into its file.
+    _workload_sources: Any = PrivateAttr(default=None)
 
     @property
     def provider(self) -> str:

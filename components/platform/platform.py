@@ -28,6 +28,7 @@ from . import config as cfg
 from .cluster_access import ClusterAccess, ClusterAccessArgs
 from .config_errors import relocate
 from .karpenter_addon import KARPENTER_ADDON_KEYS, karpenter_install_args
+from .workload_files import WorkloadSources, expand_workload_files, project_dir
 
 WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
 # Read by the placement check (components.check.contract): the pool start-up an InferenceService's
@@ -61,12 +62,19 @@ def read_stack_config() -> tuple[dict[str, Any], frozenset[str]]:
 
 
 def load_stack_spec() -> cfg.Spec:
-    """The running stack's Spec; a bad config stops the program with one message, no traceback."""
+    """The running stack's Spec, with the workloads of the files `gpu-inference:workloadFiles`
+    names (relative to the project directory); a bad config stops the program with one message,
+    no traceback, pointing into the file when the fault is in one."""
     config, secret = read_stack_config()
+    sources = WorkloadSources()
     try:
-        return cfg.load_spec(config, secret)
+        config, sources = expand_workload_files(config, project_dir())
+        spec = cfg.load_spec(config, secret)
     except InputError as e:
-        raise pulumi.RunError(str(e)) from e
+        located = sources.locate(e)
+        raise pulumi.RunError(str(located)) from located
+    spec._workload_sources = sources
+    return spec
 
 
 def _taints(specs: Sequence[cfg.TaintSpec]) -> list[Taint]:
@@ -149,7 +157,7 @@ class InferencePlatform(pulumi.ComponentResource):
             self.namespaces = self._namespaces(name, k8s_opts)
         self.inference_services = []
         for n, isvc in enumerate(spec.inference_services):
-            with from_config(f"inferenceServices[{n}]", cfg.InferenceService):
+            with from_config(f"inferenceServices[{n}]", cfg.InferenceService, spec=spec):
                 self.inference_services.append(self._isvc(name, isvc, k8s_opts))
         self.seldon = self._seldon(name, k8s_opts)
 
@@ -532,16 +540,16 @@ class InferencePlatform(pulumi.ComponentResource):
         out: list[Any] = []
         configs: dict[str, Any] = {}
         for n, sc in enumerate(s.server_configs):
-            with from_config(f"seldon.serverConfigs[{n}]", cfg.ServerConfig):
+            with from_config(f"seldon.serverConfigs[{n}]", cfg.ServerConfig, spec=self.spec):
                 configs[sc.name] = self._server_config(name, sc, after)
             out.append(configs[sc.name])
         servers: dict[str, Any] = {}
         for n, srv in enumerate(s.servers):
-            with from_config(f"seldon.servers[{n}]", cfg.Server):
+            with from_config(f"seldon.servers[{n}]", cfg.Server, spec=self.spec):
                 servers[srv.name] = self._server(name, srv, configs, after)
             out.append(servers[srv.name])
         for n, m in enumerate(s.models):
-            with from_config(f"seldon.models[{n}]", cfg.SeldonModel):
+            with from_config(f"seldon.models[{n}]", cfg.SeldonModel, spec=self.spec):
                 out.append(self._model(name, m, servers, after))
         return out
 
@@ -628,14 +636,22 @@ POOL_ARG_KEYS = {
 
 @contextmanager
 def from_config(
-    key: str, model: type[BaseModel], renames: Optional[dict[str, str]] = None
+    key: str,
+    model: type[BaseModel],
+    renames: Optional[dict[str, str]] = None,
+    *,
+    spec: Optional[cfg.Spec] = None,
 ) -> Iterator[None]:
     """A component's InputError raised inside, located at the stack config key that fed it
-    (`gpu-inference:<key>`, a `model` of the config) instead of the component's own argument."""
+    (`gpu-inference:<key>`, a `model` of the config) instead of the component's own argument;
+    for a workload, in the workload file it came from (`spec`: the Spec that knows where)."""
     try:
         yield
     except InputError as e:
         located = relocate(e, f"{NAMESPACE}:{key}", model, renames)
+        found = spec._workload_sources if spec is not None else None
+        if isinstance(found, WorkloadSources):
+            located = found.locate(located)
         # RunError: `pulumi up` prints the message without a traceback, as for load_spec's.
         raise pulumi.RunError(str(located)) from located
 

@@ -22,8 +22,8 @@ from .preview import (
     OUTPUT_FILES,
     PlacementResult,
     PreviewError,
-    config_line,
     error_message,
+    error_where,
     find_project_dir,
     graph_entries,
     load_project,
@@ -168,9 +168,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     except Exception as err:
         bad = user_error(err)
         if isinstance(bad, InputError) and bad.path:
-            line = config_line(config, bad.path)
-            where = show_path(config.file) + (f":{line}" if line else "")
-            err._gpu_inference_where = f"stack config: {where}"  # type: ignore[attr-defined]
+            err._gpu_inference_where = error_where(project, config, bad)  # type: ignore[attr-defined]
         elif bad is not None:
             err._gpu_inference_where = f"stack config: {show_path(config.file)}"  # type: ignore[attr-defined]
         raise

@@ -379,6 +379,24 @@ def config_line(config: StackConfig, key_path: str) -> int | None:
     return line
 
 
+def error_where(project: Project, config: StackConfig, err: InputError) -> str:
+    """Where a config error is, for the line under its message: the stack file and the line of
+    its key path, or, for an item of a workload file (the program's error carries `file`, `line`
+    and the `key` that named the file), that file's line and where the stack file names it."""
+    file, key = getattr(err, "file", None), getattr(err, "key", None)
+    if isinstance(file, str) and isinstance(key, str):
+        line = getattr(err, "line", None)
+        named = config_line(config, key)
+        return (
+            f"workload file: {show_path(project.dir / file)}"
+            + (f":{line}" if isinstance(line, int) else "")
+            + f", named by {key} in {show_path(config.file)}"
+            + (f":{named}" if named else "")
+        )
+    line = config_line(config, err.path)
+    return f"stack config: {show_path(config.file)}" + (f":{line}" if line else "")
+
+
 def _child(node: Any, key: str | int) -> tuple[int, Any] | None:
     """(line of the key or item, value node) of a mapping key or a sequence item."""
     if isinstance(node, yaml.MappingNode) and isinstance(key, str):
@@ -673,6 +691,7 @@ __all__ = [
     "StackConfig",
     "config_line",
     "error_message",
+    "error_where",
     "find_project_dir",
     "graph_entries",
     "load_project",
