@@ -429,7 +429,10 @@ def _karpenter_pool(
         for i in found.instances
         for c in found.capacity_types
     ]
-    cpu_shape = {OS_LABEL: "linux", **labels}
+    # A node without GPUs: the labels above but those a single-valued requirement on an instance
+    # key gave (`instance-family In [g6]` describes the GPU types, not a CPU one); template labels
+    # under that prefix are refused by the NodePool CRD.
+    cpu_shape = {OS_LABEL: "linux", **{k: v for k, v in labels.items() if not k.startswith(prefix)}}
     admits_cpu = all(r.matches(cpu_shape) for r in reqs if r.key.startswith(prefix))
     if admits_cpu or not nodes:
         nodes.insert(0, NodeTemplate(None, cpu_shape, tuple(taints)))

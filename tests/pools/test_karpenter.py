@@ -441,6 +441,29 @@ def test_check_a_node_pool_that_also_admits_cpu_instances_is_not_a_gpu_pool():
     }
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "auto"),
+    [
+        ("karpenter.k8s.aws/instance-family", "g6", False),
+        ("karpenter.k8s.aws/instance-gpu-name", "a10g", False),
+        ("eks.amazonaws.com/instance-gpu-name", "l4", True),
+    ],
+)
+def test_check_a_single_valued_gpu_requirement_admits_no_cpu_instance(key, value, auto):
+    # The requirement also becomes a node label; a node without GPUs does not carry it.
+    pool = _node_pool("gpu", [{"key": key, "operator": "In", "values": [value]}])
+    if auto:
+        pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"] = {
+            "group": "eks.amazonaws.com",
+            "kind": "NodeClass",
+            "name": "default",
+        }
+    (facts,) = check([pool]).pools
+    assert facts.gpu is True
+    assert all(n.labels.get(key) == value for n in facts.nodes)
+    assert all(any(k.endswith("instance-gpu-count") for k in n.labels) for n in facts.nodes)
+
+
 def test_check_an_invalid_requirement_is_gi013():
     pool = _node_pool(
         "gpu", [{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gte", "values": ["x"]}]
