@@ -98,6 +98,12 @@ GPU_NODE_LABELS = (
     "k8s.amazonaws.com/accelerator",
 )
 """Node labels that say a NodePatch's node has GPUs (besides a positive `GPU_COUNT_KEYS` count)."""
+KARPENTER_GROUP = "kubernetes:karpenter.sh/"
+KARPENTER_GPU_NAME_LABELS = (
+    "karpenter.k8s.aws/instance-gpu-name",
+    "eks.amazonaws.com/instance-gpu-name",
+)
+"""Where a Karpenter node says its GPU (EKS Auto Mode uses the second)."""
 
 _UNKNOWNS = frozenset(
     {
@@ -376,16 +382,55 @@ def _node_gpus(props: Mapping[str, Any]) -> Optional[str]:
 
 
 def _pool_name(resource_type: str, props: Mapping[str, Any]) -> str:
-    if resource_type == NODE_PATCH:
+    if resource_type == NODE_PATCH or _is_karpenter_node_pool(resource_type):
         return _text(_map(props.get("metadata")).get("name")) or "node"
     if resource_type == EKS_NODE_GROUP:
         return _text(props.get("nodeGroupName") or props.get("nodeGroupNamePrefix")) or "node group"
     return _text(props.get("name") or props.get("namePrefix")) or "node pool"
 
 
+def _is_karpenter_node_pool(resource_type: str) -> bool:
+    return resource_type.startswith(KARPENTER_GROUP) and resource_type.endswith(":NodePool")
+
+
+def _karpenter_gpus(resource_type: str, props: Mapping[str, Any]) -> Optional[str]:
+    """What GPU instance types a Karpenter NodePool's requirements admit (`a10g, l4, up to 8
+    GPUs per node`), None when they admit none. Read by the placement check's own NodePool
+    reader (catalog instance types matching `spec.template.spec.requirements`, EKS Auto Mode's
+    `eks.amazonaws.com/*` keys included). A requirement unknown during preview is no verdict."""
+    missing: list[str] = []
+    inputs = plain(props, "", missing)
+    for path in missing:
+        if path.startswith("spec.template.spec.requirements"):
+            raise UnknownValueError(UNKNOWN_ARRAY_VALUE, path.split("."))
+    (pool,) = check([{"type": resource_type, "name": "nodepool", "inputs": inputs}]).pools
+    if pool.gpus_per_node == 0:
+        return None
+    names = sorted(
+        {n.labels[k] for n in pool.nodes for k in KARPENTER_GPU_NAME_LABELS if k in n.labels}
+    )
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    shown = shown or "GPU instance types"
+    most = f", up to {pool.gpus_per_node} GPUs per node" if pool.gpus_per_node else ""
+    mixed = "" if pool.gpu else ", beside instance types without GPUs"
+    return f"{shown}{most}{mixed}"
+
+
 def untainted_gpu_pool(resource_type: str, props: Mapping[str, Any]) -> list[str]:
-    """`gpu-pool-untainted`: a GPU node pool (GKE NodePool, EKS NodeGroup, NodePatch of a GPU node)
-    with no NoSchedule / NoExecute taint: any pod can land there and keep a GPU node up."""
+    """`gpu-pool-untainted`: a GPU node pool (GKE NodePool, EKS NodeGroup, NodePatch of a GPU node,
+    Karpenter NodePool whose requirements admit GPU instance types) with no NoSchedule /
+    NoExecute taint: any pod can land there and keep a GPU node up.
+
+    Not checked, on purpose:
+    - GKE ComputeClass (`cloud.google.com/v1`): every node GKE creates for a class carries the
+      class's own `cloud.google.com/compute-class=<class>:NoSchedule` taint (pods selecting the
+      class get the toleration injected; GKE "About node pool auto-creation": auto-created nodes
+      get the taints matching the tolerations of the pods selecting their label), besides GKE's
+      GPU taint on GPU nodes; so no ComputeClass has untainted nodes. A class served by node
+      pools created by hand (`nodePoolAutoCreation.enabled: false`) gets them from GKE NodePool
+      resources, which this policy checks.
+    - GKE Autopilot: no node pool resource exists (`GkeAutopilotGpuPool` registers nothing in
+      the cloud); Autopilot makes and taints the GPU nodes itself."""
     if resource_type == GKE_NODE_POOL:
         gpus = _gke_gpus(props)
         taints = _map(props.get("nodeConfig")).get("taints")
@@ -404,6 +449,18 @@ def untainted_gpu_pool(resource_type: str, props: Mapping[str, Any]) -> list[str
         taints = _map(props.get("spec")).get("taints")
         example = "spec.taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]"
         note = ""
+    elif _is_karpenter_node_pool(resource_type):
+        taints = _map(_map(_map(props.get("spec")).get("template")).get("spec")).get("taints")
+        if _filtering_taints(taints):
+            return []
+        gpus = _karpenter_gpus(resource_type, props)
+        example = (
+            "spec.template.spec.taints: [{key: nvidia.com/gpu, value: present, effect: "
+            "NoSchedule}] (a NodePool of its own for the GPU instance types, when it admits "
+            "others too)"
+        )
+        # startupTaints are removed once the node is up (karpenter.sh_nodepools.yaml v1.14.1).
+        note = " (Karpenter puts spec.template.spec.taints on its nodes and adds no GPU taint)"
     else:
         return []
     if gpus is None or _filtering_taints(taints):
