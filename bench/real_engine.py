@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 HERE = Path(__file__).resolve().parent
 E2E = HERE.parent / "tests" / "e2e"
 sys.path.insert(0, str(E2E))
@@ -66,9 +68,12 @@ for doc in docs:
 '''
 
 
-def stack_config(n: int, kubeconfig: Path) -> dict[str, Any]:
-    """The on-prem shape with n InferenceServices on one GPU pool."""
-    isvcs = [
+WORKLOAD_FILE = "stacks/models.yaml"
+
+
+def inference_services(n: int) -> list[dict[str, Any]]:
+    """n InferenceServices on the one GPU pool."""
+    return [
         {
             "name": f"model-{i:04d}",
             "namespace": "models",
@@ -81,6 +86,12 @@ def stack_config(n: int, kubeconfig: Path) -> dict[str, Any]:
         }
         for i in range(n)
     ]
+
+
+def stack_config(kubeconfig: Path) -> dict[str, Any]:
+    """The on-prem shape; its InferenceServices are in WORKLOAD_FILE (`workloadFiles`): a stack
+    config holding 1000 of them exceeds the 128 KiB one environment variable may hold on Linux,
+    and the Pulumi CLI hands the whole config to the program in one (`PULUMI_CONFIG`)."""
     return {
         "cluster": {
             "provider": "existing",
@@ -103,7 +114,7 @@ def stack_config(n: int, kubeconfig: Path) -> dict[str, Any]:
             "seldon": {"enabled": False},
             "nvidiaDevicePlugin": {"enabled": False},
         },
-        "inferenceServices": isvcs,
+        "workloadFiles": [WORKLOAD_FILE],
     }
 
 
@@ -129,7 +140,10 @@ def run_size(n: int, work: Path) -> dict[str, Any]:
                 "data": {},
             },
         )
-        ours = stack.write_project(work / "ours", "bench", stack_config(n, cp.kubeconfig))
+        ours = stack.write_project(work / "ours", "bench", stack_config(cp.kubeconfig))
+        (ours / WORKLOAD_FILE).write_text(
+            yaml.safe_dump({"inferenceServices": inference_services(n)})
+        )
         docs = stack.offline_preview(ours, "bench", work / "preview")
         objects = [d for d in docs if d["kind"] in ("Namespace", "InferenceService")]
         bare = rig.Pulumi.write_project(work / "bare", "bare", BARE_PROGRAM)
