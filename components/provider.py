@@ -9,6 +9,7 @@ takes a pydantic `Spec` built from stack config) and is not in the package.
 import dataclasses
 import inspect
 import sys
+import types
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
@@ -57,11 +58,17 @@ PUBLIC_COMPONENTS: list[type[pulumi.ComponentResource]] = [
 def as_args(typ: Any, value: Any) -> Any:
     """`value` (plain dicts and lists with Python field names, as the provider maps a construct
     request's inputs) turned into `typ`: the component's Args dataclass and the dataclasses nested
-    in it (Taint, Placement, ContainerArgs, ...). Outputs and values of other types pass as they are."""
+    in it (Taint, Placement, ContainerArgs, ...). Outputs and values of other types pass as they are.
+
+    The engine carries every number as a double (a protobuf Struct): an `int` field gets back a
+    whole float as an int (the TypeScript e2e test's `gpusPerNode: 4` arrived as 4.0 and was
+    refused); a fractional one stays as it is, for the component to refuse."""
     if value is None or isinstance(value, pulumi.Output):
         return value
+    if typ is int and isinstance(value, float) and value.is_integer():
+        return int(value)
     origin = typing.get_origin(typ)
-    if origin is typing.Union:  # Optional[X]
+    if origin is typing.Union or origin is types.UnionType:  # Optional[X], X | None
         inner = [t for t in typing.get_args(typ) if t is not type(None)]
         return as_args(inner[0], value) if len(inner) == 1 else value
     if origin is not None and typ is not str:
@@ -72,9 +79,18 @@ def as_args(typ: Any, value: Any) -> Any:
             return [as_args(params[0], v) for v in value]
         return value
     if dataclasses.is_dataclass(typ) and isinstance(typ, type) and isinstance(value, Mapping):
-        fields = {f.name: f.type for f in dataclasses.fields(typ)}
+        fields = _field_types(typ)
         return typ(**{k: as_args(fields.get(k, Any), v) for k, v in value.items() if v is not None})
     return value
+
+
+def _field_types(typ: type) -> dict[str, Any]:
+    """A dataclass's field types, resolved also where its module postpones annotations."""
+    try:
+        hints = typing.get_type_hints(typ)
+    except (NameError, TypeError):
+        hints = {}
+    return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(typ)}
 
 
 def _args_type(component: type[pulumi.ComponentResource]) -> Any:

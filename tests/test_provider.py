@@ -236,3 +236,70 @@ def test_construct_through_the_provider_matches_python(run, provider, component,
     via_python = run(direct)
     assert children(via_provider) == children(via_python)
     assert children(via_python)
+
+
+def test_numbers_arrive_as_doubles_and_whole_ones_are_ints(run, provider):
+    """The engine carries every number as a double: `gpusPerNode: 4` from TypeScript reaches the
+    provider as 4.0 (found by tests/e2e/test_other_language.py). Whole doubles become the ints the
+    Args ask for, also in nested dataclasses whose module postpones annotations (Toleration)."""
+    via_provider = run(
+        lambda: provider.construct(
+            "x",
+            "gpu-inference:index:InferenceService",
+            {
+                "name": "llm",
+                "namespace": "models",
+                "predictor": {
+                    "modelFormat": "huggingface",
+                    "storageUri": "gs://m/llm",
+                    "gpus": 1.0,
+                    "minReplicas": 2.0,
+                    "placement": {
+                        "nodeSelector": {"pool": "infer-srv"},
+                        "tolerations": [
+                            {
+                                "key": "spot",
+                                "operator": "Exists",
+                                "effect": "NoExecute",
+                                "tolerationSeconds": 300.0,
+                            }
+                        ],
+                    },
+                },
+            },
+            None,
+        )
+    )
+    via_python = run(
+        lambda: InferenceService(
+            "x",
+            InferenceServiceArgs(
+                name="llm",
+                namespace="models",
+                predictor=PredictorArgs(
+                    model_format="huggingface",
+                    storage_uri="gs://m/llm",
+                    gpus=1,
+                    min_replicas=2,
+                    placement=Placement(
+                        {"pool": "infer-srv"},
+                        [Toleration("spot", "Exists", None, "NoExecute", toleration_seconds=300)],
+                    ),
+                ),
+            ),
+        )
+    )
+    assert children(via_provider) == children(via_python)
+    assert '"minReplicas": 2,' in children(via_provider)[0][2]
+
+
+def test_a_fractional_number_is_still_refused(run, provider):
+    with pytest.raises(Exception, match=r"gpus_per_node 1\.5 is not a whole number of GPUs"):
+        run(
+            lambda: provider.construct(
+                "x",
+                "gpu-inference:index:ExistingGpuNodes",
+                {"nodes": ["gpu-node-1"], "gpusPerNode": 1.5},
+                None,
+            )
+        )
