@@ -316,6 +316,25 @@ class _Checker:
                 "leave gpuSharing out on Auto Mode",
                 f"{path}.gpuSharing",
             )
+        # The config label only picks a config of the device plugin this stack installs, which
+        # does not run on Bottlerocket's NVIDIA variants (they bring their own plugin).
+        alias = (pool.karpenter.ami_alias or "") if pool.karpenter is not None else ""
+        if (pool.ami_type or "").startswith("BOTTLEROCKET") or alias.startswith("bottlerocket@"):
+            raise InputError(
+                "gpuSharing on Bottlerocket nodes, which run Bottlerocket's own NVIDIA device "
+                "plugin: the time-slicing config of the plugin this stack installs does not reach "
+                "them",
+                "an AL2023 NVIDIA AMI (the default), or leave gpuSharing out",
+                f"{path}.gpuSharing",
+            )
+        # None is resolved to on for eks (resolve_addons).
+        if self.spec.addons.nvidia_device_plugin.enabled is False:
+            raise InputError(
+                "gpuSharing on EKS needs the NVIDIA device plugin this stack installs (the node "
+                "label picks a config from its config map; without it the label does nothing)",
+                "addons.nvidiaDevicePlugin.enabled: true (the default), or leave gpuSharing out",
+                f"{path}.gpuSharing",
+            )
 
     def _shared_gpus(self, pool: Pool, path: str) -> None:
         """gpuSharing / gpuPartitionSize: only on a GPU pool, a MIG profile its GPU offers."""

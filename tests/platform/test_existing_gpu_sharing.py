@@ -1,12 +1,13 @@
 """`pools[i].gpuSharing` on existing nodes: the NodePatches carry the NVIDIA device plugin's config
 label, the device plugin release this stack installs gets the config map entry, the placement
 check counts GPUs x replicas (and the physical count when no device plugin config is in the
-graph), and the refusals name the key."""
+graph), and the refusals name the key. EKS time-slicing is refused where the device plugin this
+stack installs does not run (disabled, Bottlerocket's own plugin)."""
 
 import copy
 
 import pytest
-from config_bases import NS, mutated
+from config_bases import DEL, NS, mutated
 
 from components.check import check
 from components.model.errors import InputError
@@ -174,3 +175,59 @@ def test_refusals(changes, message):
     with pytest.raises(InputError) as e:
         load_spec(_sharing(**changes))
     assert str(e.value) == f"{NS}:{message}"
+
+
+# EKS time-slicing rests on the same device plugin install.
+KARPENTER_POOL = {
+    "pools[0].instanceTypes": DEL,
+    "pools[0].amiType": DEL,
+    "pools[0].capacityType": DEL,
+    "pools[0].gpusPerNode": DEL,
+}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"addons": {"nvidiaDevicePlugin": {"enabled": False}}},
+            "gpuSharing on EKS needs the NVIDIA device plugin this stack installs (the node label "
+            "picks a config from its config map; without it the label does nothing) (allowed: "
+            "addons.nvidiaDevicePlugin.enabled: true (the default), or leave gpuSharing out)",
+        ),
+        (
+            {"pools[0].amiType": "BOTTLEROCKET_x86_64_NVIDIA"},
+            "gpuSharing on Bottlerocket nodes, which run Bottlerocket's own NVIDIA device plugin: "
+            "the time-slicing config of the plugin this stack installs does not reach them "
+            "(allowed: an AL2023 NVIDIA AMI (the default), or leave gpuSharing out)",
+        ),
+        (
+            {
+                **KARPENTER_POOL,
+                "pools[0].karpenter": {
+                    "gpuNames": ["a10g"],
+                    "nodeRole": "r",
+                    "amiAlias": "bottlerocket@latest",
+                },
+            },
+            "gpuSharing on Bottlerocket nodes, which run Bottlerocket's own NVIDIA device plugin: "
+            "the time-slicing config of the plugin this stack installs does not reach them "
+            "(allowed: an AL2023 NVIDIA AMI (the default), or leave gpuSharing out)",
+        ),
+    ],
+    ids=["no-device-plugin", "bottlerocket-node-group", "bottlerocket-karpenter"],
+)
+def test_eks_refusals(changes, message):
+    sharing = {"pools[0].gpuSharing": {"strategy": "TIME_SHARING", "maxClientsPerGpu": 2}}
+    with pytest.raises(InputError) as e:
+        load_spec(mutated("eks", {**sharing, **changes}))
+    assert str(e.value) == f"{NS}:pools[0].gpuSharing: {message}"
+    # Twin: the default device plugin and AMI (g5.xlarge: 1 A10G; Karpenter: up to 8).
+    fine = {
+        k: v
+        for k, v in changes.items()
+        if k.startswith("pools[0]") and (k != "pools[0].amiType" or v is DEL)
+    }
+    if "pools[0].karpenter" in fine:
+        fine["pools[0].karpenter"] = {**fine["pools[0].karpenter"], "amiAlias": "al2023@latest"}
+    assert load_spec(mutated("eks", {**sharing, **fine})).pools[0].gpus == (16 if fine else 2)
