@@ -91,12 +91,12 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
     fit = [
         p.name
         for p in spec.pools
-        if p.karpenter is None and p.nodes is None and not _hard_taints(p)
+        if p.karpenter is None and p.nodes is None and p.min_nodes and not _hard_taints(p)
     ]
     for i, name in enumerate(k.system_pools or ()):
         path = f"{base}.systemPools[{i}]"
         pool = by_name.get(name)
-        allowed = ", ".join(fit) or "none: no untainted node-group pool in this stack"
+        allowed = ", ".join(fit) or "none: no untainted node-group pool with minNodes >= 1 here"
         if pool is None:
             raise InputError(f"pool {name!r} does not exist", allowed, path)
         if pool.karpenter is not None:
@@ -116,6 +116,14 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
                 f"pool {name!r} is tainted {', '.join(hard)}, which the controller does not "
                 "tolerate (the chart's tolerations: CriticalAddonsOnly only)",
                 allowed,
+                path,
+            )
+        if pool.min_nodes == 0:
+            raise InputError(
+                f"pool {name!r} can be at 0 nodes (minNodes 0): the controller's pods would wait "
+                "for a node, and Karpenter launches none for itself",
+                f"a pool with minNodes >= 1 (set pools[{spec.pools.index(pool)}].minNodes), or "
+                "leave systemPools out (the chart keeps the controller off Karpenter's nodes)",
                 path,
             )
         if name in (k.system_pools or [])[:i]:

@@ -30,6 +30,7 @@ def stack(addon: dict[str, Any] | None, *pools: dict[str, Any]) -> dict[str, Any
     controller) and `addons.karpenter: addon`."""
     config = copy.deepcopy(EKS)
     config[f"{NS}:pools"] = [copy.deepcopy(p) for p in (pools or (L4,))] + config[f"{NS}:pools"]
+    config[f"{NS}:pools"][-1]["minNodes"] = 1  # cpu: a node for the controller
     if addon is not None:
         config[f"{NS}:addons"]["karpenter"] = addon
     return config
@@ -143,6 +144,16 @@ K = f"{NS}:addons.karpenter"
             "nodes it manages (it could remove its own node) (allowed: cpu)",
         ),
         (
+            {
+                **stack({"enabled": True, "podIdentity": True, "systemPools": ["cpu"]}),
+                f"{NS}:pools": [L4, {"name": "cpu", "instanceTypes": ["m6i.large"], "maxNodes": 3}],
+            },
+            f"{K}.systemPools[0]: pool 'cpu' can be at 0 nodes (minNodes 0): the controller's pods "
+            "would wait for a node, and Karpenter launches none for itself (allowed: a pool with "
+            "minNodes >= 1 (set pools[1].minNodes), or leave systemPools out (the chart keeps the "
+            "controller off Karpenter's nodes))",
+        ),
+        (
             stack({"enabled": True, "podIdentity": True, "systemPools": ["system"]}),
             f"{K}.systemPools[0]: pool 'system' does not exist (allowed: cpu)",
         ),
@@ -189,3 +200,65 @@ def test_a_karpenter_pool_is_not_required():
     config = copy.deepcopy(EKS)
     config[f"{NS}:addons"]["karpenter"] = {"enabled": True, "podIdentity": True}
     assert load_spec(config).addons.karpenter.enabled is True
+
+
+def test_example_stack_installs_the_controller_before_its_node_pools(tmp_path):
+    """stacks/Pulumi.eks-karpenter.yaml, previewed as `gpu-inference preview eks-karpenter`: the
+    two releases, and every NodePool / EC2NodeClass depends on both (the preview's dependsOn)."""
+    from components.preview.preview import preview
+    from tests.conftest import ROOT
+
+    result = preview("eks-karpenter", out_dir=tmp_path, project_dir=ROOT)
+    assert result.placement.errors == 0
+    entries = {f"{e['type']}::{e['name']}": e for e in result.entries}
+    crd = f"{RELEASE}::gpu-inference-karpenter-crd"
+    controller = f"{RELEASE}::gpu-inference-karpenter-controller"
+    assert entries[controller]["inputs"]["values"] == {
+        "settings": {"clusterName": "inference", "interruptionQueue": "inference"},
+        "serviceAccount": {
+            "annotations": {
+                "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/inference-karpenter"
+            }
+        },
+    }
+    assert entries[controller]["inputs"]["skipCrds"] is True
+    assert crd in entries[controller]["dependsOn"]
+    crs = [e for e in result.entries if e["type"] in (NODEPOOL, NODECLASS)]
+    assert {e["name"] for e in crs} == {"l4-a10g", "l4-a10g-nodeclass", "h100", "h100-nodeclass"}
+    for e in crs:
+        # On the CR or the pool component it is a child of: the SDK registers a component only
+        # after its dependsOn resolved, and a child only after its parent (pulumi
+        # runtime/resource.py prepare_resource awaits both).
+        waits: set[str] = set()
+        node: dict[str, Any] | None = e
+        while node is not None:
+            waits |= set(node.get("dependsOn") or ())
+            node = entries.get(node.get("parent") or "")
+        assert {crd, controller} <= waits, e["name"]
+
+
+def test_local_charts_both_or_refused_beside_a_version(run, tmp_path):
+    charts = {}
+    for chart in ("karpenter-crd", "karpenter"):
+        (tmp_path / chart).mkdir()
+        (tmp_path / chart / "Chart.yaml").write_text(f"name: {chart}\n")
+        charts[chart] = str(tmp_path / chart)
+    local = {"crd": charts["karpenter-crd"], "controller": charts["karpenter"]}
+    spec = load_spec(stack({"enabled": True, "podIdentity": True, "chart": local}))
+    rel = releases(run(lambda: InferencePlatform("gi", spec)))
+    assert rel["karpenter-crd"].inputs["chart"] == charts["karpenter-crd"]
+    assert rel["karpenter"].inputs["chart"] == charts["karpenter"]
+    assert "version" not in rel["karpenter"].inputs
+    with pytest.raises(InputError) as e:
+        load_spec(
+            stack({"enabled": True, "podIdentity": True, "chart": local, "version": "1.14.1"})
+        )
+    assert str(e.value) == (
+        f"{K}.version: version '1.14.1' picks a chart from the repository, and a local chart is "
+        "given too; a local chart carries its own version (allowed: chart or version, not both)"
+    )
+    with pytest.raises(InputError) as e:
+        load_spec(
+            stack({"enabled": True, "podIdentity": True, "chart": {"crd": charts["karpenter"]}})
+        )
+    assert str(e.value) == f"{K}.chart.controller: required key is missing"

@@ -429,6 +429,10 @@ def test_auto_mode_pool_uses_auto_modes_node_class_and_plugin(tmp_path, capsys):
             "        nodeRole: KarpenterNodeRole-inference\n      maxNodes: 6\n",
             "      maxNodes: 6\n",
         )
+        # Auto Mode runs its own Karpenter: the controller add-on is refused beside it.
+        .replace("    karpenter:\n      enabled: true\n", "    karpenter:\n      enabled: false\n")
+        .replace("      roleArn: arn:aws:iam::123456789012:role/inference-karpenter\n", "")
+        .replace("      interruptionQueue: inference\n", "")
     )
     assert "autoMode: true" in text
     project = _project(tmp_path, "auto", text)
