@@ -1193,6 +1193,12 @@ def load_spec(
                 + ", ".join(f"{p}:" for p in PROVIDER_NAMESPACES),
                 str(full_key),
             )
+        if key == "workloadFiles":  # read at the edge: components.platform.workload_files
+            raise InputError(
+                "names files, and load_spec reads none",
+                "the config after expand_workload_files(config, project_dir), which merges them",
+                str(full_key),
+            )
         if key not in SECTIONS:
             close = difflib.get_close_matches(key, SECTIONS, n=1)
             hint = f" (did you mean '{namespace}:{close[0]}'?)" if close else ""

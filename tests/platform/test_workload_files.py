@@ -204,3 +204,12 @@ def test_a_component_error_about_a_file_item_points_into_the_file(tmp_path: Path
     assert str(caught.value) == (
         "stacks/models.yaml:2: inferenceServices[0].name: refused (allowed: something else)"
     )
+
+
+def test_load_spec_itself_reads_no_file() -> None:
+    with pytest.raises(InputError) as caught:
+        load_spec({**GKE, KEY: ["m.yaml"]})
+    assert str(caught.value) == (
+        f"{KEY}: names files, and load_spec reads none (allowed: the config after "
+        "expand_workload_files(config, project_dir), which merges them)"
+    )
