@@ -45,6 +45,8 @@ _EXPORTS = {
     "NvidiaDevicePluginArgs": "serving.nvidia_device_plugin",
     "CertManager": "serving.cert_manager",
     "CertManagerArgs": "serving.cert_manager",
+    "KarpenterInstall": "serving.karpenter_install",
+    "KarpenterInstallArgs": "serving.karpenter_install",
     "ContainerArgs": "serving.workload",
     "InferenceService": "serving.inference_service",
     "InferenceServiceArgs": "serving.inference_service",
@@ -115,6 +117,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         PredictorArgs,
         TransformerArgs,
     )
+    from .serving.karpenter_install import KarpenterInstall, KarpenterInstallArgs
     from .serving.knative import KnativeServing, KnativeServingArgs
     from .serving.kserve_install import KServeInstall, KServeInstallArgs
     from .serving.model_namespace import ModelNamespace, ModelNamespaceArgs

@@ -25,6 +25,7 @@ from .pools.gke import GkeGpuNodePool
 from .pools.karpenter import KarpenterGpuNodePool
 from .serving.cert_manager import CertManager
 from .serving.inference_service import InferenceService
+from .serving.karpenter_install import KarpenterInstall
 from .serving.knative import KnativeServing
 from .serving.kserve_install import KServeInstall
 from .serving.model_namespace import ModelNamespace
@@ -46,6 +47,7 @@ PUBLIC_COMPONENTS: list[type[pulumi.ComponentResource]] = [
     SeldonCoreInstall,
     NvidiaDevicePlugin,
     CertManager,
+    KarpenterInstall,
     InferenceService,
     SeldonServerConfig,
     SeldonServer,

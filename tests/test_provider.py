@@ -67,6 +67,18 @@ def test_schema_lists_every_public_component(schema):
         ),
         ("KnativeServing", {"mode", "ingress", "features", "allowDisablingPodspecFlags"}, set()),
         (
+            "KarpenterInstall",
+            {
+                "clusterName",
+                "version",
+                "roleArn",
+                "podIdentity",
+                "interruptionQueue",
+                "systemPools",
+            },
+            set(),
+        ),
+        (
             "InferenceService",
             {
                 "name",

@@ -24,8 +24,6 @@ Values (charts/karpenter/values.yaml at v1.14.1):
   a node-affinity term list replaces the chart's, so each term keeps the DoesNotExist.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
