@@ -134,6 +134,11 @@ CASES = [
     ("pod-security-unknown", "gke", {"namespaces.podSecurity": "strict"}, "namespaces.podSecurity", "privileged, baseline, restricted"),
     ("aws-role-on-gke", "gke", {"cluster.workloadIdentity": {"awsRoleArn": "arn:aws:iam::123456789012:role/r"}}, "cluster.workloadIdentity.awsRoleArn", "this cluster is GKE"),
     ("node-sa-on-eks", "eks", {"cluster.nodeServiceAccount": "nodes@p.iam.gserviceaccount.com"}, "cluster.nodeServiceAccount", "is for provider 'gke'"),
+    # --- the Karpenter controller add-on ----------------------------------------------------
+    ("karpenter-addon-on-gke", "gke", {"addons.karpenter": {"enabled": True, "podIdentity": True}}, "addons.karpenter.enabled", "launches EC2 instances for EKS"),
+    ("karpenter-addon-no-role", "eks", {"addons.karpenter": {"enabled": True}}, "addons.karpenter.roleArn", "no IAM role for the controller"),
+    ("karpenter-addon-tainted-pool", "eks", {"addons.karpenter": {"enabled": True, "podIdentity": True, "systemPools": ["g5"]}}, "addons.karpenter.systemPools[0]", "does not tolerate"),
+    ("karpenter-addon-version-v", "eks", {"addons.karpenter": {"enabled": True, "podIdentity": True, "version": "v1.14.1"}}, "addons.karpenter.version", "no leading 'v'"),
 ]
 # fmt: on
 
