@@ -422,9 +422,13 @@ def _karpenter_pool(
     auto = _map(tspec.get("nodeClassRef")).get("group") == "eks.amazonaws.com"  # EKS Auto Mode
     prefix = "eks.amazonaws.com/" if auto else KARPENTER_AWS_PREFIX
     found = admitted_by_karpenter(reqs, auto)
+    # Each shape has its instance type's GPUs: a pod that selects g6.xlarge cannot ask for 4.
     nodes = [
         NodeTemplate(
-            None, {**instance_labels(i, auto), **labels, CAPACITY_TYPE_LABEL: c}, tuple(taints)
+            None,
+            {**instance_labels(i, auto), **labels, CAPACITY_TYPE_LABEL: c},
+            tuple(taints),
+            i.gpus,
         )
         for i in found.instances
         for c in found.capacity_types
@@ -435,7 +439,7 @@ def _karpenter_pool(
     cpu_shape = {OS_LABEL: "linux", **{k: v for k, v in labels.items() if not k.startswith(prefix)}}
     admits_cpu = all(r.matches(cpu_shape) for r in reqs if r.key.startswith(prefix))
     if admits_cpu or not nodes:
-        nodes.insert(0, NodeTemplate(None, cpu_shape, tuple(taints)))
+        nodes.insert(0, NodeTemplate(None, cpu_shape, tuple(taints), 0))
     gpu_keyed = any(r.key.startswith(prefix + "instance-gpu") for r in reqs)
     gpus: int | None = max((i.gpus for i in found.instances), default=0)
     if not found.instances and gpu_keyed and not admits_cpu:
@@ -500,7 +504,7 @@ def _compute_class_pool(entry: Mapping[str, Any], out: _Findings) -> _PoolDraft:
             labels[GKE_SPOT_LABEL] = "true"
         spots.append(rule.get("spot") is True)
         counts.append(count)
-        nodes.append(NodeTemplate(None, labels, tuple(dict.fromkeys(node_taints))))
+        nodes.append(NodeTemplate(None, labels, tuple(dict.fromkeys(node_taints)), count))
     return _PoolDraft(
         name=base.get(POOL_LABEL) or class_name,
         provider="gke",
@@ -571,9 +575,12 @@ def _apply_time_slicing(
             for d in group:
                 picked = d.node.labels.get(DEVICE_PLUGIN_CONFIG_LABEL, default)
                 if d.gpus and picked in replicas and d.provider != "gke":
-                    d.gpus *= replicas[picked]
-                    if d.node.gpus:
-                        d.node = replace(d.node, gpus=d.node.gpus * replicas[picked])
+                    n = replicas[picked]
+                    d.gpus *= n
+                    d.node = replace(d.node, gpus=d.node.gpus * n) if d.node.gpus else d.node
+                    d.more_nodes = tuple(
+                        replace(m, gpus=m.gpus * n) if m.gpus else m for m in d.more_nodes
+                    )
         return  # one device plugin serves a cluster
 
 

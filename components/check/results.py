@@ -135,6 +135,18 @@ class PoolFacts:
             for n in self.nodes
         )
 
+    def most_gpus_admitting(self, placement: Placement) -> int | None:
+        """The largest GPU count among the nodes whose labels and taints let the pod in (None:
+        none does, or a count is unknown): what a pod that gets in can ask for at most."""
+        counts = [
+            n.gpus if n.gpus is not None else self.gpus_per_node
+            for n in self.nodes
+            if placement.admits(n.labels, n.taints, n.name)
+        ]
+        if not counts or any(c is None for c in counts):
+            return None
+        return max(c for c in counts if c is not None)
+
     def selected_by(self, placement: Placement) -> bool:
         """The pod's nodeSelector / required affinity picks a node of this pool by its labels
         (taints and GPUs aside). A pod that selects nothing selects no pool."""

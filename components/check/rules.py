@@ -251,10 +251,13 @@ def _check_workload(
 
     # A DaemonSet too: its controller checks labels and taints, not resources
     # (pkg/controller/daemon `predicates`), so the pod is made and stays Pending.
+    # Judged on the nodes that let it in, not the pool's headline count: in a pool of existing
+    # nodes with unequal GPUs, the pod may get only onto the small ones.
     if placed and not admitted:
-        most = max(p.gpus_per_node or 0 for p in placed)
+        counts = {p.name: p.most_gpus_admitting(placement) or 0 for p in placed}
+        most = max(counts.values())
         if w.gpus > most:
-            sizes = ", ".join(f"{p.name}: {p.gpus_per_node}" for p in placed)
+            sizes = ", ".join(f"{name}: {n}" for name, n in counts.items())
             out.add(
                 "GI004",
                 rid,

@@ -169,7 +169,12 @@ def pairs_from_graph(
             if gpus is None:  # unknown: the check gives it the benefit, so does the node
                 gpus = max(w.gpus, 1) if p.gpu else 0
             nodes = tuple(
-                RigNode(dict(n.labels), tuple(x.to_dict() for x in n.taints), gpus, n.name)
+                RigNode(
+                    dict(n.labels),
+                    tuple(x.to_dict() for x in n.taints),
+                    n.gpus if n.gpus is not None else gpus,
+                    n.name,
+                )
                 for n in p.nodes
             )
             if nodes_of is not None:
