@@ -1051,7 +1051,7 @@ class KarpenterAddon(_Model):
     pod_identity: Bool = False  # the role comes from an EKS Pod Identity association
     interruption_queue: Optional[str] = None  # SQS queue name: spot interruption handling
     system_pools: Optional[Annotated[list[str], Field(min_length=1)]] = None  # pools it runs on
-    node_groups: Optional[Annotated[list[str], Field(min_length=1)]] = None  # node groups it runs on
+    node_groups: Optional[Annotated[list[str], Field(min_length=1)]] = None  # EKS node groups
 
 
 class Addons(_Model):
