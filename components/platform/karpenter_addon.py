@@ -46,13 +46,23 @@ def karpenter_install_args(spec: Spec) -> KarpenterInstallArgs:
     )
 
 
+# The chart's only toleration (charts/karpenter/values.yaml v1.14.1: `tolerations:
+# [{key: CriticalAddonsOnly, operator: Exists}]`, any value and effect).
+CONTROLLER_TOLERATED = "CriticalAddonsOnly"
+
+
 def _hard_taints(pool: Pool) -> list[str]:
-    """The pool's taints that keep pods off (NoSchedule / NoExecute), as `key:effect`; a GPU pool
-    without taints gets the default `nvidia.com/gpu` one (components.pools.pool)."""
+    """The pool's taints that keep the controller off (NoSchedule / NoExecute, not the one key it
+    tolerates), as `key:effect`; a GPU pool without taints gets the default `nvidia.com/gpu` one
+    (components.pools.pool)."""
     taints = pool.taint_list
     if not taints and pool.is_gpu:
         taints = [GPU_TAINT]
-    return [f"{t.key}:{t.effect}" for t in taints if t.effect in ("NoSchedule", "NoExecute")]
+    return [
+        f"{t.key}:{t.effect}"
+        for t in taints
+        if t.effect in ("NoSchedule", "NoExecute") and t.key != CONTROLLER_TOLERATED
+    ]
 
 
 def check_karpenter_addon(spec: Spec, base: str) -> None:

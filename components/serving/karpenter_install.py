@@ -34,7 +34,7 @@ import pulumi
 from ..model import versions
 from ..model.errors import InputError, show
 from ..model.identity import ROLE_ARN
-from ..model.scheduling import validate_dns1123_label
+from ..model.scheduling import LABEL_VALUE_RULE, label_value_problem, validate_dns1123_label
 from .helm import chart_release, check_local_charts
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
@@ -99,6 +99,9 @@ def _names(value: Optional[Sequence[str]], arg: str) -> list[str]:
             raise InputError(f"{show(v)} is not a name", "a non-empty string", f"args.{arg}[{i}]")
         if v in out[:i]:
             raise InputError(f"{v!r} is listed twice", "each name once", f"args.{arg}[{i}]")
+        problem = label_value_problem(v)
+        if problem:  # the affinity matches it as a node label value
+            raise InputError(problem, LABEL_VALUE_RULE, f"args.{arg}[{i}]")
     return out
 
 

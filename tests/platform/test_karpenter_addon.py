@@ -262,3 +262,29 @@ def test_local_charts_both_or_refused_beside_a_version(run, tmp_path):
             stack({"enabled": True, "podIdentity": True, "chart": {"crd": charts["karpenter"]}})
         )
     assert str(e.value) == f"{K}.chart.controller: required key is missing"
+
+
+def test_a_system_pool_tainted_critical_addons_only_is_fine(run):
+    """The chart tolerates `CriticalAddonsOnly` (any effect), the usual system-pool taint; any
+    other NoSchedule / NoExecute taint is refused."""
+    system = {
+        "name": "system",
+        "instanceTypes": ["m6i.large"],
+        "minNodes": 2,
+        "maxNodes": 3,
+        "taints": [{"key": "CriticalAddonsOnly", "value": "true", "effect": "NoSchedule"}],
+    }
+    addon = {"enabled": True, "podIdentity": True, "systemPools": ["system"]}
+    spec = load_spec(stack(addon, L4, system))
+    g = run(lambda: InferencePlatform("gi", spec))
+    terms = releases(g)["karpenter"].inputs["values"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert terms[0]["matchExpressions"][1]["values"] == ["system"]
+    system["taints"].append({"key": "dedicated", "value": "infra", "effect": "NoExecute"})
+    with pytest.raises(InputError) as e:
+        load_spec(stack(addon, L4, system))
+    assert str(e.value) == (
+        f"{K}.systemPools[0]: pool 'system' is tainted dedicated:NoExecute, which the controller "
+        "does not tolerate (the chart's tolerations: CriticalAddonsOnly only) (allowed: cpu)"
+    )

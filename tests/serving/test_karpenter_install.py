@@ -220,3 +220,17 @@ def test_refused_before_anything_is_registered(run):
     g = run(program)
     assert registered == ["refused"]
     assert [r for r in g.resources if r.type != "pulumi:pulumi:Stack"] == []
+
+
+def test_a_node_group_name_must_be_a_label_value(run):
+    with pytest.raises(InputError) as e:
+        run(
+            lambda: KarpenterInstall(
+                "k", KarpenterInstallArgs(cluster_name="c", role_arn=ROLE, node_groups=["a b"])
+            )
+        )
+    assert str(e.value) == (
+        "KarpenterInstall('k').args.node_groups[0]: 'a b' is not a valid label value (allowed: "
+        "empty, or at most 63 "
+        "characters: alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric)"
+    )
