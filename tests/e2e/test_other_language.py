@@ -6,8 +6,9 @@ links it into the TypeScript program of tests/e2e/typescript/, which creates an 
 over a kwok node and an `InferenceService` placed on it. After `pulumi up` the API server must hold
 what the Python components would have set (the node's labels and taints, the InferenceService as
 `inference_service_body` builds it, admitted by the real KServe CRD), the real scheduler must bind
-a pod with the service's scheduling to the node, a second preview must find no change, and
-`pulumi destroy` must remove the service.
+a pod with the service's scheduling to the node, a second preview must find no change,
+`pulumi destroy` must remove the service, and a bad input given in TypeScript must come back as
+the component's own error.
 
 Needs, beside the rig: node and npm on PATH, the npm registry (the program's packages, pinned in
 typescript/package.json, are installed into the test's temp dir, downloads cached under the rig
@@ -276,4 +277,19 @@ def test_typescript_program_deploys_existing_nodes_and_an_inference_service(clus
     # The tainting patch is kept on destroy (see components/pools/existing.py): the node keeps
     # the site's labels and taint and what the pool added, nothing else.
     assert node_state(cp.get(f"/api/v1/nodes/{NODE}")) == (labels, taints)
+
+    # Bad input from TypeScript gets the component's own error, naming the argument.
+    program = project / "index.ts"
+    program.write_text(
+        program.read_text().replace('gpuModel: "L40S",', 'gpuModel: "L40S",\n    taints: [],', 1)
+    )
+    t0 = time.monotonic()
+    refused = pulumi.run("preview", cwd=project, check=False, timeout=300, extra_env=npm_env())
+    times["preview refused"] = time.monotonic() - t0
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0, f"taints: [] on a GPU pool was accepted:\n{out}"
+    assert (
+        "ExistingGpuNodes('gpu').args.taints: a GPU pool without a NoSchedule or NoExecute taint"
+        in out
+    ), out
     print("timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in times.items()))
