@@ -84,3 +84,28 @@ def test_pulumi_up_preview_destroy(pulumi_bins: Path, tmp_path: Path) -> None:
         pulumi.run("destroy", "--yes", "--skip-preview", cwd=project)
         assert cp.get("/api/v1/namespaces/rig-smoke/configmaps/rig-settings") is None
         assert cp.get("/api/v1/namespaces/rig-smoke") is None
+
+
+def test_an_unbuildable_pulumi_half_is_skipped_before_anything_is_built(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """On a machine where one source of the Pulumi half cannot be had, nothing of that half is
+    built (the CLI alone would cost twenty minutes of CI for tests that then skip)."""
+    monkeypatch.setenv("GPU_INFERENCE_RIG_CACHE", str(tmp_path))
+    monkeypatch.setattr(
+        rig,
+        "_source_problem",
+        lambda step: "gone" if step == "pulumi-resource-kubernetes" else None,
+    )
+    started = time.monotonic()
+    report = rig.build(("pulumi",), strict=False)
+    assert time.monotonic() - started < 5
+    assert report.built == {}
+    assert report.unavailable == {
+        "pulumi-resource-kubernetes": "gone",
+        "pulumi": "not built: pulumi-resource-kubernetes cannot be built here, and the Pulumi e2e "
+        "tests need all of the Pulumi half",
+        "pulumi-language-python": "not built: pulumi-resource-kubernetes cannot be built here, "
+        "and the Pulumi e2e tests need all of the Pulumi half",
+    }
+    assert not (tmp_path / rig.cache_key() / "bin").exists()
