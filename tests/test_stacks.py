@@ -13,7 +13,7 @@ from components.preview import cli
 from components.preview.preview import preview
 from tests.conftest import CRDS, ROOT
 
-STACKS = ("gke-dev", "eks-prod", "onprem")
+STACKS = ("gke-dev", "eks-prod", "onprem", "eks-karpenter", "gke-computeclass", "gke-autopilot")
 ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
 SERVER = "kubernetes:mlops.seldon.io/v1alpha1:Server"
 SERVER_CONFIG = "kubernetes:mlops.seldon.io/v1alpha1:ServerConfig"

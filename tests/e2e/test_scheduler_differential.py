@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import random
+import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -33,14 +35,54 @@ from components.preview.preview import preview
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = ("gke-dev", "eks-prod", "onprem", "eks-karpenter", "gke-computeclass")
+STACKS = (
+    "gke-dev",
+    "eks-prod",
+    "onprem",
+    "eks-karpenter",
+    "gke-computeclass",
+    "gke-autopilot",
+    "eks-automode",
+)
 EXPECTED_ERT = {
     "gke-dev": True,
     "eks-prod": True,
     "onprem": False,
     "eks-karpenter": True,
     "gke-computeclass": True,
+    "gke-autopilot": True,
+    "eks-automode": True,
 }
+# Stacks that are a variant of an example stack: (example, what to change in its text).
+VARIANTS = {"eks-automode": ("eks-karpenter", "_auto_mode")}
+
+
+def _auto_mode(text: str) -> str:
+    """eks-karpenter on EKS Auto Mode: its Karpenter pools take Auto Mode's keys and NodeClass, no
+    node role, and no controller of our own (Auto Mode runs Karpenter)."""
+    text = re.sub(
+        r"^      karpenter:\n", "      karpenter:\n        autoMode: true\n", text, flags=re.M
+    )
+    text = re.sub(r"^\s+nodeRole: .*\n", "", text, flags=re.M)
+    text = re.sub(r"^(    karpenter:\n      enabled:) true", r"\1 false", text, flags=re.M)
+    text = re.sub(r"^\s+(roleArn|interruptionQueue): .*\n", "", text, flags=re.M)
+    assert text.count("autoMode: true") == 2 and "nodeRole" not in text, text
+    return text
+
+
+def _project_of(stack: str, tmp: Path) -> Path:
+    """Where `stack` previews from: this project, or a copy holding the variant's stack file."""
+    if stack not in VARIANTS:
+        return ROOT
+    base, change = VARIANTS[stack]
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, tmp / name)
+    (tmp / "stacks").mkdir()
+    text = globals()[change]((ROOT / "stacks" / f"Pulumi.{base}.yaml").read_text())
+    (tmp / "stacks" / f"Pulumi.{stack}.yaml").write_text(text)
+    return tmp
+
+
 CASES = int(os.environ.get("GPU_INFERENCE_DIFF_CASES", "500"))
 SEED = int(os.environ.get("GPU_INFERENCE_DIFF_SEED") or random.SystemRandom().randrange(2**31))
 
@@ -78,7 +120,9 @@ def differential(
     t0 = time.monotonic()
     run = Run()
     for stack in STACKS:
-        result = preview(stack, out_dir=tmp_path_factory.mktemp(stack), project_dir=ROOT)
+        project = _project_of(stack, tmp_path_factory.mktemp(f"{stack}-project"))
+        result = preview(stack, out_dir=tmp_path_factory.mktemp(stack), project_dir=project)
+        assert not result.placement.errors, (stack, result.placement.findings)
         pairs, ert = pairs_from_graph(stack, result.entries)
         run.examples[stack], run.example_ert[stack] = pairs, ert
     by_ert: dict[bool, list[Pair]] = {True: [], False: []}
