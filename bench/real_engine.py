@@ -3,12 +3,14 @@ e2e rig, against a bare Pulumi program creating the same custom resources, in th
 
     python bench/real_engine.py                  # N = 100, 1000
     python bench/real_engine.py --sizes 100
+    python bench/real_engine.py --skip-checkpoints   # the state saved once, not after every step
 
 Needs the rig built (`python tests/e2e/rig.py build`) and ../shared/crds (the InferenceService
 CRD). For each N, one control plane with the CRD and two kwok GPU nodes:
 
 - **ours**: the on-prem stack shape (existing nodes patched, Knative config-features patched, one
-  model namespace) with N InferenceServices, run by the repository's `__main__.py`;
+  model namespace) with N InferenceServices in a workload file (`gpu-inference:workloadFiles`),
+  run by the repository's `__main__.py`;
 - **bare**: a program that creates the same N InferenceServices (the exact objects our offline
   preview emitted) and their namespace as plain `kubernetes.apiextensions.CustomResource`s.
 
@@ -124,7 +126,7 @@ def timed(pulumi: rig.Pulumi, *args: str, cwd: Path) -> float:
     return time.monotonic() - t0
 
 
-def run_size(n: int, work: Path) -> dict[str, Any]:
+def run_size(n: int, work: Path, skip_checkpoints: bool = False) -> dict[str, Any]:
     with rig.ControlPlane(extended_resource_toleration=False) as cp:
         cp.apply_crd_files([stack.CRDS / "serving.kserve.io_inferenceservices.yaml"])
         for node in NODES:
@@ -149,6 +151,10 @@ def run_size(n: int, work: Path) -> dict[str, Any]:
         bare = rig.Pulumi.write_project(work / "bare", "bare", BARE_PROGRAM)
         (bare / "objects.json").write_text(json.dumps(objects))
         pulumi = rig.Pulumi(work, kubeconfig=cp.kubeconfig)
+        if skip_checkpoints:
+            # The engine saves the whole state after every resource step by default (O(N^2)
+            # bytes written for N resources); this saves it once, at the end.
+            pulumi.env["PULUMI_SKIP_CHECKPOINTS"] = "true"
         out: dict[str, Any] = {"n": n}
         for label, project, stack_name in (("ours", ours, "bench"), ("bare", bare, "bare")):
             pulumi.run("stack", "init", stack_name, cwd=project)
@@ -176,6 +182,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100,1000")
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--skip-checkpoints",
+        action="store_true",
+        help="PULUMI_SKIP_CHECKPOINTS=true for both programs: the state saved once, at the end",
+    )
     a = ap.parse_args()
     missing = rig.status()["missing"]
     if missing:
@@ -191,7 +202,7 @@ def main() -> int:
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for n in (int(s) for s in a.sizes.split(",")):
         with tempfile.TemporaryDirectory(prefix=f"gi-bench-{n}-") as tmp:
-            r = run_size(n, Path(tmp))
+            r = run_size(n, Path(tmp), a.skip_checkpoints)
         figures["sizes"].append(r)
         print(
             f"| {n} | {r['ours_resources']} / {r['bare_resources']} | {r['ours_preview']:.1f} | "
