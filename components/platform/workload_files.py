@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from ..model.errors import InputError, show
+from ..model.key_paths import deepest_line, path_steps
 
 NAMESPACE = "gpu-inference"
 KEY = "workloadFiles"
@@ -303,10 +304,6 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# `.key`, `[3]`, or `["a.b/c"]` (a map key holding `.` or `/`, JSON-quoted), after a first key.
-_STEP = re.compile(r'\.([^.\[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
-
-
 def _line(path: Path, inner: str) -> int | None:
     """The line in a YAML file of the deepest part of key path `inner` (`inferenceServices[5].
     predictor.gpus`) it has; None when the file cannot be read again."""
@@ -320,35 +317,4 @@ def _line(path: Path, inner: str) -> int | None:
     m = re.match(r"^[^.\[\]]+", inner)
     if node is None or m is None:
         return None
-    line: int | None = None
-    steps: list[str | int] = [m.group(0)]
-    pos = m.end()
-    while pos < len(inner):
-        step = _STEP.match(inner, pos)
-        if step is None:
-            break
-        pos = step.end()
-        if step.group(3) is not None:
-            steps.append(json.loads(step.group(3)))
-        elif step.group(2) is not None:
-            steps.append(int(step.group(2)))
-        else:
-            steps.append(step.group(1))
-    for key in steps:
-        child = _child(node, key)
-        if child is None:
-            break
-        line, node = child
-    return line
-
-
-def _child(node: Any, key: str | int) -> tuple[int, Any] | None:
-    """(line of the key or item, value node) of a mapping key or a sequence item."""
-    if isinstance(node, yaml.MappingNode) and isinstance(key, str):
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return k.start_mark.line + 1, v
-    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-        item = node.value[key]
-        return item.start_mark.line + 1, item
-    return None
+    return deepest_line(node, [m.group(0), *path_steps(inner, m.end())])

@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from ..model.errors import InputError
+from ..model.key_paths import child, deepest_line, path_steps
 from .manifests import is_kubernetes_object, pools_named, render_manifests
 
 SECRET = "[secret]"
@@ -335,11 +336,6 @@ def error_message(err: BaseException) -> str:
     return str(err).strip() or type(err).__name__
 
 
-# `.key` (any characters but `.`, `[`, `]`: label keys like `-tier` too), `[3]`, or `["a.b/c"]`
-# (a map key holding `.` or `/`, JSON-quoted).
-_PATH_STEP = re.compile(r'\.([^.\[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
-
-
 def config_line(config: StackConfig, key_path: str) -> int | None:
     """The line in the stack file of the key at a key path like `gpu-inference:pools[0].name`
     (of the deepest part of it that the file has: a missing key's parent, a missing section's
@@ -351,32 +347,16 @@ def config_line(config: StackConfig, key_path: str) -> int | None:
         root = yaml.compose(config.file.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     except (OSError, yaml.YAMLError):
         return None
-    config_node = _child(root, "config")
+    config_node = child(root, "config")
     if config_node is None:
         return None
-    found = _child(config_node[1], m.group(1))
+    found = child(config_node[1], m.group(1))
     if found is None:
-        found = _child(config_node[1], m.group(1).split(":", 1)[1])
+        found = child(config_node[1], m.group(1).split(":", 1)[1])
     if found is None:
         return config_node[0]  # a missing section: where it belongs
     line, node = found
-    pos = m.end()
-    while pos < len(key_path):
-        step = _PATH_STEP.match(key_path, pos)
-        if step is None:
-            break
-        pos = step.end()
-        if step.group(3) is not None:
-            key: str | int = json.loads(step.group(3))
-        elif step.group(2) is not None:
-            key = int(step.group(2))
-        else:
-            key = step.group(1)
-        found = _child(node, key)
-        if found is None:
-            break
-        line, node = found
-    return line
+    return deepest_line(node, path_steps(key_path, m.end()), line)
 
 
 def error_where(project: Project, config: StackConfig, err: InputError) -> str:
@@ -395,18 +375,6 @@ def error_where(project: Project, config: StackConfig, err: InputError) -> str:
         )
     line = config_line(config, err.path)
     return f"stack config: {show_path(config.file)}" + (f":{line}" if line else "")
-
-
-def _child(node: Any, key: str | int) -> tuple[int, Any] | None:
-    """(line of the key or item, value node) of a mapping key or a sequence item."""
-    if isinstance(node, yaml.MappingNode) and isinstance(key, str):
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return k.start_mark.line + 1, v
-    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-        item = node.value[key]
-        return item.start_mark.line + 1, item
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
