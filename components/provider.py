@@ -86,6 +86,28 @@ def as_args(typ: Any, value: Any) -> Any:
     return value
 
 
+def as_schema_value(value: Any) -> Any:
+    """An output value as the schema has it: dataclasses (a pool's `pod_placement`, a Placement)
+    as objects with camelCase property names, None fields left out; map keys (label keys) kept.
+    The stock provider maps only dicts, and only their top level."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            _camel(f.name): as_schema_value(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if getattr(value, f.name) is not None
+        }
+    if isinstance(value, Mapping):
+        return {k: as_schema_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_schema_value(v) for v in value]
+    return value
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
+
+
 def _field_types(typ: type) -> dict[str, Any]:
     """A dataclass's field types, resolved also where its module postpones annotations."""
     try:
@@ -114,6 +136,13 @@ def component_provider() -> Any:
             mapped = super().map_inputs(inputs, component_def)
             component = self._components[component_def.name]
             return as_args(_args_type(component), mapped)
+
+        def map_complex_output(self, instance_val: Any, type_def: Any) -> Any:
+            if isinstance(instance_val, pulumi.Output):
+                return instance_val.apply(lambda v: self.map_complex_output(v, type_def))
+            if dataclasses.is_dataclass(instance_val) and not isinstance(instance_val, type):
+                return as_schema_value(instance_val)
+            return super().map_complex_output(instance_val, type_def)
 
     return GpuInferenceProvider(PUBLIC_COMPONENTS, PACKAGE, version=VERSION)
 

@@ -315,3 +315,118 @@ def test_a_fractional_number_is_still_refused(run, provider):
                 None,
             )
         )
+
+
+POOLS = [
+    "GkeGpuNodePool",
+    "EksGpuNodeGroup",
+    "ExistingGpuNodes",
+    "KarpenterGpuNodePool",
+    "GkeGpuComputeClass",
+    "GkeAutopilotGpuPool",
+]
+
+
+@pytest.mark.parametrize("component", POOLS)
+def test_every_pool_outputs_its_placement(schema, component):
+    """A program in another language wires a workload to a pool with `pool.podPlacement`."""
+    props = schema["resources"][f"gpu-inference:index:{component}"]["properties"]
+    assert props["podPlacement"]["$ref"] == "#/types/gpu-inference:index:Placement"
+
+
+def test_the_placement_output_is_the_pools_placement_under_schema_names(run, provider):
+    """Through the provider: camelCase names at every depth (the stock provider maps only a dict's
+    top level), label keys as they are, None fields left out."""
+    states = []
+
+    def program():
+        result = provider.construct(
+            "gpu",
+            "gpu-inference:index:ExistingGpuNodes",
+            {
+                "nodes": ["gpu-node-1"],
+                "gpusPerNode": 4,
+                "schedulingStyle": "nodeAffinity",
+                "labels": {"site.example/team": "ml"},
+            },
+            None,
+        )
+        result.state["podPlacement"].apply(states.append)
+
+    run(program)
+    (state,) = states
+    assert state == {
+        "nodeSelector": {},
+        "tolerations": [
+            {
+                "key": "nvidia.com/gpu",
+                "operator": "Equal",
+                "value": "present",
+                "effect": "NoSchedule",
+            }
+        ],
+        "nodeAffinity": {
+            "required": [
+                {
+                    "matchExpressions": [
+                        {"key": "gpu-inference.dev/pool", "operator": "In", "values": ["gpu"]}
+                    ],
+                    "matchFields": [],
+                }
+            ],
+            "preferred": [],
+        },
+    }
+
+
+def test_a_workload_takes_the_placement_output_as_its_placement(run, provider):
+    """The round trip a TypeScript program makes: pool.podPlacement into predictor.placement
+    registers what the Python program registers with pool.placement."""
+    from components.pools.existing import ExistingGpuNodes, ExistingGpuNodesArgs
+
+    pool_inputs = {"nodes": ["gpu-node-1"], "gpusPerNode": 4, "schedulingStyle": "nodeAffinity"}
+    placed: list = []
+    run(
+        lambda: (
+            provider.construct("gpu", "gpu-inference:index:ExistingGpuNodes", pool_inputs, None)
+            .state["podPlacement"]
+            .apply(placed.append)
+        )
+    )
+    predictor = {"modelFormat": "huggingface", "storageUri": "gs://m/llm", "gpus": 1}
+
+    def via_provider():
+        provider.construct(
+            "x",
+            "gpu-inference:index:InferenceService",
+            {
+                "name": "llm",
+                "namespace": "models",
+                "predictor": {**predictor, "placement": placed[0]},
+            },
+            None,
+        )
+
+    def via_python():
+        pool = ExistingGpuNodes(
+            "gpu",
+            ExistingGpuNodesArgs(["gpu-node-1"], 4, scheduling_style="nodeAffinity"),
+        )
+        InferenceService(
+            "x",
+            InferenceServiceArgs(
+                name="llm",
+                namespace="models",
+                predictor=PredictorArgs(
+                    model_format="huggingface",
+                    storage_uri="gs://m/llm",
+                    gpus=1,
+                    placement=pool.placement,
+                ),
+            ),
+        )
+
+    isvc = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
+    got = [c for c in children(run(via_provider)) if c[0] == isvc]
+    want = [c for c in children(run(via_python)) if c[0] == isvc]
+    assert got == want and "nodeAffinity" in got[0][2]

@@ -107,6 +107,9 @@ def autopilot_inputs(facts: PoolFacts) -> dict[str, object]:
 class GkeAutopilotGpuPool(pulumi.ComponentResource):
     """GPU nodes Autopilot provisions on demand, and the placement that asks for them."""
 
+    pod_placement: pulumi.Output[Placement]
+    """`placement` as an output: what a program in another language hands its workloads."""
+
     def __init__(
         self,
         name: str,
@@ -120,6 +123,7 @@ class GkeAutopilotGpuPool(pulumi.ComponentResource):
         super().__init__(TYPE, name, autopilot_inputs(facts), opts)
         self.facts: PoolFacts = facts
         self.placement: Placement = facts.placement
+        self.pod_placement = pulumi.Output.from_input(self.placement)
         self.labels: dict[str, str] = dict(facts.labels)
         self.taints: list[Taint] = list(facts.taints)
         self.gpus_per_node: int = facts.gpus_per_node

@@ -251,6 +251,9 @@ class GkeGpuComputeClass(pulumi.ComponentResource):
     """A GKE custom ComputeClass for one GPU shape with ordered ways to get it, and the placement
     that lands on its nodes."""
 
+    pod_placement: pulumi.Output[Placement]
+    """`placement` as an output: what a program in another language hands its workloads."""
+
     def __init__(
         self,
         name: str,
@@ -266,6 +269,7 @@ class GkeGpuComputeClass(pulumi.ComponentResource):
 
         self.facts: PoolFacts = plan.facts
         self.placement: Placement = plan.facts.placement
+        self.pod_placement = pulumi.Output.from_input(self.placement)
         self.labels: dict[str, str] = dict(plan.facts.labels)
         self.taints: list[Taint] = list(plan.facts.taints)
         self.gpus_per_node: int = plan.facts.gpus_per_node

@@ -402,6 +402,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     """An EKS managed node group (GPU or CPU) with its labels, taints, autoscaler tags and the
     placement that lands on it."""
 
+    pod_placement: pulumi.Output[Placement]
+    """`placement` as an output: what a program in another language hands its workloads."""
+
     # Only Outputs are annotated at class level: Pulumi's component-provider analyzer reads these
     # as the component's schema outputs. The plain attributes (facts, placement, labels, taints,
     # gpus_per_node) are set in __init__.
@@ -422,6 +425,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
 
         self.facts: PoolFacts = plan.facts
         self.placement: Placement = plan.facts.placement
+        self.pod_placement = pulumi.Output.from_input(self.placement)
         self.labels: dict[str, str] = dict(plan.facts.labels)
         self.taints: list[Taint] = list(plan.facts.taints)
         self.gpus_per_node: int = plan.facts.gpus_per_node

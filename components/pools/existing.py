@@ -242,6 +242,9 @@ def _spec_with(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[str
 class ExistingGpuNodes(pulumi.ComponentResource):
     """Existing nodes labeled and tainted as one pool, with the placement that lands on them."""
 
+    pod_placement: pulumi.Output[Placement]
+    """`placement` as an output: what a program in another language hands its workloads."""
+
     def __init__(
         self,
         name: str,
@@ -257,6 +260,7 @@ class ExistingGpuNodes(pulumi.ComponentResource):
 
         self.facts: PoolFacts = plan.facts
         self.placement: Placement = plan.facts.placement
+        self.pod_placement = pulumi.Output.from_input(self.placement)
         self.labels: dict[str, str] = dict(plan.facts.labels)
         self.taints: list[Taint] = list(plan.facts.taints)
         self.gpus_per_node: int = plan.facts.gpus_per_node

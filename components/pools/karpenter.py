@@ -508,6 +508,9 @@ class KarpenterGpuNodePool(pulumi.ComponentResource):
     """A Karpenter NodePool (with its EC2NodeClass) for GPU nodes, and the placement that lands
     on it."""
 
+    pod_placement: pulumi.Output[Placement]
+    """`placement` as an output: what a program in another language hands its workloads."""
+
     def __init__(
         self,
         name: str,
@@ -523,6 +526,7 @@ class KarpenterGpuNodePool(pulumi.ComponentResource):
 
         self.facts: PoolFacts = plan.facts
         self.placement: Placement = plan.facts.placement
+        self.pod_placement = pulumi.Output.from_input(self.placement)
         self.labels: dict[str, str] = dict(plan.facts.labels)
         self.taints: list[Taint] = list(plan.facts.taints)
         self.gpus_per_node: int = plan.facts.gpus_per_node

@@ -39,6 +39,7 @@ from packaging.utils import canonicalize_name
 from stack import REPO, crd_files, node_state, not_in, require_shared, taint_set
 
 from components.pools.existing import ExistingGpuNodesArgs, validate_existing_nodes_args
+from components.provider import as_schema_value
 from components.serving.inference_service import (
     InferenceServiceArgs,
     PredictorArgs,
@@ -267,6 +268,7 @@ def test_typescript_program_deploys_existing_nodes_and_an_inference_service(clus
     assert outputs == {
         "url": service_url("llm", NAMESPACE, True, False, "kourier"),
         "namespace": NAMESPACE,
+        "placement": as_schema_value(POOL.facts.placement),
     }
 
     # No perma-diff through the package either.

@@ -1,10 +1,11 @@
 // An existing GPU node as a pool, and an InferenceService placed on it, from TypeScript.
 //
 // `@pulumi/gpu-inference` is the SDK `pulumi package add` generates from the repository's
-// provider/ (the Python components, run by the Python language host). The pool's placement is
-// a plain input of the InferenceService, and ExistingGpuNodes has no outputs in the package
-// schema, so the program restates the placement the pool hands out: its pool label and the
-// toleration of its default taint `nvidia.com/gpu=present:NoSchedule`.
+// provider/ (the Python components, run by the Python language host). The InferenceService's
+// inputs are plain values (the component validates them before it registers anything), so the
+// program restates the placement the pool hands out: its pool label and the toleration of its
+// default taint `nvidia.com/gpu=present:NoSchedule`. The pool's `podPlacement` output is the same
+// placement, for resources whose inputs take outputs (a Deployment of @pulumi/kubernetes).
 import * as gpuInference from "@pulumi/gpu-inference";
 
 const pool = new gpuInference.ExistingGpuNodes("gpu", {
@@ -37,3 +38,4 @@ const llm = new gpuInference.InferenceService(
 
 export const url = llm.url;
 export const namespace = llm.namespace;
+export const placement = pool.podPlacement;
