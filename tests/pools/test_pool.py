@@ -294,4 +294,4 @@ def test_pool_components_have_a_component_provider_schema():
     defs = provider._component_defs
     assert sorted(defs) == ["EksGpuNodeGroup", "ExistingGpuNodes", "GkeGpuNodePool"]
     assert "selectLabels" in defs["GkeGpuNodePool"].inputs
-    assert list(defs["EksGpuNodeGroup"].outputs) == ["cloudName"]
+    assert sorted(defs["EksGpuNodeGroup"].outputs) == ["cloudName", "podPlacement"]
