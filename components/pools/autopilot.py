@@ -24,6 +24,7 @@ import pulumi
 from ..model.catalog import gke_accelerator
 from ..model.errors import InputError, show
 from ..model.scheduling import Placement, Taint
+from .component import PoolComponent
 from .pool import GPU_TAINT, PoolFacts, validate_pool_name
 
 TYPE = "gpu-inference:index:GkeAutopilotGpuPool"
@@ -104,11 +105,8 @@ def autopilot_inputs(facts: PoolFacts) -> dict[str, object]:
     }
 
 
-class GkeAutopilotGpuPool(pulumi.ComponentResource):
+class GkeAutopilotGpuPool(PoolComponent):
     """GPU nodes Autopilot provisions on demand, and the placement that asks for them."""
-
-    pod_placement: pulumi.Output[Placement]
-    """`placement` as an output: what a program in another language hands its workloads."""
 
     def __init__(
         self,
@@ -121,10 +119,5 @@ class GkeAutopilotGpuPool(pulumi.ComponentResource):
         except InputError as e:
             raise e.at(f"GkeAutopilotGpuPool({name!r})") from None
         super().__init__(TYPE, name, autopilot_inputs(facts), opts)
-        self.facts: PoolFacts = facts
-        self.placement: Placement = facts.placement
-        self.pod_placement = pulumi.Output.from_input(self.placement)
-        self.labels: dict[str, str] = dict(facts.labels)
-        self.taints: list[Taint] = list(facts.taints)
-        self.gpus_per_node: int = facts.gpus_per_node
+        self._take_facts(facts)
         self.register_outputs({"poolName": facts.name, "placement": facts.placement.to_pod_spec()})

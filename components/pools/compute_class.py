@@ -40,7 +40,8 @@ import pulumi
 
 from ..model.catalog import gke_accelerator, validate_gke_accelerator
 from ..model.errors import InputError, show
-from ..model.scheduling import Placement, Taint
+from ..model.scheduling import Taint
+from .component import PoolComponent
 from .pool import (
     GPU_TAINT,
     POOL_LABEL,
@@ -247,12 +248,9 @@ def validate_compute_class_args(name: str, args: GkeGpuComputeClassArgs) -> Comp
     return ComputeClassPlan(facts, {"metadata": {"name": class_name}, "spec": spec})
 
 
-class GkeGpuComputeClass(pulumi.ComponentResource):
+class GkeGpuComputeClass(PoolComponent):
     """A GKE custom ComputeClass for one GPU shape with ordered ways to get it, and the placement
     that lands on its nodes."""
-
-    pod_placement: pulumi.Output[Placement]
-    """`placement` as an output: what a program in another language hands its workloads."""
 
     def __init__(
         self,
@@ -267,12 +265,7 @@ class GkeGpuComputeClass(pulumi.ComponentResource):
         super().__init__("gpu-inference:index:GkeGpuComputeClass", name, {}, opts)
         import pulumi_kubernetes as k8s
 
-        self.facts: PoolFacts = plan.facts
-        self.placement: Placement = plan.facts.placement
-        self.pod_placement = pulumi.Output.from_input(self.placement)
-        self.labels: dict[str, str] = dict(plan.facts.labels)
-        self.taints: list[Taint] = list(plan.facts.taints)
-        self.gpus_per_node: int = plan.facts.gpus_per_node
+        self._take_facts(plan.facts)
         self.compute_class = k8s.apiextensions.CustomResource(
             name,
             api_version=API_VERSION,

@@ -44,9 +44,10 @@ from ..model.catalog import (
     validate_aws_gpu_instance_types,
 )
 from ..model.errors import InputError, show
-from ..model.scheduling import CLOUD_EFFECTS, GPU_RESOURCE, Placement, Taint
+from ..model.scheduling import CLOUD_EFFECTS, GPU_RESOURCE, Taint
 from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.sharing import config_name, validate_replicas
+from .component import PoolComponent
 from .pool import PoolFacts, build_facts, declared_labels, eks_name_prefix, validate_pool_name
 
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
@@ -398,16 +399,13 @@ def worker_policy_arns(partition: str) -> list[str]:
     return [f"arn:{partition}:iam::aws:policy/{p}" for p in WORKER_POLICIES]
 
 
-class EksGpuNodeGroup(pulumi.ComponentResource):
+class EksGpuNodeGroup(PoolComponent):
     """An EKS managed node group (GPU or CPU) with its labels, taints, autoscaler tags and the
     placement that lands on it."""
 
-    pod_placement: pulumi.Output[Placement]
-    """`placement` as an output: what a program in another language hands its workloads."""
-
     # Only Outputs are annotated at class level: Pulumi's component-provider analyzer reads these
-    # as the component's schema outputs. The plain attributes (facts, placement, labels, taints,
-    # gpus_per_node) are set in __init__.
+    # as the component's schema outputs. The plain ones (facts, placement, labels, taints,
+    # gpus_per_node) come from PoolComponent.
     cloud_name: pulumi.Output[str]
 
     def __init__(
@@ -423,12 +421,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         super().__init__("gpu-inference:index:EksGpuNodeGroup", name, {}, opts)
         import pulumi_aws as aws
 
-        self.facts: PoolFacts = plan.facts
-        self.placement: Placement = plan.facts.placement
-        self.pod_placement = pulumi.Output.from_input(self.placement)
-        self.labels: dict[str, str] = dict(plan.facts.labels)
-        self.taints: list[Taint] = list(plan.facts.taints)
-        self.gpus_per_node: int = plan.facts.gpus_per_node
+        self._take_facts(plan.facts)
         child = pulumi.ResourceOptions(parent=self)
 
         depends: list[pulumi.Resource] = []

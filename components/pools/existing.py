@@ -41,9 +41,10 @@ from typing import Any, Optional
 import pulumi
 
 from ..model.errors import InputError, show
-from ..model.scheduling import Placement, Taint, validate_dns1123_subdomain, validate_labels
+from ..model.scheduling import Taint, validate_dns1123_subdomain, validate_labels
 from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.sharing import config_name, validate_replicas
+from .component import PoolComponent
 from .pool import POOL_LABEL, PoolFacts, build_facts
 
 PATCH_FORCE = "pulumi.com/patchForce"
@@ -239,11 +240,8 @@ def _spec_with(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[str
     return taint_patch(current_spec, ours)
 
 
-class ExistingGpuNodes(pulumi.ComponentResource):
+class ExistingGpuNodes(PoolComponent):
     """Existing nodes labeled and tainted as one pool, with the placement that lands on them."""
-
-    pod_placement: pulumi.Output[Placement]
-    """`placement` as an output: what a program in another language hands its workloads."""
 
     def __init__(
         self,
@@ -258,12 +256,7 @@ class ExistingGpuNodes(pulumi.ComponentResource):
         super().__init__("gpu-inference:index:ExistingGpuNodes", name, {}, opts)
         import pulumi_kubernetes as k8s
 
-        self.facts: PoolFacts = plan.facts
-        self.placement: Placement = plan.facts.placement
-        self.pod_placement = pulumi.Output.from_input(self.placement)
-        self.labels: dict[str, str] = dict(plan.facts.labels)
-        self.taints: list[Taint] = list(plan.facts.taints)
-        self.gpus_per_node: int = plan.facts.gpus_per_node
+        self._take_facts(plan.facts)
         self.patches = []
         for node, body in plan.patches.items():
             spec: Any = None

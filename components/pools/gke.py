@@ -39,7 +39,8 @@ from ..model.catalog import (
     validate_shared_clients,
 )
 from ..model.errors import InputError, show
-from ..model.scheduling import Placement, Taint, validate_dns1035_label
+from ..model.scheduling import Taint, validate_dns1035_label
+from .component import PoolComponent
 from .pool import (
     GPU_TAINT,
     PoolFacts,
@@ -358,15 +359,12 @@ def plan_gke_pool(name: str, args: GkeGpuNodePoolArgs) -> GkePoolPlan:
     return GkePoolPlan(facts, gke_node_pool_inputs(facts, args))
 
 
-class GkeGpuNodePool(pulumi.ComponentResource):
+class GkeGpuNodePool(PoolComponent):
     """A GKE node pool (GPU or CPU) with its labels, taints and the placement that lands on it."""
 
-    pod_placement: pulumi.Output[Placement]
-    """`placement` as an output: what a program in another language hands its workloads."""
-
     # Only Outputs are annotated at class level: Pulumi's component-provider analyzer reads these
-    # as the component's schema outputs. The plain attributes (facts, placement, labels, taints,
-    # gpus_per_node) are set in __init__.
+    # as the component's schema outputs. The plain ones (facts, placement, labels, taints,
+    # gpus_per_node) come from PoolComponent.
     cloud_name: pulumi.Output[str]
 
     def __init__(
@@ -382,12 +380,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         super().__init__("gpu-inference:index:GkeGpuNodePool", name, {}, opts)
         import pulumi_gcp as gcp
 
-        self.facts: PoolFacts = plan.facts
-        self.placement: Placement = plan.facts.placement
-        self.pod_placement = pulumi.Output.from_input(self.placement)
-        self.labels: dict[str, str] = dict(plan.facts.labels)
-        self.taints: list[Taint] = list(plan.facts.taints)
-        self.gpus_per_node: int = plan.facts.gpus_per_node
+        self._take_facts(plan.facts)
         self.node_pool = gcp.container.NodePool(
             gke_node_pool_resource_name(name, plan.facts.name),
             **plan.node_pool,

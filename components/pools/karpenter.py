@@ -61,9 +61,10 @@ from ..model.karpenter import (
     ec2_gpu_name,
     gpu_names,
 )
-from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Placement, Taint
+from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Taint
 from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.sharing import config_name, validate_replicas
+from .component import PoolComponent
 from .pool import PoolFacts, build_facts, validate_pool_name
 
 NODEPOOL_API = "karpenter.sh/v1"
@@ -504,12 +505,9 @@ def _node_class(pool_name: str, args: KarpenterGpuNodePoolArgs) -> dict[str, Any
     }
 
 
-class KarpenterGpuNodePool(pulumi.ComponentResource):
+class KarpenterGpuNodePool(PoolComponent):
     """A Karpenter NodePool (with its EC2NodeClass) for GPU nodes, and the placement that lands
     on it."""
-
-    pod_placement: pulumi.Output[Placement]
-    """`placement` as an output: what a program in another language hands its workloads."""
 
     def __init__(
         self,
@@ -524,12 +522,7 @@ class KarpenterGpuNodePool(pulumi.ComponentResource):
         super().__init__("gpu-inference:index:KarpenterGpuNodePool", name, {}, opts)
         import pulumi_kubernetes as k8s
 
-        self.facts: PoolFacts = plan.facts
-        self.placement: Placement = plan.facts.placement
-        self.pod_placement = pulumi.Output.from_input(self.placement)
-        self.labels: dict[str, str] = dict(plan.facts.labels)
-        self.taints: list[Taint] = list(plan.facts.taints)
-        self.gpus_per_node: int = plan.facts.gpus_per_node
+        self._take_facts(plan.facts)
         self.instance_types: list[str] = list(plan.instance_types)
         self.builtin_device_plugin: bool = bool(args.auto_mode)
         depends: list[pulumi.Resource] = []
