@@ -122,6 +122,7 @@ from ..model.scheduling import (
     Taint,
     Toleration,
 )
+from ..model.versions import SELDON_BUILTIN_CAPABILITIES
 
 # ---------------------------------------------------------------------------------------------
 # Contract
@@ -220,23 +221,7 @@ _DEVICE_PLUGIN_MARKERS = ("nvidia-device-plugin", "k8s-device-plugin", "nvidia-g
 
 SELDON_CAPABILITIES_ENV = "SELDON_SERVER_CAPABILITIES"
 SELDON_DEFAULT_CAPABILITIES: dict[str, frozenset[str]] = {
-    "mlserver": frozenset(
-        [
-            "mlserver",
-            "alibi-detect",
-            "alibi-explain",
-            "huggingface",
-            "lightgbm",
-            "mlflow",
-            "python",
-            "sklearn",
-            "spark-mlib",
-            "xgboost",
-        ]
-    ),
-    "triton": frozenset(
-        ["triton", "dali", "fil", "onnx", "openvino", "python", "pytorch", "tensorflow", "tensorrt"]
-    ),
+    name: frozenset(caps) for name, caps in SELDON_BUILTIN_CAPABILITIES.items()
 }
 SELDON_SERVER_CHARTS = ("seldon-core-v2-runtime", "seldon-core-v2-servers")
 KSERVE_CHARTS = ("kserve", "kserve-resources")

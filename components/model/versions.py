@@ -46,6 +46,33 @@ SELDON_SETUP = Chart("seldon-core-v2-setup", SELDON_REPO, SELDON_VERSION)
 SELDON_RUNTIME = Chart("seldon-core-v2-runtime", SELDON_REPO, SELDON_VERSION)
 # The agent sidecar of a Seldon server pod (it carries SELDON_SERVER_CAPABILITIES).
 SELDON_AGENT_IMAGE = f"docker.io/seldonio/seldon-agent:{SELDON_VERSION}"
+# What the servers of the seldon-core-v2-setup chart's ServerConfigs advertise (2.6.0 values.yaml,
+# serverConfig.mlserver / .triton serverCapabilities): a ServerConfig's capabilities add to these.
+SELDON_BUILTIN_CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "mlserver": (
+        "mlserver",
+        "alibi-detect",
+        "alibi-explain",
+        "huggingface",
+        "lightgbm",
+        "mlflow",
+        "python",
+        "sklearn",
+        "spark-mlib",
+        "xgboost",
+    ),
+    "triton": (
+        "triton",
+        "dali",
+        "fil",
+        "onnx",
+        "openvino",
+        "python",
+        "pytorch",
+        "tensorflow",
+        "tensorrt",
+    ),
+}
 
 # NVIDIA device plugin (needed on EKS and on-prem; GKE installs and manages its own).
 NVIDIA_DEVICE_PLUGIN = Chart(

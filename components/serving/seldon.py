@@ -31,6 +31,7 @@ from ..model.scheduling import (
     validate_label_key,
     validate_labels,
 )
+from ..model.versions import SELDON_BUILTIN_CAPABILITIES
 from .workload import (
     ContainerArgs,
     containers_body,
@@ -56,33 +57,7 @@ REQUIRED_SPEC_FIELDS: dict[str, tuple[str, ...]] = {
     "Server": ("serverConfig",),
     "Model": ("storageUri",),
 }
-# What the servers of the seldon-core-v2-setup chart's ServerConfigs advertise (2.6.0 values.yaml,
-# serverConfig.mlserver / .triton serverCapabilities): a ServerConfig's capabilities add to these.
-BUILTIN_CAPABILITIES: dict[str, tuple[str, ...]] = {
-    "mlserver": (
-        "mlserver",
-        "alibi-detect",
-        "alibi-explain",
-        "huggingface",
-        "lightgbm",
-        "mlflow",
-        "python",
-        "sklearn",
-        "spark-mlib",
-        "xgboost",
-    ),
-    "triton": (
-        "triton",
-        "dali",
-        "fil",
-        "onnx",
-        "openvino",
-        "python",
-        "pytorch",
-        "tensorflow",
-        "tensorrt",
-    ),
-}
+BUILTIN_CAPABILITIES = SELDON_BUILTIN_CAPABILITIES
 _CAPABILITY = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")
 CAPABILITY_RULE = "letters, digits, '-', '_' or '.', no commas or spaces (e.g. 'model-on-gpu')"
 
