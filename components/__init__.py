@@ -65,7 +65,7 @@ _EXPORTS = {
     "ClusterAccess": "platform.cluster_access",
     "ClusterAccessArgs": "platform.cluster_access",
     "Spec": "platform.config",
-    "load_spec": "platform.config",
+    "load_spec": "platform.load",
     "InferencePlatform": "platform.platform",
     # placement check (pure)
     "check": "check",
@@ -100,7 +100,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Toleration,
     )
     from .platform.cluster_access import ClusterAccess, ClusterAccessArgs
-    from .platform.config import Spec, load_spec
+    from .platform.config import Spec
+    from .platform.load import load_spec
     from .platform.platform import InferencePlatform
     from .pools.autopilot import GkeAutopilotGpuPool, GkeAutopilotGpuPoolArgs
     from .pools.compute_class import GkeGpuComputeClass, GkeGpuComputeClassArgs

@@ -63,7 +63,7 @@ def test_schema_lists_every_public_component(schema):
         (
             "ExistingGpuNodes",
             {"nodes", "gpusPerNode", "labels", "presentLabels", "taints"},
-            {"nodes", "gpusPerNode"},
+            {"nodes"},
         ),
         ("KnativeServing", {"mode", "ingress", "features", "allowDisablingPodspecFlags"}, set()),
         (

@@ -12,11 +12,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ..model.errors import InputError, show
-from .config import (
-    Spec,
-    _aliases,
-    _key_path,
-)
+from .syntax import aliases, key_path
 
 # ---------------------------------------------------------------------------------------------
 # pydantic errors -> one InputError
@@ -38,11 +34,12 @@ def _unwrap_type(tp: Any) -> Any:
             return tp
 
 
-def _walk(loc: tuple[Any, ...], namespace: str) -> tuple[str, Any]:
-    """The config path of a pydantic `loc`, and the type found at its end."""
-    path = namespace
-    tp: Any = Spec
-    first = True
+def _walk(loc: tuple[Any, ...], root: str, model: Any) -> tuple[str, Any]:
+    """The config path of a pydantic `loc` under `root` (the path of `model`: the namespace for the
+    whole Spec, `gpu-inference:pools[0]` for one pool), and the type found at its end."""
+    path = root
+    tp: Any = model
+    first = ":" not in root
     for part in loc:
         if part == "[key]":
             continue
@@ -59,7 +56,7 @@ def _walk(loc: tuple[Any, ...], namespace: str) -> tuple[str, Any]:
             )
             tp = field.annotation if field is not None else Any
         elif origin is dict:
-            path += _key_path(str(part))
+            path += key_path(str(part))
             tp = get_args(cur)[1]
         else:
             path += f".{part}"
@@ -82,48 +79,52 @@ _TYPE_WORDS = {
 }
 
 
-def _from_validation_error(err: ValidationError, namespace: str) -> InputError:
+def from_validation_error(err: ValidationError, root: str, model: Any) -> InputError:
+    """The first of pydantic's errors as one InputError at its stack key (see `_walk`)."""
     e = err.errors()[0]
     kind, loc, given = e["type"], tuple(e["loc"]), e.get("input")
     ctx = e.get("ctx") or {}
     if kind == "extra_forbidden":
-        _parent_path, parent = _walk(loc[:-1], namespace)
+        _parent_path, parent = _walk(loc[:-1], root, model)
         model = _unwrap_type(parent)
-        allowed = (
-            _aliases(model) if isinstance(model, type) and issubclass(model, BaseModel) else []
-        )
+        allowed = aliases(model) if isinstance(model, type) and issubclass(model, BaseModel) else []
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.75)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         return InputError(
             f"unknown key {show(loc[-1])}{hint}",
             ", ".join(allowed),
-            _walk(loc, namespace)[0],
+            _walk(loc, root, model)[0],
         )
-    path, _ = _walk(loc, namespace)
+    path, _ = _walk(loc, root, model)
     if kind == "value_error" and isinstance(ctx.get("error"), InputError):
         inner: InputError = ctx["error"]
         return InputError(inner.problem, inner.allowed).at(_join(path, inner.path))
     if kind == "missing":
-        return InputError("required key is missing", "", path)
+        parent = _unwrap_type(_walk(loc[:-1], root, model)[1])
+        about = ""
+        if isinstance(parent, type) and issubclass(parent, BaseModel):
+            found = [f for n, f in parent.model_fields.items() if (f.alias or n) == loc[-1]]
+            about = (found[0].description or "") if found else ""
+        return InputError("required key is missing", about, path)
     if kind == "list_type" and isinstance(given, dict) and given:
         return InputError(
             f"expected a list, got a mapping ({', '.join(map(str, list(given)[:3]))}"
             f"{', ...' if len(given) > 3 else ''})",
-            "a list, one '- ' item per entry, e.g. " + _list_form(given, _walk(loc, namespace)[1]),
+            "a list, one '- ' item per entry, e.g. " + list_form(given, _walk(loc, root, model)[1]),
             path,
         )
     if kind in _TYPE_WORDS:
         hint = ""
         if kind == "string_type" and isinstance(given, (int, float, bool)):
             hint = " (quote numbers and booleans in YAML)"
-        return InputError(f"expected {_TYPE_WORDS[kind]}, got {_shown(given)}{hint}", "", path)
+        return InputError(f"expected {_TYPE_WORDS[kind]}, got {shown(given)}{hint}", "", path)
     if kind == "literal_error":
         expected = str(ctx.get("expected", ""))
         options = re.findall(r"'([^']*)'", expected)
         close = [o for o in options if o.lower() == str(given).lower().replace("_", "")]
         close = close or difflib.get_close_matches(str(given), options, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return InputError(f"{_shown(given)} is not a valid value{hint}", ", ".join(options), path)
+        return InputError(f"{shown(given)} is not a valid value{hint}", ", ".join(options), path)
     if kind == "too_short":
         n = ctx.get("min_length", 1)
         return InputError(
@@ -139,17 +140,17 @@ def _from_validation_error(err: ValidationError, namespace: str) -> InputError:
             "less_than": "<",
         }[kind]
         bound = next(iter(ctx.values()), "")
-        return InputError(f"{_shown(given)} is out of range", f"a number {op} {bound}", path)
+        return InputError(f"{shown(given)} is out of range", f"a number {op} {bound}", path)
     if kind == "value_error":
         return InputError(str(ctx.get("error", e["msg"])), "", path)
-    return InputError(f"{e['msg']} (got {_shown(given)})", "", path)
+    return InputError(f"{e['msg']} (got {shown(given)})", "", path)
 
 
-def _list_form(given: dict[Any, Any], list_type: Any) -> str:
+def list_form(given: dict[Any, Any], list_type: Any) -> str:
     """The list a mapping was probably meant to be, in YAML flow style (its first entry)."""
     item = _unwrap_type(list_type)
     item = get_args(item)[0] if get_origin(item) is list and get_args(item) else None
-    fields = _aliases(item) if isinstance(item, type) and issubclass(item, BaseModel) else []
+    fields = aliases(item) if isinstance(item, type) and issubclass(item, BaseModel) else []
     key, value = next(iter(given.items()))
     if "name" in fields and (isinstance(value, dict) or value is None):
         inner = [f"name: {key}"] + [f"{k}: {_plain(v)}" for k, v in (value or {}).items()]
@@ -160,7 +161,7 @@ def _list_form(given: dict[Any, Any], list_type: Any) -> str:
 
 
 def _plain(value: Any) -> str:
-    return _shown(value) if isinstance(value, (dict, list, bool)) else str(value)
+    return shown(value) if isinstance(value, (dict, list, bool)) else str(value)
 
 
 def _join(path: str, sub: str) -> str:
@@ -169,7 +170,7 @@ def _join(path: str, sub: str) -> str:
     return path + sub if sub.startswith(("[", ".")) else f"{path}.{sub}"
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     if isinstance(value, (dict, list)):
         text = json.dumps(value, default=str)
         return text if len(text) <= 60 else text[:57] + "..."
@@ -178,7 +179,7 @@ def _shown(value: Any) -> str:
     return show(value)
 
 
-# ---------------------------------------------------------------------------------------------
+# -----------------------------------------------------------------------------------------------
 # component errors -> the stack config key that fed them
 # ---------------------------------------------------------------------------------------------
 
@@ -211,7 +212,7 @@ def relocate(
         key = (renames or {}).get(first, to_camel(first))
         if ":" in key:
             target = key
-        elif key in _aliases(model):
+        elif key in aliases(model):
             target = _deepest(f"{base}.{key}", _field_type(model, key), key, rest)
     return InputError(err.problem, err.allowed, target)
 
@@ -229,7 +230,7 @@ def _field_type(model: type[BaseModel], alias: str) -> Any:
 def _deepest(path: str, tp: Any, key: str, rest: str) -> str:
     """`path` extended by the steps of `rest` the config model has (a map key whole)."""
     if key in _MAP_KEYS and rest.startswith("."):
-        return path + _key_path(rest[1:])
+        return path + key_path(rest[1:])
     pos = 0
     while pos < len(rest):
         step = _STEP.match(rest, pos)
@@ -243,12 +244,12 @@ def _deepest(path: str, tp: Any, key: str, rest: str) -> str:
             step.group(1)
             and isinstance(cur, type)
             and issubclass(cur, BaseModel)
-            and step.group(1) in _aliases(cur)
+            and step.group(1) in aliases(cur)
         ):
             name = step.group(1)
             tp = _field_type(cur, name)
             if name in _MAP_KEYS and step.end() < len(rest):
-                return f"{path}.{name}" + _key_path(rest[step.end() + 1 :])
+                return f"{path}.{name}" + key_path(rest[step.end() + 1 :])
             path += f".{name}"
         else:
             break

@@ -4,45 +4,26 @@ registered) and the platform (which builds the install), so both read the add-on
 
 from __future__ import annotations
 
-from pydantic.alias_generators import to_camel
-
 from ..model.errors import InputError
-from ..pools.pool import GPU_TAINT
 from ..serving.karpenter_install import KarpenterInstallArgs, validate_karpenter_install_args
-from .config import KarpenterAddon, Pool, Spec
-from .config_errors import relocate
-
-# `args.<field>` of KarpenterInstallArgs -> the stack config key (under `addons.karpenter` unless
-# it names a section).
-KARPENTER_ADDON_KEYS = {
-    "cluster_name": "gpu-inference:cluster.name",
-    "crd_chart": "chart",
-    "controller_chart": "chart",
-    "node_overlay": "enabled",
-}
+from .config import Spec
+from .derive import args_from, relocate, value_of
+from .pool_kinds import PoolConfig
 
 
 def node_overlay_needed(spec: Spec) -> bool:
     """A Karpenter pool with time-sliced GPUs emits NodeOverlays, which Karpenter reads only with
     its (alpha) NodeOverlay feature gate on."""
-    return any(p.karpenter is not None and p.gpu_sharing is not None for p in spec.pools)
+    return any(p.kind.name == "karpenter" and p.sharing_clients for p in spec.pools)
 
 
 def karpenter_install_args(spec: Spec) -> KarpenterInstallArgs:
     """The component arguments `addons.karpenter` stands for."""
-    k = spec.addons.karpenter
-    return KarpenterInstallArgs(
-        cluster_name=spec.cluster.name,
-        version=k.version,
-        namespace=k.namespace,
-        role_arn=k.role_arn,
-        pod_identity=bool(k.pod_identity),
-        interruption_queue=k.interruption_queue,
-        system_pools=k.system_pools,
-        node_groups=k.node_groups,
+    return args_from(
+        spec.addons.karpenter,
+        KarpenterInstallArgs,
+        sources={"cluster.name": spec.cluster.name},
         node_overlay=node_overlay_needed(spec),
-        crd_chart=k.chart.crd if k.chart else None,
-        controller_chart=k.chart.controller if k.chart else None,
     )
 
 
@@ -51,16 +32,12 @@ def karpenter_install_args(spec: Spec) -> KarpenterInstallArgs:
 CONTROLLER_TOLERATED = "CriticalAddonsOnly"
 
 
-def _hard_taints(pool: Pool) -> list[str]:
+def _hard_taints(pool: PoolConfig) -> list[str]:
     """The pool's taints that keep the controller off (NoSchedule / NoExecute, not the one key it
-    tolerates), as `key:effect`; a GPU pool without taints gets the default `nvidia.com/gpu` one
-    (components.pools.pool)."""
-    taints = pool.taint_list
-    if not taints and pool.is_gpu:
-        taints = [GPU_TAINT]
+    tolerates), as `key:effect`."""
     return [
         f"{t.key}:{t.effect}"
-        for t in taints
+        for t in pool.node_taints
         if t.effect in ("NoSchedule", "NoExecute") and t.key != CONTROLLER_TOLERATED
     ]
 
@@ -72,7 +49,7 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
     if not k.enabled:
         given = sorted(k.model_fields_set - {"enabled"})
         if given:
-            key = to_camel(given[0])
+            key = type(k).model_fields[given[0]].alias or given[0]
             raise InputError(
                 f"{key} is set but the add-on is not enabled",
                 "leave it out, or enabled: true",
@@ -86,9 +63,7 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
             "enabled: true only with cluster.provider eks",
             f"{base}.enabled",
         )
-    auto = [
-        i for i, p in enumerate(spec.pools) if p.karpenter is not None and p.karpenter.auto_mode
-    ]
+    auto = [i for i, p in enumerate(spec.pools) if value_of(p, "auto_mode")]
     if auto:
         raise InputError(
             f"pools[{auto[0]}].karpenter.autoMode says the cluster runs EKS Auto Mode, whose "
@@ -101,7 +76,7 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
     fit = [
         p.name
         for p in spec.pools
-        if p.karpenter is None and p.nodes is None and p.min_nodes and not _hard_taints(p)
+        if p.kind.name == "eks" and p.facts.min_nodes and not _hard_taints(p)
     ]
     for i, name in enumerate(k.system_pools or ()):
         path = f"{base}.systemPools[{i}]"
@@ -109,14 +84,14 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
         allowed = ", ".join(fit) or "none: no untainted node-group pool with minNodes >= 1 here"
         if pool is None:
             raise InputError(f"pool {name!r} does not exist", allowed, path)
-        if pool.karpenter is not None:
+        if pool.kind.name == "karpenter":
             raise InputError(
                 f"pool {name!r} is a Karpenter pool: the controller must not run on nodes it "
                 "manages (it could remove its own node)",
                 allowed,
                 path,
             )
-        if pool.nodes is not None:
+        if pool.kind.name != "eks":
             raise InputError(
                 f"pool {name!r} is existing nodes, not an EKS node group", allowed, path
             )
@@ -128,7 +103,7 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
                 allowed,
                 path,
             )
-        if pool.min_nodes == 0:
+        if pool.facts.min_nodes == 0:
             raise InputError(
                 f"pool {name!r} can be at 0 nodes (minNodes 0): the controller's pods would wait "
                 "for a node, and Karpenter launches none for itself",
@@ -141,4 +116,4 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
     try:
         validate_karpenter_install_args(karpenter_install_args(spec))
     except InputError as e:
-        raise relocate(e, base, KarpenterAddon, KARPENTER_ADDON_KEYS) from None
+        raise relocate(e, base, KarpenterInstallArgs, namespace=base.split(":", 1)[0]) from None

@@ -20,14 +20,21 @@ from pydantic import BaseModel
 from ..model import versions
 from ..model.catalog import node_startup_seconds
 from ..model.errors import InputError
-from ..model.scheduling import NodeSelectorRequirement, Placement, Taint, Toleration
+from ..model.scheduling import NodeSelectorRequirement, Placement, Toleration
 from ..pools.pool import POOL_LABEL
+from ..serving.karpenter_install import KarpenterInstallArgs
 from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
 from ..serving.workload import ContainerArgs
 from . import config as cfg
 from .cluster_access import ClusterAccess, ClusterAccessArgs
+from .config_checks import stack_sources
 from .config_errors import relocate
-from .karpenter_addon import KARPENTER_ADDON_KEYS, karpenter_install_args
+from .derive import relocate as relocate_arg
+from .derive import value_of
+from .karpenter_addon import karpenter_install_args
+from .load import load_spec
+from .pool_kinds import PoolConfig, pool_args
+from .syntax import ExpressionSpec, TolerationSpec
 from .workload_files import WorkloadSources, expand_workload_files, project_dir
 
 WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
@@ -69,7 +76,7 @@ def load_stack_spec() -> cfg.Spec:
     sources = WorkloadSources()
     try:
         config, sources = expand_workload_files(config, project_dir())
-        spec = cfg.load_spec(config, secret)
+        spec = load_spec(config, secret)
     except InputError as e:
         located = sources.locate(e)
         raise pulumi.RunError(str(located)) from located
@@ -77,17 +84,13 @@ def load_stack_spec() -> cfg.Spec:
     return spec
 
 
-def _taints(specs: Sequence[cfg.TaintSpec]) -> list[Taint]:
-    return [Taint(t.key, t.value, t.effect) for t in specs]
-
-
-def _tolerations(specs: Sequence[cfg.TolerationSpec]) -> list[Toleration]:
+def _tolerations(specs: Sequence[TolerationSpec]) -> list[Toleration]:
     return [
         Toleration(t.key, t.operator, t.value, t.effect or "", t.toleration_seconds) for t in specs
     ]
 
 
-def _expressions(specs: Sequence[cfg.ExpressionSpec]) -> list[NodeSelectorRequirement]:
+def _expressions(specs: Sequence[ExpressionSpec]) -> list[NodeSelectorRequirement]:
     return [NodeSelectorRequirement(e.key, e.operator, tuple(e.values)) for e in specs]
 
 
@@ -137,17 +140,20 @@ class InferencePlatform(pulumi.ComponentResource):
         # With the Karpenter add-on, its pools come after the controller (the NodePool CRD must
         # exist), which comes after the node-group pools it may be pinned to.
         karpenter_pools = [
-            n for n, p in enumerate(spec.pools) if p.karpenter and spec.addons.karpenter.enabled
+            n
+            for n, p in enumerate(spec.pools)
+            if p.kind.name == "karpenter" and spec.addons.karpenter.enabled
         ]
         for n, p in enumerate(spec.pools):
             if n not in karpenter_pools:
-                with from_config(f"pools[{n}]", cfg.Pool, POOL_ARG_KEYS):
-                    self.pools[p.name] = self._pool(name, p)
-        with from_config("addons.karpenter", cfg.KarpenterAddon, KARPENTER_ADDON_KEYS):
+                with from_args(f"pools[{n}]", p.kind.args, p.kind.block):
+                    self.pools[p.name] = self._pool(p)
+        with from_args("addons.karpenter", KarpenterInstallArgs):
             self.karpenter = self._karpenter(name, k8s_opts)
         for n in karpenter_pools:
-            with from_config(f"pools[{n}]", cfg.Pool, POOL_ARG_KEYS):
-                self.pools[spec.pools[n].name] = self._pool(name, spec.pools[n])
+            p = spec.pools[n]
+            with from_args(f"pools[{n}]", p.kind.args, p.kind.block):
+                self.pools[p.name] = self._pool(p)
         self.pools = {p.name: self.pools[p.name] for p in spec.pools}  # config order
         with from_config("knative", cfg.Knative):
             self.knative = self._knative(name, k8s_opts)
@@ -171,117 +177,25 @@ class InferencePlatform(pulumi.ComponentResource):
 
     # -- pools ------------------------------------------------------------------------------
 
-    def _pool(self, name: str, p: cfg.Pool) -> PoolComponent:
+    def _pool(self, p: PoolConfig) -> PoolComponent:
+        """The pool's component, from the Args its config stands for."""
         c = self.spec.cluster
+        kind = p.kind
+        sources = {
+            **stack_sources(c),
+            # The deployed cluster: GKE's may be made by this stack (`cluster.create`).
+            "cluster.name": self.access.cluster_name if c.provider == "gke" else c.name,
+            "cluster.subnetIds": c.subnet_ids or self.access.subnet_ids,
+        }
         opts = pulumi.ResourceOptions(parent=self)
-        taints = _taints(p.taints)
-        if c.provider == "gke" and c.autopilot:
-            from ..pools.autopilot import GkeAutopilotGpuPool
-            from .pool_kinds import autopilot_args
-
-            return GkeAutopilotGpuPool(p.name, autopilot_args(p), opts=opts)
-        if c.provider == "gke" and p.compute_class is not None:
-            from ..pools.compute_class import GkeGpuComputeClass
-            from .pool_kinds import compute_class_args
-
-            return GkeGpuComputeClass(
-                p.name,
-                compute_class_args(p),
-                opts=pulumi.ResourceOptions(
-                    parent=self, providers={"kubernetes": self.access.provider}
-                ),
+        if kind.kubernetes:
+            k = self.karpenter if kind.name == "karpenter" else None
+            opts = pulumi.ResourceOptions(
+                parent=self,
+                providers={"kubernetes": self.access.provider},
+                depends_on=[k.crds, k.ready] if k is not None else [],
             )
-        if c.provider == "gke":
-            from ..pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
-
-            return GkeGpuNodePool(
-                p.name,
-                GkeGpuNodePoolArgs(
-                    cluster=self.access.cluster_name,
-                    machine_type=p.machine_type or "",
-                    location=c.location,
-                    project=c.project,
-                    accelerator=p.accelerator,
-                    gpu_count=p.gpus_per_node,
-                    gpu_driver_version=p.gpu_driver_version or "DEFAULT",
-                    gpu_sharing_strategy=p.gpu_sharing.strategy if p.gpu_sharing else None,
-                    max_shared_clients_per_gpu=p.gpu_sharing.max_clients_per_gpu
-                    if p.gpu_sharing
-                    else None,
-                    gpu_partition_size=p.gpu_partition_size,
-                    min_nodes=p.min_nodes,
-                    max_nodes=p.max_nodes,
-                    spot=p.spot,
-                    node_locations=p.node_locations,
-                    labels=p.labels or None,
-                    taints=taints or None,
-                    select_labels=p.select_labels,
-                    disk_size_gb=p.disk_size_gb or 100,
-                    service_account=c.node_service_account,
-                    gke_metadata=c.gke_metadata,
-                ),
-                opts=opts,
-            )
-        if c.provider == "eks" and p.karpenter is not None:
-            from ..pools.karpenter import KarpenterGpuNodePool
-            from .pool_kinds import karpenter_args
-
-            k = self.karpenter
-            controller = [k.crds, k.ready] if k is not None else []
-            return KarpenterGpuNodePool(
-                p.name,
-                karpenter_args(p, c),
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    providers={"kubernetes": self.access.provider},
-                    depends_on=controller,
-                ),
-            )
-        if c.provider == "eks":
-            from ..pools.eks import EksGpuNodeGroup, EksGpuNodeGroupArgs
-
-            subnets: Any = c.subnet_ids or self.access.subnet_ids
-            return EksGpuNodeGroup(
-                p.name,
-                EksGpuNodeGroupArgs(
-                    cluster_name=c.name or "",
-                    subnet_ids=subnets,
-                    instance_types=p.instance_types or [],
-                    gpu=p.is_gpu,
-                    ami_type=p.ami_type,
-                    capacity_type=p.capacity_type,
-                    spot=p.spot,
-                    min_nodes=p.min_nodes,
-                    max_nodes=p.max_nodes,
-                    labels=p.labels or None,
-                    taints=taints or None,
-                    select_labels=p.select_labels,
-                    disk_size_gb=p.disk_size_gb or 100,
-                    time_slicing_replicas=p.gpu_sharing.max_clients_per_gpu
-                    if p.gpu_sharing
-                    else None,
-                ),
-                opts=opts,
-            )
-        from ..pools.existing import ExistingGpuNodes, ExistingGpuNodesArgs
-
-        return ExistingGpuNodes(
-            p.name,
-            ExistingGpuNodesArgs(
-                nodes=p.nodes or [],
-                gpus_per_node=p.gpus_per_node or 0,
-                gpu_model=p.accelerator,
-                labels=p.labels or None,
-                present_labels=p.present_labels or None,
-                taints=taints or None,
-                select_labels=p.select_labels,
-                extended_resource_toleration=bool(c.extended_resource_toleration),
-                time_slicing_replicas=p.gpu_sharing.max_clients_per_gpu if p.gpu_sharing else None,
-            ),
-            opts=pulumi.ResourceOptions(
-                parent=self, providers={"kubernetes": self.access.provider}
-            ),
-        )
+        return kind.component(p.name, pool_args(p, sources), opts=opts)
 
     # -- Knative and add-ons ----------------------------------------------------------------
 
@@ -376,9 +290,9 @@ class InferencePlatform(pulumi.ComponentResource):
                     # Time-sliced EKS and existing pools: one config per replica count.
                     time_slicing_replicas=sorted(
                         {
-                            p.gpu_sharing.max_clients_per_gpu
+                            p.sharing_clients
                             for p in self.spec.pools
-                            if p.gpu_sharing and self.spec.provider in ("eks", "existing")
+                            if p.sharing_clients and self.spec.provider in ("eks", "existing")
                         }
                     )
                     or None,
@@ -517,12 +431,12 @@ class InferencePlatform(pulumi.ComponentResource):
             return None
         by_name = {p.name: p for p in self.spec.pools}
         found = [
-            by_name[n].node_startup_seconds
-            or node_startup_seconds(provider, by_name[n].accelerator)
+            value_of(by_name[n], "node_startup_seconds")
+            or node_startup_seconds(provider, by_name[n].gpu_name)
             for _, comp in i.components()
             if comp.gpus
             for n in comp.pool_names
-            if n in by_name and by_name[n].min_nodes == 0
+            if n in by_name and by_name[n].facts.min_nodes == 0
         ]
         return max(found) if found else None
 
@@ -618,20 +532,21 @@ class InferencePlatform(pulumi.ComponentResource):
         )
 
 
-# Pool component arguments whose stack config key is not their camelCase name.
-POOL_ARG_KEYS = {
-    "gpu_count": "gpusPerNode",
-    "gpus_per_node": "gpusPerNode",
-    "gpu_model": "accelerator",
-    "pool_name": "name",
-    "cluster": f"{NAMESPACE}:cluster.name",
-    "cluster_name": f"{NAMESPACE}:cluster.name",
-    "location": f"{NAMESPACE}:cluster.location",
-    "project": f"{NAMESPACE}:cluster.project",
-    "service_account": f"{NAMESPACE}:cluster.nodeServiceAccount",
-    "subnet_ids": f"{NAMESPACE}:cluster.subnetIds",
-    "extended_resource_toleration": f"{NAMESPACE}:cluster.extendedResourceToleration",
-}
+@contextmanager
+def from_args(
+    key: str, args: type, block: Optional[str] = None, *, spec: Optional[cfg.Spec] = None
+) -> Iterator[None]:
+    """A component's InputError raised inside, located at the stack key that fed the argument
+    (`gpu-inference:<key>` is the section of the component's Args, see `derive.relocate`)."""
+    try:
+        yield
+    except InputError as e:
+        located = relocate_arg(e, f"{NAMESPACE}:{key}", args, block, NAMESPACE)
+        found = spec._workload_sources if spec is not None else None
+        if isinstance(found, WorkloadSources):
+            located = found.locate(located)
+        # RunError: `pulumi up` prints the message without a traceback, as for load_spec's.
+        raise pulumi.RunError(str(located)) from located
 
 
 @contextmanager

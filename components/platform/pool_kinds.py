@@ -1,159 +1,209 @@
-"""Stack config -> the arguments of the newer pool kinds (Karpenter), shared by the config checks
-(which resolve a pool's GPUs per node before workloads are checked against it) and the platform
-(which builds the component), so both read a pool the same way and errors name config keys."""
+"""`pools[i]` of the stack config: which kind of pool an entry is, its keys (derived from that kind's
+component Args, `components.model.inputs`), and what the stack adds to every pool beyond them.
+
+The kinds are declared by their own modules (`components.pools.<kind>.KIND`); this is the one list
+of them. Adding a field to a kind's Args adds its key here without a change to this module."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Optional
+
+from pydantic import PrivateAttr
+
+from ..model import catalog
 from ..model.errors import InputError
-from ..pools.autopilot import GkeAutopilotGpuPoolArgs, plan_autopilot_pool
-from ..pools.compute_class import (
-    ComputeClassPlan,
-    GkeGpuComputeClassArgs,
-    validate_compute_class_args,
+from ..model.inputs import Input, inputs, stack
+from ..model.scheduling import Taint
+from ..pools import autopilot, compute_class, eks, existing, gke, karpenter
+from ..pools.pool import PoolFacts, PoolKind
+from .derive import args_from, relocate, section_model, value_of
+from .syntax import ConfigModel
+
+KINDS: tuple[PoolKind, ...] = (
+    gke.KIND,
+    compute_class.KIND,
+    autopilot.KIND,
+    eks.KIND,
+    karpenter.KIND,
+    existing.KIND,
 )
-from ..pools.karpenter import (
-    KarpenterGpuNodePoolArgs,
-    KarpenterPoolPlan,
-    validate_karpenter_pool_args,
-)
-from ..pools.pool import PoolFacts
-from .config import Cluster, Pool
-
-# `args.<field>` of KarpenterGpuNodePoolArgs -> the stack config key under `pools[i]`.
-KARPENTER_KEYS = {
-    "args.gpu_names": "karpenter.gpuNames",
-    "args.instance_families": "karpenter.instanceFamilies",
-    "args.instance_types": "karpenter.instanceTypes",
-    "args.min_gpus": "karpenter.minGpus",
-    "args.max_gpus": "karpenter.maxGpus",
-    "args.capacity_types": "karpenter.capacityTypes",
-    "args.node_role": "karpenter.nodeRole",
-    "args.node_class": "karpenter.nodeClass",
-    "args.ami_alias": "karpenter.amiAlias",
-    "args.consolidate_after": "karpenter.consolidateAfter",
-    "args.max_total_gpus": "karpenter.maxTotalGpus",
-    "args.weight": "karpenter.weight",
-    "args.auto_mode": "karpenter.autoMode",
-    "args.labels": "labels",
-    "args.taints": "taints",
-    "args.select_labels": "selectLabels",
-    "args.max_nodes": "maxNodes",
-    "args.disk_size_gb": "diskSizeGb",
-    "args.scheduling_style": "karpenter",
-    "args.pool_name": "name",
-    "args": "karpenter",
-    "name": "name",
-}
 
 
-def karpenter_args(pool: Pool, cluster: Cluster) -> KarpenterGpuNodePoolArgs:
-    """The component arguments a `pools[i]` with a `karpenter` block stands for."""
-    k = pool.karpenter
-    assert k is not None
-    return KarpenterGpuNodePoolArgs(
-        cluster_name=cluster.name,
-        node_role=k.node_role,
-        gpu_names=k.gpu_names,
-        instance_families=k.instance_families,
-        instance_types=k.instance_types,
-        min_gpus=k.min_gpus,
-        max_gpus=k.max_gpus,
-        capacity_types=list(k.capacity_types) if k.capacity_types else None,
-        max_nodes=pool.max_nodes,
-        max_total_gpus=k.max_total_gpus,
-        labels=pool.labels or None,
-        taints=pool.taint_list or None,
-        select_labels=pool.select_labels,
-        consolidate_after=k.consolidate_after or "5m",
-        weight=k.weight,
-        ami_alias=k.ami_alias or "al2023@latest",
-        disk_size_gb=pool.disk_size_gb or 100,
-        node_class=k.node_class,
-        auto_mode=bool(k.auto_mode),
-        time_slicing_replicas=pool.gpu_sharing.max_clients_per_gpu if pool.gpu_sharing else None,
-        pool_name=pool.name,
+@dataclass
+class PoolSettings:
+    """What the stack config adds to a pool beyond its component's inputs."""
+
+    node_startup_seconds: Optional[int] = field(
+        default=None, metadata=stack(ge=1, default="900 (`catalog.node_startup_seconds`)")
     )
-
-
-def plan_karpenter(pool: Pool, cluster: Cluster, path: str) -> KarpenterPoolPlan:
-    """Validate a Karpenter pool; an error names the stack config key under `path`
-    (`gpu-inference:pools[0]`)."""
-    try:
-        return validate_karpenter_pool_args(pool.name, karpenter_args(pool, cluster))
-    except InputError as e:
-        head, _, rest = e.path.partition("[")
-        key = KARPENTER_KEYS.get(head, "karpenter")
-        suffix = f"[{rest}" if rest else ""
-        if head in ("args.labels",) or head.startswith("args.labels."):
-            key, suffix = "labels", e.path[len("args.labels") :]
-        raise InputError(e.problem, e.allowed, f"{path}.{key}{suffix}") from None
-
-
-# `args.<field>` of GkeGpuComputeClassArgs -> the stack config key under `pools[i]`.
-COMPUTE_CLASS_KEYS = {
-    "args.accelerator": "accelerator",
-    "args.machine_type": "machineType",
-    "args.gpu_count": "gpusPerNode",
-    "args.priorities": "computeClass.priorities",
-    "args.reservations": "computeClass.reservations",
-    "args.driver_version": "computeClass.driverVersion",
-    "args.consolidation_delay_minutes": "computeClass.consolidationDelayMinutes",
-    "args.taints": "taints",
-    "args.select_labels": "selectLabels",
-    "args.class_name": "name",
-    "name": "name",
-}
-
-
-def compute_class_args(pool: Pool) -> GkeGpuComputeClassArgs:
-    """The component arguments a `pools[i]` with a `computeClass` block stands for."""
-    cc = pool.compute_class
-    assert cc is not None
-    return GkeGpuComputeClassArgs(
-        accelerator=pool.accelerator or "",
-        machine_type=pool.machine_type or "",
-        gpu_count=pool.gpus_per_node,
-        priorities=list(cc.priorities) if cc.priorities else None,
-        reservations=cc.reservations,
-        driver_version=cc.driver_version,
-        consolidation_delay_minutes=cc.consolidation_delay_minutes,
-        active_migration=bool(cc.active_migration),
-        labels=pool.labels or None,
-        taints=pool.taint_list or None,
-        select_labels=pool.select_labels,
-        class_name=pool.name,
+    """Seconds a node of this pool takes from scale-up to an allocatable GPU (cluster-autoscaler
+    allows a new GPU node up to 15 minutes to report its GPUs). A Serverless InferenceService with a
+    GPU component on this pool, when the pool can be at 0 nodes, gets it as
+    `serving.knative.dev/progress-deadline` (the longest of its pools'), so Knative does not fail
+    the revision while the node boots (placement check GI020)."""
+    gpu_sharing_strategy: Optional[str] = field(
+        default=None, metadata=stack("gpuSharing.strategy", choices=("TIME_SHARING", "MPS"))
     )
+    """How pods share each GPU. This kind shares GPUs with the NVIDIA device plugin's
+    time-slicing (`TIME_SHARING` only): a `time-sliced-<n>` config of the plugin this stack installs,
+    picked by the node label `nvidia.com/device-plugin.config`; the node then exposes GPUs x
+    `maxClientsPerGpu` `nvidia.com/gpu`. Not with `addons.nvidiaDevicePlugin.enabled: false`, nor
+    on nodes that run their own plugin (Bottlerocket's NVIDIA AMIs, EKS Auto Mode)."""
 
 
-def plan_compute_class(pool: Pool, path: str) -> ComputeClassPlan:
-    """Validate a ComputeClass pool; an error names the stack config key under `path`."""
-    try:
-        return validate_compute_class_args(pool.name, compute_class_args(pool))
-    except InputError as e:
-        head, _, rest = e.path.partition("[")
-        if head.startswith("args.labels"):
-            key, suffix = "labels", e.path[len("args.labels") :]
-        else:
-            key, suffix = COMPUTE_CLASS_KEYS.get(head, "computeClass"), f"[{rest}" if rest else ""
-        raise InputError(e.problem, e.allowed, f"{path}.{key}{suffix}") from None
+class PoolConfig(ConfigModel):
+    """A parsed `pools[i]` entry: its kind's keys, and (once planned) the pool's facts."""
 
+    _kind: Any = PrivateAttr(default=None)
+    _facts: Any = PrivateAttr(default=None)
 
-def autopilot_args(pool: Pool) -> GkeAutopilotGpuPoolArgs:
-    """The component arguments a `pools[i]` on an Autopilot cluster stands for."""
-    return GkeAutopilotGpuPoolArgs(
-        accelerator=pool.accelerator or "",
-        gpu_count=pool.gpus_per_node,
-        spot=pool.spot,
-        pool_name=pool.name,
-    )
+    @property
+    def kind(self) -> PoolKind:
+        return self._kind
 
+    @property
+    def facts(self) -> PoolFacts:
+        if self._facts is None:
+            raise RuntimeError("the pool is not planned yet (load_spec plans every pool)")
+        return self._facts
 
-def plan_autopilot(pool: Pool, path: str) -> PoolFacts:
-    """Validate an Autopilot pool; an error names the stack config key under `path`."""
-    try:
-        return plan_autopilot_pool(pool.name, autopilot_args(pool))
-    except InputError as e:
-        key = {"args.accelerator": "accelerator", "args.gpu_count": "gpusPerNode"}.get(
-            e.path, "name"
+    @property
+    def name(self) -> str:
+        return str(value_of(self, _name_field(self.kind)))
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.facts.is_gpu
+
+    @property
+    def gpus(self) -> int:
+        """`nvidia.com/gpu` each node exposes (shared GPUs and MIG instances counted)."""
+        return self.facts.gpus_per_node
+
+    @property
+    def size_range(self) -> tuple[int, int]:
+        return self.facts.min_nodes, self.facts.max_nodes
+
+    @property
+    def node_taints(self) -> tuple[Taint, ...]:
+        """The nodes' effective taints (what the cloud adds included)."""
+        return self.facts.taints
+
+    @property
+    def gpu_name(self) -> Optional[str]:
+        """The GPU as the cloud names it (`nvidia-l4`), or its model; None for a CPU pool."""
+        if not self.facts.is_gpu:
+            return None
+        labels = self.facts.labels
+        return (
+            labels.get(gke.GKE_ACCELERATOR_LABEL)
+            or labels.get(eks.ACCELERATOR_LABEL)
+            or self.facts.gpu_model
         )
-        raise InputError(e.problem, e.allowed, f"{path}.{key}") from None
+
+    @property
+    def sharing_strategy(self) -> Optional[str]:
+        return value_of(self, "gpu_sharing_strategy")
+
+    @property
+    def sharing_clients(self) -> Optional[int]:
+        """Pods per GPU (`gpuSharing.maxClientsPerGpu`), None when GPUs are not shared."""
+        for f in ("max_shared_clients_per_gpu", "time_slicing_replicas"):
+            found = value_of(self, f)
+            if found is not None:
+                return int(found)
+        return None
+
+    @property
+    def node_gpus(self) -> int:
+        """Physical GPUs per node (before sharing and MIG)."""
+        shared = self.sharing_clients or 1
+        partition = value_of(self, "gpu_partition_size")
+        mig = catalog.MIG_PROFILES.get(str(self.gpu_name), {}).get(str(partition), 1)
+        return self.facts.gpus_per_node // shared // (mig if partition else 1)
+
+    def given(self) -> set[str]:
+        """The keys the stack file gave at the pool's root."""
+        return {
+            (f.alias or n) for n, f in type(self).model_fields.items() if n in self.model_fields_set
+        }
+
+
+def _name_field(kind: PoolKind) -> str:
+    return next(i.field for i in kind_inputs(kind) if i.path and i.path.split(".")[-1] == "name")
+
+
+def kind_inputs(kind: PoolKind) -> list[Input]:
+    """A kind's inputs (its Args), with the keys of the block it has."""
+    return inputs(kind.args, kind.block)
+
+
+def settings_inputs(kind: PoolKind) -> list[Input]:
+    """The pool settings a kind takes: start-up where nodes are made on demand; the sharing
+    strategy where its Args take `gpuSharing` clients but no strategy of their own."""
+    own = {i.path for i in kind_inputs(kind)}
+    out = []
+    for i in inputs(PoolSettings):
+        if i.path in own:
+            continue
+        if i.field == "node_startup_seconds" and not kind.node_startup:
+            continue
+        if i.field == "gpu_sharing_strategy" and "gpuSharing.maxClientsPerGpu" not in own:
+            continue
+        out.append(i)
+    return out
+
+
+@cache
+def pool_model(kind: PoolKind) -> type[PoolConfig]:
+    """The config model of a `pools[i]` entry of this kind."""
+    title = "".join(p.title() for p in kind.name.split("_"))
+    model = section_model(
+        f"{title}Pool",
+        [*kind_inputs(kind), *settings_inputs(kind)],
+        args=kind.args,
+        base=PoolConfig,
+    )
+    return model  # type: ignore[return-value]
+
+
+def kind_keys(kind: PoolKind) -> list[str]:
+    """The keys a `pools[i]` entry of this kind takes at its root."""
+    return list(dict.fromkeys(f.alias or n for n, f in pool_model(kind).model_fields.items()))
+
+
+def kind_for(raw: Any, provider: str, autopilot_cluster: bool) -> PoolKind:
+    """The kind a `pools[i]` entry is on this cluster (see `PoolKind`)."""
+    mine = [k for k in KINDS if k.provider == provider]
+    if autopilot_cluster:
+        return next(k for k in mine if k.autopilot)
+    given = raw if isinstance(raw, Mapping) else {}
+    for k in mine:
+        if k.block and k.block in given:
+            return k
+    return next(k for k in mine if not k.block and not k.autopilot)
+
+
+def kinds_with(key: str, kind: PoolKind) -> list[PoolKind]:
+    """The other kinds that take `key` at a pool's root."""
+    return [k for k in KINDS if k is not kind and key in kind_keys(k)]
+
+
+def plan_pool(pool: PoolConfig, path: str, sources: Mapping[str, Any], namespace: str) -> PoolFacts:
+    """Validate a parsed pool with its component's own rules (nothing registered) and keep its
+    facts; an error names the stack key that fed the argument (under `path`)."""
+    kind = pool.kind
+    try:
+        facts = kind.facts(pool.name, pool_args(pool, sources))
+    except InputError as e:
+        raise relocate(e, path, kind.args, kind.block, namespace) from None
+    pool._facts = facts
+    return facts
+
+
+def pool_args(pool: PoolConfig, sources: Mapping[str, Any], **given: Any) -> Any:
+    """The component Args a parsed pool stands for."""
+    return args_from(pool, pool.kind.args, pool.kind.block, sources, **given)

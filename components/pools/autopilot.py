@@ -16,16 +16,17 @@ The registered inputs (`poolName`, `accelerator`, `gpuCount`, `spot`) are what
 has no cloud resource of its own to read.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import pulumi
 
 from ..model.catalog import gke_accelerator
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.scheduling import Placement, Taint
 from .component import PoolComponent
-from .pool import GPU_TAINT, PoolFacts, validate_pool_name
+from .pool import GPU_TAINT, PoolFacts, PoolKind, validate_pool_name
 
 TYPE = "gpu-inference:index:GkeAutopilotGpuPool"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
@@ -38,16 +39,20 @@ SPOT_TAINT = Taint(GKE_SPOT_LABEL, "true", "NoSchedule")
 class GkeAutopilotGpuPoolArgs:
     """Inputs of a `GkeAutopilotGpuPool`; every default is here."""
 
-    accelerator: str
+    accelerator: str = field(metadata=stack(required=True))
     """GKE accelerator type, e.g. `nvidia-l4`."""
-    gpu_count: Optional[int] = None
+    gpu_count: Optional[int] = field(
+        default=None, metadata=stack("gpusPerNode", required=True, ge=1)
+    )
     """GPUs per node to select (`gke-accelerator-count`); None: Autopilot sizes the node to the
     pod's request."""
     spot: Optional[bool] = False
     """Spot Pods."""
-    scheduling_style: Optional[str] = "nodeSelector"
+    scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
-    pool_name: Optional[str] = None
+    pool_name: Optional[str] = field(
+        default=None, metadata=stack("name", required=True, syntax="pool-name")
+    )
     """The pool's name (what workloads are wired to); default: the component's name."""
 
 
@@ -121,3 +126,17 @@ class GkeAutopilotGpuPool(PoolComponent):
         super().__init__(TYPE, name, autopilot_inputs(facts), opts)
         self._take_facts(facts)
         self.register_outputs({"poolName": facts.name, "placement": facts.placement.to_pod_spec()})
+
+
+KIND = PoolKind(
+    name="autopilot",
+    title="GKE Autopilot GPU pool",
+    provider="gke",
+    args=GkeAutopilotGpuPoolArgs,
+    facts=plan_autopilot_pool,
+    component=GkeAutopilotGpuPool,
+    autopilot=True,
+    node_startup=False,
+    note="Autopilot has no node pools to shape, label or taint: a pool is the GPU shape its "
+    "pods select",
+)

@@ -33,19 +33,21 @@ spot, reservations, flexStart}`, `nodePoolAutoCreation.enabled`, `whenUnsatisfia
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 
 from ..model.catalog import gke_accelerator, validate_gke_accelerator
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.scheduling import Taint
 from .component import PoolComponent
 from .pool import (
     GPU_TAINT,
     POOL_LABEL,
     PoolFacts,
+    PoolKind,
     build_facts,
     normalize_taints,
     validate_pool_name,
@@ -67,32 +69,40 @@ with custom ComputeClasses", Limitations)."""
 class GkeGpuComputeClassArgs:
     """Inputs of a `GkeGpuComputeClass`; every default is here."""
 
-    accelerator: str
+    accelerator: str = field(metadata=stack(root=True))
     """GKE accelerator type, e.g. `nvidia-l4`."""
-    machine_type: str
+    machine_type: str = field(metadata=stack(root=True))
     """Compute Engine machine type that takes it, e.g. `g2-standard-12`."""
-    gpu_count: Optional[int] = None
+    gpu_count: Optional[int] = field(default=None, metadata=stack("gpusPerNode", root=True, ge=1))
     """GPUs per node; default: the count built into the machine type (required on N1)."""
-    priorities: Optional[Sequence[str]] = None
+    priorities: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(choices=PRIORITY_KINDS, min_items=1)
+    )
     """How to obtain the nodes, most preferred first: `reservation`, `on-demand`, `flex-start`,
     `spot`; default `["on-demand", "spot"]`."""
-    reservations: Optional[Sequence[str]] = None
+    reservations: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
     """Names of specific reservations for the `reservation` priority (default: any)."""
-    driver_version: Optional[str] = None
+    driver_version: Optional[str] = field(default=None, metadata=stack(choices=DRIVER_VERSIONS))
     """`gpu.driverVersion`: `default` or `latest`; None leaves GKE's default."""
-    consolidation_delay_minutes: Optional[int] = None
+    consolidation_delay_minutes: Optional[int] = field(default=None, metadata=stack(ge=1, le=1440))
     """How long a node is unneeded before GKE removes it (1..1440)."""
     active_migration: Optional[bool] = False
     """Move workloads to higher priorities when they become available (restarts pods)."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(
+        default=None, metadata=stack(root=True, syntax="labels")
+    )
     """Extra node labels (`nodePoolConfig.nodeLabels`)."""
-    taints: Optional[Sequence[Taint]] = None
+    taints: Optional[Sequence[Taint]] = field(default=None, metadata=stack(root=True))
     """Extra node taints (`nodePoolConfig.taints`); GKE's GPU and class taints come anyway."""
-    select_labels: Optional[Sequence[str]] = None
+    select_labels: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(root=True, syntax="label-keys")
+    )
     """Label keys the placement selects; default `cloud.google.com/compute-class`."""
-    scheduling_style: Optional[str] = "nodeSelector"
+    scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
-    class_name: Optional[str] = None
+    class_name: Optional[str] = field(
+        default=None, metadata=stack("name", root=True, required=True, syntax="pool-name")
+    )
     """The ComputeClass's name (and the pool's); default: the component's name."""
 
 
@@ -281,3 +291,21 @@ class GkeGpuComputeClass(PoolComponent):
                 "placement": plan.facts.placement.to_pod_spec(),
             }
         )
+
+
+def _facts(name: str, args: GkeGpuComputeClassArgs) -> PoolFacts:
+    return validate_compute_class_args(name, args).facts
+
+
+KIND = PoolKind(
+    name="compute_class",
+    title="GKE ComputeClass",
+    provider="gke",
+    args=GkeGpuComputeClassArgs,
+    facts=_facts,
+    component=GkeGpuComputeClass,
+    block="computeClass",
+    kubernetes=True,
+    note="GKE creates its node pools itself (no node limits; spot and reservations are "
+    "priorities in its computeClass block)",
+)

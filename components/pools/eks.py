@@ -33,7 +33,7 @@ cluster-autoscaler tags on its Auto Scaling group.
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
@@ -44,11 +44,19 @@ from ..model.catalog import (
     validate_aws_gpu_instance_types,
 )
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.scheduling import CLOUD_EFFECTS, GPU_RESOURCE, Taint
 from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.sharing import config_name, validate_replicas
 from .component import PoolComponent
-from .pool import PoolFacts, build_facts, declared_labels, eks_name_prefix, validate_pool_name
+from .pool import (
+    PoolFacts,
+    PoolKind,
+    build_facts,
+    declared_labels,
+    eks_name_prefix,
+    validate_pool_name,
+)
 
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 CAPACITY_TYPE_LABEL = "eks.amazonaws.com/capacityType"
@@ -61,6 +69,7 @@ CPU_AMI_TYPES = {
     "x86_64": ("AL2023_x86_64_STANDARD", "BOTTLEROCKET_x86_64"),
     "arm64": ("AL2023_ARM_64_STANDARD", "BOTTLEROCKET_ARM_64"),
 }
+AMI_TYPES = tuple(a for types in (*GPU_AMI_TYPES.values(), *CPU_AMI_TYPES.values()) for a in types)
 WORKER_POLICIES = (
     "AmazonEKSWorkerNodePolicy",
     "AmazonEKS_CNI_Policy",
@@ -94,46 +103,60 @@ _CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
 class EksGpuNodeGroupArgs:
     """Inputs of an `EksGpuNodeGroup`; every default is here."""
 
-    cluster_name: str
+    cluster_name: str = field(metadata=stack(source="cluster.name"))
     """The EKS cluster's name (also part of the autoscaler's discovery tag)."""
-    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]] = field(
+        metadata=stack(source="cluster.subnetIds")
+    )
     """Subnets for the nodes."""
-    instance_types: Sequence[str]
+    instance_types: Sequence[str] = field(metadata=stack(min_items=1))
     """EC2 instance types, e.g. `["g5.xlarge"]`; all with the same GPUs (or all without)."""
-    gpu: Optional[bool] = None
-    """GPU group or CPU group; default: GPU when the instance types have GPUs."""
-    ami_type: Optional[str] = None
+    gpu: Optional[bool] = field(default=None, metadata=stack(hidden=True))
+    """GPU group or CPU group; default: GPU when the instance types have GPUs (or `accelerator` or
+    `gpus_per_node` is given)."""
+    accelerator: Optional[str] = None
+    """The GPU the instance types must have, as their `k8s.amazonaws.com/accelerator` label names it
+    (`nvidia-a10g`): a check; default: theirs (from the catalog)."""
+    gpus_per_node: Optional[int] = field(default=None, metadata=stack("gpusPerNode", ge=1))
+    """The GPUs each instance type must have: a check; default: theirs (from the catalog)."""
+    ami_type: Optional[str] = field(default=None, metadata=stack(choices=AMI_TYPES))
     """EKS AMI type; default `AL2023_x86_64_NVIDIA` / `AL2023_ARM_64_NVIDIA` for GPU groups,
     `AL2023_x86_64_STANDARD` / `AL2023_ARM_64_STANDARD` for CPU groups."""
-    capacity_type: Optional[str] = None
+    capacity_type: Optional[str] = field(default=None, metadata=stack(choices=CAPACITY_TYPES))
     """`ON_DEMAND` | `SPOT`; default from `spot`."""
     spot: Optional[bool] = None
     """Spot capacity (same as capacity_type SPOT; both given must agree)."""
-    min_nodes: Optional[int] = 0
+    min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
     """Fewest nodes (0: scale to zero)."""
-    max_nodes: Optional[int] = 1
+    max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))
     """Most nodes."""
-    desired_nodes: Optional[int] = None
+    desired_nodes: Optional[int] = field(default=None, metadata=stack(ge=0))
     """Nodes at creation; default `min_nodes`. Later owned by the autoscaler (ignored)."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """Extra node labels."""
     taints: Optional[Sequence[Taint]] = None
     """Node taints; None: `nvidia.com/gpu=present:NoSchedule` for GPU groups, none for CPU."""
-    select_labels: Optional[Sequence[str]] = None
+    select_labels: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(syntax="label-keys")
+    )
     """Label keys the placement selects; default: the pool label `gpu-inference.dev/pool`."""
-    scheduling_style: Optional[str] = "nodeSelector"
+    scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
     node_role_arn: Optional[pulumi.Input[str]] = None
     """An existing node IAM role; default: a role with only the worker managed policies."""
-    disk_size_gb: Optional[int] = 100
+    disk_size_gb: Optional[int] = field(default=100, metadata=stack(ge=10))
     """Node volume size in GiB (in the launch template)."""
     aws_partition: Optional[str] = "aws"
     """ARN partition of the managed policies (`aws`, `aws-cn`, `aws-us-gov`)."""
-    time_slicing_replicas: Optional[int] = None
+    time_slicing_replicas: Optional[int] = field(
+        default=None, metadata=stack("gpuSharing.maxClientsPerGpu", ge=2, le=48)
+    )
     """Time-sliced GPUs: each GPU is shared by this many pods (2..48) through the NVIDIA device
     plugin's config `time-sliced-<n>`, picked by the node label `nvidia.com/device-plugin.config`;
     the node (and the autoscaler's node template) then has GPUs x n `nvidia.com/gpu`."""
-    pool_name: Optional[str] = None
+    pool_name: Optional[str] = field(
+        default=None, metadata=stack("name", required=True, syntax="pool-name")
+    )
     """The pool's name (its `gpu-inference.dev/pool` label and cloud name prefix); default: the
     component's name."""
 
@@ -194,9 +217,13 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
     gpu = args.gpu
     if gpu is None:
         gpu = (
-            not isinstance(types, str)
-            and isinstance(types, Sequence)
-            and any(isinstance(t, str) and is_gpu_instance(t) for t in types)
+            args.accelerator is not None
+            or args.gpus_per_node is not None
+            or (
+                not isinstance(types, str)
+                and isinstance(types, Sequence)
+                and any(isinstance(t, str) and is_gpu_instance(t) for t in types)
+            )
         )
     gpus = 0
     gpu_model: Optional[str] = None
@@ -208,6 +235,20 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
             raise e.at("args.instance_types") from None
         arch = shape.arch
         gpus, gpu_model = shape.gpus, shape.gpu_model
+        first = shape.instance_types[0]
+        if args.accelerator is not None and args.accelerator != shape.accelerator_label:
+            raise InputError(
+                f"accelerator {show(args.accelerator)} is not the GPU of {first!r} "
+                f"({gpu_model}, label {shape.accelerator_label!r})",
+                f"{shape.accelerator_label!r}, or leave it out (it comes from the instance types)",
+                "args.accelerator",
+            )
+        if args.gpus_per_node is not None and args.gpus_per_node != gpus:
+            raise InputError(
+                f"{first!r} has {gpus} GPU(s), not {show(args.gpus_per_node)}",
+                f"{gpus}, or leave it out (it comes from the instance types)",
+                "args.gpus_per_node",
+            )
         cloud_labels[ACCELERATOR_LABEL] = shape.accelerator_label
         instance_types = shape.instance_types
         allowed_amis = GPU_AMI_TYPES[arch]
@@ -484,3 +525,17 @@ class EksGpuNodeGroup(PoolComponent):
                 "placement": plan.facts.placement.to_pod_spec(),
             }
         )
+
+
+def _facts(name: str, args: EksGpuNodeGroupArgs) -> PoolFacts:
+    return validate_eks_pool_args(name, args).facts
+
+
+KIND = PoolKind(
+    name="eks",
+    title="EKS managed node group",
+    provider="eks",
+    args=EksGpuNodeGroupArgs,
+    facts=_facts,
+    component=EksGpuNodeGroup,
+)

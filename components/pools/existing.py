@@ -34,18 +34,19 @@ placement that lands on them.
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Optional
 
 import pulumi
 
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.scheduling import Taint, validate_dns1123_subdomain, validate_labels
 from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.sharing import config_name, validate_replicas
 from .component import PoolComponent
-from .pool import POOL_LABEL, PoolFacts, build_facts
+from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts
 
 PATCH_FORCE = "pulumi.com/patchForce"
 GPUS_ANNOTATION = "gpu-inference.dev/gpus-per-node"
@@ -60,29 +61,40 @@ ERT_ANNOTATION = "gpu-inference.dev/extended-resource-toleration"
 class ExistingGpuNodesArgs:
     """Inputs of `ExistingGpuNodes`; every default is here."""
 
-    nodes: Sequence[str]
+    nodes: Sequence[str] = field(metadata=stack(min_items=1))
     """Names of the Kubernetes nodes that make up the pool."""
-    gpus_per_node: int
-    """GPUs each node exposes (0 for CPU nodes)."""
-    gpu_model: Optional[str] = None
+    gpus_per_node: Optional[int] = field(default=0, metadata=stack("gpusPerNode", ge=0))
+    """GPUs each node has (0 for CPU nodes); with time-slicing each exposes this many times
+    `time_slicing_replicas` `nvidia.com/gpu`."""
+    gpu_model: Optional[str] = field(default=None, metadata=stack("accelerator"))
     """GPU model, e.g. `A100`, for reports and checks."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """Labels to set on the nodes (beside the pool label)."""
     taints: Optional[Sequence[Taint]] = None
     """Taints to set; None: `nvidia.com/gpu=present:NoSchedule` for GPU nodes, none for CPU."""
-    present_labels: Optional[Mapping[str, str]] = None
+    present_labels: Optional[Mapping[str, str]] = field(
+        default=None, metadata=stack(syntax="labels")
+    )
     """Labels the nodes already carry (not patched); they may be selected."""
-    select_labels: Optional[Sequence[str]] = None
+    select_labels: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(syntax="label-keys")
+    )
     """Label keys the placement selects; default: the pool label `gpu-inference.dev/pool`."""
-    scheduling_style: Optional[str] = "nodeSelector"
+    scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
     patch_force: Optional[bool] = False
     """Take over labels / taints another field manager owns (`pulumi.com/patchForce`)."""
-    extended_resource_toleration: Optional[bool] = False
+    extended_resource_toleration: Optional[bool] = field(
+        default=False, metadata=stack(source="cluster.extendedResourceToleration")
+    )
     """Whether the cluster runs the ExtendedResourceToleration admission plugin."""
-    pool_name: Optional[str] = None
+    pool_name: Optional[str] = field(
+        default=None, metadata=stack("name", required=True, syntax="pool-name")
+    )
     """The pool's name (its `gpu-inference.dev/pool` label); default: the component's name."""
-    time_slicing_replicas: Optional[int] = None
+    time_slicing_replicas: Optional[int] = field(
+        default=None, metadata=stack("gpuSharing.maxClientsPerGpu", ge=2, le=48)
+    )
     """Time-slice each GPU into this many `nvidia.com/gpu` (NVIDIA device plugin config label)."""
 
 
@@ -145,7 +157,7 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
             raise e.at(f"args.nodes[{i}]") from None
         if list(nodes).index(node) != i:
             raise InputError(f"node {node!r} is listed twice", "each node once", f"args.nodes[{i}]")
-    gpus = args.gpus_per_node
+    gpus = args.gpus_per_node if args.gpus_per_node is not None else 0
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
         raise InputError(
             f"gpus_per_node {show(gpus)} is not a whole number of GPUs",
@@ -154,9 +166,10 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
         )
     if args.gpu_model is not None and gpus == 0:
         raise InputError(
-            f"gpu_model {show(args.gpu_model)} is given for nodes with 0 GPUs",
-            "gpus_per_node above 0 with a gpu_model, or no gpu_model",
-            "args.gpu_model",
+            f"gpu_model {show(args.gpu_model)} is given but gpus_per_node is 0: a GPU pool of "
+            "existing nodes must say how many GPUs each node has",
+            "gpus_per_node 1 or more (or no gpu_model: CPU nodes)",
+            "args.gpus_per_node",
         )
     present: dict[str, str] = {}
     if args.present_labels is not None:
@@ -281,3 +294,20 @@ class ExistingGpuNodes(PoolComponent):
                 "placement": plan.facts.placement.to_pod_spec(),
             }
         )
+
+
+def _facts(name: str, args: ExistingGpuNodesArgs) -> PoolFacts:
+    return validate_existing_nodes_args(name, args).facts
+
+
+KIND = PoolKind(
+    name="existing",
+    title="pool of existing nodes",
+    provider="existing",
+    args=ExistingGpuNodesArgs,
+    facts=_facts,
+    component=ExistingGpuNodes,
+    kubernetes=True,
+    node_startup=False,
+    note="the pool is the listed nodes, labeled and tainted in place",
+)

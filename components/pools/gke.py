@@ -26,27 +26,31 @@ Choices:
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 
 from ..model.catalog import (
     gke_accelerator,
+    gke_gpus_for_machine,
     mig_instances,
     validate_gke_accelerator,
     validate_gke_cpu_machine_type,
     validate_shared_clients,
 )
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.scheduling import Taint, validate_dns1035_label
 from .component import PoolComponent
 from .pool import (
     GPU_TAINT,
     PoolFacts,
+    PoolKind,
     build_facts,
     declared_labels,
     gke_node_pool_resource_name,
+    normalize_taints,
 )
 
 GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
@@ -77,60 +81,76 @@ _SA_EMAIL = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.:]+\.gserviceacc
 class GkeGpuNodePoolArgs:
     """Inputs of a `GkeGpuNodePool`; every default is here."""
 
-    cluster: pulumi.Input[str]
+    cluster: pulumi.Input[str] = field(metadata=stack(source="cluster.name"))
     """The GKE cluster (name, or `projects/P/locations/L/clusters/C`)."""
-    machine_type: str
+    machine_type: str = field(metadata=stack(required=True))
     """Compute Engine machine type, e.g. `g2-standard-8`, `a2-ultragpu-2g`, `n1-standard-8`."""
-    location: Optional[pulumi.Input[str]] = None
+    location: Optional[pulumi.Input[str]] = field(
+        default=None, metadata=stack(source="cluster.location")
+    )
     """The cluster's location (region or zone); default: the provider's."""
-    project: Optional[pulumi.Input[str]] = None
+    project: Optional[pulumi.Input[str]] = field(
+        default=None, metadata=stack(source="cluster.project")
+    )
     """The project; default: the provider's."""
     accelerator: Optional[str] = None
     """GKE accelerator type, e.g. `nvidia-l4`; None makes a CPU pool."""
-    gpu_count: Optional[int] = None
+    gpu_count: Optional[int] = field(default=None, metadata=stack("gpusPerNode", ge=1))
     """GPUs per node; default: the count built into the machine type (required on N1)."""
-    gpu_driver_version: Optional[str] = "DEFAULT"
+    gpu_driver_version: Optional[str] = field(
+        default="DEFAULT", metadata=stack(choices=GPU_DRIVER_VERSIONS)
+    )
     """`DEFAULT` | `LATEST` | `INSTALLATION_DISABLED` (GKE-managed driver installation)."""
-    gpu_sharing_strategy: Optional[str] = None
+    gpu_sharing_strategy: Optional[str] = field(
+        default=None, metadata=stack("gpuSharing.strategy", choices=tuple(SHARING_STRATEGIES))
+    )
     """Shared GPUs: `TIME_SHARING` or `MPS` (with `max_shared_clients_per_gpu`)."""
-    max_shared_clients_per_gpu: Optional[int] = None
+    max_shared_clients_per_gpu: Optional[int] = field(
+        default=None, metadata=stack("gpuSharing.maxClientsPerGpu", ge=2, le=48)
+    )
     """Containers sharing one GPU (2..48); the node exposes GPUs x this `nvidia.com/gpu`."""
     gpu_partition_size: Optional[str] = None
     """MIG profile each GPU is partitioned into (e.g. `1g.10gb`); the node exposes GPUs x
     instances per GPU `nvidia.com/gpu`."""
-    min_nodes: Optional[int] = 0
+    min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
     """Fewest nodes in the whole pool (0: scale to zero)."""
-    max_nodes: Optional[int] = 1
+    max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))
     """Most nodes in the whole pool (total over its zones)."""
     spot: Optional[bool] = False
     """Spot VMs (GKE labels them `cloud.google.com/gke-spot=true`)."""
-    node_locations: Optional[Sequence[str]] = None
+    node_locations: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
     """Zones for the nodes; default: the cluster's."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """Extra node labels (e.g. `{"pool": "infer-srv"}`)."""
     taints: Optional[Sequence[Taint]] = None
     """Node taints; None: none beyond GKE's own GPU taint. GKE's GPU taint is always declared."""
-    select_labels: Optional[Sequence[str]] = None
+    select_labels: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(syntax="label-keys")
+    )
     """Label keys the placement selects; default: the pool label `gpu-inference.dev/pool`."""
-    scheduling_style: Optional[str] = "nodeSelector"
+    scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
-    disk_size_gb: Optional[int] = 100
+    disk_size_gb: Optional[int] = field(default=100, metadata=stack(ge=10))
     """Boot disk size in GB (model images are large)."""
     disk_type: Optional[str] = None
     """Boot disk type (e.g. `pd-balanced`, `pd-ssd`); default: GKE's."""
     image_streaming: Optional[bool] = False
     """GKE image streaming (needs the Container File System API enabled in the project)."""
-    service_account: Optional[pulumi.Input[str]] = None
+    service_account: Optional[pulumi.Input[str]] = field(
+        default=None, metadata=stack(source="cluster.nodeServiceAccount")
+    )
     """A dedicated node service account email (recommended over the Compute default account)."""
-    location_policy: Optional[str] = None
+    location_policy: Optional[str] = field(default=None, metadata=stack(choices=LOCATION_POLICIES))
     """Autoscaler location policy `ANY` | `BALANCED`; default ANY for GPU/spot pools."""
-    gke_metadata: Optional[bool] = True
+    gke_metadata: Optional[bool] = field(default=True, metadata=stack(source="cluster.gkeMetadata"))
     """Workload metadata `GKE_METADATA` (pods reach Google APIs only through Workload
     Identity). False only on a cluster without Workload Identity, where such a pool fails to
     create; the nodes then expose the node's own metadata."""
     secure_boot: Optional[bool] = True
     """Shielded nodes with secure boot (turn off only for unsigned kernel modules)."""
-    pool_name: Optional[str] = None
+    pool_name: Optional[str] = field(
+        default=None, metadata=stack("name", required=True, syntax="pool-name")
+    )
     """The pool's name (its `gpu-inference.dev/pool` label and cloud name prefix); default: the
     component's name."""
 
@@ -195,21 +215,35 @@ def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
     gpu_model: Optional[str] = None
     cloud_labels: dict[str, str] = {}
     forced: list[Taint] = []
-    if args.accelerator is not None:
+    accelerator = args.accelerator
+    attached = gke_gpus_for_machine(str(args.machine_type))
+    if accelerator is None and args.gpu_count is not None and attached:
+        accelerator = attached[0]  # the GPUs come with the machine type (G2, A2, A3, G4)
+    if accelerator is not None:
         try:
-            acc = gke_accelerator(args.accelerator)
+            acc = gke_accelerator(accelerator)
         except InputError as e:
             raise e.at("args.accelerator") from None
         count_path = (
             "args.gpu_count" if acc.counts_for(str(args.machine_type)) else "args.accelerator"
         )
         try:
-            gpus = validate_gke_accelerator(args.accelerator, args.machine_type, args.gpu_count)
+            gpus = validate_gke_accelerator(accelerator, args.machine_type, args.gpu_count)
         except InputError as e:
             raise e.at(count_path) from None
         gpu_model = acc.gpu_model
         cloud_labels = {GKE_ACCELERATOR_LABEL: acc.name, GKE_ACCELERATOR_COUNT_LABEL: str(gpus)}
         forced = [GPU_TAINT]
+        for i, taint in enumerate(normalize_taints(args.taints)):
+            if taint.key == GPU_TAINT.key and taint != GPU_TAINT:
+                what = "value" if taint.value != GPU_TAINT.value else "effect"
+                raise InputError(
+                    f"taint {taint} uses the key GKE taints its GPU nodes with itself "
+                    f"({GPU_TAINT}); another {what} would contradict it",
+                    f"{GPU_TAINT} (or leave it out: it is declared for you), or a taint with "
+                    "another key",
+                    f"args.taints[{i}].{what}",
+                )
         gpus = shared_gpus(args, acc.name, gpus, cloud_labels)
         if args.gpu_driver_version not in GPU_DRIVER_VERSIONS:
             raise InputError(
@@ -395,3 +429,13 @@ class GkeGpuNodePool(PoolComponent):
                 "placement": plan.facts.placement.to_pod_spec(),
             }
         )
+
+
+KIND = PoolKind(
+    name="gke",
+    title="GKE node pool",
+    provider="gke",
+    args=GkeGpuNodePoolArgs,
+    facts=validate_gke_pool_args,
+    component=GkeGpuNodePool,
+)

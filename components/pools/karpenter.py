@@ -38,13 +38,14 @@ Choices:
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 
 from ..model.catalog import AWS_GPU_INSTANCES, aws_gpu_families, aws_instance
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.karpenter import (
     ARCH_LABEL,
     CAPACITY_TYPE_LABEL,
@@ -65,7 +66,7 @@ from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Taint
 from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.sharing import config_name, validate_replicas
 from .component import PoolComponent
-from .pool import PoolFacts, build_facts, validate_pool_name
+from .pool import PoolFacts, PoolKind, build_facts, validate_pool_name
 
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
@@ -84,44 +85,50 @@ karpenter.sh_nodepools.yaml v1.14.1; a few well-known keys excepted that a pool 
 class KarpenterGpuNodePoolArgs:
     """Inputs of a `KarpenterGpuNodePool`; every default is here."""
 
-    cluster_name: Optional[str] = None
+    cluster_name: Optional[str] = field(default=None, metadata=stack(source="cluster.name"))
     """The EKS cluster: subnets and security groups are found by `karpenter.sh/discovery` = this
     (needed unless `node_class` is given, or both selectors are)."""
     node_role: Optional[str] = None
     """IAM role name of the nodes (the EC2NodeClass `role`); needed unless `node_class` is given."""
-    gpu_names: Optional[Sequence[str]] = None
+    gpu_names: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
     """`karpenter.k8s.aws/instance-gpu-name` values, e.g. `["l4", "a10g"]` (EC2's names, lower case)."""
-    instance_families: Optional[Sequence[str]] = None
+    instance_families: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
     """`karpenter.k8s.aws/instance-family` values, e.g. `["g6", "g5"]`."""
-    instance_types: Optional[Sequence[str]] = None
+    instance_types: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
     """`node.kubernetes.io/instance-type` values, e.g. `["g6.xlarge"]`."""
-    min_gpus: Optional[int] = 1
+    min_gpus: Optional[int] = field(default=1, metadata=stack(ge=1))
     """Fewest GPUs per node."""
-    max_gpus: Optional[int] = None
+    max_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Most GPUs per node (none: any)."""
-    capacity_types: Optional[Sequence[str]] = None
+    capacity_types: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(choices=CAPACITY_TYPES, min_items=1)
+    )
     """`reserved` / `spot` / `on-demand` in priority order (Karpenter's: reserved, spot,
     on-demand); default `["on-demand"]`."""
-    max_nodes: Optional[int] = 1
+    max_nodes: Optional[int] = field(default=1, metadata=stack(root=True, required=True))
     """Most nodes (`limits.nodes`)."""
-    max_total_gpus: Optional[int] = None
+    max_total_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Most GPUs over the whole pool (`limits["nvidia.com/gpu"]`)."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(
+        default=None, metadata=stack(root=True, syntax="labels")
+    )
     """Extra node labels (NodePool `template.metadata.labels`)."""
-    taints: Optional[Sequence[Taint]] = None
+    taints: Optional[Sequence[Taint]] = field(default=None, metadata=stack(root=True))
     """Node taints; None: `nvidia.com/gpu=present:NoSchedule`."""
-    select_labels: Optional[Sequence[str]] = None
+    select_labels: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(root=True, syntax="label-keys")
+    )
     """Label keys the placement selects; default: the pool label `gpu-inference.dev/pool`."""
-    scheduling_style: Optional[str] = "nodeSelector"
+    scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
     consolidate_after: Optional[str] = "5m"
     """How long a node stays empty before Karpenter removes it (`disruption.consolidateAfter`)."""
-    weight: Optional[int] = None
+    weight: Optional[int] = field(default=None, metadata=stack(ge=1, le=100))
     """NodePool weight (higher: preferred over other NodePools a pod fits)."""
     ami_alias: Optional[str] = "al2023@latest"
     """EC2NodeClass AMI alias `family@version` (`al2023` or `bottlerocket`); pin a version in
     production."""
-    disk_size_gb: Optional[int] = 100
+    disk_size_gb: Optional[int] = field(default=100, metadata=stack(root=True, ge=10))
     """Node volume size in GiB."""
     subnet_selector_tags: Optional[Mapping[str, str]] = None
     """Subnets by tags; default `{karpenter.sh/discovery: <cluster_name>}`."""
@@ -130,7 +137,9 @@ class KarpenterGpuNodePoolArgs:
     node_class: Optional[str] = None
     """An existing EC2NodeClass to launch with (no EC2NodeClass is emitted); on EKS Auto Mode the
     NodeClass (default `default`, the one Auto Mode creates)."""
-    time_slicing_replicas: Optional[int] = None
+    time_slicing_replicas: Optional[int] = field(
+        default=None, metadata=stack("gpuSharing.maxClientsPerGpu", root=True, ge=2, le=48)
+    )
     """Time-sliced GPUs (2..48 pods per GPU): the nodes get the NVIDIA device plugin config label
     `nvidia.com/device-plugin.config=time-sliced-<n>`, and one NodeOverlay per GPU count tells
     Karpenter's scheduling simulation the shared `nvidia.com/gpu` (kubernetes-sigs/karpenter#729).
@@ -142,7 +151,9 @@ class KarpenterGpuNodePoolArgs:
     auto_mode: Optional[bool] = False
     """EKS Auto Mode: requirement keys under `eks.amazonaws.com/`, Auto Mode's own NodeClass, no
     EC2NodeClass; Auto Mode runs the NVIDIA device plugin itself."""
-    pool_name: Optional[str] = None
+    pool_name: Optional[str] = field(
+        default=None, metadata=stack("name", root=True, required=True, syntax="pool-name")
+    )
     """The pool's name (its `gpu-inference.dev/pool` label and the NodePool's name); default: the
     component's name."""
 
@@ -564,3 +575,21 @@ class KarpenterGpuNodePool(PoolComponent):
                 "placement": plan.facts.placement.to_pod_spec(),
             }
         )
+
+
+def _facts(name: str, args: KarpenterGpuNodePoolArgs) -> PoolFacts:
+    return validate_karpenter_pool_args(name, args).facts
+
+
+KIND = PoolKind(
+    name="karpenter",
+    title="Karpenter NodePool",
+    provider="eks",
+    args=KarpenterGpuNodePoolArgs,
+    facts=_facts,
+    component=KarpenterGpuNodePool,
+    block="karpenter",
+    kubernetes=True,
+    note="Karpenter launches nodes for pending pods and removes empty ones (no minimum); its "
+    "instance types, capacity types and AMI are in its karpenter block",
+)

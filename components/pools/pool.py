@@ -46,7 +46,7 @@ bridge leaves the name to the prefix there.
 """
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -315,6 +315,10 @@ def pool_placement(
         )
     selected: dict[str, str] = {}
     for i, k in enumerate(keys):
+        if k in keys[:i]:
+            raise InputError(
+                f"label key {show(k)} is listed twice", "each key once", f"args.select_labels[{i}]"
+            )
         if k not in labels:
             raise InputError(
                 f"select_labels names {show(k)}, which the pool's nodes do not carry",
@@ -438,3 +442,39 @@ def replacement_collides(
     key = FIXED_NAME_INPUTS.get(typ, "name")
     old, new = old_inputs.get(key), new_inputs.get(key)
     return old is not None and old == new
+
+
+# ---------------------------------------------------------------------------------------------
+# Pool kinds
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolKind:
+    """One kind of pool, as the stack config and the platform meet it: each `components.pools`
+    module declares its own (`KIND`). A `pools[i]` entry is of the kind whose `provider` is the
+    cluster's and whose `block` it gives (`karpenter:`), else of the provider's kind without a
+    block; on a GKE Autopilot cluster, of the `autopilot` kind."""
+
+    name: str
+    """Short name (`gke`, `karpenter`), as the modules are named."""
+    title: str
+    """What a person calls it (`EKS managed node group`)."""
+    provider: str
+    """`gke`, `eks` or `existing`: the cluster provider it runs on."""
+    args: type
+    """The component's Args dataclass: the one declaration of its inputs and stack keys."""
+    facts: Callable[[str, Any], PoolFacts]
+    """Validates the args (pure, nothing registered) and returns the pool's facts."""
+    component: type
+    """The ComponentResource class, constructed as `component(name, args, opts=...)`."""
+    block: Optional[str] = None
+    """The key of its own block in a `pools[i]` entry (`karpenter`), if it has one."""
+    autopilot: bool = False
+    """The kind every pool of a GKE Autopilot cluster is."""
+    kubernetes: bool = False
+    """Its component makes Kubernetes objects (it needs the cluster's kubernetes provider)."""
+    node_startup: bool = True
+    """Its nodes are made on demand: `nodeStartupSeconds` applies."""
+    note: str = ""
+    """What sets it apart, said when a key of another kind is given to it."""

@@ -26,7 +26,7 @@ Values (charts/karpenter/values.yaml at v1.14.1):
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
@@ -34,6 +34,7 @@ import pulumi
 from ..model import versions
 from ..model.errors import InputError, show
 from ..model.identity import ROLE_ARN
+from ..model.inputs import stack
 from ..model.scheduling import LABEL_VALUE_RULE, label_value_problem, validate_dns1123_label
 from .helm import chart_release, check_local_charts
 
@@ -57,7 +58,7 @@ _CHART_VERSION = re.compile(r"^([0-9]+)\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$")
 class KarpenterInstallArgs:
     """Inputs of `KarpenterInstall`; every default is here."""
 
-    cluster_name: Optional[str] = None
+    cluster_name: Optional[str] = field(default=None, metadata=stack(source="cluster.name"))
     """The EKS cluster (`settings.clusterName`); required."""
     version: Optional[str] = None
     """Chart version of both charts (`1.14.1`, no `v`); default: the pinned one."""
@@ -72,15 +73,15 @@ class KarpenterInstallArgs:
     component) for ServiceAccount `karpenter` in `namespace`: no annotation, no `role_arn`."""
     interruption_queue: Optional[str] = None
     """SQS queue name for spot interruption and rebalance events; none: no interruption handling."""
-    system_pools: Optional[Sequence[str]] = None
+    system_pools: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
     """Run the controller only on nodes with `gpu-inference.dev/pool` in these pool names."""
-    node_groups: Optional[Sequence[str]] = None
+    node_groups: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
     """Run the controller only on these EKS managed node groups (`eks.amazonaws.com/nodegroup`)."""
-    node_overlay: Optional[bool] = False
+    node_overlay: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """Turn on the NodeOverlay feature gate (alpha): pools with time-sliced GPUs need it."""
-    crd_chart: Optional[str] = None
+    crd_chart: Optional[str] = field(default=None, metadata=stack("chart.crd"))
     """A local karpenter-crd chart directory or `.tgz` instead of the registry's (air-gapped)."""
-    controller_chart: Optional[str] = None
+    controller_chart: Optional[str] = field(default=None, metadata=stack("chart.controller"))
     """A local karpenter chart directory or `.tgz` instead of the registry's (air-gapped)."""
 
 

@@ -8,7 +8,8 @@ import pytest
 from config_bases import EKS, EXISTING, GKE, NS, mutated
 
 from components.model.errors import InputError
-from components.platform.config import Component, Server, load_spec
+from components.platform.config import Component, Server
+from components.platform.load import load_spec
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +37,21 @@ def test_gke_defaults(gke):
         True,
     )
     spot, ondemand, cpu = gke.pools
-    assert (spot.accelerator, spot.gpus, spot.is_gpu, spot.is_spot) == ("nvidia-l4", 1, True, True)
-    assert (ondemand.gpus, ondemand.is_spot, ondemand.size_range) == (1, False, (0, 2))
-    assert (cpu.is_gpu, cpu.gpus, cpu.min_nodes, cpu.taints, cpu.labels) == (False, 0, 0, [], {})
-    assert [str(t) for t in spot.taint_list] == ["inference=true:NoSchedule"]
+    assert (spot.gpu_name, spot.gpus, spot.is_gpu, spot.facts.spot) == ("nvidia-l4", 1, True, True)
+    assert (ondemand.gpus, ondemand.facts.spot, ondemand.size_range) == (1, False, (0, 2))
+    assert (cpu.is_gpu, cpu.gpus, cpu.min_nodes, cpu.taints, cpu.labels) == (
+        False,
+        0,
+        0,
+        None,
+        None,
+    )
+    assert [str(t) for t in spot.node_taints] == [
+        "inference=true:NoSchedule",
+        "nvidia.com/gpu=present:NoSchedule",
+    ]
+    # defaults of the pool component's Args
+    assert (spot.disk_size_gb, spot.gpu_driver_version, cpu.secure_boot) == (100, "DEFAULT", True)
     assert gke.knative.mode == "operator" and gke.knative.ingress == "kourier"
     assert gke.knative.features == {} and not gke.knative.assume_flags_enabled
     a = gke.addons
@@ -75,7 +87,7 @@ def test_gke_defaults(gke):
 def test_eks_defaults(eks):
     g5, cpu = eks.pools
     # the accelerator label and GPU count come from the catalog's instance type
-    assert (g5.accelerator, g5.gpus, g5.capacity_type, g5.is_spot) == (
+    assert (g5.gpu_name, g5.gpus, g5.capacity_type, g5.facts.spot) == (
         "nvidia-a10g",
         1,
         "ON_DEMAND",
@@ -247,4 +259,4 @@ def test_disabling_an_unused_podspec_flag_is_allowed_when_asked():
 def test_error_names_what_is_allowed_for_unknown_keys():
     with pytest.raises(InputError) as caught:
         load_spec(mutated("gke", {"pools[0].toleration": []}))
-    assert caught.value.allowed.startswith("name, accelerator, gpusPerNode, machineType")
+    assert caught.value.allowed.startswith("name, machineType, accelerator, gpusPerNode")

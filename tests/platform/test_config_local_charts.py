@@ -7,7 +7,7 @@ import pytest
 from config_bases import NS, mutated
 
 from components.model.errors import InputError
-from components.platform.config import load_spec
+from components.platform.load import load_spec
 from components.platform.platform import InferencePlatform
 
 RELEASE = "kubernetes:helm.sh/v3:Release"

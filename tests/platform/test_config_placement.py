@@ -9,9 +9,12 @@ from config_bases import DEL, mutated
 
 from components.model.errors import InputError
 from components.platform import config as cfg
-from components.platform.config import load_spec
 from components.platform.config_errors import relocate
-from components.platform.platform import POOL_ARG_KEYS
+from components.platform.derive import relocate as relocate_arg
+from components.platform.load import load_spec
+from components.pools.eks import EksGpuNodeGroupArgs
+from components.pools.gke import GkeGpuNodePoolArgs
+from components.pools.karpenter import KarpenterGpuNodePoolArgs
 
 NS = "gpu-inference"
 
@@ -127,7 +130,7 @@ def test_eks_gpu_instance_types_make_a_gpu_pool(instance, accelerator, gpus):
         )
     )
     pool = spec.pools[0]
-    assert (pool.is_gpu, pool.accelerator, pool.gpus_per_node) == (True, accelerator, gpus)
+    assert (pool.is_gpu, pool.gpu_name, pool.node_gpus) == (True, accelerator, gpus)
 
 
 def test_the_gke_gpu_taint_as_gke_sets_it_is_accepted():
@@ -137,39 +140,75 @@ def test_the_gke_gpu_taint_as_gke_sets_it_is_accepted():
             {"pools[1].taints": [{"key": "nvidia.com/gpu", "value": "present"}]},
         )
     )
-    assert [t.taint.to_dict() for t in spec.pools[1].taints] == [
+    assert [t.to_dict() for t in spec.pools[1].node_taints] == [
         {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
     ]
 
 
-# A component's error path -> the stack key it is relocated to.
-RELOCATED = [
+# A pool component's error path -> the stack key it is relocated to (derived from its Args).
+POOL_RELOCATED = [
     (
         "GkeGpuNodePool('l4').args.labels.cloud.google.com/gke-accelerator",
-        "pools[0]",
-        cfg.Pool,
+        GkeGpuNodePoolArgs,
+        None,
         'gpu-inference:pools[0].labels["cloud.google.com/gke-accelerator"]',
     ),
     (
         "GkeGpuNodePool('l4').args.gpu_count",
-        "pools[0]",
-        cfg.Pool,
+        GkeGpuNodePoolArgs,
+        None,
         "gpu-inference:pools[0].gpusPerNode",
     ),
     (
         "GkeGpuNodePool('l4').args.taints[1]",
-        "pools[0]",
-        cfg.Pool,
+        GkeGpuNodePoolArgs,
+        None,
         "gpu-inference:pools[0].taints[1]",
     ),
-    ("GkeGpuNodePool('l4').name", "pools[2]", cfg.Pool, "gpu-inference:pools[2].name"),
+    ("GkeGpuNodePool('l4').name", GkeGpuNodePoolArgs, None, "gpu-inference:pools[0].name"),
     (
         "GkeGpuNodePool('l4').args.location",
-        "pools[0]",
-        cfg.Pool,
+        GkeGpuNodePoolArgs,
+        None,
         "gpu-inference:cluster.location",
     ),
-    ("EksGpuNodeGroup('t4').args.secure_boot", "pools[0]", cfg.Pool, "gpu-inference:pools[0]"),
+    (
+        "GkeGpuNodePool('l4').args.max_shared_clients_per_gpu",
+        GkeGpuNodePoolArgs,
+        None,
+        "gpu-inference:pools[0].gpuSharing.maxClientsPerGpu",
+    ),
+    (
+        "EksGpuNodeGroup('t4').args.scheduling_style",
+        EksGpuNodeGroupArgs,
+        None,
+        "gpu-inference:pools[0]",
+    ),
+    (
+        "KarpenterGpuNodePool('h100').args.capacity_types[1]",
+        KarpenterGpuNodePoolArgs,
+        "karpenter",
+        "gpu-inference:pools[0].karpenter.capacityTypes[1]",
+    ),
+    (
+        "KarpenterGpuNodePool('h100').args.max_nodes",
+        KarpenterGpuNodePoolArgs,
+        "karpenter",
+        "gpu-inference:pools[0].maxNodes",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("given", "args", "block", "want"), POOL_RELOCATED, ids=[r[0] for r in POOL_RELOCATED]
+)
+def test_pool_component_errors_are_relocated_to_the_stack_key(given, args, block, want):
+    err = relocate_arg(InputError("bad", "good", given), f"{NS}:pools[0]", args, block, NS)
+    assert (err.path, err.problem, err.allowed) == (want, "bad", "good")
+
+
+# A workload component's error path -> the stack key it is relocated to.
+RELOCATED = [
     (
         "InferenceService('llm').predictor.containers[0].image",
         "inferenceServices[0]",
@@ -208,6 +247,6 @@ RELOCATED = [
     ("given", "key", "model", "want"), RELOCATED, ids=[r[0] for r in RELOCATED]
 )
 def test_component_errors_are_relocated_to_the_stack_key(given, key, model, want):
-    err = relocate(InputError("bad", "good", given), f"{NS}:{key}", model, POOL_ARG_KEYS)
+    err = relocate(InputError("bad", "good", given), f"{NS}:{key}", model)
     assert (err.path, err.problem, err.allowed) == (want, "bad", "good")
     assert str(err) == f"{want}: bad (allowed: good)"

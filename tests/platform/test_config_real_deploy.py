@@ -5,7 +5,7 @@ import pytest
 from config_bases import NS, mutated
 
 from components.model.errors import InputError
-from components.platform.config import load_spec
+from components.platform.load import load_spec
 
 RCLONE = {"name": "rclone", "image": "seldonio/seldon-rclone:2.6.0"}
 AGENT = {"name": "agent", "image": "seldonio/seldon-agent:2.6.0"}

@@ -11,7 +11,7 @@ from config_bases import DEL, NS, mutated
 
 from components.check import check
 from components.model.errors import InputError
-from components.platform.config import load_spec
+from components.platform.load import load_spec
 from components.platform.platform import InferencePlatform
 
 PATCH = "kubernetes:core/v1:NodePatch"
@@ -147,8 +147,8 @@ def test_config_check_uses_the_shared_count():
         ),
         (
             {"pools[1].gpuSharing": {"strategy": "TIME_SHARING", "maxClientsPerGpu": 2}},
-            "pools[1].gpuSharing: gpuSharing on a CPU pool (no accelerator or gpusPerNode) "
-            "(allowed: accelerator and gpusPerNode to time-slice, or leave it out)",
+            "pools[1].gpuSharing.maxClientsPerGpu: gpuSharing.maxClientsPerGpu is given for "
+            "nodes with 0 GPUs (allowed: gpusPerNode above 0 to time-slice, or leave it out)",
         ),
         (
             {"addons": {"nvidiaDevicePlugin": {"enabled": False}}},
@@ -159,14 +159,15 @@ def test_config_check_uses_the_shared_count():
         ),
         (
             {"pools[0].labels": {LABEL: "mine"}},
-            f"pools[0].labels.{LABEL}: label {LABEL}='mine' contradicts gpuSharing, which sets "
-            "it to 'time-sliced-4' (allowed: leave the label out (gpuSharing sets it))",
+            f"pools[0].labels[\"{LABEL}\"]: label {LABEL}='mine' contradicts time-slicing, which "
+            "sets it to 'time-sliced-4' (allowed: leave the label out "
+            "(gpuSharing.maxClientsPerGpu sets it))",
         ),
         (
             {"pools[0].presentLabels": {LABEL: "t4-config"}},
-            f"pools[0].presentLabels.{LABEL}: label {LABEL}='t4-config' contradicts gpuSharing, "
-            "which sets it to 'time-sliced-4' (allowed: leave the label out (gpuSharing sets "
-            "it))",
+            f"pools[0].presentLabels[\"{LABEL}\"]: label {LABEL}='t4-config' contradicts "
+            "time-slicing, which sets it to 'time-sliced-4' (allowed: leave the label out "
+            "(gpuSharing.maxClientsPerGpu sets it))",
         ),
     ],
     ids=["mps", "cpu-pool", "no-device-plugin", "label", "present-label"],

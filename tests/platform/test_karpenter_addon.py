@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from components.model.errors import InputError
-from components.platform.config import load_spec
+from components.platform.load import load_spec
 from components.platform.platform import InferencePlatform
 from tests.config_bases import EKS, GKE, NS
 
@@ -184,8 +184,8 @@ K = f"{NS}:addons.karpenter"
         (
             stack({"enabled": True, "podIdentity": True, "rolearn": ROLE}),
             f"{K}.rolearn: unknown key 'rolearn' (did you mean 'roleArn'?) (allowed: enabled, "
-            "version, chart, namespace, roleArn, podIdentity, interruptionQueue, systemPools, "
-            "nodeGroups)",
+            "version, namespace, roleArn, podIdentity, interruptionQueue, systemPools, "
+            "nodeGroups, chart)",
         ),
     ],
 )
@@ -261,7 +261,10 @@ def test_local_charts_both_or_refused_beside_a_version(run, tmp_path):
         load_spec(
             stack({"enabled": True, "podIdentity": True, "chart": {"crd": charts["karpenter"]}})
         )
-    assert str(e.value) == f"{K}.chart.controller: required key is missing"
+    assert str(e.value) == (
+        f"{K}.chart.controller: required key is missing (allowed: local charts are given "
+        "together: crd, controller)"
+    )
 
 
 def test_a_system_pool_tainted_critical_addons_only_is_fine(run):

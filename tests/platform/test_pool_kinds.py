@@ -120,17 +120,20 @@ def test_more_gpus_than_the_requirements_admit_is_refused(tmp_path, capsys):
         (
             "      maxNodes: 6\n",
             "      maxNodes: 6\n      instanceTypes: [g6.xlarge]\n",
-            f"{NS}:pools[0].instanceTypes: key 'instanceTypes' is for EKS node groups",
+            f"{NS}:pools[0].instanceTypes: key 'instanceTypes' is for another kind of pool (EKS managed "
+            "node group); this pool is a Karpenter NodePool",
         ),
         (
             "      maxNodes: 6\n",
             "      maxNodes: 6\n      minNodes: 1\n",
-            f"{NS}:pools[0].minNodes: minNodes 1: a Karpenter pool has no minimum",
+            f"{NS}:pools[0].minNodes: key 'minNodes' is for another kind of pool (GKE node pool, EKS "
+            "managed node group); this pool is a Karpenter NodePool (cluster provider 'eks'): "
+            "Karpenter launches nodes for pending pods and removes empty ones (no minimum)",
         ),
         (
             "        nodeRole: KarpenterNodeRole-inference\n      maxNodes: 6\n",
             "      maxNodes: 6\n",
-            f"{NS}:pools[0].karpenter.nodeRole: node_role None is not an IAM role name",
+            f"{NS}:pools[0].karpenter.nodeRole: nodeRole None is not an IAM role name",
         ),
     ],
     ids=["gpu-name", "no-instance", "order", "node-group-key", "min-nodes", "role"],
@@ -215,12 +218,14 @@ def test_gke_computeclass_broken_copy_exits_1(tmp_path, capsys):
         (
             "      machineType: g2-standard-12\n",
             "      machineType: g2-standard-12\n      maxNodes: 4\n",
-            f"{NS}:pools[0].maxNodes: key 'maxNodes' is for GKE node pools",
+            f"{NS}:pools[0].maxNodes: key 'maxNodes' is for another kind of pool (GKE node pool, EKS "
+            "managed node group, Karpenter NodePool); this pool is a GKE ComputeClass (cluster "
+            "provider 'gke'): GKE creates its node pools itself",
         ),
         (
             "      machineType: g2-standard-12\n",
             "      machineType: a2-highgpu-1g\n",
-            f"{NS}:pools[0].machineType: machine type 'a2-highgpu-1g' does not take nvidia-l4",
+            f"{NS}:pools[0].machineType: a2-highgpu-1g comes with nvidia-tesla-a100 GPUs, not nvidia-l4",
         ),
     ],
     ids=["reservation-name", "no-reservation-priority", "max-nodes", "machine"],
@@ -297,12 +302,14 @@ def test_autopilot_stack_creates_no_node_pool_and_places_on_the_accelerator(tmp_
         (
             "      gpusPerNode: 1\n      spot: true\n",
             "      spot: true\n",
-            f"{NS}:pools[0].gpusPerNode: required key is missing: an Autopilot pool",
+            f"{NS}:pools[0].gpusPerNode: required key is missing (allowed: GPUs per node to select",
         ),
         (
             "    - name: l4\n      accelerator: nvidia-l4\n",
             "    - name: l4\n      machineType: g2-standard-8\n      accelerator: nvidia-l4\n",
-            f"{NS}:pools[1].machineType: key 'machineType' does not apply on Autopilot",
+            f"{NS}:pools[1].machineType: key 'machineType' is for another kind of pool (GKE node pool, "
+            "GKE ComputeClass); this pool is a GKE Autopilot GPU pool (cluster provider 'gke'): "
+            "Autopilot has no node pools to shape, label or taint",
         ),
         (
             "    autopilot: true\n",

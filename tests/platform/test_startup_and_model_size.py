@@ -6,7 +6,7 @@ from config_bases import NS, mutated
 
 from components.check import check
 from components.model.errors import InputError
-from components.platform.config import load_spec
+from components.platform.load import load_spec
 from components.platform.platform import InferencePlatform
 
 ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
@@ -64,8 +64,7 @@ def test_node_start_up_on_existing_nodes_is_refused():
     with pytest.raises(InputError) as e:
         load_spec(mutated("existing", {"pools[0].nodeStartupSeconds": 600}))
     assert str(e.value).startswith(
-        f"{NS}:pools[0].nodeStartupSeconds: key 'nodeStartupSeconds' does not apply to existing "
-        "nodes"
+        f"{NS}:pools[0].nodeStartupSeconds: key 'nodeStartupSeconds' is for eks and gke pools"
     )
 
 

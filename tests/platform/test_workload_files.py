@@ -15,7 +15,8 @@ import yaml
 from config_bases import GKE
 
 from components.model.errors import InputError
-from components.platform.config import InferenceService, load_spec
+from components.platform.config import InferenceService
+from components.platform.load import load_spec
 from components.platform.platform import from_config
 from components.platform.workload_files import (
     WorkloadFileError,

@@ -185,7 +185,11 @@ BAD = [
     ({"nodes": ["Node_1"]}, "args.nodes[0]", ["'Node_1'", "DNS"]),
     ({"nodes": ["a", "a"]}, "args.nodes[1]", ["listed twice"]),
     ({"gpus_per_node": -1}, "args.gpus_per_node", ["-1 is not a whole number of GPUs"]),
-    ({"gpus_per_node": 0, "gpu_model": "A100"}, "args.gpu_model", ["0 GPUs"]),
+    (
+        {"gpus_per_node": 0, "gpu_model": "A100"},
+        "args.gpus_per_node",
+        ["must say how many GPUs each node has"],
+    ),
     ({"taints": []}, "args.taints", ["GPU pool without a NoSchedule or NoExecute taint"]),
     ({"labels": {POOL_LABEL: "x"}}, f"args.labels.{POOL_LABEL}", ["reserved"]),
     (

@@ -383,8 +383,8 @@ BAD = [
     ({"pool_name": "1pool"}, "args.pool_name", ["'1pool'", "DNS-1035"]),
     (
         {"taints": [Taint("nvidia.com/gpu", "true", "NoSchedule")]},
-        "args.taints[0]",
-        ["contradicts nvidia.com/gpu=present:NoSchedule, which GKE sets"],
+        "args.taints[0].value",
+        ["uses the key GKE taints its GPU nodes with itself (nvidia.com/gpu=present:NoSchedule)"],
     ),
     (
         {"labels": {"cloud.google.com/gke-accelerator": "nvidia-l4"}},

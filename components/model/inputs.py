@@ -1,0 +1,201 @@
+"""How a component's inputs meet the stack config, declared once on its `...Args` dataclass.
+
+A field of an Args dataclass is, by default, the stack key of its camelCase name in the config
+section that feeds the component (`min_nodes` -> `minNodes`). A field whose key differs, is fed from
+another section, or is not a stack key at all says so in its metadata: `field(default=...,
+metadata=stack(...))`. From that one declaration the platform derives the section's schema, the
+component's arguments from a parsed section, where a component's error about `args.<field>` points
+in the stack file, and the config reference (`docs/config-reference.md`).
+
+Pure: imports nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import re
+import sys
+import textwrap
+import typing
+from dataclasses import dataclass
+from typing import Any, Optional
+
+STACK = "gpu-inference.stack"
+"""The metadata key of a field's `Stack` declaration."""
+
+REQUIRED = dataclasses.MISSING
+
+
+@dataclass(frozen=True)
+class Stack:
+    """How one Args field meets the stack config (see `stack`)."""
+
+    key: Optional[str] = None
+    source: Optional[str] = None
+    hidden: bool = False
+    root: bool = False
+    required: bool = False
+    choices: tuple[Any, ...] = ()
+    ge: Optional[float] = None
+    le: Optional[float] = None
+    min_items: Optional[int] = None
+    syntax: Optional[str] = None
+    default: Optional[str] = None
+    doc: Optional[str] = None
+
+
+def stack(
+    key: Optional[str] = None,
+    *,
+    source: Optional[str] = None,
+    hidden: bool = False,
+    root: bool = False,
+    required: bool = False,
+    choices: tuple[Any, ...] = (),
+    ge: Optional[float] = None,
+    le: Optional[float] = None,
+    min_items: Optional[int] = None,
+    syntax: Optional[str] = None,
+    default: Optional[str] = None,
+    doc: Optional[str] = None,
+) -> dict[str, Stack]:
+    """Field metadata saying how the field meets the stack config:
+
+    - `key`: its key, when not the camelCase of the field name; dotted for a key inside a mapping
+      (`gpuSharing.maxClientsPerGpu`).
+    - `source`: the value is another section's key (`cluster.name`), set by the platform; not a
+      key of this section, and errors about the field point there.
+    - `hidden`: not a stack key; the platform computes it (errors point at the section).
+    - `root`: in a section with a block of its own (`pools[].karpenter`), the key sits at the
+      section's root beside the block, not in it.
+    - `required`: the stack must give the key, though the component has a default for it.
+    - `choices`, `ge`, `le`, `min_items`: what the config accepts, checked when it is read and
+      listed in the reference. `syntax`: a named value syntax the platform checks (`labels`,
+      `label-keys`, `dns1123`, `quantity`, `version`, ...).
+    - `default`: the default as the reference states it, when it is not the field's value (a
+      default the platform resolves from other keys). `doc`: the reference's text, when the
+      field's docstring speaks to component users rather than stack authors.
+    """
+    return {
+        STACK: Stack(
+            key, source, hidden, root, required, choices, ge, le, min_items, syntax, default, doc
+        )
+    }
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input of a component as the stack config sees it."""
+
+    field: str
+    """The Args field."""
+    path: Optional[str]
+    """Its key relative to the section (dotted inside mappings); None when not a key of it."""
+    annotation: Any
+    """The field's type (evaluated when its module postpones annotations)."""
+    default: Any
+    """The field's default, `REQUIRED` when it has none."""
+    doc: str
+    """The reference's text for it."""
+    decl: Stack
+    """The whole declaration."""
+
+    @property
+    def source(self) -> Optional[str]:
+        return self.decl.source
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED or self.decl.required
+
+
+def camel(name: str) -> str:
+    """`min_nodes` -> `minNodes`."""
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def declaration(f: dataclasses.Field[Any]) -> Stack:
+    found = f.metadata.get(STACK) if f.metadata else None
+    return found if isinstance(found, Stack) else Stack()
+
+
+def inputs(args: type, block: Optional[str] = None) -> list[Input]:
+    """The inputs of an Args dataclass, in field order. `block`: the key of the section's own block
+    (`karpenter`), under which every key goes that is not declared `root`."""
+    docs = field_docs(args)
+    out = []
+    for f in dataclasses.fields(args):
+        decl = declaration(f)
+        if decl.hidden or decl.source is not None:
+            path = None
+        else:
+            path = decl.key or camel(f.name)
+            if block and not decl.root:
+                path = f"{block}.{path}"
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = REQUIRED
+        doc = decl.doc or docs.get(f.name, "")
+        out.append(Input(f.name, path, field_type(args, f), default, doc, decl))
+    return out
+
+
+def field_type(args: type, f: dataclasses.Field[Any]) -> Any:
+    """A field's type, evaluated when its module postpones annotations."""
+    if not isinstance(f.type, str):
+        return f.type
+    module = sys.modules[args.__module__]
+    return eval(f.type, {**typing.__dict__, **vars(module)})
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstrings written under a dataclass's fields (as Pulumi's component-provider analyzer
+    reads them), by field name; empty when the source cannot be read."""
+    out: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for stmt, after in zip(body, [*body[1:], None], strict=True):
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                out[stmt.target.id] = " ".join(inspect.cleandoc(after.value.value).split())
+    return out
+
+
+def class_doc(cls: type) -> str:
+    """A class's docstring as one paragraph."""
+    return " ".join(inspect.cleandoc(cls.__doc__ or "").split())
+
+
+_ARG = re.compile(r"^(?:[A-Z]\w*\('(?:[^'\\]|\\.)*'\)\.)?args\.([a-z_][a-z0-9_]*)(.*)$")
+
+
+def arg_path(path: str) -> Optional[tuple[str, str]]:
+    """`GkeGpuNodePool('l4').args.labels.pool` or `args.taints[1]` -> (field, rest after it);
+    None when the path does not name an argument."""
+    m = _ARG.match(path)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def locate(args: type, block: Optional[str], field: str) -> Optional[Input]:
+    """The input of `args` that field `field` is, or None."""
+    for i in inputs(args, block):
+        if i.field == field:
+            return i
+    return None
