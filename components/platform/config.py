@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union
 
 from pydantic import (
@@ -25,10 +25,16 @@ from pydantic.alias_generators import to_camel
 
 from ..model.errors import InputError, show
 from ..model.identity import GSA_EMAIL, validate_workload_identity
-from ..model.inputs import class_doc, inputs
+from ..model.inputs import class_doc, inputs, stack
 from ..model.knative_features import KNATIVE_FEATURES, POD_FIELD_FLAGS, feature_values
 from ..model.scheduling import Toleration
+from ..serving.cert_manager import CertManagerArgs
 from ..serving.karpenter_install import KarpenterInstallArgs
+from ..serving.knative import KnativeServingArgs
+from ..serving.kserve_install import KServeInstallArgs
+from ..serving.model_namespace import ModelNamespaceArgs
+from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
+from ..serving.seldon_install import SeldonCoreInstallArgs
 from .derive import section_model
 from .pool_kinds import PoolConfig
 from .syntax import (
@@ -67,7 +73,8 @@ KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
 HOST_LABEL_MAX = 63
 
 DEPLOYMENT_MODES = ("Serverless", "RawDeployment", "Knative", "Standard")
-KNATIVE_MODES = ("Serverless", "Knative")  # the old and the new (KServe >= 0.16) name
+KNATIVE_MODES = ("Serverless", "Knative")
+KNATIVE_MODE_KEYS = ("operator", "patch", "none")  # the old and the new (KServe >= 0.16) name
 KNATIVE_PODSPEC_FLAGS = POD_FIELD_FLAGS
 # The ServerConfigs Seldon Core 2 provides itself ("By default one is provided for Seldon MLServer
 # and one for NVIDIA Triton Inference Server": SeldonIO/seldon-core docs-gb/kubernetes/resources/
@@ -484,18 +491,15 @@ class Seldon(ConfigModel):
 # ---------------------------------------------------------------------------------------------
 
 
-class Knative(ConfigModel):
-    mode: Literal["operator", "patch", "none"] = "operator"
-    version: Optional[Version] = None  # default: the Knative component's pinned version
-    ingress: Literal["kourier", "istio"] = "kourier"
-    features: dict[str, str] = Field(default_factory=dict)  # extra config-features entries
-    allow_disabling_podspec_flags: Bool = False
-    assume_flags_enabled: Bool = False  # mode none: the cluster's Knative already has the flags
-    chart: Optional[str] = None  # mode operator: a local knative-operator chart (dir or .tgz)
+class KnativeRules(ConfigModel):
+    """What the `knative` keys mean together (the keys: `KnativeSettings` and
+    `KnativeServingArgs`)."""
 
     @model_validator(mode="after")
-    def _rules(self) -> Knative:
-        for name, value in self.features.items():
+    def _rules(self) -> KnativeRules:
+        features: dict[str, str] = getattr(self, "features", None) or {}
+        mode = getattr(self, "mode", "operator")
+        for name, value in features.items():
             if name not in KNATIVE_FEATURES:
                 close = difflib.get_close_matches(name, KNATIVE_FEATURES, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -511,25 +515,24 @@ class Knative(ConfigModel):
                     ", ".join(allowed),
                     f"features{key_path(name)}",
                 )
-        if self.assume_flags_enabled and self.mode != "none":
+        if getattr(self, "assume_flags_enabled", False) and mode != "none":
             raise InputError(
-                f"assumeFlagsEnabled is for mode 'none'; mode {self.mode!r} sets the flags itself",
+                f"assumeFlagsEnabled is for mode 'none'; mode {mode!r} sets the flags itself",
                 "assumeFlagsEnabled only with mode: none",
                 "assumeFlagsEnabled",
             )
-        if self.features and self.mode == "none":
+        if features and mode == "none":
             raise InputError(
                 "features are given but mode is 'none': nothing would apply them",
                 "mode operator or patch, or no features",
                 "features",
             )
         for flag in KNATIVE_PODSPEC_FLAGS.values():
-            if (
-                self.features.get(flag, "enabled") != "enabled"
-                and not self.allow_disabling_podspec_flags
+            if features.get(flag, "enabled") != "enabled" and not getattr(
+                self, "allow_disabling_podspec_flags", False
             ):
                 raise InputError(
-                    f"{flag} is set to {self.features[flag]!r}; Knative says it cannot safely be "
+                    f"{flag} is set to {features[flag]!r}; Knative says it cannot safely be "
                     "disabled once enabled, and node scheduling of InferenceServices needs it",
                     f"leave {flag} out (it is enabled), or set allowDisablingPodspecFlags: true",
                     f"features{key_path(flag)}",
@@ -537,39 +540,79 @@ class Knative(ConfigModel):
         return self
 
 
-class KServeCharts(ConfigModel):
-    """Local charts (a directory or .tgz each) instead of KServe's registry: all, or none."""
+@dataclass
+class KnativeSettings:
+    """`knative`: Knative Serving with the podspec feature flags KServe node scheduling needs
+    (`components.serving.knative`)."""
 
-    crd: str
-    controller: str
-    runtimes: str  # kserve-runtime-configs (KServe v0.17 on; unused before)
-
-
-class KServeAddon(ConfigModel):
-    enabled: Bool = True
-    version: Optional[Version] = None  # default: the KServe component's pinned version
-    default_deployment_mode: Literal[DEPLOYMENT_MODES] = "Serverless"  # type: ignore[valid-type]
-    chart: Optional[KServeCharts] = None  # local charts; `version` still says which KServe
-
-
-class Addon(ConfigModel):
-    enabled: Optional[Bool] = None  # resolved per add-on, see _Checker.resolve_addons
-    version: Optional[Version] = None  # default: the component's pinned chart version
-    chart: Optional[str] = None  # a local chart (dir or .tgz) instead of the repository's
+    mode: Optional[str] = field(default="operator", metadata=stack(choices=KNATIVE_MODE_KEYS))
+    """`operator`: install Knative Serving through the Knative Operator and set the flags in its
+    KnativeServing CR; `patch`: Knative is installed, patch `knative-serving/config-features`;
+    `none`: leave Knative alone (the cluster's must already have the flags)."""
+    assume_flags_enabled: Optional[bool] = False
+    """mode `none`: the cluster's Knative already enables the podspec flags (Serverless
+    InferenceServices with a nodeSelector, affinity or tolerations are refused otherwise)."""
 
 
-class SeldonCharts(ConfigModel):
-    """Local charts (a directory or .tgz each) instead of Seldon's repository: all three."""
+class NamespacesRules(ConfigModel):
+    """What the `namespaces` keys mean together (the keys: `ModelNamespaceArgs`)."""
 
-    crds: str
-    setup: str
-    runtime: str
+    @model_validator(mode="after")
+    def _rules(self) -> NamespacesRules:
+        creds = getattr(self, "static_credentials", None)
+        for key in creds or {}:
+            if not _SECRET_KEY.match(key):
+                raise InputError(
+                    f"{show(key)} is not a Secret key",
+                    "letters, digits, '-', '_' or '.' (e.g. AWS_ACCESS_KEY_ID)",
+                    f"staticCredentials{key_path(key)}",
+                )
+        if creds == {}:
+            raise InputError(
+                "staticCredentials is empty", "leave it out, or give the keys", "staticCredentials"
+            )
+        return self
 
 
-class SeldonAddon(ConfigModel):
-    enabled: Optional[Bool] = None  # resolved: see _Checker.resolve_addons
-    version: Optional[Version] = None  # default: the component's pinned chart version
-    chart: Optional[SeldonCharts] = None  # local charts instead of the repository's
+@dataclass
+class KServeAddonSettings:
+    """`addons.kserve`: KServe from its charts (`components.serving.kserve_install`)."""
+
+    enabled: Optional[bool] = True
+    """Install KServe (its CRDs, controller and runtime configs)."""
+
+
+@dataclass
+class SeldonAddonSettings:
+    """`addons.seldon`: Seldon Core 2 from its charts (`components.serving.seldon_install`), at
+    2.6.0, the last Apache-2.0 release (later ones are under the Business Source License)."""
+
+    enabled: Optional[bool] = field(
+        default=None, metadata=stack(default="resolved: true when the stack has Seldon workloads")
+    )
+    """Install Seldon Core 2."""
+
+
+@dataclass
+class NvidiaDevicePluginSettings:
+    """`addons.nvidiaDevicePlugin`: the NVIDIA device plugin DaemonSet on the GPU pools
+    (`components.serving.nvidia_device_plugin`), tolerating every pool taint."""
+
+    enabled: Optional[bool] = field(
+        default=None, metadata=stack(default="resolved: false on gke (GKE runs its own), else true")
+    )
+    """Install the NVIDIA device plugin."""
+
+
+@dataclass
+class CertManagerSettings:
+    """`addons.certManager`: cert-manager (`components.serving.cert_manager`), for KServe's
+    webhooks."""
+
+    enabled: Optional[bool] = field(
+        default=None, metadata=stack(default="resolved: `addons.kserve.enabled`")
+    )
+    """Install cert-manager."""
 
 
 @dataclass
@@ -582,45 +625,48 @@ class KarpenterAddonSettings:
     """Install the controller: eks only, and not on EKS Auto Mode (which runs its own)."""
 
 
+def _section(name: str, settings: type, args: type, base: type[ConfigModel] = ConfigModel) -> Any:
+    """A config section: what the stack adds (`settings`) and the component's Args."""
+    return section_model(
+        name, [*inputs(settings), *inputs(args)], args=args, base=base, doc=class_doc(settings)
+    )
+
+
 # Sections derived from a component's Args are made at import time; type checkers see them as Any.
 if TYPE_CHECKING:
+    Knative = Any
+    KServeAddon = Any
+    SeldonAddon = Any
+    NvidiaDevicePluginAddon = Any
+    CertManagerAddon = Any
     KarpenterAddon = Any
+    Namespaces = Any
 else:
-    KarpenterAddon = section_model(
-        "KarpenterAddon",
-        [*inputs(KarpenterAddonSettings), *inputs(KarpenterInstallArgs)],
-        doc=class_doc(KarpenterAddonSettings),
+    Knative = _section("Knative", KnativeSettings, KnativeServingArgs, KnativeRules)
+    KServeAddon = _section("KServeAddon", KServeAddonSettings, KServeInstallArgs)
+    SeldonAddon = _section("SeldonAddon", SeldonAddonSettings, SeldonCoreInstallArgs)
+    NvidiaDevicePluginAddon = _section(
+        "NvidiaDevicePluginAddon", NvidiaDevicePluginSettings, NvidiaDevicePluginArgs
+    )
+    CertManagerAddon = _section("CertManagerAddon", CertManagerSettings, CertManagerArgs)
+    KarpenterAddon = _section("KarpenterAddon", KarpenterAddonSettings, KarpenterInstallArgs)
+    Namespaces = section_model(
+        "Namespaces",
+        inputs(ModelNamespaceArgs),
+        args=ModelNamespaceArgs,
+        base=NamespacesRules,
+        doc="`namespaces`: the namespaces models run in (`components.serving.model_namespace`).",
     )
 
 
 class Addons(ConfigModel):
+    """`addons`: what the stack installs besides Knative."""
+
     kserve: KServeAddon = Field(default_factory=KServeAddon)
     seldon: SeldonAddon = Field(default_factory=SeldonAddon)
-    nvidia_device_plugin: Addon = Field(default_factory=Addon)
-    cert_manager: Addon = Field(default_factory=Addon)
+    nvidia_device_plugin: NvidiaDevicePluginAddon = Field(default_factory=NvidiaDevicePluginAddon)
+    cert_manager: CertManagerAddon = Field(default_factory=CertManagerAddon)
     karpenter: KarpenterAddon = Field(default_factory=KarpenterAddon)
-
-
-class Namespaces(ConfigModel):
-    pod_security: Literal["privileged", "baseline", "restricted"] = "baseline"
-    service_account: Dns1123 = "model-reader"
-    static_credentials: Optional[dict[str, str]] = None  # values must be Pulumi secrets
-    secret_annotations: Optional[dict[str, str]] = None  # e.g. serving.kserve.io/s3-endpoint
-
-    @model_validator(mode="after")
-    def _rules(self) -> Namespaces:
-        for key in self.static_credentials or {}:
-            if not _SECRET_KEY.match(key):
-                raise InputError(
-                    f"{show(key)} is not a Secret key",
-                    "letters, digits, '-', '_' or '.' (e.g. AWS_ACCESS_KEY_ID)",
-                    f"staticCredentials{key_path(key)}",
-                )
-        if self.static_credentials == {}:
-            raise InputError(
-                "staticCredentials is empty", "leave it out, or give the keys", "staticCredentials"
-            )
-        return self
 
 
 # ---------------------------------------------------------------------------------------------

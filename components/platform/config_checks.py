@@ -93,7 +93,7 @@ class Checker:
         """Every `chart` key: a local chart directory or .tgz, on an add-on that installs."""
         s, a = self.spec, self.spec.addons
         charts: list[tuple[str, bool, object]] = [
-            ("knative.chart", s.knative.mode == "operator", s.knative.chart),
+            ("knative.chart", s.knative.mode == "operator", s.knative.operator_chart),
             ("addons.kserve.chart", bool(a.kserve.enabled), a.kserve.chart),
             ("addons.seldon.chart", bool(a.seldon.enabled), a.seldon.chart),
             (
@@ -477,7 +477,7 @@ class Checker:
             for kind, comp in isvc.components():
                 for field in self.uses(comp):
                     flag = KNATIVE_PODSPEC_FLAGS[field]
-                    value = kn.features.get(flag)
+                    value = (kn.features or {}).get(flag)
                     if value is not None and value != "enabled":
                         raise InputError(
                             f"knative.features sets {flag} to {value!r}, but InferenceService "

@@ -22,15 +22,20 @@ from ..model.catalog import node_startup_seconds
 from ..model.errors import InputError
 from ..model.scheduling import NodeSelectorRequirement, Placement, Toleration
 from ..pools.pool import POOL_LABEL
+from ..serving.cert_manager import CertManagerArgs
 from ..serving.karpenter_install import KarpenterInstallArgs
+from ..serving.knative import KnativeServingArgs
+from ..serving.kserve_install import KServeInstallArgs
 from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
+from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
+from ..serving.seldon_install import SeldonCoreInstallArgs
 from ..serving.workload import ContainerArgs
 from . import config as cfg
 from .cluster_access import ClusterAccess, ClusterAccessArgs
 from .config_checks import stack_sources
 from .config_errors import relocate
+from .derive import args_from, value_of
 from .derive import relocate as relocate_arg
-from .derive import value_of
 from .karpenter_addon import karpenter_install_args
 from .load import load_spec
 from .pool_kinds import PoolConfig, pool_args
@@ -155,11 +160,10 @@ class InferencePlatform(pulumi.ComponentResource):
             with from_args(f"pools[{n}]", p.kind.args, p.kind.block):
                 self.pools[p.name] = self._pool(p)
         self.pools = {p.name: self.pools[p.name] for p in spec.pools}  # config order
-        with from_config("knative", cfg.Knative):
+        with from_args("knative", KnativeServingArgs):
             self.knative = self._knative(name, k8s_opts)
-        with from_config("addons", cfg.Addons):
-            self.addons = self._addons(name, k8s_opts)
-        with from_config("namespaces", cfg.Namespaces):
+        self.addons = self._addons(name, k8s_opts)
+        with from_args("namespaces", ModelNamespaceArgs):
             self.namespaces = self._namespaces(name, k8s_opts)
         self.inference_services = []
         for n, isvc in enumerate(spec.inference_services):
@@ -199,23 +203,30 @@ class InferencePlatform(pulumi.ComponentResource):
 
     # -- Knative and add-ons ----------------------------------------------------------------
 
+    def _sources(self) -> dict[str, Any]:
+        """The values of stack keys that components' arguments are fed from (`source`)."""
+        c, identity = self.spec.cluster, self.spec.cluster.workload_identity
+        return {
+            **stack_sources(c),
+            # The deployed cluster: GKE's may be made by this stack (`cluster.create`).
+            "cluster.name": self.access.cluster_name if c.provider == "gke" else c.name,
+            "cluster.subnetIds": c.subnet_ids or self.access.subnet_ids,
+            "cluster.workloadIdentity.gcpServiceAccount": identity.gcp_service_account
+            if identity
+            else None,
+            "cluster.workloadIdentity.awsRoleArn": identity.aws_role_arn if identity else None,
+            "knative.ingress": self.spec.knative.ingress,
+            "seldon.namespace": self.spec.seldon.namespace,
+        }
+
     def _knative(self, name: str, opts: pulumi.ResourceOptions) -> Optional[Any]:
         k = self.spec.knative
         if k.mode == "none":
             return None
-        from ..serving.knative import KnativeServing, KnativeServingArgs
+        from ..serving.knative import KnativeServing
 
         return KnativeServing(
-            f"{name}-knative",
-            KnativeServingArgs(
-                mode=k.mode,
-                version=k.version,
-                ingress=k.ingress,
-                features=dict(k.features) or None,
-                allow_disabling_podspec_flags=k.allow_disabling_podspec_flags,
-                operator_chart=k.chart,
-            ),
-            opts=opts,
+            f"{name}-knative", args_from(k, KnativeServingArgs, sources=self._sources()), opts=opts
         )
 
     def _karpenter(self, name: str, opts: pulumi.ResourceOptions) -> Optional[Any]:
@@ -233,84 +244,77 @@ class InferencePlatform(pulumi.ComponentResource):
 
     def _addons(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, Any]:
         a = self.spec.addons
+        sources = self._sources()
         out: dict[str, Any] = {}
         if self.karpenter is not None:
             out["karpenter"] = self.karpenter
         if a.cert_manager.enabled:
-            from ..serving.cert_manager import CertManager, CertManagerArgs
+            from ..serving.cert_manager import CertManager
 
-            out["certManager"] = CertManager(
-                f"{name}-cert-manager",
-                CertManagerArgs(version=a.cert_manager.version, chart=a.cert_manager.chart),
-                opts=opts,
-            )
+            with from_args("addons.certManager", CertManagerArgs):
+                out["certManager"] = CertManager(
+                    f"{name}-cert-manager",
+                    args_from(a.cert_manager, CertManagerArgs, sources=sources),
+                    opts=opts,
+                )
         if a.kserve.enabled:
-            from ..serving.kserve_install import KServeInstall, KServeInstallArgs
+            from ..serving.kserve_install import KServeInstall
 
             after = [out["certManager"].ready] if "certManager" in out else []
             after += [self.knative.ready] if self.knative is not None else []
-            out["kserve"] = KServeInstall(
-                f"{name}-kserve",
-                KServeInstallArgs(
-                    version=a.kserve.version,
-                    default_deployment_mode=a.kserve.default_deployment_mode,
-                    ingress=self.spec.knative.ingress,
-                    crd_chart=a.kserve.chart.crd if a.kserve.chart else None,
-                    controller_chart=a.kserve.chart.controller if a.kserve.chart else None,
-                    runtime_chart=a.kserve.chart.runtimes if a.kserve.chart else None,
-                ),
-                opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
-            )
+            with from_args("addons.kserve", KServeInstallArgs):
+                out["kserve"] = KServeInstall(
+                    f"{name}-kserve",
+                    args_from(a.kserve, KServeInstallArgs, sources=sources),
+                    opts=pulumi.ResourceOptions.merge(
+                        opts, pulumi.ResourceOptions(depends_on=after)
+                    ),
+                )
         if a.seldon.enabled:
-            from ..serving.seldon_install import SeldonCoreInstall, SeldonCoreInstallArgs
+            from ..serving.seldon_install import SeldonCoreInstall
 
-            out["seldon"] = SeldonCoreInstall(
-                f"{name}-seldon",
-                SeldonCoreInstallArgs(
-                    version=a.seldon.version,
-                    namespace=self.spec.seldon.namespace,
-                    crds_chart=a.seldon.chart.crds if a.seldon.chart else None,
-                    setup_chart=a.seldon.chart.setup if a.seldon.chart else None,
-                    runtime_chart=a.seldon.chart.runtime if a.seldon.chart else None,
-                ),
-                opts=opts,
-            )
+            with from_args("addons.seldon", SeldonCoreInstallArgs):
+                out["seldon"] = SeldonCoreInstall(
+                    f"{name}-seldon",
+                    args_from(a.seldon, SeldonCoreInstallArgs, sources=sources),
+                    opts=opts,
+                )
         if a.nvidia_device_plugin.enabled:
-            from ..serving.nvidia_device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+            from ..serving.nvidia_device_plugin import NvidiaDevicePlugin
 
             gpu_taints = sorted(
                 {t for p in self.pools.values() if _needs_plugin(p) for t in p.taints}
             )
-            out["nvidiaDevicePlugin"] = NvidiaDevicePlugin(
-                f"{name}-nvidia-device-plugin",
-                NvidiaDevicePluginArgs(
-                    version=a.nvidia_device_plugin.version,
-                    chart=a.nvidia_device_plugin.chart,
-                    pool_taints=gpu_taints or None,
-                    # Time-sliced EKS and existing pools: one config per replica count.
-                    time_slicing_replicas=sorted(
-                        {
-                            p.sharing_clients
-                            for p in self.spec.pools
-                            if p.sharing_clients and self.spec.provider in ("eks", "existing")
-                        }
-                    )
-                    or None,
-                    # Run on the GPU pools, found by their own label (the chart's default
-                    # affinity wants node-feature-discovery labels a plain GPU node lacks).
-                    pool_label=POOL_LABEL,
-                    pool_label_values=sorted(
-                        p.facts.name for p in self.pools.values() if _needs_plugin(p)
-                    )
-                    or None,
-                ),
-                opts=opts,
+            plugin = args_from(
+                a.nvidia_device_plugin,
+                NvidiaDevicePluginArgs,
+                sources=sources,
+                pool_taints=gpu_taints or None,
+                # Time-sliced EKS and existing pools: one config per replica count.
+                time_slicing_replicas=sorted(
+                    {
+                        p.sharing_clients
+                        for p in self.spec.pools
+                        if p.sharing_clients and self.spec.provider in ("eks", "existing")
+                    }
+                )
+                or None,
+                # Run on the GPU pools, found by their own label (the chart's default
+                # affinity wants node-feature-discovery labels a plain GPU node lacks).
+                pool_label=POOL_LABEL,
+                pool_label_values=sorted(
+                    p.facts.name for p in self.pools.values() if _needs_plugin(p)
+                )
+                or None,
             )
+            with from_args("addons.nvidiaDevicePlugin", NvidiaDevicePluginArgs):
+                out["nvidiaDevicePlugin"] = NvidiaDevicePlugin(
+                    f"{name}-nvidia-device-plugin", plugin, opts=opts
+                )
         return out
 
     def _namespaces(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, ModelNamespace]:
         n = self.spec.namespaces
-        identity = self.spec.cluster.workload_identity
         out: dict[str, ModelNamespace] = {}
         seldon_ns = self.spec.seldon.namespace
         for ns in self.spec.model_namespaces():
@@ -319,16 +323,13 @@ class InferencePlatform(pulumi.ComponentResource):
                 continue
             out[ns] = ModelNamespace(
                 f"{name}-ns-{ns}",
-                ModelNamespaceArgs(
+                args_from(
+                    n,
+                    ModelNamespaceArgs,
+                    sources=self._sources(),
                     namespace=ns,
-                    pod_security=n.pod_security,
-                    service_account=n.service_account,
-                    gcp_service_account=identity.gcp_service_account if identity else None,
-                    aws_role_arn=identity.aws_role_arn if identity else None,
                     workload_pool=self.access.workload_pool,
-                    static_credentials=n.static_credentials,
                     static_credentials_secret=bool(n.static_credentials),
-                    secret_annotations=n.secret_annotations,
                 ),
                 opts=opts,
             )

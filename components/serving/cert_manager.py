@@ -1,11 +1,12 @@
 """`CertManager`: cert-manager from its upstream chart, with its CRDs (KServe's webhooks need it)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import pulumi
 
 from ..model import versions
+from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
 
 
@@ -13,9 +14,9 @@ from .helm import chart_release, check_local_charts
 class CertManagerArgs:
     """Inputs of `CertManager`."""
 
-    version: Optional[str] = None
+    version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
     """Chart version; default: the pinned one (components/model/versions.py)."""
-    namespace: Optional[str] = "cert-manager"
+    namespace: Optional[str] = field(default="cert-manager", metadata=stack(syntax="dns1123"))
     """Namespace of the release."""
     chart: Optional[str] = None
     """A local chart directory or `.tgz` installed instead of the repository's (air-gapped)."""

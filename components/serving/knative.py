@@ -14,7 +14,7 @@ turning one off is refused unless the caller says so explicitly.
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
@@ -23,6 +23,7 @@ import pulumi_kubernetes as k8s
 from ..model import versions
 from ..model.charts import check_local_chart
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.knative_features import (
     KNATIVE_FEATURES,
     PODSPEC_FLAGS,
@@ -43,18 +44,20 @@ SERVING_NAMESPACE = "knative-serving"
 class KnativeServingArgs:
     """Inputs of `KnativeServing`; every default is here."""
 
-    mode: Optional[str] = "operator"
+    mode: Optional[str] = field(default="operator", metadata=stack(choices=MODES))
     """`operator` (install Knative through its operator) or `patch` (Knative is installed)."""
-    version: Optional[str] = None
+    version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
     """operator mode: Knative Serving version (`spec.version`); default: the operator's own."""
-    operator_chart_version: Optional[str] = None
+    operator_chart_version: Optional[str] = field(
+        default=None, metadata=stack(syntax="version")
+    )
     """operator mode: knative-operator chart version; default: the pinned one."""
-    operator_chart: Optional[str] = None
+    operator_chart: Optional[str] = field(default=None, metadata=stack("chart"))
     """operator mode: a local knative-operator chart directory or `.tgz` instead of the
     repository's (air-gapped clusters)."""
-    ingress: Optional[str] = "kourier"
+    ingress: Optional[str] = field(default="kourier", metadata=stack(choices=tuple(INGRESSES)))
     """operator mode: `kourier` or `istio` (Istio must already be installed)."""
-    podspec_flags: Optional[Mapping[str, str]] = None
+    podspec_flags: Optional[Mapping[str, str]] = field(default=None, metadata=stack(hidden=True))
     """Values of the three podspec flags; default: all `enabled`."""
     features: Optional[Mapping[str, str]] = None
     """Extra `config-features` entries, name -> enabled | disabled | allowed."""

@@ -2,35 +2,39 @@
 then (v0.17 on) the chart of its ClusterServingRuntimes: without them every `modelFormat`
 predictor ends in `NoSupportingRuntime`."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 
 from ..model import versions
 from ..model.errors import InputError
+from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
+from .inference_service import DEPLOYMENT_MODES
 
 
 @dataclass
 class KServeInstallArgs:
     """Inputs of `KServeInstall`."""
 
-    version: Optional[str] = None
+    version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
     """KServe version for both charts; default: the pinned one."""
-    default_deployment_mode: Optional[str] = "Serverless"
+    default_deployment_mode: Optional[str] = field(
+        default="Serverless", metadata=stack(choices=DEPLOYMENT_MODES)
+    )
     """Mode of InferenceServices without the deploymentMode annotation (either spelling)."""
-    namespace: Optional[str] = "kserve"
+    namespace: Optional[str] = field(default="kserve", metadata=stack(syntax="dns1123"))
     """Namespace of the controller."""
-    ingress: Optional[str] = "kourier"
+    ingress: Optional[str] = field(default="kourier", metadata=stack(source="knative.ingress"))
     """Knative's ingress, `kourier` or `istio`: without Istio, KServe must not make Istio
     VirtualServices (`kserve.controller.gateway.disableIstioVirtualHost: true`), else
     `status.url` and the cluster-local address do not route."""
-    crd_chart: Optional[str] = None
+    crd_chart: Optional[str] = field(default=None, metadata=stack("chart.crd"))
     """A local kserve-crd chart directory or `.tgz` instead of the registry's (air-gapped)."""
-    controller_chart: Optional[str] = None
+    controller_chart: Optional[str] = field(default=None, metadata=stack("chart.controller"))
     """A local controller chart (kserve-resources) directory or `.tgz` instead of the registry's."""
-    runtime_chart: Optional[str] = None
+    runtime_chart: Optional[str] = field(default=None, metadata=stack("chart.runtimes"))
     """A local kserve-runtime-configs chart directory or `.tgz` (v0.17 on) instead of the
     registry's."""
 

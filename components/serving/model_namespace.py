@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 
 from ..model.errors import InputError, show
 from ..model.identity import GSA_EMAIL, validate_workload_identity
+from ..model.inputs import stack
 from ..model.scheduling import validate_dns1123_label
 
 POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
@@ -29,23 +30,31 @@ POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
 class ModelNamespaceArgs:
     """Inputs of a `ModelNamespace`; every default is here."""
 
-    namespace: str
+    namespace: str = field(metadata=stack(hidden=True))
     """The Kubernetes namespace the models run in."""
-    pod_security: Optional[str] = "baseline"
+    pod_security: Optional[str] = field(
+        default="baseline", metadata=stack(choices=POD_SECURITY_LEVELS)
+    )
     """Pod Security Admission level enforced (`privileged` | `baseline` | `restricted`)."""
-    service_account: Optional[str] = "model-reader"
+    service_account: Optional[str] = field(
+        default="model-reader", metadata=stack(syntax="dns1123")
+    )
     """Name of the ServiceAccount workloads run as."""
-    gcp_service_account: Optional[str] = None
+    gcp_service_account: Optional[str] = field(
+        default=None, metadata=stack(source="cluster.workloadIdentity.gcpServiceAccount")
+    )
     """GKE Workload Identity: the Google service account email the ServiceAccount acts as."""
-    aws_role_arn: Optional[str] = None
+    aws_role_arn: Optional[str] = field(
+        default=None, metadata=stack(source="cluster.workloadIdentity.awsRoleArn")
+    )
     """EKS IRSA: the IAM role ARN the ServiceAccount assumes."""
-    workload_pool: Optional[pulumi.Input[str]] = None
+    workload_pool: Optional[pulumi.Input[str]] = field(default=None, metadata=stack(hidden=True))
     """GKE: the cluster's Workload Identity pool, `CLUSTER_PROJECT.svc.id.goog` (the binding's
     member is in the cluster's project, not the service account's); default: the service
     account's project's pool, right only when both are in one project."""
     static_credentials: Optional[Mapping[str, str]] = None
     """Keys for model storage (e.g. AWS_ACCESS_KEY_ID): Pulumi secrets only; prefer an identity."""
-    static_credentials_secret: Optional[bool] = None
+    static_credentials_secret: Optional[bool] = field(default=None, metadata=stack(hidden=True))
     """Set by the caller to assert the static credentials are Pulumi secrets (config `secure:`)."""
     secret_annotations: Optional[Mapping[str, str]] = field(default=None)
     """Annotations for the credentials Secret (e.g. `serving.kserve.io/s3-endpoint`)."""

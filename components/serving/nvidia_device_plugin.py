@@ -10,12 +10,13 @@ to them by their pool label instead.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 
 from ..model import versions
+from ..model.inputs import stack
 from ..model.scheduling import Taint
 from ..model.sharing import plugin_config
 from .helm import chart_release, check_local_charts
@@ -30,18 +31,24 @@ CHART_DEFAULT_TOLERATIONS = (
 class NvidiaDevicePluginArgs:
     """Inputs of `NvidiaDevicePlugin`."""
 
-    version: Optional[str] = None
+    version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
     """Chart version; default: the pinned one."""
-    pool_taints: Optional[Sequence[Taint]] = None
+    pool_taints: Optional[Sequence[Taint]] = field(default=None, metadata=stack(hidden=True))
     """Taints of the GPU pools it serves: each key gets an `Exists` toleration."""
-    pool_label: Optional[str] = None
+    pool_label: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """A node label key that marks the GPU pools (e.g. `gpu-inference.dev/pool`)."""
-    pool_label_values: Optional[Sequence[str]] = None
+    pool_label_values: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(hidden=True)
+    )
     """The values of `pool_label` on GPU pools: the plugin runs only there."""
-    time_slicing_replicas: Optional[Sequence[int]] = None
+    time_slicing_replicas: Optional[Sequence[int]] = field(
+        default=None, metadata=stack(hidden=True)
+    )
     """Replica counts of time-sliced pools: one named config each (`time-sliced-<n>`, picked by
     the node label `nvidia.com/device-plugin.config`), beside a `default` without sharing."""
-    namespace: Optional[str] = "nvidia-device-plugin"
+    namespace: Optional[str] = field(
+        default="nvidia-device-plugin", metadata=stack(syntax="dns1123")
+    )
     """Namespace of the release."""
     chart: Optional[str] = None
     """A local chart directory or `.tgz` installed instead of the repository's (air-gapped)."""

@@ -4,7 +4,7 @@ Pinned to 2.6.0, the last Apache-2.0 release: from 2.7.0 on Seldon Core 2 is und
 Source License 1.1 and production use needs a licence from Seldon.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import pulumi
@@ -12,27 +12,31 @@ import pulumi_kubernetes as k8s
 
 from ..model import versions
 from ..model.errors import InputError
+from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
+from .model_namespace import POD_SECURITY_LEVELS
 
 
 @dataclass
 class SeldonCoreInstallArgs:
     """Inputs of `SeldonCoreInstall`."""
 
-    version: Optional[str] = None
+    version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
     """Version of the three charts; default: 2.6.0 (see the licence note)."""
-    namespace: Optional[str] = "seldon-mesh"
+    namespace: Optional[str] = field(
+        default="seldon-mesh", metadata=stack(source="seldon.namespace")
+    )
     """Namespace of the controller and the runtime: Servers, Models and ServerConfigs live there."""
-    system_namespace: Optional[str] = None
+    system_namespace: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """Namespace of the operator (setup chart); only `namespace` is allowed: Seldon Core 2.6.0's
     controller reads ServerConfigs from its own namespace only."""
-    pod_security: Optional[str] = "baseline"
+    pod_security: Optional[str] = field(default="baseline", metadata=stack(choices=POD_SECURITY_LEVELS))
     """Pod Security Admission level enforced on the runtime namespace."""
-    crds_chart: Optional[str] = None
+    crds_chart: Optional[str] = field(default=None, metadata=stack("chart.crds"))
     """A local seldon-core-v2-crds chart directory or `.tgz` instead of the repository's."""
-    setup_chart: Optional[str] = None
+    setup_chart: Optional[str] = field(default=None, metadata=stack("chart.setup"))
     """A local seldon-core-v2-setup chart directory or `.tgz` instead of the repository's."""
-    runtime_chart: Optional[str] = None
+    runtime_chart: Optional[str] = field(default=None, metadata=stack("chart.runtime"))
     """A local seldon-core-v2-runtime chart directory or `.tgz` instead of the repository's."""
 
 

@@ -53,7 +53,7 @@ def test_gke_defaults(gke):
     # defaults of the pool component's Args
     assert (spot.disk_size_gb, spot.gpu_driver_version, cpu.secure_boot) == (100, "DEFAULT", True)
     assert gke.knative.mode == "operator" and gke.knative.ingress == "kourier"
-    assert gke.knative.features == {} and not gke.knative.assume_flags_enabled
+    assert not gke.knative.features and not gke.knative.assume_flags_enabled
     a = gke.addons
     assert (
         a.kserve.enabled,
