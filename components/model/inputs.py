@@ -28,6 +28,15 @@ STACK = "gpu-inference.stack"
 REQUIRED = dataclasses.MISSING
 
 
+class _NotGiven:
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+
+NOT_GIVEN: Any = _NotGiven()
+"""`Stack.value` when the stack config takes the component's own default."""
+
+
 @dataclass(frozen=True)
 class Stack:
     """How one Args field meets the stack config (see `stack`)."""
@@ -44,6 +53,7 @@ class Stack:
     syntax: Optional[str] = None
     default: Optional[str] = None
     doc: Optional[str] = None
+    value: Any = NOT_GIVEN
 
 
 def stack(
@@ -60,6 +70,7 @@ def stack(
     syntax: Optional[str] = None,
     default: Optional[str] = None,
     doc: Optional[str] = None,
+    value: Any = NOT_GIVEN,
 ) -> dict[str, Stack]:
     """Field metadata saying how the field meets the stack config:
 
@@ -77,10 +88,24 @@ def stack(
     - `default`: the default as the reference states it, when it is not the field's value (a
       default the platform resolves from other keys). `doc`: the reference's text, when the
       field's docstring speaks to component users rather than stack authors.
+    - `value`: the default the stack config takes when it is not the component's (a stack puts
+      models in its own namespace `models`; None where the platform resolves it).
     """
     return {
         STACK: Stack(
-            key, source, hidden, root, required, choices, ge, le, min_items, syntax, default, doc
+            key,
+            source,
+            hidden,
+            root,
+            required,
+            choices,
+            ge,
+            le,
+            min_items,
+            syntax,
+            default,
+            doc,
+            value,
         )
     }
 
@@ -135,7 +160,9 @@ def inputs(args: type, block: Optional[str] = None) -> list[Input]:
             path = decl.key or camel(f.name)
             if block and not decl.root:
                 path = f"{block}.{path}"
-        if f.default is not dataclasses.MISSING:
+        if decl.value is not NOT_GIVEN:
+            default = decl.value
+        elif f.default is not dataclasses.MISSING:
             default = f.default
         elif f.default_factory is not dataclasses.MISSING:
             default = f.default_factory()

@@ -13,7 +13,7 @@ import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 from pydantic import (
     Field,
@@ -27,7 +27,6 @@ from ..model.errors import InputError, show
 from ..model.identity import GSA_EMAIL, validate_workload_identity
 from ..model.inputs import class_doc, inputs, stack
 from ..model.knative_features import KNATIVE_FEATURES, POD_FIELD_FLAGS, feature_values
-from ..model.scheduling import Toleration
 from ..serving.cert_manager import CertManagerArgs
 from ..serving.karpenter_install import KarpenterInstallArgs
 from ..serving.knative import KnativeServingArgs
@@ -39,23 +38,13 @@ from .derive import section_model
 from .pool_kinds import PoolConfig
 from .syntax import (
     Bool,
-    Capabilities,
     ConfigModel,
-    Dns1035,
-    Dns1123,
-    Env,
-    ExpressionSpec,
-    Labels,
-    ModelFormat,
-    PoolRef,
-    Quantity,
-    SchedulingStyle,
-    ServerName,
-    StorageUri,
-    TolerationSpec,
-    Version,
     aliases,
     key_path,
+)
+from .workloads import (
+    InferenceService,
+    Seldon,
 )
 
 NAMESPACE = "gpu-inference"
@@ -64,7 +53,6 @@ PROVIDERS = ("gke", "eks", "existing")
 # them (`gcp:project`, `aws:region`), and load_spec leaves them alone.
 PROVIDER_NAMESPACES = ("gcp", "aws", "kubernetes", "pulumi")
 
-KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
 # KServe's webhook only checks the name's format (`[a-z]([-a-z0-9]*[a-z0-9])?`, kserve
 # pkg/apis/serving/v1beta1/inference_service_validation.go `IsvcNameFmt`); the length limit bites
 # later, in the controller, which builds the host label `<name>-<component>-<namespace>` and fails
@@ -72,30 +60,12 @@ KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
 # creating host name ... must be no more than 63 characters"). We refuse it up front.
 HOST_LABEL_MAX = 63
 
-DEPLOYMENT_MODES = ("Serverless", "RawDeployment", "Knative", "Standard")
-KNATIVE_MODES = ("Serverless", "Knative")
-KNATIVE_MODE_KEYS = ("operator", "patch", "none")  # the old and the new (KServe >= 0.16) name
+KNATIVE_MODE_KEYS = ("operator", "patch", "none")
 KNATIVE_PODSPEC_FLAGS = POD_FIELD_FLAGS
 # The ServerConfigs Seldon Core 2 provides itself ("By default one is provided for Seldon MLServer
 # and one for NVIDIA Triton Inference Server": SeldonIO/seldon-core docs-gb/kubernetes/resources/
 # serverconfig.md; operator/config/serverconfigs/). One of ours with the same name replaces it.
 SELDON_BUILTIN_SERVER_CONFIGS = ("mlserver", "triton")
-PLACEMENT_HELP = (
-    "a pool name or a list of pool names; or a placement of its own: placement: {nodeSelector, "
-    "tolerations} (placement: {} runs on any node)"
-)
-KSERVE_FRAMEWORKS = (
-    "sklearn",
-    "xgboost",
-    "tensorflow",
-    "pytorch",
-    "triton",
-    "onnx",
-    "huggingface",
-    "pmml",
-    "lightgbm",
-    "paddle",
-)
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 
 
@@ -249,241 +219,6 @@ def _cluster_keys(provider: str) -> list[str]:
 
 def _snake(alias: str) -> str:
     return re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), alias)
-
-
-# ---------------------------------------------------------------------------------------------
-# workloads
-# ---------------------------------------------------------------------------------------------
-
-
-class ModelSource(ConfigModel):
-    """`predictor.model`: KServe's model spec (`modelFormat.name`, a ServingRuntime)."""
-
-    format: ModelFormat
-    storage_uri: StorageUri
-    runtime: Optional[str] = None
-    runtime_version: Optional[str] = None
-    protocol_version: Optional[Literal["v1", "v2", "grpc-v1", "grpc-v2"]] = None
-
-
-class FrameworkSource(ConfigModel):
-    """`predictor.<framework>` (the seeds' `triton:` form)."""
-
-    name: Literal[KSERVE_FRAMEWORKS]  # type: ignore[valid-type]
-    storage_uri: StorageUri
-    runtime_version: Optional[str] = None
-    protocol_version: Optional[Literal["v1", "v2", "grpc-v1", "grpc-v2"]] = None
-
-
-class Container(ConfigModel):
-    name: Dns1123
-    image: Optional[str] = None  # required for an InferenceService component's containers
-    command: Optional[list[str]] = None
-    args: Optional[list[str]] = None
-    env: Optional[Env] = None
-
-
-class PlacementSpec(ConfigModel):
-    """A workload's own scheduling instead of a pool's: the pod gets exactly this nodeSelector and
-    these tolerations (seed 001's selector on a label the user names, tolerations alone, or
-    `placement: {}` for a pod that may run on any node). The workload's `extraExpressions` add
-    required node affinity, and `schedulingStyle: nodeAffinity` writes the selector as affinity."""
-
-    node_selector: Labels = Field(default_factory=dict)
-    tolerations: list[TolerationSpec] = Field(default_factory=list)
-
-    @property
-    def toleration_list(self) -> list[Toleration]:
-        return [t.toleration for t in self.tolerations]
-
-
-class _Placed(ConfigModel):
-    """What every workload has: where it runs and what it asks for."""
-
-    pool: Optional[PoolRef] = None  # a pool name or a list in preference order
-    placement: Optional[PlacementSpec] = None  # instead of `pool`: scheduling of its own
-    scheduling_style: SchedulingStyle = "nodeSelector"
-    gpus: Annotated[int, Field(strict=True, ge=0)] = 0
-    cpu: Optional[Quantity] = None
-    memory: Optional[Quantity] = None
-    extra_expressions: list[ExpressionSpec] = Field(default_factory=list)
-    tolerations: list[TolerationSpec] = Field(default_factory=list)  # extra tolerations
-    omit_gpu_toleration: Bool = False  # rely on ExtendedResourceToleration for nvidia.com/gpu
-
-    @model_validator(mode="after")
-    def _own_placement(self) -> _Placed:
-        if self.placement is None:
-            return self
-        if self.pool is not None:
-            raise InputError(
-                "pool and placement are both given: a workload is wired to pools, or places itself",
-                "pool (the pool's selector and tolerations), or placement: {nodeSelector, "
-                "tolerations} of its own",
-                "placement",
-            )
-        if self.tolerations:
-            raise InputError(
-                "tolerations next to placement: an own placement lists every toleration the "
-                "pod gets",
-                "the tolerations under placement.tolerations",
-                "tolerations",
-            )
-        if self.omit_gpu_toleration:
-            raise InputError(
-                "omitGpuToleration drops a pool's nvidia.com/gpu toleration; an own placement "
-                "has only the tolerations it lists",
-                "leave omitGpuToleration out",
-                "omitGpuToleration",
-            )
-        return self
-
-    @property
-    def pool_names(self) -> tuple[str, ...]:
-        if self.pool is None:
-            return ()
-        return (self.pool,) if isinstance(self.pool, str) else tuple(self.pool)
-
-
-class Component(_Placed):
-    """An InferenceService predictor, transformer or explainer."""
-
-    model: Optional[ModelSource] = None
-    framework: Optional[FrameworkSource] = None
-    containers: Optional[Annotated[list[Container], Field(min_length=1)]] = None
-    env: Optional[Env] = None  # env of the model container
-    args: Optional[list[str]] = None  # args of the model container
-    min_replicas: Optional[Annotated[int, Field(strict=True, ge=0)]] = None
-    max_replicas: Optional[Annotated[int, Field(strict=True, ge=1)]] = None
-    # predictor: the model's weights in GB, checked against the GPUs' memory (placement GI019)
-    model_size_gb: Optional[Annotated[float, Field(gt=0)]] = None
-
-    @model_validator(mode="after")
-    def _rules(self) -> Component:
-        if self.pool is None and self.placement is None:
-            raise InputError("required key is missing", PLACEMENT_HELP, "pool")
-        sources = [k for k in ("model", "framework", "containers") if getattr(self, k) is not None]
-        if not sources:
-            raise InputError(
-                "no model source: nothing says what to run",
-                "exactly one of model, framework or containers",
-            )
-        if len(sources) > 1:
-            raise InputError(
-                f"{' and '.join(sources)} are both given",
-                "exactly one of model, framework or containers",
-                sources[1],
-            )
-        for i, c in enumerate(self.containers or ()):
-            if not c.image:
-                raise InputError(
-                    "required key is missing", "a container image", f"containers[{i}].image"
-                )
-        if (
-            self.min_replicas is not None
-            and self.max_replicas is not None
-            and self.min_replicas > self.max_replicas
-        ):
-            raise InputError(
-                f"minReplicas {self.min_replicas} is above maxReplicas {self.max_replicas}",
-                f"minReplicas between 0 and {self.max_replicas}",
-                "minReplicas",
-            )
-        return self
-
-
-class InferenceService(ConfigModel):
-    name: Dns1035  # KServe requires a DNS-1035 label
-    namespace: Dns1123 = "models"
-    deployment_mode: Optional[Literal[DEPLOYMENT_MODES]] = None  # type: ignore[valid-type]
-    # ^ resolved: addons.kserve.defaultDeploymentMode
-    kserve_version: Optional[Version] = None  # resolved: addons.kserve.version
-    predictor: Component
-    transformer: Optional[Component] = None
-    explainer: Optional[Component] = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _containers_only(cls, data: Any) -> Any:
-        """KServe transformers and explainers run containers; a model source is the predictor's."""
-        for kind in ("transformer", "explainer"):
-            comp = data.get(kind) if isinstance(data, dict) else None
-            for key in ("model", "framework"):
-                if isinstance(comp, dict) and key in comp:
-                    raise InputError(
-                        f"a {kind} runs containers, not a {key}", "containers", f"{kind}.{key}"
-                    )
-            if isinstance(comp, dict) and "modelSizeGb" in comp:
-                raise InputError(
-                    f"a {kind} loads no model: modelSizeGb is the predictor's",
-                    "predictor.modelSizeGb",
-                    f"{kind}.modelSizeGb",
-                )
-        return data
-
-    @property
-    def is_knative(self) -> bool:
-        """Serverless / Knative: Knative Serving runs it (and its podspec flags apply)."""
-        return self.deployment_mode in KNATIVE_MODES
-
-    def components(self) -> Iterator[tuple[str, Component]]:
-        for kind in KSERVE_COMPONENTS:
-            comp = getattr(self, kind)
-            if comp is not None:
-                yield kind, comp
-
-
-class _SeldonPlaced(_Placed):
-    gpu_limit: Optional[Annotated[int, Field(strict=True, ge=0)]] = None  # default: = gpus
-    ephemeral_storage: Optional[Quantity] = None
-    capabilities: Capabilities = Field(default_factory=list)
-    container: Dns1123 = "mlserver"  # the container whose resources / image / env are set
-
-    @model_validator(mode="after")
-    def _limit(self) -> _SeldonPlaced:
-        if self.gpu_limit and not self.gpus:
-            raise InputError(
-                f"gpuLimit {self.gpu_limit} is set without gpus",
-                "gpus (the request), and gpuLimit only when it must differ",
-                "gpuLimit",
-            )
-        if self.gpu_limit is not None and self.gpu_limit < self.gpus:
-            raise InputError(
-                f"gpuLimit {self.gpu_limit} is below the request gpus {self.gpus}",
-                f"gpuLimit >= {self.gpus}",
-                "gpuLimit",
-            )
-        return self
-
-
-class ServerConfig(_SeldonPlaced):
-    name: Dns1123
-    containers: Annotated[list[Container], Field(min_length=1)]
-    # A ServerConfig named like Seldon's own (mlserver, triton) replaces it: only on purpose.
-    replaces_builtin: Bool = False
-
-
-class Server(_SeldonPlaced):
-    name: ServerName
-    server_config: Dns1123 = "mlserver"
-    replicas: Annotated[int, Field(strict=True, ge=0)] = 1
-    image: Optional[str] = None  # override of `container`'s image
-    env: Optional[Env] = None  # extra env of `container`
-
-
-class SeldonModel(ConfigModel):
-    name: Dns1123
-    storage_uri: StorageUri
-    requirements: Optional[Capabilities] = None
-    server: Optional[str] = None  # pin to this Server
-    replicas: Optional[Annotated[int, Field(strict=True, ge=1)]] = None
-    memory: Optional[Quantity] = None
-
-
-class Seldon(ConfigModel):
-    namespace: Dns1123 = "seldon-mesh"
-    server_configs: list[ServerConfig] = Field(default_factory=list)
-    servers: list[Server] = Field(default_factory=list)
-    models: list[SeldonModel] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -673,7 +408,7 @@ class Addons(ConfigModel):
 # Spec
 # ---------------------------------------------------------------------------------------------
 
-Workload = Union[Component, Server, ServerConfig]
+Workload = Any  # a predictor, transformer, explainer, Seldon ServerConfig or Server
 
 
 class Spec(ConfigModel):

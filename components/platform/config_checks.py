@@ -11,16 +11,15 @@ from ..pools.pool import GPU_TAINT
 from .config import (
     HOST_LABEL_MAX,
     KNATIVE_PODSPEC_FLAGS,
-    PLACEMENT_HELP,
     SELDON_BUILTIN_SERVER_CONFIGS,
     Cluster,
-    Component,
     Spec,
 )
 from .derive import value_of
 from .karpenter_addon import check_karpenter_addon
 from .pool_kinds import PoolConfig, kind_inputs, plan_pool
 from .syntax import key_path
+from .workloads import PLACEMENT_HELP
 
 # "When you add a GPU node pool to an existing cluster that already runs a non-GPU node pool, GKE
 # automatically taints the GPU nodes" with nvidia.com/gpu NoSchedule (KServe docs,
@@ -401,10 +400,10 @@ class Checker:
                         ", ".join(pools),
                         where,
                     )
-                need = max(w.gpus, getattr(w, "gpu_limit", None) or 0)
-                if w.gpus and not pool.is_gpu:
+                need = max(w.gpu_count, getattr(w, "gpu_limit", None) or 0)
+                if w.gpu_count and not pool.is_gpu:
                     raise InputError(
-                        f"{w.gpus} GPU(s) requested on pool {name!r}, which has no GPUs",
+                        f"{w.gpu_count} GPU(s) requested on pool {name!r}, which has no GPUs",
                         "gpus: 0 on a CPU pool, or a GPU pool: "
                         + (
                             ", ".join(p.name for p in self.spec.pools if p.is_gpu)
@@ -413,7 +412,7 @@ class Checker:
                         f"{path}.gpus",
                     )
                 if pool.is_gpu and need > pool.gpus:
-                    what = "gpuLimit" if need > w.gpus else "gpus"
+                    what = "gpuLimit" if need > w.gpu_count else "gpus"
                     raise InputError(
                         f"{need} GPU(s) asked for but a node of pool {name!r} has {pool.gpus}"
                         + (" (every pool in the list must fit)" if len(names) > 1 else ""),
@@ -433,7 +432,7 @@ class Checker:
 
     # -- Knative -----------------------------------------------------------------------------
 
-    def uses(self, comp: Component) -> list[str]:
+    def uses(self, comp: Any) -> list[str]:
         """The pod spec fields a component's placement sets (close to Placement.uses; the
         placement check has the exact answer)."""
         pools = self.spec.pools_by_name

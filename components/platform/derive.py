@@ -177,6 +177,7 @@ def to_arg(value: Any) -> Any:
 def args_from(
     section: Any,
     args: type,
+    /,
     block: Optional[str] = None,
     sources: Optional[Mapping[str, Any]] = None,
     **given: Any,

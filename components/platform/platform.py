@@ -12,7 +12,8 @@ Servers and ServerConfigs): the pool names the stack config wired it to, in pref
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Optional, Union
+from dataclasses import replace
+from typing import Any, Optional
 
 import pulumi
 from pydantic import BaseModel
@@ -31,10 +32,11 @@ from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
 from ..serving.seldon_install import SeldonCoreInstallArgs
 from ..serving.workload import ContainerArgs
 from . import config as cfg
+from . import workloads as wl
 from .cluster_access import ClusterAccess, ClusterAccessArgs
 from .config_checks import stack_sources
 from .config_errors import relocate
-from .derive import args_from, value_of
+from .derive import args_from, to_arg, value_of
 from .derive import relocate as relocate_arg
 from .karpenter_addon import karpenter_install_args
 from .load import load_spec
@@ -89,13 +91,15 @@ def load_stack_spec() -> cfg.Spec:
     return spec
 
 
-def _tolerations(specs: Sequence[TolerationSpec]) -> list[Toleration]:
+def _tolerations(specs: Optional[Sequence[TolerationSpec]]) -> list[Toleration]:
+    specs = specs or ()
     return [
         Toleration(t.key, t.operator, t.value, t.effect or "", t.toleration_seconds) for t in specs
     ]
 
 
-def _expressions(specs: Sequence[ExpressionSpec]) -> list[NodeSelectorRequirement]:
+def _expressions(specs: Optional[Sequence[ExpressionSpec]]) -> list[NodeSelectorRequirement]:
+    specs = specs or ()
     return [NodeSelectorRequirement(e.key, e.operator, tuple(e.values)) for e in specs]
 
 
@@ -167,7 +171,7 @@ class InferencePlatform(pulumi.ComponentResource):
             self.namespaces = self._namespaces(name, k8s_opts)
         self.inference_services = []
         for n, isvc in enumerate(spec.inference_services):
-            with from_config(f"inferenceServices[{n}]", cfg.InferenceService, spec=spec):
+            with from_config(f"inferenceServices[{n}]", wl.InferenceService, spec=spec):
                 self.inference_services.append(self._isvc(name, isvc, k8s_opts))
         self.seldon = self._seldon(name, k8s_opts)
 
@@ -343,9 +347,7 @@ class InferencePlatform(pulumi.ComponentResource):
 
     # -- workloads --------------------------------------------------------------------------
 
-    def _placement(
-        self, w: Union[cfg.Component, cfg.Server, cfg.ServerConfig]
-    ) -> Optional[Placement]:
+    def _placement(self, w: Any) -> Optional[Placement]:
         if w.placement is not None:
             # Its own scheduling, not a pool's: exactly the fields the config lists.
             own = Placement(w.placement.node_selector, _tolerations(w.placement.tolerations))
@@ -355,7 +357,7 @@ class InferencePlatform(pulumi.ComponentResource):
             placement = placement.with_tolerations(_tolerations(w.tolerations))
         return placement
 
-    def _isvc(self, name: str, i: cfg.InferenceService, opts: pulumi.ResourceOptions) -> Any:
+    def _isvc(self, name: str, i: wl.InferenceService, opts: pulumi.ResourceOptions) -> Any:
         from ..serving.inference_service import (
             ExplainerArgs,
             InferenceService,
@@ -371,45 +373,47 @@ class InferencePlatform(pulumi.ComponentResource):
             if comp.pool_names:  # a component with a placement of its own is wired to no pool
                 annotations[f"{WIRED_POOL_ANNOTATION}.{kind}"] = ",".join(comp.pool_names)
             common: dict[str, Any] = dict(
-                min_replicas=comp.min_replicas,
-                max_replicas=comp.max_replicas,
                 service_account_name=sa,
                 placement=self._placement(comp),
                 extra_expressions=_expressions(comp.extra_expressions) or None,
-                omit_gpu_toleration=comp.omit_gpu_toleration,
+                containers=_containers(comp),
             )
             if kind == "predictor":
-                components[kind] = PredictorArgs(
+                components[kind] = args_from(
+                    comp,
+                    PredictorArgs,
                     **_model_source(comp),
-                    containers=_containers(comp),
-                    gpus=comp.gpus or None,
+                    **common,
+                    gpus=comp.gpu_count or None,
                     cpu=_q(comp.cpu),
                     memory=_q(comp.memory),
                     env=comp.env if not comp.containers else None,
                     args=comp.args if not comp.containers else None,
-                    **common,
                 )
             else:
                 cls = TransformerArgs if kind == "transformer" else ExplainerArgs
-                components[kind] = cls(containers=_containers(comp) or [], **common)
+                components[kind] = args_from(
+                    comp, cls, **{**common, "containers": common["containers"] or []}
+                )
 
         knative_features = None
         if self.knative is not None:
             knative_features = self.knative.features
         deployment_mode = i.deployment_mode or self.spec.addons.kserve.default_deployment_mode
-        startup = self._node_startup(i) if deployment_mode in cfg.KNATIVE_MODES else None
+        startup = self._node_startup(i) if deployment_mode in wl.KNATIVE_MODES else None
         if startup:  # the check (GI020) compares the progress deadline with it
             annotations[NODE_STARTUP_ANNOTATION] = str(startup)
         if i.predictor.model_size_gb is not None:  # the check (GI019) compares it with the GPUs
             annotations[MODEL_SIZE_ANNOTATION] = f"{i.predictor.model_size_gb:g}"
         after = self._after(i.namespace, "kserve")
-        if self.knative is not None and deployment_mode in cfg.KNATIVE_MODES:
+        if self.knative is not None and deployment_mode in wl.KNATIVE_MODES:
             after.append(self.knative.ready)
         return InferenceService(
             f"{name}-isvc-{i.namespace}-{i.name}",
-            InferenceServiceArgs(
-                name=i.name,
-                namespace=i.namespace,
+            args_from(
+                i,
+                InferenceServiceArgs,
+                sources=self._sources(),
                 deployment_mode=deployment_mode,
                 kserve_version=i.kserve_version or self.spec.addons.kserve.version,
                 predictor=components["predictor"],
@@ -418,12 +422,11 @@ class InferencePlatform(pulumi.ComponentResource):
                 knative_features=knative_features,
                 annotations=annotations,
                 progress_deadline_seconds=startup,
-                ingress=self.spec.knative.ingress,
             ),
             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
         )
 
-    def _node_startup(self, i: cfg.InferenceService) -> Optional[int]:
+    def _node_startup(self, i: wl.InferenceService) -> Optional[int]:
         """The longest GPU node start-up of the pools its GPU components are wired to that can be
         at zero nodes (`pools[].nodeStartupSeconds`, else the catalog's default): its progress
         deadline, so Knative waits for the node."""
@@ -435,7 +438,7 @@ class InferencePlatform(pulumi.ComponentResource):
             value_of(by_name[n], "node_startup_seconds")
             or node_startup_seconds(provider, by_name[n].gpu_name)
             for _, comp in i.components()
-            if comp.gpus
+            if comp.gpu_count
             for n in comp.pool_names
             if n in by_name and by_name[n].facts.min_nodes == 0
         ]
@@ -455,28 +458,28 @@ class InferencePlatform(pulumi.ComponentResource):
         out: list[Any] = []
         configs: dict[str, Any] = {}
         for n, sc in enumerate(s.server_configs):
-            with from_config(f"seldon.serverConfigs[{n}]", cfg.ServerConfig, spec=self.spec):
+            with from_config(f"seldon.serverConfigs[{n}]", wl.ServerConfig, spec=self.spec):
                 configs[sc.name] = self._server_config(name, sc, after)
             out.append(configs[sc.name])
         servers: dict[str, Any] = {}
         for n, srv in enumerate(s.servers):
-            with from_config(f"seldon.servers[{n}]", cfg.Server, spec=self.spec):
+            with from_config(f"seldon.servers[{n}]", wl.Server, spec=self.spec):
                 servers[srv.name] = self._server(name, srv, configs, after)
             out.append(servers[srv.name])
         for n, m in enumerate(s.models):
-            with from_config(f"seldon.models[{n}]", cfg.SeldonModel, spec=self.spec):
+            with from_config(f"seldon.models[{n}]", wl.SeldonModel, spec=self.spec):
                 out.append(self._model(name, m, servers, after))
         return out
 
-    def _server_config(self, name: str, sc: cfg.ServerConfig, after: Any) -> Any:
+    def _server_config(self, name: str, sc: wl.ServerConfig, after: Any) -> Any:
         from ..serving.seldon import SeldonServerConfig, SeldonServerConfigArgs
 
-        ns = self.spec.seldon.namespace
         return SeldonServerConfig(
             f"{name}-serverconfig-{sc.name}",
-            SeldonServerConfigArgs(
-                name=sc.name,
-                namespace=ns,
+            args_from(
+                sc,
+                SeldonServerConfigArgs,
+                sources=self._sources(),
                 containers=_seldon_containers(sc, sc.containers),
                 capabilities=sc.capabilities or None,
                 agent_image=(
@@ -484,51 +487,39 @@ class InferencePlatform(pulumi.ComponentResource):
                     if sc.capabilities and not any(c.name == "agent" for c in sc.containers)
                     else None
                 ),
-                model_repository_storage="100Gi",
                 placement=self._placement(sc),
                 extra_expressions=_expressions(sc.extra_expressions) or None,
-                omit_gpu_toleration=sc.omit_gpu_toleration,
                 annotations=_wired(sc.pool_names),
             ),
             opts=after,
         )
 
-    def _server(self, name: str, srv: cfg.Server, configs: dict[str, Any], after: Any) -> Any:
+    def _server(self, name: str, srv: wl.Server, configs: dict[str, Any], after: Any) -> Any:
         from ..serving.seldon import SeldonServer, SeldonServerArgs
 
         deps = [configs[srv.server_config]] if srv.server_config in configs else []
         return SeldonServer(
             f"{name}-server-{srv.name}",
-            SeldonServerArgs(
-                name=srv.name,
-                namespace=self.spec.seldon.namespace,
-                server_config=srv.server_config,
-                replicas=srv.replicas,
-                extra_capabilities=srv.capabilities or None,
+            args_from(
+                srv,
+                SeldonServerArgs,
+                sources=self._sources(),
+                extra_capabilities=srv.extra_capabilities or None,
                 containers=_seldon_containers(srv, None),
                 placement=self._placement(srv),
                 extra_expressions=_expressions(srv.extra_expressions) or None,
-                omit_gpu_toleration=srv.omit_gpu_toleration,
                 annotations=_wired(srv.pool_names),
             ),
             opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=deps)),
         )
 
-    def _model(self, name: str, m: cfg.SeldonModel, servers: dict[str, Any], after: Any) -> Any:
+    def _model(self, name: str, m: wl.SeldonModel, servers: dict[str, Any], after: Any) -> Any:
         from ..serving.seldon import SeldonModel, SeldonModelArgs
 
         deps = [servers[m.server]] if m.server in servers else list(servers.values())
         return SeldonModel(
             f"{name}-model-{m.name}",
-            SeldonModelArgs(
-                name=m.name,
-                namespace=self.spec.seldon.namespace,
-                storage_uri=m.storage_uri,
-                requirements=m.requirements,
-                server=m.server,
-                replicas=m.replicas,
-                memory=_q(m.memory),
-            ),
+            args_from(m, SeldonModelArgs, sources=self._sources(), memory=_q(m.memory)),
             opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=deps)),
         )
 
@@ -590,7 +581,7 @@ def _wired(pool_names: Sequence[str]) -> Optional[dict[str, str]]:
     return {WIRED_POOL_ANNOTATION: ",".join(pool_names)} if pool_names else None
 
 
-def _model_source(comp: cfg.Component) -> dict[str, Any]:
+def _model_source(comp: Any) -> dict[str, Any]:
     if comp.model is not None:
         m = comp.model
         return dict(
@@ -611,34 +602,25 @@ def _model_source(comp: cfg.Component) -> dict[str, Any]:
     return {}
 
 
-def _containers(comp: cfg.Component) -> Optional[list[ContainerArgs]]:
+def _containers(comp: Any) -> Optional[list[ContainerArgs]]:
     """Custom containers; the component's GPUs / CPU / memory go to the first one."""
     if not comp.containers:
         return None
-    out = []
-    for n, c in enumerate(comp.containers):
-        out.append(
-            ContainerArgs(
-                name=c.name,
-                image=c.image,
-                command=c.command,
-                args=c.args,
-                env=c.env,
-                gpus=(comp.gpus or None) if n == 0 else None,
-                cpu=_q(comp.cpu) if n == 0 else None,
-                memory=_q(comp.memory) if n == 0 else None,
-            )
-        )
+    out: list[ContainerArgs] = [to_arg(c) for c in comp.containers]
+    out[0] = replace(
+        out[0],
+        gpus=comp.gpu_count or out[0].gpus,
+        cpu=_q(comp.cpu) if comp.cpu is not None else _q(out[0].cpu),
+        memory=_q(comp.memory) if comp.memory is not None else _q(out[0].memory),
+    )
     return out
 
 
-def _seldon_containers(
-    w: Union[cfg.Server, cfg.ServerConfig], declared: Optional[Sequence[cfg.Container]]
-) -> Optional[list[ContainerArgs]]:
+def _seldon_containers(w: Any, declared: Optional[Sequence[Any]]) -> Optional[list[ContainerArgs]]:
     """The Seldon podSpec containers: declared ones, with `w.container` (default `mlserver`)
     carrying the GPUs / CPU / memory / ephemeral storage (requests; `gpuLimit` for the limit)."""
     resources: dict[str, Any] = dict(
-        gpus=w.gpus or None,
+        gpus=w.gpu_count or None,
         gpu_limit=w.gpu_limit,
         cpu=_q(w.cpu),
         memory=_q(w.memory),
@@ -648,13 +630,11 @@ def _seldon_containers(
     out: list[ContainerArgs] = []
     seen = False
     for c in declared or ():
-        extra = resources if c.name == w.container else {}
-        seen = seen or c.name == w.container
-        out.append(
-            ContainerArgs(
-                name=c.name, image=c.image, command=c.command, args=c.args, env=c.env, **extra
-            )
-        )
+        container = to_arg(c)
+        if c.name == w.container:
+            seen = True
+            container = replace(container, **resources)
+        out.append(container)
     if not seen and (has_resources or getattr(w, "image", None) or getattr(w, "env", None)):
         out.append(
             ContainerArgs(

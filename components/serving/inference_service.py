@@ -18,7 +18,7 @@ One InferenceService CR with an explicit name and namespace. The CR body is deci
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
@@ -26,6 +26,7 @@ import pulumi_kubernetes as k8s
 
 from ..model import versions
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.knative_features import POD_FIELD_FLAGS
 from ..model.scheduling import (
     NodeSelectorRequirement,
@@ -66,6 +67,7 @@ FRAMEWORKS = (
 )
 PROTOCOL_VERSIONS = ("v1", "v2", "grpc-v1", "grpc-v2")
 SCALE_METRICS = ("cpu", "memory", "concurrency", "rps")
+MIN_REPLICAS = "resolved: 0 when Knative runs it (Serverless), else 1 (a raw Deployment)"
 KPA_METRICS = ("concurrency", "rps")
 HPA_METRICS = ("cpu", "memory")
 HPA_CLASS = "hpa.autoscaling.knative.dev"
@@ -84,44 +86,44 @@ _FLAG_ON = ("enabled", "allowed")
 class PredictorArgs:
     """The predictor: exactly one of `model_format`, `framework`, `containers`."""
 
-    model_format: Optional[str] = None
+    model_format: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """Model format name (`spec.predictor.model.modelFormat.name`, e.g. `sklearn`, `huggingface`)."""
-    model_format_version: Optional[str] = None
+    model_format_version: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """Model format version (`modelFormat.version`)."""
-    framework: Optional[str] = None
+    framework: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """A predefined predictor key instead of `model`: triton, sklearn, pytorch, tensorflow, onnx,
     xgboost, lightgbm, huggingface, pmml, paddle."""
-    storage_uri: Optional[str] = None
+    storage_uri: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """Where the model is (`gs://...`, `s3://...`, `pvc://...`, `oci://...`, `hf://...`)."""
-    runtime: Optional[str] = None
+    runtime: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """ServingRuntime name (only with `model_format`)."""
-    runtime_version: Optional[str] = None
+    runtime_version: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """Runtime image tag (e.g. `21.08-py3` for triton)."""
-    protocol_version: Optional[str] = None
+    protocol_version: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """Inference protocol: v1, v2, grpc-v1, grpc-v2."""
-    containers: Optional[Sequence[ContainerArgs]] = None
+    containers: Optional[Sequence[ContainerArgs]] = field(default=None, metadata=stack(min_items=1))
     """Custom containers instead of a model (resources, env and args are set per container)."""
-    gpus: Optional[int] = None
+    gpus: Optional[int] = field(default=None, metadata=stack(ge=0))
     """NVIDIA GPUs of the model container (request and limit)."""
-    cpu: Optional[str] = None
+    cpu: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """CPU request and limit of the model container (`"4"`, `"500m"`)."""
-    memory: Optional[str] = None
+    memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory request and limit of the model container (`"16Gi"`)."""
-    env: Optional[Mapping[str, str]] = None
+    env: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="env"))
     """Environment of the model container, name -> value."""
     args: Optional[Sequence[str]] = None
     """Arguments of the model container."""
-    min_replicas: Optional[int] = None
+    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, default=MIN_REPLICAS))
     """Minimum replicas (0: scale to zero, Serverless only); KServe's default is 1."""
-    max_replicas: Optional[int] = None
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Maximum replicas (0 or unset: no maximum)."""
-    scale_target: Optional[int] = None
+    scale_target: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling target for `scale_metric`."""
-    scale_metric: Optional[str] = None
+    scale_metric: Optional[str] = field(default=None, metadata=stack(choices=SCALE_METRICS))
     """concurrency | rps (Serverless), cpu | memory (RawDeployment or the HPA class)."""
-    service_account_name: Optional[str] = None
+    service_account_name: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """ServiceAccount the pods run as (e.g. a ModelNamespace's, for storage access)."""
-    placement: Optional[Placement] = None
+    placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the pods land: a node pool's `placement` (its scheduling style is kept)."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
     """Node-affinity expressions ANDed with the pool's (seed 004's `Gt` on the GPU count)."""
@@ -134,19 +136,19 @@ class PredictorArgs:
 class TransformerArgs:
     """A transformer: custom containers and their placement."""
 
-    containers: Sequence[ContainerArgs]
+    containers: Sequence[ContainerArgs] = field(metadata=stack(min_items=1))
     """The containers (the first one is the transformer or explainer)."""
-    min_replicas: Optional[int] = None
+    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, default=MIN_REPLICAS))
     """Minimum replicas (0: scale to zero)."""
-    max_replicas: Optional[int] = None
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Maximum replicas (0 or unset: no maximum)."""
-    scale_target: Optional[int] = None
+    scale_target: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling target for `scale_metric`."""
-    scale_metric: Optional[str] = None
+    scale_metric: Optional[str] = field(default=None, metadata=stack(choices=SCALE_METRICS))
     """concurrency | rps (Serverless), cpu | memory (RawDeployment)."""
-    service_account_name: Optional[str] = None
+    service_account_name: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """ServiceAccount the pods run as."""
-    placement: Optional[Placement] = None
+    placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the pods land: a node pool's `placement`."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
     """Node-affinity expressions ANDed with the pool's."""
@@ -163,33 +165,45 @@ class ExplainerArgs(TransformerArgs):
 class InferenceServiceArgs:
     """Inputs of an `InferenceService`; every default is here."""
 
-    predictor: PredictorArgs
+    predictor: PredictorArgs = field(metadata=stack(hidden=True))
     """The predictor (required)."""
-    name: Optional[str] = None
+    name: Optional[str] = field(default=None, metadata=stack(required=True, syntax="dns1035"))
     """metadata.name (DNS-1035 label); default: the component's name."""
-    namespace: Optional[str] = DEFAULT_NAMESPACE
+    namespace: Optional[str] = field(
+        default=DEFAULT_NAMESPACE, metadata=stack(syntax="dns1123", value="models")
+    )
     """Namespace of the InferenceService."""
-    deployment_mode: Optional[str] = "Serverless"
+    deployment_mode: Optional[str] = field(
+        default="Serverless",
+        metadata=stack(
+            choices=DEPLOYMENT_MODES,
+            value=None,
+            default="resolved: `addons.kserve.defaultDeploymentMode`",
+        ),
+    )
     """Serverless (= Knative) or RawDeployment (= Standard); both spellings accepted."""
-    kserve_version: Optional[str] = None
+    kserve_version: Optional[str] = field(
+        default=None,
+        metadata=stack(syntax="version", default="resolved: `addons.kserve.version`"),
+    )
     """KServe version installed (decides the annotation's spelling); default: the pinned one."""
-    transformer: Optional[TransformerArgs] = None
+    transformer: Optional[TransformerArgs] = field(default=None, metadata=stack(hidden=True))
     """Optional transformer."""
-    explainer: Optional[ExplainerArgs] = None
+    explainer: Optional[ExplainerArgs] = field(default=None, metadata=stack(hidden=True))
     """Optional explainer."""
-    knative_features: Optional[Mapping[str, str]] = None
+    knative_features: Optional[Mapping[str, str]] = field(default=None, metadata=stack(hidden=True))
     """Knative's config-features as installed (e.g. `KnativeServing.features`); None: unknown,
     not checked."""
-    annotations: Optional[Mapping[str, str]] = None
+    annotations: Optional[Mapping[str, str]] = field(default=None, metadata=stack(hidden=True))
     """Extra metadata.annotations (the deployment mode annotation is set from deployment_mode)."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """metadata.labels."""
-    progress_deadline_seconds: Optional[int] = None
+    progress_deadline_seconds: Optional[int] = field(default=None, metadata=stack(hidden=True))
     """Serverless only: `serving.knative.dev/progress-deadline`, how long a new revision may take
     to become ready (KServe copies the InferenceService's annotations to the Knative revision
     template: kserve ksvc_reconciler.go). Give it the GPU node start-up of a pool that scales to
     zero, or Knative fails the revision while the node boots (kserve/kserve#1247)."""
-    ingress: Optional[str] = "kourier"
+    ingress: Optional[str] = field(default="kourier", metadata=stack(source="knative.ingress"))
     """Knative's ingress (`kourier` | `istio`): with Istio, KServe's Serverless address is
     `NAME.NS`; without (`disableIstioVirtualHost`, as KServeInstall sets it) and in raw mode it
     is the entry component's service, `NAME-transformer` or `NAME-predictor`."""

@@ -48,9 +48,7 @@ class KnativeServingArgs:
     """`operator` (install Knative through its operator) or `patch` (Knative is installed)."""
     version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
     """operator mode: Knative Serving version (`spec.version`); default: the operator's own."""
-    operator_chart_version: Optional[str] = field(
-        default=None, metadata=stack(syntax="version")
-    )
+    operator_chart_version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
     """operator mode: knative-operator chart version; default: the pinned one."""
     operator_chart: Optional[str] = field(default=None, metadata=stack("chart"))
     """operator mode: a local knative-operator chart directory or `.tgz` instead of the

@@ -36,9 +36,7 @@ class ModelNamespaceArgs:
         default="baseline", metadata=stack(choices=POD_SECURITY_LEVELS)
     )
     """Pod Security Admission level enforced (`privileged` | `baseline` | `restricted`)."""
-    service_account: Optional[str] = field(
-        default="model-reader", metadata=stack(syntax="dns1123")
-    )
+    service_account: Optional[str] = field(default="model-reader", metadata=stack(syntax="dns1123"))
     """Name of the ServiceAccount workloads run as."""
     gcp_service_account: Optional[str] = field(
         default=None, metadata=stack(source="cluster.workloadIdentity.gcpServiceAccount")

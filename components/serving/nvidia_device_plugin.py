@@ -37,9 +37,7 @@ class NvidiaDevicePluginArgs:
     """Taints of the GPU pools it serves: each key gets an `Exists` toleration."""
     pool_label: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """A node label key that marks the GPU pools (e.g. `gpu-inference.dev/pool`)."""
-    pool_label_values: Optional[Sequence[str]] = field(
-        default=None, metadata=stack(hidden=True)
-    )
+    pool_label_values: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The values of `pool_label` on GPU pools: the plugin runs only there."""
     time_slicing_replicas: Optional[Sequence[int]] = field(
         default=None, metadata=stack(hidden=True)

@@ -17,13 +17,14 @@ v2.6.0's (Apache-2.0).
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.scheduling import (
     NodeSelectorRequirement,
     Placement,
@@ -66,27 +67,35 @@ CAPABILITY_RULE = "letters, digits, '-', '_' or '.', no commas or spaces (e.g. '
 class SeldonServerConfigArgs:
     """Inputs of a `SeldonServerConfig` (a pod template every Server referencing it uses)."""
 
-    name: Optional[str] = None
+    name: Optional[str] = field(default=None, metadata=stack(required=True, syntax="dns1123"))
     """metadata.name; default: the component's name."""
-    namespace: Optional[str] = DEFAULT_NAMESPACE
+    namespace: Optional[str] = field(
+        default=DEFAULT_NAMESPACE, metadata=stack(source="seldon.namespace")
+    )
     """The Seldon runtime namespace."""
-    annotations: Optional[Mapping[str, str]] = None
+    annotations: Optional[Mapping[str, str]] = field(default=None, metadata=stack(hidden=True))
     """metadata.annotations."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """metadata.labels."""
-    containers: Optional[Sequence[ContainerArgs]] = None
+    containers: Optional[Sequence[ContainerArgs]] = field(
+        default=None, metadata=stack(required=True, min_items=1)
+    )
     """The pod's containers (name, image, env, GPU/CPU/memory)."""
-    capabilities: Optional[Sequence[str]] = None
+    capabilities: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(syntax="capabilities")
+    )
     """Capabilities added to the server's own list (`BUILTIN_CAPABILITIES` of its mlserver or
     triton container) in the agent container's SELDON_SERVER_CAPABILITIES (seed 004)."""
     replace_capabilities: Optional[bool] = False
     """`capabilities` is the whole list instead (the server's own are dropped)."""
-    agent_image: Optional[str] = None
+    agent_image: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """Image of the `agent` container added for `capabilities` when `containers` has none."""
-    model_repository_storage: Optional[str] = None
+    model_repository_storage: Optional[str] = field(
+        default=None, metadata=stack(syntax="quantity", value="100Gi")
+    )
     """Size of the `model-repository` volume claim template (the CRD requires
     volumeClaimTemplates; seed 004 leaves it out)."""
-    placement: Optional[Placement] = None
+    placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the servers land: a node pool's `placement`."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
     """Node-affinity expressions ANDed with the pool's."""
@@ -98,32 +107,40 @@ class SeldonServerConfigArgs:
 class SeldonServerArgs:
     """Inputs of a `SeldonServer`."""
 
-    name: Optional[str] = None
+    name: Optional[str] = field(default=None, metadata=stack(required=True, syntax="server-name"))
     """metadata.name; default: the component's name."""
-    namespace: Optional[str] = DEFAULT_NAMESPACE
+    namespace: Optional[str] = field(
+        default=DEFAULT_NAMESPACE, metadata=stack(source="seldon.namespace")
+    )
     """The Seldon runtime namespace."""
-    annotations: Optional[Mapping[str, str]] = None
+    annotations: Optional[Mapping[str, str]] = field(default=None, metadata=stack(hidden=True))
     """metadata.annotations."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """metadata.labels."""
-    server_config: Optional[str] = None
+    server_config: Optional[str] = field(
+        default=None, metadata=stack(syntax="dns1123", value="mlserver")
+    )
     """The ServerConfig it uses (e.g. `mlserver`); the CRD requires it."""
-    replicas: Optional[int] = None
+    replicas: Optional[int] = field(default=None, metadata=stack(ge=0, value=1))
     """Number of server replicas (Seldon's default 1)."""
-    min_replicas: Optional[int] = None
+    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0))
     """Minimum replicas (autoscaling)."""
-    max_replicas: Optional[int] = None
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Maximum replicas (autoscaling)."""
-    extra_capabilities: Optional[Sequence[str]] = None
+    extra_capabilities: Optional[Sequence[str]] = field(
+        default=None, metadata=stack("capabilities", syntax="capabilities")
+    )
     """Capabilities added to the ServerConfig's (what Models' `requirements` match)."""
-    capabilities: Optional[Sequence[str]] = None
+    capabilities: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """Capabilities replacing the ServerConfig's."""
-    containers: Optional[Sequence[ContainerArgs]] = None
+    containers: Optional[Sequence[ContainerArgs]] = field(default=None, metadata=stack(hidden=True))
     """Overrides of the ServerConfig's containers, by name (e.g. `mlserver` with GPUs)."""
-    server_config_containers: Optional[Sequence[str]] = None
+    server_config_containers: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(hidden=True)
+    )
     """Container names of the referenced ServerConfig (a SeldonServerConfig's
     `container_names`); known already for the upstream `mlserver` and `triton`."""
-    placement: Optional[Placement] = None
+    placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the server pods land: a node pool's `placement`."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
     """Node-affinity expressions ANDed with the pool's (seed 004's `Gt`)."""
@@ -135,27 +152,33 @@ class SeldonServerArgs:
 class SeldonModelArgs:
     """Inputs of a `SeldonModel`."""
 
-    name: Optional[str] = None
+    name: Optional[str] = field(default=None, metadata=stack(required=True, syntax="dns1123"))
     """metadata.name; default: the component's name."""
-    namespace: Optional[str] = DEFAULT_NAMESPACE
+    namespace: Optional[str] = field(
+        default=DEFAULT_NAMESPACE, metadata=stack(source="seldon.namespace")
+    )
     """The Seldon runtime namespace."""
-    annotations: Optional[Mapping[str, str]] = None
+    annotations: Optional[Mapping[str, str]] = field(default=None, metadata=stack(hidden=True))
     """metadata.annotations."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """metadata.labels."""
-    storage_uri: Optional[str] = None
+    storage_uri: Optional[str] = field(
+        default=None, metadata=stack(required=True, syntax="storage-uri")
+    )
     """Where the model artifacts are; the CRD requires it."""
-    requirements: Optional[Sequence[str]] = None
+    requirements: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(syntax="capabilities")
+    )
     """Capabilities a server must have to load it (recommended way to reach GPU servers)."""
     server: Optional[str] = None
     """Pin to this Server (no fallback to another server when it cannot load)."""
-    replicas: Optional[int] = None
+    replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Model replicas (Seldon's default 1)."""
-    min_replicas: Optional[int] = None
+    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0))
     """Minimum replicas (autoscaling)."""
-    max_replicas: Optional[int] = None
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Maximum replicas (autoscaling)."""
-    memory: Optional[str] = None
+    memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory the model needs (`"20Gi"`), used by the scheduler to pick a server."""
 
 

@@ -30,7 +30,9 @@ class SeldonCoreInstallArgs:
     system_namespace: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """Namespace of the operator (setup chart); only `namespace` is allowed: Seldon Core 2.6.0's
     controller reads ServerConfigs from its own namespace only."""
-    pod_security: Optional[str] = field(default="baseline", metadata=stack(choices=POD_SECURITY_LEVELS))
+    pod_security: Optional[str] = field(
+        default="baseline", metadata=stack(choices=POD_SECURITY_LEVELS)
+    )
     """Pod Security Admission level enforced on the runtime namespace."""
     crds_chart: Optional[str] = field(default=None, metadata=stack("chart.crds"))
     """A local seldon-core-v2-crds chart directory or `.tgz` instead of the repository's."""

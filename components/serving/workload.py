@@ -15,12 +15,14 @@ Resource rules (Kubernetes pod validation, `k8s.io/kubernetes/pkg/apis/core/vali
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional, Union
+
+from ..model.errors import InputError, show
 
 # No `from __future__ import annotations`: ContainerArgs is a component input and Pulumi's analyzer
 # reads its annotations at run time.
-from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.scheduling import (
     GPU_RESOURCE,
     NodeSelectorRequirement,
@@ -42,7 +44,7 @@ Quantity = Union[int, str]
 class ContainerArgs:
     """One container of a custom predictor, a transformer, an explainer or a Seldon podSpec."""
 
-    name: str
+    name: str = field(metadata=stack(syntax="dns1123"))
     """Container name (DNS-1123 label). On a Seldon Server, the name of the ServerConfig container
     to override (e.g. `mlserver`, `agent`)."""
     image: Optional[str] = None
@@ -51,24 +53,24 @@ class ContainerArgs:
     """Entrypoint override."""
     args: Optional[Sequence[str]] = None
     """Arguments to the entrypoint."""
-    env: Optional[Mapping[str, str]] = None
+    env: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="env"))
     """Environment variables, name -> value, in this order (a list of `{name, value}` or
     `{name, valueFrom}` dicts is accepted too)."""
-    gpus: Optional[int] = None
+    gpus: Optional[int] = field(default=None, metadata=stack(ge=0))
     """NVIDIA GPUs: requested and limited (`nvidia.com/gpu`)."""
-    cpu: Optional[str] = None
+    cpu: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """CPU request (quantity such as `"500m"` or `4`); also the limit unless `cpu_limit`."""
-    memory: Optional[str] = None
+    memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory request (`"16Gi"`); also the limit unless `memory_limit`."""
-    ephemeral_storage: Optional[str] = None
+    ephemeral_storage: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Ephemeral storage request (`"290Gi"`); no limit unless `ephemeral_storage_limit`."""
-    gpu_limit: Optional[int] = None
+    gpu_limit: Optional[int] = field(default=None, metadata=stack(ge=0))
     """GPU limit when it must differ from `gpus` (Kubernetes refuses that; seed 004 only)."""
-    cpu_limit: Optional[str] = None
+    cpu_limit: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """CPU limit when it differs from the request."""
-    memory_limit: Optional[str] = None
+    memory_limit: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory limit when it differs from the request."""
-    ephemeral_storage_limit: Optional[str] = None
+    ephemeral_storage_limit: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Ephemeral storage limit."""
 
 

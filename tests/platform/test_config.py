@@ -8,8 +8,8 @@ import pytest
 from config_bases import EKS, EXISTING, GKE, NS, mutated
 
 from components.model.errors import InputError
-from components.platform.config import Component, Server
 from components.platform.load import load_spec
+from components.platform.workloads import Predictor, Server
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def test_gke_defaults(gke):
         0,
         None,
     )
-    assert llm.transformer is not None and llm.transformer.gpus == 0
+    assert llm.transformer is not None and llm.transformer.gpu_count == 0
     assert gke.seldon.namespace == "seldon-mesh"
     assert gke.seldon.servers[0].server_config == "mlserver" and gke.seldon.servers[0].replicas == 1
     assert gke.seldon.servers[0].container == "mlserver"
@@ -128,7 +128,7 @@ def test_workloads_iterate_every_placed_workload(gke):
         (f"{NS}:seldon.servers[1]", "server", ("cpu",)),
     ]
     kinds = {kind: type(w) for _, kind, w, _ in gke.workloads()}
-    assert kinds["predictor"] is Component and kinds["server"] is Server
+    assert kinds["predictor"] is Predictor and kinds["server"] is Server
 
 
 def test_server_takes_its_server_configs_pool():

@@ -8,7 +8,7 @@ import pytest
 from config_bases import DEL, mutated
 
 from components.model.errors import InputError
-from components.platform import config as cfg
+from components.platform import workloads as wl
 from components.platform.config_errors import relocate
 from components.platform.derive import relocate as relocate_arg
 from components.platform.load import load_spec
@@ -94,7 +94,7 @@ def test_a_server_on_a_built_in_server_config_with_capabilities_and_no_pool():
         )
     )
     server = spec.seldon.servers[1]
-    assert (server.server_config, server.capabilities, server.pool_names) == (
+    assert (server.server_config, server.extra_capabilities, server.pool_names) == (
         "triton",
         ["model-on-gpu"],
         (),
@@ -212,34 +212,33 @@ RELOCATED = [
     (
         "InferenceService('llm').predictor.containers[0].image",
         "inferenceServices[0]",
-        cfg.InferenceService,
+        wl.InferenceService,
         "gpu-inference:inferenceServices[0].predictor.containers[0].image",
     ),
     (
         "InferenceService('llm').predictor.serviceAccountName",
         "inferenceServices[0]",
-        cfg.InferenceService,
+        wl.InferenceService,
         "gpu-inference:inferenceServices[0].predictor",
     ),
     (
         "InferenceService('llm').predictor.env.A.B",
         "inferenceServices[0]",
-        cfg.InferenceService,
+        wl.InferenceService,
         'gpu-inference:inferenceServices[0].predictor.env["A.B"]',
     ),
     (
         "SeldonServer('s').containers[0].image",
         "seldon.servers[0]",
-        cfg.Server,
+        wl.Server,
         "gpu-inference:seldon.servers[0]",
     ),
     (
         "SeldonServerConfig('c').containers[2].image",
         "seldon.serverConfigs[0]",
-        cfg.ServerConfig,
+        wl.ServerConfig,
         "gpu-inference:seldon.serverConfigs[0].containers[2].image",
     ),
-    ("KServeInstall('k').args.version", "addons", cfg.Addons, "gpu-inference:addons"),
 ]
 
 
@@ -250,3 +249,16 @@ def test_component_errors_are_relocated_to_the_stack_key(given, key, model, want
     err = relocate(InputError("bad", "good", given), f"{NS}:{key}", model)
     assert (err.path, err.problem, err.allowed) == (want, "bad", "good")
     assert str(err) == f"{want}: bad (allowed: good)"
+
+
+def test_add_on_component_errors_are_relocated_to_the_add_on_key():
+    from components.serving.kserve_install import KServeInstallArgs
+
+    base = f"{NS}:addons.kserve"
+    for given, want in (
+        ("KServeInstall('k').args.crd_chart", f"{base}.chart.crd"),
+        ("KServeInstall('k').args.version", f"{base}.version"),
+        ("KServeInstall('k').args.ingress", f"{NS}:knative.ingress"),
+    ):
+        err = relocate_arg(InputError("bad", "good", given), base, KServeInstallArgs, None, NS)
+        assert err.path == want

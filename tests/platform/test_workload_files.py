@@ -15,7 +15,6 @@ import yaml
 from config_bases import GKE
 
 from components.model.errors import InputError
-from components.platform.config import InferenceService
 from components.platform.load import load_spec
 from components.platform.platform import from_config
 from components.platform.workload_files import (
@@ -23,6 +22,7 @@ from components.platform.workload_files import (
     expand_workload_files,
     project_dir,
 )
+from components.platform.workloads import InferenceService
 
 NS = "gpu-inference"
 KEY = f"{NS}:workloadFiles"
@@ -153,7 +153,7 @@ ERRORS = [
     ("seldon-models-not-a-list", ["m.yaml"], {"m.yaml": "seldon:\n  models: x\n"}, f"{KEY}[0]: m.yaml:2: seldon.models holds the str 'x', not a list (allowed: {SHAPE})"),
     # --- an item in a file: the file, its line, the key path inside it ----------------------
     ("item-out-of-range", ["stacks/m.yaml"], {"stacks/m.yaml": MODELS}, "stacks/m.yaml:9: inferenceServices[1].predictor.gpus: -1 is out of range (allowed: a number >= 0)"),
-    ("item-missing-key", ["m.yaml"], {"m.yaml": "inferenceServices:\n  - name: a\n"}, "m.yaml:2: inferenceServices[0].predictor: required key is missing"),
+    ("item-missing-key", ["m.yaml"], {"m.yaml": "inferenceServices:\n  - name: a\n"}, "m.yaml:2: inferenceServices[0].predictor: required key is missing (allowed: The predictor: where it runs (`pool`, or a `placement` of its own) and what it serves (`model`, `framework` or `containers`).)"),
     ("item-unknown-pool", ["m.yaml"], {"m.yaml": MODELS.replace("pool: cpu", "pool: gpu", 1).replace("gpus: -1", "gpus: 0")}, "m.yaml:4: inferenceServices[0].predictor.pool: pool 'gpu' does not exist (allowed: l4-spot, l4, cpu)"),
     ("seldon-item", ["m.yaml"], {"m.yaml": "seldon:\n  models:\n    - name: x\n      storageUri: gs://m/x\n      server: nowhere\n"}, "m.yaml:5: seldon.models[0].server: model pins server 'nowhere', but no server has that name; a pinned model fails to load instead of trying another server (allowed: gpu-server, cpu-server)"),
     ("the-second-file", ["m.yaml", "n.yaml"], {"m.yaml": "inferenceServices: []\n", "n.yaml": MODELS}, "n.yaml:9: inferenceServices[1].predictor.gpus: -1 is out of range (allowed: a number >= 0)"),
