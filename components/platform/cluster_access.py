@@ -7,20 +7,25 @@ makes a small regional cluster with Workload Identity, a release channel and a C
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
+
+from ..model.inputs import stack
+
+PROVIDERS = ("gke", "eks", "existing")
+RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 
 
 @dataclass
 class ClusterAccessArgs:
     """Where the cluster is; every default here."""
 
-    provider: str
+    provider: str = field(metadata=stack(choices=PROVIDERS))
     """`gke` | `eks` | `existing`."""
-    name: str
+    name: str = field(metadata=stack(value=None))
     """The cluster's name (GKE / EKS), or a label for an existing cluster."""
     location: Optional[str] = None
     """GKE: region or zone."""
@@ -28,9 +33,13 @@ class ClusterAccessArgs:
     """GKE: project id (default: the provider's)."""
     region: Optional[str] = None
     """EKS: region (default: the provider's)."""
-    create: Optional[bool] = False
+    create: Optional[bool] = field(
+        default=False, metadata=stack(value=None, default="resolved: false on gke")
+    )
     """GKE only: create a small regional cluster (Workload Identity, release channel, CPU pool)."""
-    release_channel: Optional[str] = "REGULAR"
+    release_channel: Optional[str] = field(
+        default="REGULAR", metadata=stack(choices=RELEASE_CHANNELS, value=None)
+    )
     """GKE `create`: release channel."""
     system_machine_type: Optional[str] = "e2-standard-4"
     """GKE `create`: machine type of the CPU system pool."""

@@ -13,7 +13,7 @@ import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 from pydantic import (
     Field,
@@ -21,7 +21,6 @@ from pydantic import (
     SerializeAsAny,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
 
 from ..model.errors import InputError, show
 from ..model.identity import GSA_EMAIL, validate_workload_identity
@@ -34,10 +33,10 @@ from ..serving.kserve_install import KServeInstallArgs
 from ..serving.model_namespace import ModelNamespaceArgs
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
 from ..serving.seldon_install import SeldonCoreInstallArgs
+from .cluster_access import ClusterAccessArgs
 from .derive import section_model
 from .pool_kinds import PoolConfig
 from .syntax import (
-    Bool,
     ConfigModel,
     aliases,
     key_path,
@@ -96,6 +95,7 @@ CLUSTER_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
         "nodeServiceAccount",
         "autopilot",
         "gkeMetadata",
+        "systemMachineType",
     ),
     "eks": ("region", "subnetIds"),
     "existing": ("kubeconfig", "context"),
@@ -107,56 +107,68 @@ CLUSTER_REQUIRED_BY_PROVIDER: dict[str, tuple[str, ...]] = {
 }
 
 
-class Cluster(ConfigModel):
-    provider: Literal["gke", "eks", "existing"]
-    name: Optional[str] = None  # the cluster's name (gke, eks: required)
-    location: Optional[str] = None  # gke: region or zone
-    project: Optional[str] = None  # gke: defaults to the gcp:project config
-    region: Optional[str] = None  # eks: defaults to the aws:region config
-    create: Optional[Bool] = None  # gke: make a small regional cluster (resolved: False)
-    release_channel: Optional[Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"]] = None
-    subnet_ids: Optional[Annotated[list[str], Field(min_length=1)]] = None  # eks
-    kubeconfig: Optional[str] = None  # existing: path or content; default: ambient
-    context: Optional[str] = None  # existing
-    # Whether the ExtendedResourceToleration admission plugin is on. resolved: True on gke/eks
-    # (they enable it; false is refused there), False on existing (upstream default: off).
-    extended_resource_toleration: Optional[Bool] = None
+@dataclass
+class ClusterSettings:
+    """`cluster`: where the cluster is (`components.platform.cluster_access`) and what the stack
+    needs to know about it."""
+
+    subnet_ids: Optional[list[str]] = field(default=None, metadata=stack(min_items=1))
+    """eks: subnets of the node groups; default: the cluster's own."""
+    extended_resource_toleration: Optional[bool] = field(
+        default=None,
+        metadata=stack(
+            default="resolved: true on gke and eks (false is refused there), else false"
+        ),
+    )
+    """Whether the ExtendedResourceToleration admission plugin is on: GKE enables it, EKS has since
+    1.19, upstream Kubernetes (and so most on-prem clusters) does not."""
     workload_identity: Optional[WorkloadIdentity] = None
-    node_service_account: Optional[str] = None  # gke: dedicated node SA email
-    # gke: pools use the GKE metadata server (Workload Identity); false for an existing cluster
-    # without Workload Identity, where a GKE_METADATA pool fails to create.
-    gke_metadata: Bool = True
-    autopilot: Bool = False  # gke: an existing Autopilot cluster (GPU pools make no node pools)
+    """The cloud identity the model namespaces' ServiceAccount is bound to (no storage keys):
+    `{gcpServiceAccount}` (GKE Workload Identity) or `{awsRoleArn}` (EKS IRSA), one at most."""
+    node_service_account: Optional[str] = None
+    """gke: a dedicated service account email for the GPU nodes."""
+    gke_metadata: Optional[bool] = True
+    """gke: pools use the GKE metadata server (Workload Identity); false for an existing cluster
+    without Workload Identity (a `GKE_METADATA` pool fails to create there)."""
+    autopilot: Optional[bool] = False
+    """gke: the cluster is an existing GKE Autopilot cluster; every pool is then an Autopilot GPU
+    pool (no node pools are made)."""
+
+
+class ClusterRules(ConfigModel):
+    """What the `cluster` keys mean together."""
 
     @model_validator(mode="after")
-    def _provider_keys(self) -> Cluster:
-        given = {to_camel(f) for f in self.model_fields_set}
+    def _provider_keys(self) -> ClusterRules:
+        c: Any = self  # the keys are the derived section's (ClusterAccessArgs, ClusterSettings)
+        fields = type(self).model_fields
+        given = {fields[f].alias or f for f in self.model_fields_set}
         for provider, keys in CLUSTER_KEYS_BY_PROVIDER.items():
-            if provider == self.provider:
+            if provider == c.provider:
                 continue
             for key in keys:
                 if key in given:
                     raise InputError(
                         f"key {key!r} is for provider {provider!r}, this cluster's provider is "
-                        f"{self.provider!r}",
-                        f"for {self.provider}: " + ", ".join(_cluster_keys(self.provider)),
+                        f"{c.provider!r}",
+                        f"for {c.provider}: " + ", ".join(_cluster_keys(c.provider)),
                         key,
                     )
-        for key in CLUSTER_REQUIRED_BY_PROVIDER[self.provider]:
+        for key in CLUSTER_REQUIRED_BY_PROVIDER[c.provider]:
             if getattr(self, _snake(key)) in (None, ""):
                 raise InputError(
-                    f"required key is missing (provider {self.provider!r} needs it)",
+                    f"required key is missing (provider {c.provider!r} needs it)",
                     _CLUSTER_KEY_HELP[key],
                     key,
                 )
-        if self.extended_resource_toleration is False and self.provider != "existing":
+        if c.extended_resource_toleration is False and c.provider != "existing":
             raise InputError(
-                f"extendedResourceToleration: false, but {self.provider.upper()} enables the "
+                f"extendedResourceToleration: false, but {c.provider.upper()} enables the "
                 "ExtendedResourceToleration admission plugin itself",
                 "true, or leave it out (it is only a choice for provider existing)",
                 "extendedResourceToleration",
             )
-        if not self.gke_metadata and self.create:
+        if not c.gke_metadata and c.create:
             raise InputError(
                 "gkeMetadata: false, but create: true makes a cluster with Workload Identity, "
                 "whose pools use the GKE metadata server",
@@ -165,9 +177,9 @@ class Cluster(ConfigModel):
                 "gkeMetadata",
             )
         if (
-            not self.gke_metadata
-            and self.workload_identity is not None
-            and self.workload_identity.gcp_service_account
+            not c.gke_metadata
+            and c.workload_identity is not None
+            and c.workload_identity.gcp_service_account
         ):
             raise InputError(
                 "gkeMetadata: false says the cluster has no Workload Identity, but "
@@ -177,27 +189,27 @@ class Cluster(ConfigModel):
                 "drop workloadIdentity.gcpServiceAccount",
                 "gkeMetadata",
             )
-        if self.release_channel and not self.create:
+        if c.release_channel and not c.create:
             raise InputError(
                 "releaseChannel is set but create is not true: an existing cluster keeps its "
                 "own channel",
                 "releaseChannel only with create: true",
                 "releaseChannel",
             )
-        if self.node_service_account and not GSA_EMAIL.fullmatch(self.node_service_account):
+        if c.node_service_account and not GSA_EMAIL.fullmatch(c.node_service_account):
             raise InputError(
-                f"{show(self.node_service_account)} is not a Google service account email",
+                f"{show(c.node_service_account)} is not a Google service account email",
                 "NAME@PROJECT.iam.gserviceaccount.com",
                 "nodeServiceAccount",
             )
-        wi = self.workload_identity
-        if wi and self.provider == "gke" and wi.aws_role_arn:
+        wi = c.workload_identity
+        if wi and c.provider == "gke" and wi.aws_role_arn:
             raise InputError(
                 "awsRoleArn is for EKS (IRSA); this cluster is GKE",
                 "gcpServiceAccount",
                 "workloadIdentity.awsRoleArn",
             )
-        if wi and self.provider == "eks" and wi.gcp_service_account:
+        if wi and c.provider == "eks" and wi.gcp_service_account:
             raise InputError(
                 "gcpServiceAccount is for GKE Workload Identity; this cluster is EKS",
                 "awsRoleArn",
@@ -210,6 +222,18 @@ _CLUSTER_KEY_HELP = {
     "name": "the cluster's name",
     "location": "a GCP region ('us-central1') or zone ('us-central1-a')",
 }
+
+
+if TYPE_CHECKING:
+    Cluster = Any
+else:
+    Cluster = section_model(
+        "Cluster",
+        [*inputs(ClusterAccessArgs), *inputs(ClusterSettings)],
+        args=ClusterAccessArgs,
+        base=ClusterRules,
+        doc=class_doc(ClusterSettings),
+    )
 
 
 def _cluster_keys(provider: str) -> list[str]:

@@ -125,19 +125,15 @@ class InferencePlatform(pulumi.ComponentResource):
         super().__init__("gpu-inference:index:InferencePlatform", name, None, opts)
         self.spec = spec
         c = spec.cluster
-        with from_config("cluster", cfg.Cluster):
+        with from_args("cluster", ClusterAccessArgs):
             self.access = ClusterAccess(
                 f"{name}-cluster",
-                ClusterAccessArgs(
-                    provider=c.provider,
+                args_from(
+                    c,
+                    ClusterAccessArgs,
                     name=c.name or "cluster",
-                    location=c.location,
-                    project=c.project,
-                    region=c.region,
                     create=bool(c.create),
                     release_channel=c.release_channel or "REGULAR",
-                    kubeconfig=c.kubeconfig,
-                    context=c.context,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
