@@ -22,6 +22,8 @@ from .syntax import CONFIG_TYPES, SYNTAX, ConfigModel, key_path
 _COMPONENT = re.compile(r"^[A-Z]\w*\('(?:[^'\\]|\\.)*'\)\.?")
 ARGS = "__stack_args__"
 """On a derived model: the Args dataclass it stands for."""
+INPUTS = "__stack_inputs__"
+"""On a derived model: its inputs, one per key (and those fed from elsewhere), in key order."""
 ATTRS = "__stack_attrs__"
 """On a derived model: Args field -> the attribute path that holds its value."""
 
@@ -92,15 +94,20 @@ def section_model(
     tree: dict[str, Any] = {}
     # The key that names the object (`name`) first, as a person reads and writes it.
     decls = sorted(decls, key=lambda i: i.path != "name")
+    kept: list[Input] = []
     for inp in decls:
         if inp.path is None:
+            kept.append(inp)
             continue
         node = tree
         *groups, leaf = inp.path.split(".")
         for g in groups:
             node = node.setdefault(g, {})
-        node.setdefault(leaf, inp)
+        if leaf not in node:
+            node[leaf] = inp
+            kept.append(inp)
     model, _ = _build(name, tree, base, doc)
+    setattr(model, INPUTS, kept)
     if args is not None:
         setattr(model, ARGS, args)
     return model
@@ -227,11 +234,11 @@ def relocate(
             elif inp.source is not None:
                 target = f"{namespace}:{inp.source}" if namespace else inp.source
     return InputError(
-        _keys_named(err.problem, args, block), _keys_named(err.allowed, args, block), target
+        keys_named(err.problem, args, block), keys_named(err.allowed, args, block), target
     )
 
 
-def _keys_named(text: str, args: type, block: Optional[str]) -> str:
+def keys_named(text: str, args: type, block: Optional[str] = None) -> str:
     """A component's message with its argument names (`min_nodes`) said as the stack's keys
     (`minNodes`), so that it reads right where the stack file is the input."""
     for inp in inputs(args, block):

@@ -1,0 +1,214 @@
+"""`docs/config-reference.md`, generated: every key of the stack config, its type, default and
+meaning, read from the one declaration (the components' Args and what the stack adds, as the
+config sections derive them). The prose around the tables is `docs/config-reference.in.md`; each
+`<!-- keys: SECTION -->` line there becomes the table of that section.
+
+    python -m components.platform.reference          # rewrite docs/config-reference.md
+    python -m components.platform.reference --check  # exit 1 when it is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Optional, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+from ..model.inputs import REQUIRED, Input
+from . import config, workloads
+from .derive import ARGS, INPUTS, keys_named
+from .pool_kinds import KINDS, pool_model
+from .syntax import CONFIG_TYPES, aliases
+
+PLACEHOLDER = re.compile(r"^<!-- keys: (\S+) -->$", re.M)
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "docs" / "config-reference.in.md"
+OUTPUT = ROOT / "docs" / "config-reference.md"
+
+SYNTAX_WORDS = {
+    "pool-name": "DNS-1123 label, ≤ 40 chars (gke: DNS-1035)",
+    "label-keys": "list of label keys (≥ 1, each once)",
+    "dns1123": "DNS-1123 label",
+    "dns1035": "DNS-1035 label",
+    "server-name": "DNS-1123 label, ≤ 52 chars",
+    "label-key": "label key",
+    "labels": "map label key -> string",
+    "quantity": 'quantity (`"500m"`, `2`, `"16Gi"`)',
+    "version": "version (`v1.2.3` or `1.2.3`)",
+    "storage-uri": "storage URI (`gs://`, `s3://`, `pvc://`, `hf://`, ...)",
+    "env": "map name -> string",
+    "pool-ref": "pool name, or list of pool names",
+    "capabilities": "list of capabilities (each once)",
+}
+
+
+def sections() -> dict[str, type[BaseModel]]:
+    """Each documented section's config model, by the name its placeholder uses."""
+    out: dict[str, type[BaseModel]] = {"cluster": config.Cluster}
+    for kind in KINDS:
+        out[f"pools.{kind.name}"] = pool_model(kind)
+    out["knative"] = config.Knative
+    for name, f in config.Addons.model_fields.items():
+        out[f"addons.{f.alias or name}"] = _model(f.annotation)
+    out["namespaces"] = config.Namespaces
+    out["inferenceServices"] = workloads.InferenceService
+    out["inferenceServices.predictor"] = workloads.Predictor
+    out["inferenceServices.transformer"] = workloads.Transformer
+    out["inferenceServices.explainer"] = workloads.Explainer
+    out["containers"] = _model(
+        next(i.annotation for i in getattr(workloads.Predictor, INPUTS) if i.field == "containers")
+    )
+    out["seldon.serverConfigs"] = workloads.ServerConfig
+    out["seldon.servers"] = workloads.Server
+    out["seldon.models"] = workloads.SeldonModel
+    return out
+
+
+def table(model: type[BaseModel]) -> str:
+    """The markdown table of a derived section: key, type, default, notes."""
+    rows = ["| key | type | default | notes |", "| --- | --- | --- | --- |"]
+    for path, inp in _rows(model):
+        rows.append(
+            f"| `{path}` | {_cell(type_text(inp))} | {_cell(default_text(inp))} | {_cell(inp.doc)} |"
+        )
+    return "\n".join(rows)
+
+
+def _rows(model: type[BaseModel]) -> Iterator[tuple[str, Input]]:
+    """Keys at the section's root first, then those inside mappings, each in declaration order;
+    a docstring's argument names said as the keys."""
+    given = [i for i in getattr(model, INPUTS, ()) if i.path is not None]
+    args = getattr(model, ARGS, None)
+    for inp in sorted(given, key=lambda i: "." in str(i.path)):
+        doc = keys_named(inp.doc, args) if args is not None else inp.doc
+        yield str(inp.path), dataclasses.replace(inp, doc=doc)
+
+
+def type_text(inp: Input) -> str:
+    decl = inp.decl
+    if decl.syntax:
+        return SYNTAX_WORDS.get(decl.syntax, decl.syntax)
+    return _type_words(inp.annotation, decl)
+
+
+def _type_words(tp: Any, decl: Any) -> str:
+    tp = _plain(tp)
+    origin = get_origin(tp)
+    if origin in (list, Sequence, tuple) or tp in (list, Sequence):
+        item = get_args(tp)[0] if get_args(tp) else Any
+        what = _type_words(item, dataclasses.replace(decl, min_items=None))
+        least = f" (≥ {decl.min_items})" if decl.min_items else ""
+        return f"list of {what}{least}"
+    if decl.choices:
+        return " | ".join(f"`{c}`" for c in decl.choices)
+    if tp is bool:
+        return "bool"
+    if tp is int or tp is float:
+        word = "int" if tp is int else "number"
+        if decl.ge is not None and decl.le is not None:
+            return f"{word} {decl.ge:g}..{decl.le:g}"
+        if decl.ge is not None:
+            return f"{word} ≥ {decl.ge:g}"
+        return word
+    if tp is str:
+        return "string"
+    if origin in (dict, Mapping) or tp in (dict, Mapping):
+        return "map string -> string"
+    if tp in CONFIG_TYPES:
+        return "`{" + ", ".join(aliases(CONFIG_TYPES[tp])) + "}`"
+    if dataclasses.is_dataclass(tp):
+        return "`{" + ", ".join(_camel_fields(tp)) + "}` (keys below)"
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        if getattr(tp, INPUTS, None) is not None:
+            return "mapping (keys below)"
+        return "`{" + ", ".join(aliases(tp)) + "}`"
+    return "any"
+
+
+def _camel_fields(tp: type) -> list[str]:
+    from ..model.inputs import inputs
+
+    return [i.path for i in inputs(tp) if i.path]
+
+
+def _plain(tp: Any) -> Any:
+    """The type inside Optional / pulumi.Input."""
+    if get_origin(tp) is Union:
+        parts = [a for a in get_args(tp) if a is not type(None) and "Output" not in str(a)]
+        parts = [a for a in parts if "Awaitable" not in str(a) and not isinstance(a, str)]
+        return _plain(parts[0]) if parts else Any
+    return tp
+
+
+def _model(tp: Any) -> Any:
+    tp = _plain(tp)
+    if get_origin(tp) in (list, Sequence) and get_args(tp):
+        tp = _plain(get_args(tp)[0])
+    if dataclasses.is_dataclass(tp):
+        from ..model.inputs import inputs
+        from .derive import section_model
+
+        return section_model(tp.__name__, inputs(tp), args=tp)
+    return tp
+
+
+def default_text(inp: Input) -> str:
+    if inp.decl.default:
+        return inp.decl.default
+    if inp.required or inp.default is REQUIRED:
+        return "required"
+    value = inp.default
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    if isinstance(value, (list, tuple)):
+        return "`[" + ", ".join(str(v) for v in value) + "]`"
+    return f"`{value}`"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render(template: str) -> str:
+    """The reference: `template` with each placeholder replaced by its section's table."""
+    known = sections()
+
+    def one(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in known:
+            raise KeyError(f"unknown section {name!r} in the template (known: {', '.join(known)})")
+        return table(known[name])
+
+    header = (
+        "<!-- Generated by `python -m components.platform.reference` from "
+        "docs/config-reference.in.md and the components' Args: edit those, not this file. -->\n"
+    )
+    return header + PLACEHOLDER.sub(one, template)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m components.platform.reference")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
+    args = parser.parse_args(argv)
+    text = render(TEMPLATE.read_text())
+    if args.check:
+        if OUTPUT.read_text() != text:
+            print(
+                f"{OUTPUT} is stale: run python -m components.platform.reference", file=sys.stderr
+            )
+            return 1
+        return 0
+    OUTPUT.write_text(text)
+    print(f"wrote {OUTPUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

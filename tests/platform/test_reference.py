@@ -1,0 +1,64 @@
+"""docs/config-reference.md is generated from the one declaration of every input (the components'
+Args and what the stack adds): it cannot drift."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from components.model.inputs import inputs, stack
+from components.platform import reference
+from components.platform.derive import section_model
+
+
+def test_the_committed_reference_is_the_generated_one():
+    assert reference.OUTPUT.read_text() == reference.render(reference.TEMPLATE.read_text()), (
+        "docs/config-reference.md is stale: run python -m components.platform.reference"
+    )
+
+
+def test_every_key_of_every_section_has_a_row():
+    text = reference.OUTPUT.read_text()
+    for name, model in reference.sections().items():
+        for path, _ in reference._rows(model):
+            assert f"| `{path}` |" in text, f"{name}: {path}"
+
+
+def test_every_section_has_a_placeholder():
+    template = reference.TEMPLATE.read_text()
+    for name in reference.sections():
+        assert f"<!-- keys: {name} -->" in template
+
+
+@dataclass
+class _Args:
+    """A component's inputs."""
+
+    pool_name: Optional[str] = field(default=None, metadata=stack("name", required=True))
+    """The pool's name (`pool_name`)."""
+    max_ttl: Optional[int] = field(default=60, metadata=stack(ge=1))
+    """How long it lives; a `pool_name` is needed."""
+    mode: Optional[str] = field(default="fast", metadata=stack(choices=("fast", "slow")))
+    """Speed."""
+    cluster: Optional[str] = field(default=None, metadata=stack(source="cluster.name"))
+    """Fed from the cluster section: not a key here."""
+    internal: Optional[int] = field(default=None, metadata=stack(hidden=True))
+    """Set by the platform."""
+
+
+def test_a_new_field_gets_its_row_with_type_default_and_meaning():
+    table = reference.table(section_model("Thing", inputs(_Args), args=_Args))
+    assert table.splitlines()[2:] == [
+        "| `name` | string | required | The pool's name (`name`). |",
+        "| `maxTtl` | int ≥ 1 | `60` | How long it lives; a `name` is needed. |",
+        "| `mode` | `fast` \\| `slow` | `fast` | Speed. |",
+    ]
+
+
+def test_the_check_command_fails_on_a_stale_file(tmp_path, monkeypatch):
+    stale = tmp_path / "config-reference.md"
+    stale.write_text("old\n")
+    monkeypatch.setattr(reference, "OUTPUT", stale)
+    assert reference.main(["--check"]) == 1
+    assert reference.main([]) == 0
+    assert reference.main(["--check"]) == 0
