@@ -121,7 +121,7 @@ def _type_words(tp: Any, decl: Any) -> str:
         return "map string -> string"
     if tp in CONFIG_TYPES:
         return "`{" + ", ".join(aliases(CONFIG_TYPES[tp])) + "}`"
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return "`{" + ", ".join(_camel_fields(tp)) + "}` (keys below)"
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         if getattr(tp, INPUTS, None) is not None:
