@@ -19,9 +19,9 @@ from typing import Any, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ..model.inputs import REQUIRED, Input
+from ..model.inputs import REQUIRED, Input, inputs
 from . import config, workloads
-from .derive import ARGS, INPUTS, keys_named
+from .derive import ARGS, INPUTS, keys_named, section_model
 from .pool_kinds import KINDS, pool_model
 from .syntax import CONFIG_TYPES, aliases
 
@@ -131,8 +131,6 @@ def _type_words(tp: Any, decl: Any) -> str:
 
 
 def _camel_fields(tp: type) -> list[str]:
-    from ..model.inputs import inputs
-
     return [i.path for i in inputs(tp) if i.path]
 
 
@@ -149,10 +147,7 @@ def _model(tp: Any) -> Any:
     tp = _plain(tp)
     if get_origin(tp) in (list, Sequence) and get_args(tp):
         tp = _plain(get_args(tp)[0])
-    if dataclasses.is_dataclass(tp):
-        from ..model.inputs import inputs
-        from .derive import section_model
-
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return section_model(tp.__name__, inputs(tp), args=tp)
     return tp
 
