@@ -449,6 +449,15 @@ class Spec(ConfigModel):
     # program's `load_stack_spec`): a component's error about one points into its file.
     _workload_sources: Any = PrivateAttr(default=None)
 
+    def keep_sources(self, sources: Any) -> None:
+        """Remember where workloads read from `workloadFiles` came from (a `WorkloadSources`)."""
+        self._workload_sources = sources
+
+    def locate(self, err: InputError) -> InputError:
+        """`err` pointing into the workload file its key came from, when it came from one."""
+        found = self._workload_sources
+        return found.locate(err) if found is not None else err
+
     @property
     def provider(self) -> str:
         return self.cluster.provider

@@ -151,8 +151,7 @@ def _pools(raw: Any, cluster: Cluster, base: str) -> Any:
             pool = model.model_validate(entry)
         except ValidationError as e:
             raise from_validation_error(e, path, model) from None
-        pool._kind = kind
-        out.append(pool)
+        out.append(pool.of_kind(kind))
     return out
 
 

@@ -87,7 +87,7 @@ def load_stack_spec() -> cfg.Spec:
     except InputError as e:
         located = sources.locate(e)
         raise pulumi.RunError(str(located)) from located
-    spec._workload_sources = sources
+    spec.keep_sources(sources)
     return spec
 
 
@@ -530,9 +530,8 @@ def from_args(
         yield
     except InputError as e:
         located = relocate_arg(e, f"{NAMESPACE}:{key}", args, block, NAMESPACE)
-        found = spec._workload_sources if spec is not None else None
-        if isinstance(found, WorkloadSources):
-            located = found.locate(located)
+        if spec is not None:
+            located = spec.locate(located)
         # RunError: `pulumi up` prints the message without a traceback, as for load_spec's.
         raise pulumi.RunError(str(located)) from located
 
@@ -552,9 +551,8 @@ def from_config(
         yield
     except InputError as e:
         located = relocate(e, f"{NAMESPACE}:{key}", model, renames)
-        found = spec._workload_sources if spec is not None else None
-        if isinstance(found, WorkloadSources):
-            located = found.locate(located)
+        if spec is not None:
+            located = spec.locate(located)
         # RunError: `pulumi up` prints the message without a traceback, as for load_spec's.
         raise pulumi.RunError(str(located)) from located
 

@@ -60,6 +60,11 @@ class PoolConfig(ConfigModel):
     _kind: Any = PrivateAttr(default=None)
     _facts: Any = PrivateAttr(default=None)
 
+    def of_kind(self, kind: PoolKind) -> PoolConfig:
+        """This entry read as a pool of `kind`."""
+        self._kind = kind
+        return self
+
     @property
     def kind(self) -> PoolKind:
         return self._kind

@@ -21,7 +21,6 @@ import pulumi
 from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import resource as runtime_resource
 from pulumi.runtime import rpc
-from pulumi.runtime.sync_await import _sync_await
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"
@@ -296,11 +295,12 @@ def run_program(
 
         stack_resource = pulumi.runtime.get_root_resource()
         # A plain callable: older SDKs' run_pulumi_func (pulumi < 3.18x) do not await a coroutine.
-        _sync_await(pulumi.runtime.stack.run_pulumi_func(program))
+        # The run's own loop is not running here: run the program to completion on it.
+        loop.run_until_complete(pulumi.runtime.stack.run_pulumi_func(program))
         if stack_resource is not None:
             outs = getattr(stack_resource, "outputs", {}) or {}
             for key, value in outs.items():
-                outputs[key] = _sync_await(_resolve(value))
+                outputs[key] = loop.run_until_complete(_resolve(value))
         return Graph(resources=recorder.registered, outputs=_scrub(outputs))
     finally:
         gc.set_threshold(*saved_gc)
