@@ -123,6 +123,10 @@ class KarpenterGpuNodePoolArgs:
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
     consolidate_after: Optional[str] = "5m"
     """How long a node stays empty before Karpenter removes it (`disruption.consolidateAfter`)."""
+    expire_after: Optional[str] = None
+    """How long a node lives before Karpenter replaces it (`template.spec.expireAfter`: a
+    duration such as 720h, or Never); None leaves Karpenter's own default (720h), which replaces
+    a busy GPU node, and reloads its model, every 30 days."""
     weight: Optional[int] = field(default=None, metadata=stack(ge=1, le=100))
     """NodePool weight (higher: preferred over other NodePools a pod fits)."""
     ami_alias: Optional[str] = "al2023@latest"
@@ -388,6 +392,14 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
             "a duration such as 30s, 5m, 1h30m, or Never",
             "args.consolidate_after",
         )
+    if args.expire_after is not None and (
+        not isinstance(args.expire_after, str) or not _DURATION.match(args.expire_after)
+    ):
+        raise InputError(
+            f"expire_after {show(args.expire_after)} is not a Karpenter duration",
+            "a duration such as 720h, 2160h, or Never",
+            "args.expire_after",
+        )
     weight = _count(args.weight, "args.weight", 1)
     if weight is not None and weight > 100:
         raise InputError(f"weight {weight} is above 100", "1 to 100", "args.weight")
@@ -412,6 +424,8 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         "requirements": requirements,
         "taints": [t.to_dict() for t in facts.taints],
     }
+    if args.expire_after is not None:
+        template_spec["expireAfter"] = args.expire_after
     spec: dict[str, Any] = {
         "template": {"metadata": {"labels": own_labels}, "spec": template_spec},
         "disruption": {

@@ -312,6 +312,11 @@ def test_more_gpus_than_any_admitted_instance_is_a_finding(world):
             "(allowed: a duration such as 30s, 5m, 1h30m, or Never)",
         ),
         (
+            dict(expire_after="30 days"),
+            "args.expire_after: expire_after '30 days' is not a Karpenter duration "
+            "(allowed: a duration such as 720h, 2160h, or Never)",
+        ),
+        (
             dict(taints=[]),
             "args.taints: a GPU pool without a NoSchedule or NoExecute taint lets any pod land on "
             "its GPU nodes and keeps them from scaling down (allowed: leave taints unset "
@@ -328,6 +333,7 @@ def test_more_gpus_than_any_admitted_instance_is_a_finding(world):
         "ami",
         "role",
         "duration",
+        "expire-after",
         "untainted",
     ],
 )
@@ -588,3 +594,49 @@ def test_auto_mode_refuses_reserved():
         validate_karpenter_pool_args(
             "p", KarpenterGpuNodePoolArgs(auto_mode=True, capacity_types=["reserved"])
         )
+
+
+@pytest.mark.parametrize(
+    ("given", "emitted"), [(None, None), ("Never", "Never"), ("2160h", "2160h")]
+)
+def test_expire_after_is_the_node_pools_template_expire_after(given, emitted):
+    plan = validate_karpenter_pool_args("l4", args(gpu_names=["l4"], expire_after=given))
+    assert plan.node_pool["spec"]["template"]["spec"].get("expireAfter") == emitted
+
+
+def _stack(karpenter: dict) -> dict:
+    return {
+        "gpu-inference:cluster": {"provider": "eks", "name": "inference"},
+        "gpu-inference:pools": [
+            {"name": "l4", "maxNodes": 2, "karpenter": {"gpuNames": ["l4"], **karpenter}}
+        ],
+        "gpu-inference:addons": {"kserve": {"enabled": False}},
+    }
+
+
+def test_expire_after_from_the_stack_config_reaches_the_node_pool():
+    from components.platform.load import load_spec
+    from components.platform.pool_kinds import pool_args
+
+    spec = load_spec(_stack({"nodeRole": "r", "expireAfter": "Never"}))
+    pool = spec.pools[0]
+    assert pool_args(pool, {"cluster.name": "inference"}).expire_after == "Never"
+    assert "| `karpenter.expireAfter` | string | — |" in _reference()
+
+
+def test_a_bad_expire_after_in_the_stack_names_its_key():
+    from components.model.errors import InputError
+    from components.platform.load import load_spec
+
+    with pytest.raises(InputError) as e:
+        load_spec(_stack({"nodeRole": "r", "expireAfter": "30 days"}))
+    assert str(e.value) == (
+        "gpu-inference:pools[0].karpenter.expireAfter: expireAfter '30 days' is not a Karpenter "
+        "duration (allowed: a duration such as 720h, 2160h, or Never)"
+    )
+
+
+def _reference() -> str:
+    from components.platform import reference
+
+    return reference.OUTPUT.read_text()
