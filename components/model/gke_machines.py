@@ -1,0 +1,137 @@
+"""Compute Engine machine types: vCPUs and memory, the inputs of a GKE node's capacity.
+
+Pure data (imports nothing of ours). `components.model.shapes` turns a row into a node shape.
+
+INTERFACE:
+- `GceMachine(name, vcpus, memory_mib)`; `GCE_MACHINES: dict[str, GceMachine]`
+- `gce_machine_or_none(name) -> GceMachine | None` (custom machine types are parsed from the name)
+- `gce_machine_family(name) -> str` (`n2-standard-8` -> `n2-standard`)
+- `gce_family_sizes(family) -> list[str]`, `GCE_MACHINE_SOURCES: str`
+
+Memory is in MiB, as the Compute Engine API's `memoryMb` gives it (the machine pages say "GB" for
+GiB): cluster-autoscaler builds a GCE machine's memory as `MemoryMb * MiB`
+(kubernetes/autoscaler cluster-autoscaler-1.36.1, `cluster-autoscaler/cloudprovider/gce/
+machine_types.go`, `NewMachineTypeFromAPI`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+GCE_MACHINE_SOURCES = (
+    "Compute Engine machine types as the Compute Engine API lists them, read in SkyPilot's catalog "
+    "generated from that API (skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv @006059e0); "
+    "G4 from dstack's GCP offer listing (dstackai/dstack#3213)"
+)
+
+
+@dataclass(frozen=True)
+class GceMachine:
+    """A Compute Engine machine type: vCPUs and memory (MiB)."""
+
+    name: str
+    vcpus: int
+    memory_mib: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Predefined series: memory per vCPU (MiB) and the sizes (vCPUs) each offers.
+#
+# Checked rows in the SkyPilot catalog above (GiB): e2-highmem-2/4/8 = 16/32/64; n1-standard-1 =
+# 3.75; n1-highmem-8/96 = 52/624; n1-highcpu-4/32/64 = 3.599609375/28.7998046875/57.599609375
+# (memoryMb 3686/29491/58982: 0.9 GiB per vCPU rounded down to whole MiB); n2-highmem-80/96 =
+# 640/768; n2-standard-128 = 512; c3-standard-8/44/88 = 32/176/352; g2-standard-96 = 384.
+# The other sizes follow the same per-vCPU ratio of their series (Compute Engine's general-purpose
+# and accelerator-optimized machine pages state the ratio per series); the size lists are the
+# predefined shapes of each series. Not listed (not checked): shared-core types (e2-micro/small/
+# medium), n2-highmem-128 (its memory is not 8 GiB per vCPU), c3 -lssd and metal shapes.
+# ---------------------------------------------------------------------------------------------
+
+_SERIES: dict[str, tuple[float, tuple[int, ...]]] = {
+    "e2-standard": (4096, (2, 4, 8, 16, 32)),
+    "e2-highmem": (8192, (2, 4, 8, 16)),
+    "e2-highcpu": (1024, (2, 4, 8, 16, 32)),
+    "n1-standard": (3840, (1, 2, 4, 8, 16, 32, 64, 96)),
+    "n1-highmem": (6656, (2, 4, 8, 16, 32, 64, 96)),
+    "n1-highcpu": (921.6, (2, 4, 8, 16, 32, 64, 96)),
+    "n2-standard": (4096, (2, 4, 8, 16, 32, 48, 64, 80, 96, 128)),
+    "n2-highmem": (8192, (2, 4, 8, 16, 32, 48, 64, 80, 96)),
+    "n2-highcpu": (1024, (2, 4, 8, 16, 32, 48, 64, 80, 96)),
+    "n2d-standard": (4096, (2, 4, 8, 16, 32, 48, 64, 80, 96, 128, 224)),
+    "c3-standard": (4096, (4, 8, 22, 44, 88, 176)),
+    "g2-standard": (4096, (4, 8, 12, 16, 24, 32, 48, 96)),
+}
+
+# Accelerator-optimized shapes that are not a per-vCPU ratio: (vCPUs, memory GiB).
+# A2/A3 rows read in the SkyPilot catalog above; G4 from dstack#3213 (48/180, 96/360, 192/720,
+# 384/1440 GB, listed from the GCP API by dstack's gpuhunt): a secondary source.
+_FIXED: dict[str, tuple[int, int]] = {
+    "a2-highgpu-1g": (12, 85),
+    "a2-highgpu-2g": (24, 170),
+    "a2-highgpu-4g": (48, 340),
+    "a2-highgpu-8g": (96, 680),
+    "a2-megagpu-16g": (96, 1360),
+    "a2-ultragpu-1g": (12, 170),
+    "a2-ultragpu-2g": (24, 340),
+    "a2-ultragpu-4g": (48, 680),
+    "a2-ultragpu-8g": (96, 1360),
+    "a3-highgpu-1g": (26, 234),
+    "a3-highgpu-2g": (52, 468),
+    "a3-highgpu-4g": (104, 936),
+    "a3-highgpu-8g": (208, 1872),
+    "a3-megagpu-8g": (208, 1872),
+    "a3-ultragpu-8g": (224, 2952),
+    "g4-standard-48": (48, 180),
+    "g4-standard-96": (96, 360),
+    "g4-standard-192": (192, 720),
+    "g4-standard-384": (384, 1440),
+}
+
+
+def _build() -> dict[str, GceMachine]:
+    out: dict[str, GceMachine] = {}
+    for family, (mib_per_vcpu, sizes) in _SERIES.items():
+        for vcpus in sizes:
+            name = f"{family}-{vcpus}"
+            # int() rounds down: n1-highcpu's 0.9 GiB per vCPU is whole MiB only that way.
+            out[name] = GceMachine(name, vcpus, int(mib_per_vcpu * vcpus))
+    for name, (vcpus, gib) in _FIXED.items():
+        out[name] = GceMachine(name, vcpus, gib * 1024)
+    return out
+
+
+GCE_MACHINES: dict[str, GceMachine] = _build()
+
+# Custom machine types: `custom-<vCPUs>-<MiB>` (N1) or `<series>-custom-<vCPUs>-<MiB>`, with an
+# optional `-ext` (extended memory). cluster-autoscaler reads vCPUs and memory from the name the
+# same way (`NewCustomMachineType`, machine_types.go above).
+_CUSTOM = re.compile(r"(?:(?:n1|n2|n2d|n4|e2|c3)-)?custom-(\d+)-(\d+)(?:-ext)?")
+
+
+def gce_machine_or_none(name: object) -> GceMachine | None:
+    """The machine type's row, or None when this catalog does not know it."""
+    if not isinstance(name, str):
+        return None
+    found = GCE_MACHINES.get(name)
+    if found is not None:
+        return found
+    m = _CUSTOM.fullmatch(name)
+    if m and int(m.group(1)) > 0 and int(m.group(2)) > 0:
+        return GceMachine(name, int(m.group(1)), int(m.group(2)))
+    return None
+
+
+def gce_machine_family(name: str) -> str:
+    """`n2-standard-8` -> `n2-standard`; `a2-ultragpu-2g` -> `a2-ultragpu`."""
+    return name.rsplit("-", 1)[0] if "-" in name else name
+
+
+def gce_family_sizes(family: str) -> list[str]:
+    """The machine types of a family this catalog knows, smallest first."""
+    rows = [m for m in GCE_MACHINES.values() if gce_machine_family(m.name) == family]
+    return [m.name for m in sorted(rows, key=lambda m: (m.vcpus, m.memory_mib))]
+
+
+def gce_families() -> list[str]:
+    return sorted({gce_machine_family(n) for n in GCE_MACHINES})

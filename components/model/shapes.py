@@ -1,0 +1,642 @@
+"""Node shapes: what one node of a pool holds, as the kubelet will report it allocatable.
+
+Pure logic (imports no Pulumi). The placement check uses these shapes to judge whether a pod's
+requests fit a node of the pool it lands on; config validation uses them to refuse machine and
+instance types the catalog does not know (never guessed).
+
+INTERFACE:
+- `Resources(cpu, memory, ephemeral_storage, pods, gpus)`: cpu in millicores, memory and
+  ephemeral storage in bytes; `+`, `-`, `.max()`, `.fits_in()`, `.first_misfit()`, `.get()`
+- `NodeShape(name, capacity, allocatable, source)`; `.reserved`, `.first_misfit(request)`
+- `gke_node_shape(machine_type, *, disk_gb=100, gpus=None, max_pods=110)` (GKE Standard)
+- `eks_node_shape(instance_type, *, disk_gib=100, gpus=None)` (EKS managed node group, AL2023)
+- `karpenter_node_shape(instance_type, *, disk_gib=100, ami_family="AL2023", max_pods=None,
+  vm_memory_overhead_percent=0.075)` (Karpenter's own numbers, aws provider v1.14.1)
+- `*_or_none` variants of the three: None when the type is not in the catalog ("fit unknown")
+- `existing_node_shape(name, allocatable)`: a stack-declared allocatable (Kubernetes quantities)
+- `RESOURCE_NAMES`, `format_resource(name, value)` (for messages)
+
+Every refusal is an `InputError` naming the type and the known types of its family.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from fractions import Fraction
+
+from .aws_instances import EC2_INSTANCES, Ec2Instance, ec2_families, ec2_family_sizes
+from .catalog import AWS_GPU_INSTANCES, gke_gpus_for_machine, gke_machine_series
+from .errors import InputError, show
+from .gke_machines import (
+    GCE_MACHINE_SOURCES,
+    GceMachine,
+    gce_families,
+    gce_family_sizes,
+    gce_machine_family,
+    gce_machine_or_none,
+)
+from .scheduling import parse_quantity
+
+Ki = 1024
+Mi = 1024 * Ki
+Gi = 1024 * Mi
+
+# Kubernetes resource name of each `Resources` field, in the order misfits are reported.
+RESOURCE_NAMES: dict[str, str] = {
+    "cpu": "cpu",
+    "memory": "memory",
+    "ephemeral_storage": "ephemeral-storage",
+    "pods": "pods",
+    "gpus": "nvidia.com/gpu",
+}
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Amounts of the resources a node holds or a pod asks for (whole units, never fractions)."""
+
+    cpu: int = 0  # millicores
+    memory: int = 0  # bytes
+    ephemeral_storage: int = 0  # bytes
+    pods: int = 0
+    gpus: int = 0  # nvidia.com/gpu
+
+    def _zip(self, other: Resources) -> Iterator[tuple[str, int, int]]:
+        for f in fields(self):
+            yield f.name, getattr(self, f.name), getattr(other, f.name)
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(**{k: a + b for k, a, b in self._zip(other)})
+
+    def __sub__(self, other: Resources) -> Resources:
+        return Resources(**{k: a - b for k, a, b in self._zip(other)})
+
+    def max(self, other: Resources) -> Resources:
+        """Per resource, the larger of the two (how the scheduler treats init containers)."""
+        return Resources(**{k: max(a, b) for k, a, b in self._zip(other)})
+
+    def get(self, name: str) -> int:
+        """The amount of a resource by its Kubernetes name (`cpu`, `ephemeral-storage`, ...)."""
+        for field_name, k8s_name in RESOURCE_NAMES.items():
+            if name == k8s_name:
+                return int(getattr(self, field_name))
+        raise KeyError(name)
+
+    def items(self) -> Iterator[tuple[str, int]]:
+        """(Kubernetes name, amount) for every resource."""
+        for field_name, k8s_name in RESOURCE_NAMES.items():
+            yield k8s_name, getattr(self, field_name)
+
+    def first_misfit(self, allocatable: Resources) -> str | None:
+        """The Kubernetes name of the first resource asked for beyond `allocatable`, else None."""
+        for name, asked, held in self._zip(allocatable):
+            if asked > held:
+                return RESOURCE_NAMES[name]
+        return None
+
+    def fits_in(self, allocatable: Resources) -> bool:
+        return self.first_misfit(allocatable) is None
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    """One node of a pool: its capacity, what the kubelet leaves allocatable, and where the
+    numbers come from."""
+
+    name: str  # machine / instance type, or the existing nodes' name
+    capacity: Resources
+    allocatable: Resources
+    source: str
+
+    @property
+    def reserved(self) -> Resources:
+        """What the provider keeps back: kube-reserved, system-reserved and eviction thresholds."""
+        return self.capacity - self.allocatable
+
+    def first_misfit(self, request: Resources) -> str | None:
+        return request.first_misfit(self.allocatable)
+
+
+def format_resource(name: str, value: int) -> str:
+    """An amount as a message shows it: `23870m` / `24` CPUs, `320.5Gi`, `110` pods."""
+    if name == "cpu":
+        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
+    if name in ("memory", "ephemeral-storage"):
+        for unit, size in (("Ti", 1024 * Gi), ("Gi", Gi), ("Mi", Mi), ("Ki", Ki)):
+            if abs(value) >= size:
+                text = f"{value / size:.2f}".rstrip("0").rstrip(".")
+                return f"{text}{unit}"
+        return str(value)
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared rules
+# ---------------------------------------------------------------------------------------------
+
+# The kubelet computes a percentage eviction threshold as
+# `int64(float64(capacity.Value()) * float64(value.Percentage))` with `Percentage float32`
+# (kubernetes/kubernetes `pkg/kubelet/eviction/api/types.go`, `GetThresholdQuantity`), so 10% is
+# the float32 nearest 0.1. This reproduces GKE's published allocatable to the byte (see
+# `gke_ephemeral_allocatable`).
+_FLOAT32_TENTH: float = struct.unpack("f", struct.pack("f", 0.1))[0]
+
+
+def kubelet_nodefs_eviction(capacity: int) -> int:
+    """The kubelet's `nodefs.available<10%` hard-eviction threshold for a filesystem capacity."""
+    return int(float(capacity) * _FLOAT32_TENTH)
+
+
+def _whole(value: object, what: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InputError(
+            f"{what} {show(value)} is not a whole number >= {minimum}",
+            f"a whole number >= {minimum}",
+        )
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# GKE Standard node pools
+# ---------------------------------------------------------------------------------------------
+
+GKE_DEFAULT_MAX_PODS = 110  # GKE Standard's default maximum Pods per node
+GKE_EVICTION_MEMORY = 100 * Mi  # kubelet evictionHard memory.available on GKE
+
+# CPU kube-reserved: 6% of the first core, 1% of the next, 0.5% of the next 2, 0.25% of every
+# core above 4, and 400m more when max Pods per node is above 110. Memory kube-reserved: 255 MiB
+# on machines under 1 GiB, else 25% of the first 4 GiB, 20% of the next 4, 10% of the next 8, 6%
+# of the next 112 and 2% above 128 GiB. These are the tables of GKE's docs page "Plan GKE
+# Standard node sizes" (node allocatable resources), whose opening we could read but not the
+# tables: the figures are transcribed from copies that cite that page (the CPU table in
+# Karpenter's types.go and nodeadm's config.go, the memory table in kURL's docs, the +400m rule in
+# Harvester's design docs) [secondary]. Checked against GKE nodes: CPU to the millicore for 2 to
+# 64 vCPUs, memory within -4..+400 MiB (2i2c-org/infrastructure `deployer/commands/generate/
+# resource_allocation/instance_capacities.yaml`, issue #2121, GKE 1.25; see the tests).
+_GKE_CPU_BRACKETS = ((1000, Fraction(6, 100)), (1000, Fraction(1, 100)), (2000, Fraction(5, 1000)))
+_GKE_CPU_ABOVE = Fraction(25, 10000)
+_GKE_MEMORY_BRACKETS = (
+    (4 * Gi, Fraction(25, 100)),
+    (4 * Gi, Fraction(20, 100)),
+    (8 * Gi, Fraction(10, 100)),
+    (112 * Gi, Fraction(6, 100)),
+)
+_GKE_MEMORY_ABOVE = Fraction(2, 100)
+
+
+def _tiered(amount: int, brackets: tuple[tuple[int, Fraction], ...], above: Fraction) -> Fraction:
+    reserved = Fraction(0)
+    for size, share in brackets:
+        part = min(amount, size)
+        reserved += part * share
+        amount -= part
+    return reserved + amount * above
+
+
+def gke_cpu_reserved(millicores: int, max_pods: int = GKE_DEFAULT_MAX_PODS) -> int:
+    """GKE's kube-reserved CPU (millicores, rounded up) for a node of `millicores` CPU."""
+    reserved = math.ceil(_tiered(millicores, _GKE_CPU_BRACKETS, _GKE_CPU_ABOVE))
+    return reserved + (400 if max_pods > GKE_DEFAULT_MAX_PODS else 0)
+
+
+def gke_memory_reserved(machine_memory: int) -> int:
+    """GKE's kube-reserved memory (bytes, rounded up to whole MiB) for a machine's memory.
+
+    Applied to the machine type's memory (as the docs word it): against the GKE nodes measured
+    by 2i2c (tests) this leaves allocatable at most 3 MiB above what the kubelet reported, and
+    up to ~390 MiB below it on large nodes. Rounding to whole MiB is ours (not documented)."""
+    if machine_memory < Gi:
+        return 255 * Mi
+    reserved = _tiered(machine_memory, _GKE_MEMORY_BRACKETS, _GKE_MEMORY_ABOVE)
+    return math.ceil(reserved / Mi) * Mi
+
+
+def gce_kernel_reserved(machine_memory: int) -> int:
+    """Memory the Linux kernel of a GKE COS node (x86) keeps, so the kubelet's memory capacity is
+    below the machine type's memory. cluster-autoscaler's estimate, transcribed from
+    kubernetes/autoscaler cluster-autoscaler-1.36.1 `cluster-autoscaler/cloudprovider/gce/
+    gce_reserved.go` (`CalculateKernelReserved`, COS branch): memory/64 + 16 MiB, + 64 MiB
+    (swiotlb) above 3 GiB, + 8 MiB at or below 8 GiB, + min(0.175% of memory, 248 MiB)."""
+    reserved = machine_memory // 64 + 16 * Mi
+    if machine_memory > 3 * Gi:
+        reserved += 64 * Mi
+    if machine_memory <= 8 * Gi:
+        reserved += 8 * Mi
+    return reserved + int(min(0.00175 * float(machine_memory), 248 * Mi))
+
+
+def gke_boot_disk_capacity(disk_bytes: int) -> int:
+    """The ephemeral-storage capacity the kubelet reports on a COS boot disk: the disk less the
+    OS partitions. cluster-autoscaler's estimate (`CalculateOSReservedEphemeralStorage`, COS
+    x86, gce_reserved.go above): ceil(1.5635% of disk) + ceil(4.148 GiB) + min(100 MiB,
+    ceil(0.1% of disk)). For a 100 GB disk it is 64 MiB below the 98831908Ki GKE reports."""
+    os_reserved = math.ceil(0.015635 * float(disk_bytes)) + math.ceil(4.148 * Gi)
+    os_reserved += int(min(100 * Mi, math.ceil(0.001 * float(disk_bytes))))
+    return max(disk_bytes - os_reserved, 0)
+
+
+def gke_ephemeral_allocatable(capacity: int, disk_bytes: int) -> int:
+    """Ephemeral storage allocatable on a GKE boot disk: capacity less the kubelet's 10% nodefs
+    eviction threshold less GKE's kube-reserved storage, min(50% of disk, 6 GiB + 35% of disk,
+    100 GiB) (GKE "Plan node sizes"). With the capacity GKE reports for a 100 GB disk
+    (98831908Ki) this gives GKE's published 47060071478 bytes exactly."""
+    reserved = min(-(-disk_bytes // 2), 6 * Gi + -(-35 * disk_bytes // 100), 100 * Gi)
+    return capacity - kubelet_nodefs_eviction(capacity) - reserved
+
+
+_GKE_SOURCE = (
+    "GKE Standard: "
+    + GCE_MACHINE_SOURCES
+    + "; kube-reserved CPU/memory/ephemeral-storage by GKE's node allocatable tables "
+    "(GKE docs 'Plan GKE Standard node sizes'); kernel memory and COS boot-disk overhead as "
+    "kubernetes/autoscaler cluster-autoscaler-1.36.1 gce_reserved.go estimates them; eviction "
+    "100Mi memory and 10% nodefs"
+)
+
+
+def _gke_unknown(machine_type: object) -> InputError:
+    name = machine_type if isinstance(machine_type, str) else ""
+    family = gce_machine_family(name)
+    sizes = gce_family_sizes(family)
+    if sizes:
+        return InputError(
+            f"machine type {show(machine_type)} is not a known {family} machine type",
+            ", ".join(sizes),
+        )
+    return InputError(
+        f"machine type {show(machine_type)} is not in the node-shape catalog (its vCPUs and "
+        "memory are not known, so what its nodes hold cannot be judged)",
+        "a machine type of these families: "
+        + ", ".join(f"{f}-*" for f in gce_families())
+        + ", or custom-<vCPUs>-<MiB>",
+    )
+
+
+def _gke_gpus(machine_type: str, gpus: object) -> int:
+    built_in = gke_gpus_for_machine(machine_type)
+    if gpus is None:
+        return built_in[1] if built_in else 0
+    count = _whole(gpus, "gpus")
+    if count and built_in is None and gke_machine_series(machine_type) != "N1":
+        raise InputError(
+            f"{machine_type} takes no GPUs: GPUs attach to N1 machine types or come built into "
+            "A2, A3, G2 and G4 machine types",
+            "gpus: 0 on this machine type",
+        )
+    return count
+
+
+def gke_node_shape_or_none(
+    machine_type: str,
+    *,
+    disk_gb: int = 100,
+    gpus: int | None = None,
+    max_pods: int = GKE_DEFAULT_MAX_PODS,
+) -> NodeShape | None:
+    """Like `gke_node_shape`, but None when the machine type is not in the catalog."""
+    machine = gce_machine_or_none(machine_type)
+    if machine is None:
+        return None
+    return _gke_shape(machine, disk_gb, gpus, max_pods)
+
+
+def gke_node_shape(
+    machine_type: str,
+    *,
+    disk_gb: int = 100,
+    gpus: int | None = None,
+    max_pods: int = GKE_DEFAULT_MAX_PODS,
+) -> NodeShape:
+    """A GKE Standard node of `machine_type` with a `disk_gb` boot disk (GKE's `diskSizeGb`,
+    which Compute Engine sizes in GiB: cluster-autoscaler reads it as `DiskSizeGb * GiB`).
+
+    `gpus` is the `nvidia.com/gpu` the node advertises: None means the GPUs the machine type
+    comes with (0 for N1, which takes them attached: pass the count); a time-shared pool
+    advertises more."""
+    machine = gce_machine_or_none(machine_type)
+    if machine is None:
+        raise _gke_unknown(machine_type)
+    return _gke_shape(machine, disk_gb, gpus, max_pods)
+
+
+def _gke_shape(machine: GceMachine, disk_gb: object, gpus: object, max_pods: object) -> NodeShape:
+    disk = _whole(disk_gb, "disk_gb", 1) * Gi
+    pods = _whole(max_pods, "max_pods", 1)
+    memory = machine.memory_mib * Mi
+    cpu = machine.vcpus * 1000
+    storage = gke_boot_disk_capacity(disk)
+    capacity = Resources(
+        cpu=cpu,
+        memory=memory - gce_kernel_reserved(memory),
+        ephemeral_storage=storage,
+        pods=pods,
+        gpus=_gke_gpus(machine.name, gpus),
+    )
+    allocatable = Resources(
+        cpu=cpu - gke_cpu_reserved(cpu, pods),
+        memory=capacity.memory - gke_memory_reserved(memory) - GKE_EVICTION_MEMORY,
+        ephemeral_storage=gke_ephemeral_allocatable(storage, disk),
+        pods=pods,
+        gpus=capacity.gpus,
+    )
+    return NodeShape(machine.name, capacity, allocatable, _GKE_SOURCE)
+
+
+# ---------------------------------------------------------------------------------------------
+# AWS: the rules EKS's AL2023 nodeadm and Karpenter share
+# ---------------------------------------------------------------------------------------------
+
+KARPENTER_VM_MEMORY_OVERHEAD_PERCENT = 0.075  # VM_MEMORY_OVERHEAD_PERCENT's default
+KARPENTER_DEFAULT_ROOT_VOLUME_GIB = 20  # amifamily.DefaultEBS: 20Gi gp3 when no mapping is set
+AWS_EVICTION_MEMORY = 100 * Mi
+AWS_KUBE_RESERVED_EPHEMERAL = 1 * Gi
+
+
+def eni_max_pods(inst: Ec2Instance, reserved_enis: int = 0) -> int:
+    """`ENIs x (IPv4 per ENI - 1) + 2`, the VPC CNI's pod limit: awslabs/amazon-eks-ami
+    v20260724 `nodeadm/internal/kubelet/eni_max_pods.go` (`calculateStandardMaxPods`) and
+    aws/karpenter-provider-aws v1.14.1 `types.go` (`ENILimitedPods`, which gives 0 when no ENI
+    is left)."""
+    usable = max(inst.enis - reserved_enis, 0)
+    return usable * (inst.ipv4_per_eni - 1) + 2 if usable else 0
+
+
+def _karpenter_memory_capacity(inst: Ec2Instance, overhead_percent: float) -> int:
+    """EC2 memory less Karpenter's VM overhead estimate (types.go `memory()`): Graviton loses
+    64 MiB of CMA first; the overhead is ceil(bytes * percent / 1024 / 1024) MiB, in float64."""
+    size_mib = inst.memory_mib - (64 if inst.arch == "arm64" else 0)
+    memory = size_mib * Mi
+    return memory - math.ceil(float(memory) * overhead_percent / 1024 / 1024) * Mi
+
+
+def _karpenter_cpu_reserved(millicores: int) -> int:
+    """types.go `kubeReservedResources`: per range `int64(r * percentage)`, in float64."""
+    reserved = 0
+    for start, end, percentage in (
+        (0, 1000, 0.06),
+        (1000, 2000, 0.01),
+        (2000, 4000, 0.005),
+        (4000, 1 << 31, 0.0025),
+    ):
+        if millicores >= start:
+            span = end - start if millicores >= end else millicores - start
+            reserved += int(float(span) * percentage)
+    return reserved
+
+
+def _nodeadm_cpu_reserved(millicores: int) -> int:
+    """nodeadm `getCPUMillicoresToReserve` (config.go): integer `(reserved - start) * pct /
+    10000` per range of 0/1000/2000/4000 millicores with 600/100/50/25."""
+    reserved = 0
+    bounds = (0, 1000, 2000, 4000, millicores)
+    for i, pct in enumerate((600, 100, 50, 25)):
+        start, end = bounds[i], bounds[i + 1]
+        if millicores > start:
+            reserved += (min(millicores, end) - start) * pct // 10000
+    return reserved
+
+
+def _aws_unknown(instance_type: object, what: str) -> InputError:
+    name = instance_type if isinstance(instance_type, str) else ""
+    family = name.split(".", 1)[0]
+    sizes = ec2_family_sizes(family)
+    if sizes:
+        return InputError(
+            f"instance type {show(instance_type)} is not a known {family} size for {what}",
+            ", ".join(sizes),
+        )
+    return InputError(
+        f"instance type {show(instance_type)} is not in the node-shape catalog (its vCPUs, "
+        "memory and network interfaces are not known, so what its nodes hold cannot be judged)",
+        "an instance type of these families: " + ", ".join(f"{f}.*" for f in ec2_families()),
+    )
+
+
+def _ec2_gpus(inst: Ec2Instance, gpus: object) -> int:
+    known = AWS_GPU_INSTANCES.get(inst.name)
+    physical = known.gpus if known else 0
+    if gpus is None:
+        return physical
+    count = _whole(gpus, "gpus")
+    if count and not physical:
+        raise InputError(f"{inst.name} has no NVIDIA GPUs", "gpus: 0 on this instance type")
+    return count
+
+
+# ---------------------------------------------------------------------------------------------
+# EKS managed node groups on AL2023 (nodeadm)
+# ---------------------------------------------------------------------------------------------
+
+# EKS user guide (awsdocs/amazon-eks-user-guide `doc_source/cni-increase-ip-addresses.md`
+# @13d120e4): "Managed node groups enforces a maximum number on the value of maxPods. For
+# instances with less than 30 vCPUs the maximum number is 110 and for all other instances the
+# maximum number is 250." nodeadm itself has no cap, and computes kube-reserved memory from its
+# own ENI figure (config.go `withDefaultReservedResources`), not from the capped value.
+EKS_MNG_MAX_PODS_SMALL = 110
+EKS_MNG_MAX_PODS_LARGE = 250
+
+_EKS_SOURCE = (
+    "EKS managed node group, AL2023: "
+    + "EC2 instance data (cluster-autoscaler-1.36.1 ec2_instance_types.go, karpenter-provider-aws "
+    "v1.14.1 zz_generated.vpclimits.go); kube-reserved 11 x ENI max pods + 255 Mi, CPU table, "
+    "1Gi ephemeral-storage, eviction 100Mi / 10% nodefs (amazon-eks-ami v20260724 nodeadm "
+    "config.go); max pods capped at 110 / 250 (EKS user guide); memory capacity estimated as "
+    "Karpenter's 7.5% VM overhead"
+)
+
+
+def eks_max_pods(inst: Ec2Instance) -> int:
+    cap = EKS_MNG_MAX_PODS_SMALL if inst.vcpus < 30 else EKS_MNG_MAX_PODS_LARGE
+    return min(eni_max_pods(inst), cap)
+
+
+def eks_node_shape_or_none(
+    instance_type: str, *, disk_gib: int = 100, gpus: int | None = None
+) -> NodeShape | None:
+    """Like `eks_node_shape`, but None when the instance type is not in the catalog."""
+    inst = EC2_INSTANCES.get(instance_type) if isinstance(instance_type, str) else None
+    return None if inst is None else _eks_shape(inst, disk_gib, gpus)
+
+
+def eks_node_shape(
+    instance_type: str, *, disk_gib: int = 100, gpus: int | None = None
+) -> NodeShape:
+    """A node of an EKS managed node group on AL2023 with a `disk_gib` root volume.
+
+    Memory capacity is the EC2 memory less Karpenter's 7.5% VM-overhead estimate: the kubelet
+    reports the kernel's MemTotal, which no EKS rule states; on nodes 2i2c measured (r5, m5,
+    g4dn) the real overhead was 2.7-6.7%, so this errs low. Ephemeral-storage capacity is taken
+    as the whole volume (the XFS filesystem on it is slightly smaller: not verified).
+    `gpus` is the `nvidia.com/gpu` the node advertises: None means the instance's GPUs."""
+    inst = EC2_INSTANCES.get(instance_type) if isinstance(instance_type, str) else None
+    if inst is None:
+        raise _aws_unknown(instance_type, "an EKS node group")
+    return _eks_shape(inst, disk_gib, gpus)
+
+
+def _eks_shape(inst: Ec2Instance, disk_gib: object, gpus: object) -> NodeShape:
+    storage = _whole(disk_gib, "disk_gib", 1) * Gi
+    cpu = inst.vcpus * 1000
+    capacity = Resources(
+        cpu=cpu,
+        memory=_karpenter_memory_capacity(inst, KARPENTER_VM_MEMORY_OVERHEAD_PERCENT),
+        ephemeral_storage=storage,
+        pods=eks_max_pods(inst),
+        gpus=_ec2_gpus(inst, gpus),
+    )
+    kube_reserved_memory = (11 * eni_max_pods(inst) + 255) * Mi
+    allocatable = Resources(
+        cpu=cpu - _nodeadm_cpu_reserved(cpu),
+        memory=capacity.memory - kube_reserved_memory - AWS_EVICTION_MEMORY,
+        ephemeral_storage=storage - AWS_KUBE_RESERVED_EPHEMERAL - kubelet_nodefs_eviction(storage),
+        pods=capacity.pods,
+        gpus=capacity.gpus,
+    )
+    return NodeShape(inst.name, capacity, allocatable, _EKS_SOURCE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Karpenter (aws/karpenter-provider-aws v1.14.1, pkg/providers/instancetype/types.go)
+# ---------------------------------------------------------------------------------------------
+
+KARPENTER_AMI_FAMILIES = ("AL2023", "Bottlerocket")
+
+_KARPENTER_SOURCE = (
+    "Karpenter (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go): "
+    + "EC2 instance data (cluster-autoscaler-1.36.1 ec2_instance_types.go, zz_generated."
+    "vpclimits.go); memory less VM_MEMORY_OVERHEAD_PERCENT; kube-reserved 11 x pods + 255 Mi, "
+    "CPU table, 1Gi ephemeral-storage; eviction 100Mi / 10% of the root volume; ENI-limited pods"
+)
+
+
+def karpenter_node_shape_or_none(
+    instance_type: str,
+    *,
+    disk_gib: int = 100,
+    ami_family: str = "AL2023",
+    max_pods: int | None = None,
+    vm_memory_overhead_percent: float = KARPENTER_VM_MEMORY_OVERHEAD_PERCENT,
+) -> NodeShape | None:
+    """Like `karpenter_node_shape`, but None when the instance type is not in the catalog."""
+    inst = EC2_INSTANCES.get(instance_type) if isinstance(instance_type, str) else None
+    if inst is None:
+        return None
+    return _karpenter_shape(inst, disk_gib, ami_family, max_pods, vm_memory_overhead_percent)
+
+
+def karpenter_node_shape(
+    instance_type: str,
+    *,
+    disk_gib: int = 100,
+    ami_family: str = "AL2023",
+    max_pods: int | None = None,
+    vm_memory_overhead_percent: float = KARPENTER_VM_MEMORY_OVERHEAD_PERCENT,
+) -> NodeShape:
+    """The node Karpenter believes it launches: the same numbers its scheduler uses
+    (`NewInstanceType`: capacity, kube-reserved, eviction threshold; kubernetes-sigs/karpenter at
+    the commit v1.14.1 pins, `InstanceType.computeAllocatable` = capacity - their sum).
+
+    `disk_gib` is the EC2NodeClass root volume (Karpenter's default without block device mappings
+    is 20Gi: `KARPENTER_DEFAULT_ROOT_VOLUME_GIB`); `max_pods` the EC2NodeClass `kubelet.maxPods`.
+    On AL2023 kube-reserved memory follows the ENI pod limit even when `max_pods` is set
+    (`UsesENILimitedMemoryOverhead`); on Bottlerocket it follows `max_pods`. Karpenter replaces
+    the memory estimate with the capacity a launched node reported once it has seen one
+    (`discoveredCapacityCache`); this is the estimate before that."""
+    inst = EC2_INSTANCES.get(instance_type) if isinstance(instance_type, str) else None
+    if inst is None:
+        raise _aws_unknown(instance_type, "Karpenter")
+    return _karpenter_shape(inst, disk_gib, ami_family, max_pods, vm_memory_overhead_percent)
+
+
+def _karpenter_shape(
+    inst: Ec2Instance,
+    disk_gib: object,
+    ami_family: object,
+    max_pods: object,
+    overhead_percent: float,
+) -> NodeShape:
+    if ami_family not in KARPENTER_AMI_FAMILIES:
+        raise InputError(
+            f"AMI family {show(ami_family)} is not modelled", ", ".join(KARPENTER_AMI_FAMILIES)
+        )
+    storage = _whole(disk_gib, "disk_gib", 1) * Gi
+    eni_pods = eni_max_pods(inst)
+    pods = eni_pods if max_pods is None else _whole(max_pods, "max_pods", 1)
+    overhead_pods = eni_pods if ami_family == "AL2023" else pods
+    cpu = inst.vcpus * 1000
+    capacity = Resources(
+        cpu=cpu,
+        memory=_karpenter_memory_capacity(inst, overhead_percent),
+        ephemeral_storage=storage,
+        pods=pods,
+        gpus=_ec2_gpus(inst, None),
+    )
+    kube_reserved = Resources(
+        cpu=_karpenter_cpu_reserved(cpu),
+        memory=(11 * overhead_pods + 255) * Mi,
+        ephemeral_storage=AWS_KUBE_RESERVED_EPHEMERAL,
+    )
+    eviction = Resources(
+        memory=AWS_EVICTION_MEMORY,
+        ephemeral_storage=math.ceil(float(storage) / 100 * 10),
+    )
+    return NodeShape(inst.name, capacity, capacity - kube_reserved - eviction, _KARPENTER_SOURCE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Existing nodes: the stack says what they hold
+# ---------------------------------------------------------------------------------------------
+
+EXISTING_DEFAULT_MAX_PODS = 110  # the kubelet's default maxPods (KubeletConfiguration)
+_EXISTING_REQUIRED = ("cpu", "memory", "ephemeral-storage")
+
+
+def existing_node_shape(
+    name: str, allocatable: Mapping[str, object], *, source: str = "declared by the stack"
+) -> NodeShape:
+    """Existing nodes whose allocatable the stack declares as Kubernetes quantities, e.g.
+    `{cpu: "32", memory: "250Gi", ephemeral-storage: "400Gi", pods: 110, nvidia.com/gpu: 4}`.
+
+    cpu, memory and ephemeral-storage are required; pods defaults to 110 and nvidia.com/gpu to 0.
+    Fractions of a millicore or a byte are dropped. Capacity is taken equal to allocatable
+    (nothing else is known about these nodes). Errors carry the key as their path."""
+    if not isinstance(allocatable, Mapping):
+        raise InputError(
+            f"{show(allocatable)} is not a mapping of resource names to quantities",
+            "e.g. {cpu: '32', memory: '250Gi', ephemeral-storage: '400Gi'}",
+        )
+    known = list(RESOURCE_NAMES.values())
+    for key in allocatable:
+        if key not in known:
+            raise InputError(
+                f"{show(key)} is not a resource the fit check knows", ", ".join(known)
+            ).at(str(key))
+    missing = [k for k in _EXISTING_REQUIRED if k not in allocatable]
+    if missing:
+        raise InputError(
+            "the nodes' allocatable must give " + ", ".join(missing),
+            "cpu, memory and ephemeral-storage as Kubernetes quantities",
+        )
+
+    def amount(key: str, default: int, scale: int = 1, whole: bool = False) -> int:
+        if key not in allocatable:
+            return default
+        try:
+            value = parse_quantity(allocatable[key]) * scale
+        except InputError as err:
+            raise err.at(key) from None
+        if whole and value != int(value):
+            raise InputError(f"{show(allocatable[key])} is not a whole number", key).at(key)
+        return int(value)
+
+    held = Resources(
+        cpu=amount("cpu", 0, scale=1000),
+        memory=amount("memory", 0),
+        ephemeral_storage=amount("ephemeral-storage", 0),
+        pods=amount("pods", EXISTING_DEFAULT_MAX_PODS, whole=True),
+        gpus=amount("nvidia.com/gpu", 0, whole=True),
+    )
+    return NodeShape(name, held, held, source)
