@@ -44,6 +44,7 @@ SYNTAX_WORDS = {
     "env": "map name -> string",
     "pool-ref": "pool name, or list of pool names",
     "capabilities": "list of capabilities (each once)",
+    "resources": "map resource -> quantity",
 }
 
 

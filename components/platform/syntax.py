@@ -335,6 +335,7 @@ SYNTAX: dict[str, Any] = {
     "env": Env,
     "pool-ref": PoolRef,
     "capabilities": Capabilities,
+    "resources": dict[str, Quantity],
 }
 """A field's declared `syntax` -> the config type that checks it (`components.model.inputs`)."""
 

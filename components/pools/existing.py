@@ -43,6 +43,7 @@ import pulumi
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.scheduling import Taint, validate_dns1123_subdomain, validate_labels
+from ..model.shapes import existing_node_shape
 from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.sharing import config_name, validate_replicas
 from .component import PoolComponent
@@ -50,11 +51,13 @@ from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts
 
 PATCH_FORCE = "pulumi.com/patchForce"
 GPUS_ANNOTATION = "gpu-inference.dev/gpus-per-node"
-# Labels the nodes already carry (NFD, GFD), recorded so the placement check knows them.
+"""Annotation telling the placement check how many GPUs each node has (it cannot ask the node)."""
 PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
+"""Labels the nodes already carry (NFD, GFD), recorded so the placement check knows them."""
 ERT_ANNOTATION = "gpu-inference.dev/extended-resource-toleration"
 """On the nodes of a cluster said to run ExtendedResourceToleration: the placement check reads it."""
-"""Annotation telling the placement check how many GPUs each node has (it cannot ask the node)."""
+ALLOCATABLE_ANNOTATION = "gpu-inference.dev/allocatable"
+"""What each node has allocatable (JSON quantities), declared by the stack: the check reads it."""
 
 
 @dataclass
@@ -96,6 +99,14 @@ class ExistingGpuNodesArgs:
         default=None, metadata=stack("gpuSharing.maxClientsPerGpu", ge=2, le=48)
     )
     """Time-slice each GPU into this many `nvidia.com/gpu` (NVIDIA device plugin config label)."""
+    node_allocatable: Optional[Mapping[str, str]] = field(
+        default=None, metadata=stack(syntax="resources")
+    )
+    """What each node has allocatable, as `kubectl get node NAME -o jsonpath='{.status.allocatable}'`
+    shows it: `cpu`, `memory`, `ephemeral-storage` (required), `pods` (default 110),
+    `nvidia.com/gpu`. The placement check judges a pod's fit on these nodes against it (the node
+    patch carries it as the annotation `gpu-inference.dev/allocatable`); without it fit is not
+    judged on them."""
 
 
 @dataclass(frozen=True)
@@ -229,6 +240,13 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
         extended_resource_toleration=bool(args.extended_resource_toleration),
         name_path=name_path,
     )
+    allocatable = None
+    if args.node_allocatable is not None:
+        try:
+            existing_node_shape(pool_name, args.node_allocatable)
+        except InputError as e:
+            raise e.at("args.node_allocatable") from None
+        allocatable = {k: str(v) for k, v in args.node_allocatable.items()}
     own_labels = {POOL_LABEL: facts.name, **(user_labels or {})}
     patches: dict[str, dict[str, Any]] = {}
     for node in nodes:
@@ -237,6 +255,8 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
             annotations[PRESENT_LABELS_ANNOTATION] = json.dumps(present, sort_keys=True)
         if args.extended_resource_toleration:
             annotations[ERT_ANNOTATION] = "true"
+        if allocatable is not None:
+            annotations[ALLOCATABLE_ANNOTATION] = json.dumps(allocatable, sort_keys=True)
         if args.patch_force or facts.taints:
             # Adding taints always takes the atomic list over from its owner (the kubelet).
             annotations[PATCH_FORCE] = "true"

@@ -1,6 +1,8 @@
 """ExistingGpuNodes under Pulumi mocks: one NodePatch per node with the pool's labels and taints
 (Kubernetes casing), the placement it hands out (seed 004's node), and the errors."""
 
+import json
+
 import pytest
 
 from components.model.errors import InputError
@@ -284,3 +286,62 @@ def test_merged_taints_keeps_order_and_reads_sdk_objects():
         {"key": "gpu", "value": "true", "effect": "NoSchedule"},
     ]
     assert merged_taints(None, ours) == ours
+
+
+def test_declared_allocatable_rides_on_every_node_patch():
+    from components.pools.existing import ALLOCATABLE_ANNOTATION
+
+    plan = validate_existing_nodes_args(
+        "a100",
+        ExistingGpuNodesArgs(
+            nodes=["gpu-1", "gpu-2"],
+            gpus_per_node=4,
+            node_allocatable={"cpu": 63, "memory": "480Gi", "ephemeral-storage": "1600Gi"},
+        ),
+    )
+    for node in ("gpu-1", "gpu-2"):
+        annotations = plan.patches[node]["metadata"]["annotations"]
+        assert json.loads(annotations[ALLOCATABLE_ANNOTATION]) == {
+            "cpu": "63",
+            "ephemeral-storage": "1600Gi",
+            "memory": "480Gi",
+        }
+
+
+@pytest.mark.parametrize(
+    ("given", "path", "piece"),
+    [
+        ({"cpu": "8"}, "args.node_allocatable", "must give memory, ephemeral-storage"),
+        (
+            {"cpu": "8", "memory": "32Gi", "ephemeral-storage": "100Gi", "disk": "1Ti"},
+            "args.node_allocatable.disk",
+            "'disk' is not a resource the fit check knows",
+        ),
+        (
+            {"cpu": "8", "memory": "32GB", "ephemeral-storage": "100Gi"},
+            "args.node_allocatable.memory",
+            "not a valid quantity",
+        ),
+    ],
+)
+def test_declared_allocatable_is_checked(given, path, piece):
+    with pytest.raises(InputError) as e:
+        validate_existing_nodes_args(
+            "a100", ExistingGpuNodesArgs(nodes=["gpu-1"], gpus_per_node=4, node_allocatable=given)
+        )
+    assert e.value.path == path and piece in str(e.value)
+
+
+def test_node_allocatable_in_the_stack_names_its_key():
+    from components.platform.load import load_spec
+
+    config = {
+        "gpu-inference:cluster": {"provider": "existing"},
+        "gpu-inference:pools": [
+            {"name": "a100", "nodes": ["gpu-1"], "gpusPerNode": 4, "nodeAllocatable": {"cpu": "8"}}
+        ],
+        "gpu-inference:addons": {"kserve": {"enabled": False}},
+    }
+    with pytest.raises(InputError) as e:
+        load_spec(config)
+    assert e.value.path == "gpu-inference:pools[0].nodeAllocatable"
