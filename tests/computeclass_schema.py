@@ -48,6 +48,18 @@ _PRIORITY = {
         },
         "machineType": {"type": "string"},
         "spot": {"type": "boolean"},
+        # tommy351/kubernetes-models-ts computeclasses.yaml: priorities[].storage
+        "storage": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "bootDiskSize": {"type": "integer", "minimum": 10},
+                "bootDiskType": {
+                    "enum": ["pd-balanced", "pd-standard", "pd-ssd", "hyperdisk-balanced"]
+                },
+                "localSSDCount": {"type": "integer", "minimum": 1},
+            },
+        },
         "flexStart": {
             "type": "object",
             "additionalProperties": False,

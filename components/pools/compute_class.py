@@ -88,6 +88,9 @@ class GkeGpuComputeClassArgs:
     """How long a node is unneeded before GKE removes it (1..1440)."""
     active_migration: Optional[bool] = False
     """Move workloads to higher priorities when they become available (restarts pods)."""
+    boot_disk_size_gb: Optional[int] = field(default=None, metadata=stack(ge=10))
+    """Boot disk of every node, in GB (`priorities[].storage.bootDiskSize`): the model weights a
+    pod downloads land on it (the kubelet's ephemeral storage); None leaves GKE's default."""
     labels: Optional[Mapping[str, str]] = field(
         default=None, metadata=stack(root=True, syntax="labels")
     )
@@ -194,6 +197,13 @@ def validate_compute_class_args(name: str, args: GkeGpuComputeClassArgs) -> Comp
             "1 to 1440 minutes",
             "args.consolidation_delay_minutes",
         )
+    disk = args.boot_disk_size_gb
+    if disk is not None and (isinstance(disk, bool) or not isinstance(disk, int) or disk < 10):
+        raise InputError(
+            f"boot disk size {show(disk)} GB is too small or not a whole number",
+            "a whole number of GB, at least 10 (the ComputeClass CRD's minimum)",
+            "args.boot_disk_size_gb",
+        )
     class_taint = Taint(COMPUTE_CLASS_LABEL, class_name, "NoSchedule")
     user_taints = normalize_taints(args.taints)
     cloud_labels = {
@@ -241,6 +251,8 @@ def validate_compute_class_args(name: str, args: GkeGpuComputeClassArgs) -> Comp
             rule["flexStart"] = {"enabled": True}
         else:
             rule["spot"] = True
+        if disk is not None:
+            rule["storage"] = {"bootDiskSize": disk}
         rules.append(rule)
     node_labels = {k: v for k, v in facts.labels.items() if k not in cloud_labels}
     spec: dict[str, Any] = {

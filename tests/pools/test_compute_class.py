@@ -199,6 +199,11 @@ def test_spot_priority_nodes_carry_the_spot_label(world):
             "(allowed: 1 to 1440 minutes)",
         ),
         (
+            dict(boot_disk_size_gb=5),
+            "args.boot_disk_size_gb: boot disk size 5 GB is too small or not a whole number "
+            "(allowed: a whole number of GB, at least 10 (the ComputeClass CRD's minimum))",
+        ),
+        (
             dict(class_name="gke-l4"),
             "args.class_name: ComputeClass name 'gke-l4' starts with gke or autopilot, which GKE "
             "reserves (allowed: a name that does not start with gke or autopilot)",
@@ -218,6 +223,7 @@ def test_spot_priority_nodes_carry_the_spot_label(world):
         "reservations",
         "driver",
         "delay",
+        "disk",
         "reserved-name",
         "gpu-taint",
     ],
@@ -270,3 +276,12 @@ def test_check_reads_a_hand_written_compute_class():
         ]
     )
     assert next(w for w in report.workloads if w.name == "cpu").pools == ()
+
+
+def test_boot_disk_size_is_every_prioritys_storage():
+    plan = validate_compute_class_args("l4", args(boot_disk_size_gb=500))
+    rules = plan.compute_class["spec"]["priorities"]
+    assert [r["storage"] for r in rules] == [{"bootDiskSize": 500}] * len(rules)
+    validate_compute_class(
+        {"apiVersion": "cloud.google.com/v1", "kind": "ComputeClass", **plan.compute_class}
+    )
