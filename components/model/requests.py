@@ -1,0 +1,138 @@
+"""What a pod asks a node for, as kube-scheduler computes it, and what the serving controllers add
+to the pods they make.
+
+Pure: imports nothing but `components.model`.
+
+The rule (k8s.io/component-helpers v0.36.3 `resource/helpers.go`, `PodRequests`): the sum of the
+regular containers' requests, and of the sidecars (init containers with `restartPolicy: Always`);
+each other init container runs alone beside the sidecars started before it, so the pod needs at
+least the largest of those; then the pod overhead. A container that gives a limit and no request
+is requested its limit (the API server's defaulting, `pkg/apis/core/v1/defaults.go`
+`SetDefaults_Pod`). Every pod takes one of the node's `pods`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import ROUND_CEILING
+from typing import Any
+
+from .quantities import parse_quantity
+from .shapes import RESOURCE_NAMES, Resources
+
+_BY_K8S = {v: k for k, v in RESOURCE_NAMES.items()}
+
+
+def _as_map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def container_requests(container: Mapping[str, Any]) -> Resources:
+    """One container's requests (its limits where it gives no request). Raises InputError for
+    a quantity Kubernetes would refuse."""
+    res = _as_map(container.get("resources"))
+    requests, limits = _as_map(res.get("requests")), _as_map(res.get("limits"))
+    amounts: dict[str, int] = {}
+    for k8s_name, field_name in _BY_K8S.items():
+        if k8s_name == "pods":
+            continue
+        q = requests.get(k8s_name, limits.get(k8s_name))
+        if q is None:
+            continue
+        value = parse_quantity(q)
+        scale = 1000 if k8s_name == "cpu" else 1
+        amounts[field_name] = int((value * scale).to_integral_value(rounding=ROUND_CEILING))
+    return Resources(**amounts)
+
+
+def _sidecar(container: Mapping[str, Any]) -> bool:
+    return container.get("restartPolicy") == "Always"
+
+
+def pod_requests(
+    containers: Iterable[Mapping[str, Any]],
+    init_containers: Iterable[Mapping[str, Any]] = (),
+    overhead: Mapping[str, Any] | None = None,
+) -> Resources:
+    """The pod's effective requests, `pods` 1 (see the module docstring)."""
+    total = Resources()
+    for c in containers:
+        total = total + container_requests(c)
+    started = Resources()  # sidecars started so far
+    init = Resources()
+    for c in init_containers:
+        asked = container_requests(c)
+        if _sidecar(c):
+            total = total + asked
+            started = started + asked
+            init = init.max(started)
+        else:
+            init = init.max(asked + started)
+    total = total.max(init)
+    if overhead:
+        total = total + container_requests({"resources": {"requests": overhead}})
+    return total + Resources(pods=1)
+
+
+@dataclass(frozen=True)
+class AddedContainer:
+    """A container a controller adds to the pods it makes, with its default requests."""
+
+    name: str
+    requests: Mapping[str, str]
+    init: bool
+    source: str
+
+    def as_container(self) -> dict[str, Any]:
+        return {"name": self.name, "resources": {"requests": dict(self.requests)}}
+
+
+QUEUE_PROXY = AddedContainer(
+    "queue-proxy",
+    {"cpu": "25m"},
+    init=False,
+    source="knative/serving knative-v1.23.0 pkg/deployment/config.go (queueSidecarCPURequest "
+    "25m; memory and ephemeral-storage requests only with queueproxy.resource-defaults enabled)",
+)
+"""Knative Serving's sidecar in every revision's pods (Serverless InferenceServices)."""
+
+STORAGE_INITIALIZER = AddedContainer(
+    "storage-initializer",
+    {"cpu": "100m", "memory": "100Mi"},
+    init=True,
+    source="kserve/kserve v0.20.0 charts/kserve-resources/values.yaml "
+    "(kserve.storage.resources.requests: cpu 100m, memory 100Mi)",
+)
+"""KServe's init container that downloads a `storageUri` into the pod before the model starts."""
+
+SELDON_RCLONE = AddedContainer(
+    "rclone",
+    {"cpu": "50m", "memory": "128Mi"},
+    init=False,
+    source="SeldonIO/seldon-core v2.6.0 k8s/helm-charts/seldon-core-v2-setup/values.yaml "
+    "(serverConfig.rclone.resources)",
+)
+SELDON_AGENT = AddedContainer(
+    "agent",
+    {"cpu": "200m", "memory": "1Gi"},
+    init=False,
+    source="SeldonIO/seldon-core v2.6.0 k8s/helm-charts/seldon-core-v2-setup/values.yaml "
+    "(serverConfig.agent.resources)",
+)
+SELDON_SERVER = AddedContainer(
+    "server",
+    {"cpu": "100m", "memory": "1Gi"},
+    init=False,
+    source="SeldonIO/seldon-core v2.6.0 k8s/helm-charts/seldon-core-v2-setup/values.yaml "
+    "(serverConfig.mlserver.resources, serverConfig.triton.resources)",
+)
+"""The server container (`mlserver` or `triton`) of Seldon's built-in ServerConfigs."""
+
+
+def seldon_builtin_containers(server: str) -> list[dict[str, Any]]:
+    """The containers of Seldon's built-in ServerConfig `server` (`mlserver` or `triton`) as the
+    pinned setup chart makes them, resources only (the check merges a Server's containers into
+    them by name, as Seldon's operator does)."""
+    main = {**SELDON_SERVER.as_container(), "name": server}
+    return [SELDON_RCLONE.as_container(), SELDON_AGENT.as_container(), main]
