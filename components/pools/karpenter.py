@@ -152,6 +152,15 @@ class KarpenterGpuNodePoolArgs:
     `lo.Assign(capacity, overlay)`; the CRD forbids only cpu/memory/ephemeral-storage/pods).
     NodeOverlay is alpha, off unless the controller runs with `settings.featureGates.nodeOverlay:
     true` (karpenter chart v1.14.1 values.yaml)."""
+    capacity_reservations: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(min_items=1)
+    )
+    """EC2 capacity reservation ids (`cr-...`) the EC2NodeClass selects
+    (`capacityReservationSelectorTerms`); needed for the `reserved` capacity type: without a
+    selected reservation Karpenter launches no reserved node (aws/karpenter-provider-aws v1.14.1
+    website docs/tasks/odcrs.md)."""
+    capacity_reservation_tags: Optional[Mapping[str, str]] = None
+    """Or: tags that select the capacity reservations (`'*'` matches any value)."""
     auto_mode: Optional[bool] = False
     """EKS Auto Mode: requirement keys under `eks.amazonaws.com/`, Auto Mode's own NodeClass, no
     EC2NodeClass; Auto Mode runs the NVIDIA device plugin itself."""
@@ -312,6 +321,27 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
             "args.capacity_types",
         )
 
+    reservations = _reservation_terms(args)
+    if "reserved" in capacity and not reservations and args.node_class is None and not auto:
+        raise InputError(
+            "capacity type reserved, but the EC2NodeClass selects no capacity reservation: "
+            "Karpenter finds none and launches no reserved node"
+            + (" (it falls back to the next capacity type)" if len(capacity) > 1 else ""),
+            "capacity_reservations (ids cr-...) or capacity_reservation_tags, or leave reserved "
+            "out",
+            "args.capacity_types",
+        )
+    if reservations and "reserved" not in capacity:
+        raise InputError(
+            "capacity reservations are selected but no capacity type is reserved: Karpenter "
+            "would never use them",
+            "add reserved to capacity_types (Karpenter prefers it over spot and on-demand), or "
+            "leave the reservations out",
+            "args.capacity_reservations"
+            if args.capacity_reservations
+            else "args.capacity_reservation_tags",
+        )
+
     shape: list[dict[str, Any]] = [
         _requirement(GPU_MANUFACTURER, "In", ["nvidia"]),
         _requirement(GPU_COUNT, "Gt", [str(min_gpus - 1)]),
@@ -465,6 +495,31 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     )
 
 
+_RESERVATION = re.compile(r"^cr-[0-9a-z]+$")
+
+
+def _reservation_terms(args: KarpenterGpuNodePoolArgs) -> list[dict[str, Any]]:
+    """The EC2NodeClass's `capacityReservationSelectorTerms` (the CRD's patterns)."""
+    terms: list[dict[str, Any]] = []
+    for i, rid in enumerate(
+        _str_list(
+            args.capacity_reservations, "args.capacity_reservations", "capacity reservation ids"
+        )
+        or ()
+    ):
+        if not _RESERVATION.match(rid):
+            raise InputError(
+                f"{show(rid)} is not a capacity reservation id",
+                "cr- and lowercase letters or digits, e.g. cr-0123456789abcdef0",
+                f"args.capacity_reservations[{i}]",
+            )
+        terms.append({"id": rid})
+    tags = _tags(args.capacity_reservation_tags, "args.capacity_reservation_tags")
+    if tags:
+        terms.append({"tags": tags})
+    return terms
+
+
 def _node_class(pool_name: str, args: KarpenterGpuNodePoolArgs) -> dict[str, Any]:
     if not isinstance(args.node_role, str) or not args.node_role:
         raise InputError(
@@ -509,6 +564,11 @@ def _node_class(pool_name: str, args: KarpenterGpuNodePoolArgs) -> dict[str, Any
             "amiSelectorTerms": [{"alias": alias}],
             "subnetSelectorTerms": [{"tags": subnets}],
             "securityGroupSelectorTerms": [{"tags": groups}],
+            **(
+                {"capacityReservationSelectorTerms": _reservation_terms(args)}
+                if args.capacity_reservations or args.capacity_reservation_tags
+                else {}
+            ),
             "metadataOptions": {
                 "httpEndpoint": "enabled",
                 "httpTokens": "required",

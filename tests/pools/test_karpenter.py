@@ -640,3 +640,63 @@ def _reference() -> str:
     from components.platform import reference
 
     return reference.OUTPUT.read_text()
+
+
+@pytest.mark.parametrize(
+    ("kw", "path", "piece"),
+    [
+        (dict(capacity_types=["reserved"]), "args.capacity_types", "launches no reserved node"),
+        (
+            dict(capacity_types=["reserved", "on-demand"]),
+            "args.capacity_types",
+            "it falls back to the next capacity type",
+        ),
+        (
+            dict(capacity_reservations=["cr-0abc"]),
+            "args.capacity_reservations",
+            "no capacity type is reserved",
+        ),
+        (
+            dict(capacity_types=["reserved"], capacity_reservations=["r-1"]),
+            "args.capacity_reservations[0]",
+            "is not a capacity reservation id",
+        ),
+    ],
+)
+def test_reserved_capacity_needs_selected_reservations(kw, path, piece):
+    with pytest.raises(InputError) as e:
+        validate_karpenter_pool_args("p5", args(instance_families=["p5"], **kw))
+    assert e.value.path == path and piece in str(e.value)
+
+
+def test_reservations_are_the_node_class_selector_terms():
+    plan = validate_karpenter_pool_args(
+        "p5",
+        args(
+            instance_families=["p5"],
+            capacity_types=["reserved", "on-demand"],
+            capacity_reservations=["cr-0123456789abcdef0"],
+            capacity_reservation_tags={"team": "llm"},
+        ),
+    )
+    assert plan.node_class["spec"]["capacityReservationSelectorTerms"] == [
+        {"id": "cr-0123456789abcdef0"},
+        {"tags": {"team": "llm"}},
+    ]
+
+
+@pytest.mark.skipif(not CRDS.exists(), reason="../shared/crds is absent")
+def test_reservation_terms_validate_against_the_node_class_crd():
+    from tests.crdschema import validate_cr
+
+    plan = validate_karpenter_pool_args(
+        "p5",
+        args(
+            instance_families=["p5"],
+            capacity_types=["reserved"],
+            capacity_reservations=["cr-0123456789abcdef0"],
+            expire_after="Never",
+        ),
+    )
+    validate_cr({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", **plan.node_class})
+    validate_cr({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", **plan.node_pool})
