@@ -108,7 +108,9 @@ class KarpenterGpuNodePoolArgs:
     max_nodes: Optional[int] = field(default=1, metadata=stack(root=True, required=True))
     """Most nodes (`limits.nodes`)."""
     max_total_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
-    """Most GPUs over the whole pool (`limits["nvidia.com/gpu"]`)."""
+    """Most physical GPUs over the whole pool (`limits["nvidia.com/gpu"]`). Karpenter counts the
+    `nvidia.com/gpu` its nodes have as it sees them; a time-sliced pool's NodeOverlays make that
+    GPUs x `time_slicing_replicas`, so the limit written is this times the replicas."""
     labels: Optional[Mapping[str, str]] = field(
         default=None, metadata=stack(root=True, syntax="labels")
     )
@@ -437,7 +439,9 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
 
     limits: dict[str, str] = {"nodes": str(facts.max_nodes)}
     if total is not None:
-        limits[GPU_RESOURCE] = str(total)
+        # Karpenter sums its nodes' nvidia.com/gpu as it sees them: with time-slicing, what the
+        # NodeOverlays give (GPUs x replicas). max_total_gpus counts physical GPUs.
+        limits[GPU_RESOURCE] = str(total * (replicas or 1))
     own_labels = {k: v for k, v in facts.labels.items() if k not in cloud_labels}
     node_class_name = args.node_class if args.node_class is not None else pool_name
     if args.node_class is not None:

@@ -700,3 +700,12 @@ def test_reservation_terms_validate_against_the_node_class_crd():
     )
     validate_cr({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", **plan.node_class})
     validate_cr({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", **plan.node_pool})
+
+
+def test_max_total_gpus_counts_physical_gpus_when_time_sliced():
+    plain = validate_karpenter_pool_args("l4", args(gpu_names=["l4"], max_total_gpus=4))
+    shared = validate_karpenter_pool_args(
+        "l4", args(gpu_names=["l4"], max_total_gpus=4, time_slicing_replicas=3)
+    )
+    assert plain.node_pool["spec"]["limits"]["nvidia.com/gpu"] == "4"
+    assert shared.node_pool["spec"]["limits"]["nvidia.com/gpu"] == "12"
