@@ -407,9 +407,7 @@ class CaseAnswer:
     verdicts: tuple[Verdict, ...]
 
     def verdict(self, pod: str, only_node_pool: str = "") -> Verdict:
-        found = [
-            v for v in self.verdicts if v.pod == pod and v.only_node_pool == only_node_pool
-        ]
+        found = [v for v in self.verdicts if v.pod == pod and v.only_node_pool == only_node_pool]
         if len(found) != 1:
             raise KeyError(f"{len(found)} verdicts for pod {pod!r} ({only_node_pool!r})")
         return found[0]
@@ -504,7 +502,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     if args.cmd == "build":
         print(exe)
-        print((exe.parent / "build.json").read_text() if (exe.parent / "build.json").exists() else "")
+        print(
+            (exe.parent / "build.json").read_text() if (exe.parent / "build.json").exists() else ""
+        )
         return 0
     with tempfile.TemporaryFile("w+") as f:
         f.write(sys.stdin.read())

@@ -10,6 +10,12 @@
 // Answer: {"modules": {...}, "results": [{"pod", "scheduled", "nodePool", "instanceTypes",
 // "capacityTypes", "error"}], "nodePools": [...]} (or {"modules", "cases": [answer, ...]}).
 // Each pod is judged alone, in its own scheduling round with no existing nodes.
+//
+// Not simulated: existing or in-flight nodes (so limits count from zero usage), DaemonSet
+// overhead, volumes and their topology, DRA allocation (pods with ResourceClaims get Karpenter's
+// "not yet supported" error, its default), NodeOverlay, static NodePools, capacity buffers,
+// admission plugins (a pod is judged exactly as given: add ExtendedResourceToleration's
+// tolerations yourself), and the cloud's own launch-time filtering after the NodeClaim.
 package main
 
 import (
