@@ -1,0 +1,517 @@
+#!/usr/bin/env python3
+"""Karpenter's own provisioning scheduler as a judge: build our Go harness, feed it, read it.
+
+The harness (``karpenter_judge/``, a Go module of its own) links ``sigs.k8s.io/karpenter`` at the
+version ``github.com/aws/karpenter-provider-aws`` v<KARPENTER_VERSION> pins, and the AWS
+provider's API package for its label registrations; for each pending pod it runs one provisioning
+round (no existing nodes) and answers whether Karpenter would create a NodeClaim, from which
+NodePool, with which instance types, or Karpenter's own error.
+
+Pure standard library, like rig.py. Usable as a library (``build``, ``run``, the request
+helpers) and as a command::
+
+    python tests/e2e/karpenter_judge.py build     # build into the cache (a no-op when cached)
+    python tests/e2e/karpenter_judge.py run < request.json
+
+The binary goes to ``${GPU_INFERENCE_RIG_CACHE:-~/.cache/gpu-inference-rig}/
+karpenter-judge-<version>-<hash>/``, ``<hash>`` covering every file of the Go module; it is built
+from a copy of the sources there (``-mod=readonly``: the clone is never written), modules from the
+Go module proxy only (``GOTOOLCHAIN=local CGO_ENABLED=0``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+SOURCE = Path(__file__).resolve().parent / "karpenter_judge"
+AWS_MODULE = "github.com/aws/karpenter-provider-aws"
+CORE_MODULE = "sigs.k8s.io/karpenter"
+# aws/karpenter-provider-aws v1.14.1 go.mod pins sigs.k8s.io/karpenter at the pseudo-version
+# v1.14.1-0.20260819221709-6e7eab7a0f48, which the module proxy refuses (403); the tag v1.14.1 is
+# that same commit (kubernetes-sigs/karpenter: `git rev-parse v1.14.1` = 6e7eab7a0f48, and every
+# .go file of the proxy's v1.14.1 zip equals the commit's), so go.mod requires the tag.
+CORE_COMMIT = "6e7eab7a0f485d7225eb98995fad9b66c79b322b"
+BUILD_TIMEOUT = 3600
+RUN_TIMEOUT = 600
+
+
+class BuildError(RuntimeError):
+    """The harness failed to build; the message names the command, its directory and log."""
+
+
+class SourceUnavailable(BuildError):
+    """Go, or the module proxy with the pinned modules, is not there: a reason to skip."""
+
+
+class JudgeError(RuntimeError):
+    """The harness refused a request (bad input) or failed; the message carries its stderr."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Versions and the cache
+# ---------------------------------------------------------------------------------------------
+
+
+def module_versions(source: Path = SOURCE) -> dict[str, str]:
+    """The versions go.mod requires, by module path."""
+    text = (source / "go.mod").read_text()
+    return dict(re.findall(r"^\s*(?:require\s+)?([\w./-]+)\s+(v\S+)", text, flags=re.M))
+
+
+def karpenter_version(source: Path = SOURCE) -> str:
+    """The Karpenter release the harness is pinned to (the AWS provider's version, no `v`)."""
+    return module_versions(source)[AWS_MODULE].removeprefix("v")
+
+
+def source_hash(source: Path = SOURCE) -> str:
+    """A digest of every file of the Go module (names and contents)."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in source.rglob("*") if p.is_file()):
+        h.update(str(f.relative_to(source)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    env = os.environ.get("GPU_INFERENCE_RIG_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "gpu-inference-rig"
+
+
+def cache_dir(source: Path = SOURCE) -> Path:
+    return cache_root() / f"karpenter-judge-{karpenter_version(source)}-{source_hash(source)}"
+
+
+def binary(source: Path = SOURCE) -> Path:
+    return cache_dir(source) / "karpenter_judge"
+
+
+def _go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        GOTOOLCHAIN="local",
+        CGO_ENABLED="0",
+        GOWORK="off",
+        GOFLAGS="-mod=readonly -buildvcs=false",
+    )
+    return env
+
+
+# Errors of `go mod download` that mean the proxy (or the network) does not serve a module.
+_UNSERVED = re.compile(
+    r"403 Forbidden|404 Not Found|410 Gone|not available|dial tcp|no such host|"
+    r"connection refused|i/o timeout|TLS handshake|proxyconnect|GOPROXY=off|"
+    r"module lookup disabled",
+    re.I,
+)
+
+
+def unavailable_reason() -> Optional[str]:
+    """Why the harness cannot be had here without trying the proxy (None: try building)."""
+    if binary().exists():
+        return None
+    if shutil.which("go") is None:
+        return "karpenter judge: no `go` on PATH (Go >= 1.26 builds the harness)"
+    return None
+
+
+@contextlib.contextmanager
+def _lock(d: Path) -> Iterator[None]:
+    import fcntl
+
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / "build.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _run_logged(cmd: Sequence[str], cwd: Path, log: Path) -> subprocess.CompletedProcess[str]:
+    with open(log, "a") as f:
+        f.write(f"\n$ cd {cwd} && {' '.join(cmd)}\n")
+        proc = subprocess.run(
+            list(cmd),
+            cwd=cwd,
+            env=_go_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=BUILD_TIMEOUT,
+        )
+        f.write(proc.stdout)
+    return proc
+
+
+def build(source: Path = SOURCE) -> Path:
+    """The harness binary, built into the cache if it is not there yet.
+
+    Raises ``SourceUnavailable`` when Go is missing or the module proxy does not serve a pinned
+    module, ``BuildError`` for any other failure."""
+    target = binary(source)
+    if target.exists():
+        return target
+    if shutil.which("go") is None:
+        raise SourceUnavailable("karpenter judge: no `go` on PATH (Go >= 1.26 builds the harness)")
+    root = cache_dir(source)
+    with _lock(root):
+        if target.exists():
+            return target
+        log = root / "build.log"
+        src = root / "src"
+        shutil.rmtree(src, ignore_errors=True)
+        shutil.copytree(source, src)
+        t0 = time.monotonic()
+        proc = _run_logged(["go", "mod", "download"], src, log)
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stdout.splitlines()[-15:])
+            kind = SourceUnavailable if _UNSERVED.search(proc.stdout) else BuildError
+            raise kind(f"karpenter judge: `go mod download` failed in {src} (log {log}):\n{tail}")
+        downloaded = time.monotonic() - t0
+        tmp = root / f".karpenter_judge.{os.getpid()}"
+        proc = _run_logged(["go", "build", "-trimpath", "-o", str(tmp), "."], src, log)
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stdout.splitlines()[-25:])
+            raise BuildError(
+                f"karpenter judge: `go build` failed in {src} (log {log}):\n{tail}\nRerun: cd "
+                f"{src} && GOTOOLCHAIN=local CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=readonly "
+                "go build ."
+            )
+        os.replace(tmp, target)
+        go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True)
+        (root / "build.json").write_text(
+            json.dumps(
+                {
+                    "go": go.stdout.strip(),
+                    "download_seconds": round(downloaded, 1),
+                    "total_seconds": round(time.monotonic() - t0, 1),
+                    "binary_bytes": target.stat().st_size,
+                    "modules": module_versions(source),
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+    return target
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests
+# ---------------------------------------------------------------------------------------------
+
+OFFERING_CAPACITY_TYPES = ("on-demand", "spot", "reserved")
+
+
+def quantity(value: Any) -> str:
+    """A Kubernetes quantity as a string (JSON numbers through Pulumi come back as floats)."""
+    if isinstance(value, bool):
+        raise TypeError(f"not a quantity: {value!r}")
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str) and value:
+        return value
+    raise TypeError(f"not a quantity: {value!r}")
+
+
+def resources(values: Optional[Mapping[str, Any]]) -> dict[str, str]:
+    return {str(k): quantity(v) for k, v in (values or {}).items()}
+
+
+def offering(
+    capacity_type: str,
+    zone: str,
+    *,
+    price: float = 0.0,
+    available: bool = True,
+    reservation_id: Optional[str] = None,
+    reservation_capacity: int = 0,
+    zone_id: Optional[str] = None,
+) -> dict[str, Any]:
+    """One offering (capacity type x zone, or a capacity reservation) of an instance type."""
+    if capacity_type not in OFFERING_CAPACITY_TYPES:
+        raise ValueError(f"capacity type {capacity_type!r} is not one of {OFFERING_CAPACITY_TYPES}")
+    if (capacity_type == "reserved") != (reservation_id is not None):
+        raise ValueError("a reservation ID goes with, and only with, a reserved offering")
+    out: dict[str, Any] = {"capacityType": capacity_type, "zone": zone, "price": float(price)}
+    if not available:
+        out["available"] = False
+    if reservation_id is not None:
+        out["reservationID"] = reservation_id
+        out["reservationCapacity"] = int(reservation_capacity)
+    if zone_id is not None:
+        out["zoneID"] = zone_id
+    return out
+
+
+def instance_type(
+    name: str,
+    *,
+    capacity: Mapping[str, Any],
+    labels: Mapping[str, str],
+    offerings: Sequence[Mapping[str, Any]],
+    kube_reserved: Optional[Mapping[str, Any]] = None,
+    system_reserved: Optional[Mapping[str, Any]] = None,
+    eviction_threshold: Optional[Mapping[str, Any]] = None,
+    requirements: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """An instance type as the AWS provider hands it to the scheduler: capacity, the overhead
+    (allocatable = capacity - kubeReserved - systemReserved - evictionThreshold), its labels
+    (zone and capacity type come from the offerings) and offerings."""
+    if not offerings:
+        raise ValueError(f"instance type {name}: no offerings")
+    overhead = {
+        key: resources(part)
+        for key, part in (
+            ("kubeReserved", kube_reserved),
+            ("systemReserved", system_reserved),
+            ("evictionThreshold", eviction_threshold),
+        )
+        if part
+    }
+    out: dict[str, Any] = {
+        "name": name,
+        "capacity": resources(capacity),
+        "overhead": overhead,
+        "labels": {str(k): str(v) for k, v in labels.items()},
+        "offerings": [dict(o) for o in offerings],
+    }
+    if requirements:
+        out["requirements"] = [dict(r) for r in requirements]
+    return out
+
+
+def pod(
+    name: str,
+    *,
+    requests: Optional[Mapping[str, Any]] = None,
+    limits: Optional[Mapping[str, Any]] = None,
+    node_selector: Optional[Mapping[str, str]] = None,
+    affinity: Optional[Mapping[str, Any]] = None,
+    tolerations: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """A pending pod with one container holding exactly these requests and limits."""
+    container: dict[str, Any] = {"name": "main", "image": "judge"}
+    res = {}
+    if requests:
+        res["requests"] = resources(requests)
+    if limits:
+        res["limits"] = resources(limits)
+    if res:
+        container["resources"] = res
+    spec: dict[str, Any] = {"containers": [container]}
+    if node_selector:
+        spec["nodeSelector"] = dict(node_selector)
+    if affinity:
+        spec["affinity"] = dict(affinity)
+    if tolerations:
+        spec["tolerations"] = [dict(t) for t in tolerations]
+    return {"name": name, "spec": spec}
+
+
+def pod_from_spec(name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A pending pod with a pod spec as a component emits it (nodeSelector, affinity,
+    tolerations, containers with resources, ...)."""
+    return {"name": name, "spec": _whole_numbers(spec)}
+
+
+def _whole_numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): _whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_whole_numbers(v) for v in value]
+    return value
+
+
+def request(
+    *,
+    instance_types: Sequence[Mapping[str, Any]],
+    node_pools: Sequence[Mapping[str, Any]],
+    pods: Sequence[Mapping[str, Any]],
+    per_node_pool: bool = False,
+    node_class_instance_types: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None,
+    options: Sequence[str] = (),
+    name: str = "",
+) -> dict[str, Any]:
+    """One case: every pod judged alone against all NodePools (or against each one alone, with
+    ``per_node_pool``). NodePools are karpenter.sh/v1 objects (``{metadata, spec}``)."""
+    for kind, items in (("instance type", instance_types), ("pod", pods)):
+        names = [i["name"] for i in items]
+        if len(set(names)) != len(names):
+            raise ValueError(f"repeated {kind} names: {names}")
+    pool_names = [p.get("metadata", {}).get("name") for p in node_pools]
+    if None in pool_names or len(set(pool_names)) != len(pool_names):
+        raise ValueError(f"every NodePool needs a distinct metadata.name: {pool_names}")
+    out: dict[str, Any] = {
+        "instanceTypes": list(instance_types),
+        "nodePools": [_whole_numbers(p) for p in node_pools],
+        "pods": list(pods),
+    }
+    if name:
+        out["name"] = name
+    if per_node_pool:
+        out["perNodePool"] = True
+    if node_class_instance_types:
+        out["nodeClassInstanceTypes"] = {k: list(v) for k, v in node_class_instance_types.items()}
+    if options:
+        out["options"] = list(options)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Karpenter's decision for one pod (against all pools, or ``only_node_pool``)."""
+
+    pod: str
+    scheduled: bool
+    node_pool: str
+    instance_types: tuple[str, ...]
+    capacity_types: tuple[str, ...]
+    error: str
+    only_node_pool: str = ""
+
+
+@dataclass(frozen=True)
+class PoolStatus:
+    name: str
+    considered: bool
+    reason: str
+    instance_types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CaseAnswer:
+    name: str
+    node_pools: tuple[PoolStatus, ...]
+    verdicts: tuple[Verdict, ...]
+
+    def verdict(self, pod: str, only_node_pool: str = "") -> Verdict:
+        found = [v for v in self.verdicts if v.pod == pod and v.only_node_pool == only_node_pool]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} verdicts for pod {pod!r} ({only_node_pool!r})")
+        return found[0]
+
+
+@dataclass(frozen=True)
+class Answer:
+    modules: Mapping[str, str]
+    cases: tuple[CaseAnswer, ...]
+
+
+def _field(obj: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
+    if key not in obj or not isinstance(obj[key], kind):
+        raise ValueError(f"judge answer: {where}: {key!r} missing or not {kind.__name__}")
+    return obj[key]
+
+
+def _strings(obj: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    values = _field(obj, key, list, where)
+    if not all(isinstance(v, str) for v in values):
+        raise ValueError(f"judge answer: {where}: {key!r} holds a non-string")
+    return tuple(values)
+
+
+def _case(obj: Mapping[str, Any]) -> CaseAnswer:
+    name = obj.get("name", "")
+    pools = tuple(
+        PoolStatus(
+            name=_field(p, "name", str, "nodePools"),
+            considered=_field(p, "considered", bool, "nodePools"),
+            reason=p.get("reason", ""),
+            instance_types=_strings(p, "instanceTypes", "nodePools"),
+        )
+        for p in _field(obj, "nodePools", list, f"case {name!r}")
+    )
+    verdicts = []
+    for r in _field(obj, "results", list, f"case {name!r}"):
+        where = f"result {r.get('pod')!r}"
+        v = Verdict(
+            pod=_field(r, "pod", str, where),
+            scheduled=_field(r, "scheduled", bool, where),
+            node_pool=r.get("nodePool", ""),
+            instance_types=_strings(r, "instanceTypes", where),
+            capacity_types=_strings(r, "capacityTypes", where),
+            error=r.get("error", ""),
+            only_node_pool=r.get("onlyNodePool", ""),
+        )
+        if v.scheduled != bool(v.node_pool and v.instance_types) or v.scheduled == bool(v.error):
+            raise ValueError(f"judge answer: {where}: inconsistent verdict {r}")
+        verdicts.append(v)
+    return CaseAnswer(name=name, node_pools=pools, verdicts=tuple(verdicts))
+
+
+def parse_answer(text: str) -> Answer:
+    """The harness's stdout as dataclasses; a malformed answer raises ValueError."""
+    obj = json.loads(text)
+    if not isinstance(obj, dict):
+        raise ValueError("judge answer: not a JSON object")
+    modules = _field(obj, "modules", dict, "answer")
+    if "cases" in obj:
+        cases = tuple(_case(c) for c in _field(obj, "cases", list, "answer"))
+    else:
+        cases = (_case(obj),)
+    return Answer(modules=modules, cases=cases)
+
+
+def run(req: Mapping[str, Any], *, verbose: bool = False) -> Answer:
+    """Build the harness if needed, hand it ``req`` (one case, or ``{"cases": [...]}``)."""
+    exe = build()
+    cmd = [str(exe), *(["-v"] if verbose else [])]
+    proc = subprocess.run(
+        cmd, input=json.dumps(req), capture_output=True, text=True, timeout=RUN_TIMEOUT
+    )
+    if proc.returncode != 0:
+        raise JudgeError(f"karpenter judge exited {proc.returncode}: {proc.stderr.strip()}")
+    if verbose and proc.stderr:
+        sys.stderr.write(proc.stderr)
+    return parse_answer(proc.stdout)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("build", help="build the harness into the cache")
+    r = sub.add_parser("run", help="run a request read from stdin; print the raw answer")
+    r.add_argument("-v", action="store_true", help="Karpenter's logs to stderr")
+    args = ap.parse_args(argv)
+    try:
+        exe = build()
+    except BuildError as e:
+        print(e, file=sys.stderr)
+        return 2
+    if args.cmd == "build":
+        print(exe)
+        print(
+            (exe.parent / "build.json").read_text() if (exe.parent / "build.json").exists() else ""
+        )
+        return 0
+    with tempfile.TemporaryFile("w+") as f:
+        f.write(sys.stdin.read())
+        f.seek(0)
+        proc = subprocess.run([str(exe), *(["-v"] if args.v else [])], stdin=f)
+    return proc.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

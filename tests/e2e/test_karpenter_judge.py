@@ -1,0 +1,338 @@
+"""Karpenter's own provisioning scheduler, through our harness, on hand-made cases.
+
+Each expected answer is reasoned from sigs.k8s.io/karpenter v1.14.1 (commit 6e7eab7a0f48, the
+version aws/karpenter-provider-aws v1.14.1 pins); paths below are under its pkg/, "scheduler.go"
+being controllers/provisioning/scheduling/scheduler.go. The instance shapes are hand-written
+round numbers, not our catalog: only their relations (which fits, which exceeds) matter here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import karpenter_judge as kj
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ZONE = "us-east-1a"
+GPU = "nvidia.com/gpu"
+GPU_TAINT = {"key": GPU, "value": "present", "effect": "NoSchedule"}
+GPU_TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
+# Allocatable = capacity - (kubeReserved + systemReserved + evictionThreshold)
+# (cloudprovider/types.go:271-280): 993Mi of memory below capacity for every shape here.
+KUBE_RESERVED = {"cpu": "80m", "memory": "893Mi", "ephemeral-storage": "1Gi"}
+EVICTION = {"memory": "100Mi"}
+
+
+def _shape(
+    name: str,
+    *,
+    cpu: int,
+    memory_mi: int,
+    gpus: int,
+    gpu_name: str,
+    price: float,
+    reserved: int = 0,
+) -> dict[str, Any]:
+    family, size = name.split(".")
+    offerings = [
+        kj.offering("on-demand", ZONE, price=price),
+        kj.offering("spot", ZONE, price=round(price / 3, 4)),
+    ]
+    if reserved:
+        offerings.append(
+            kj.offering("reserved", ZONE, reservation_id="cr-0123", reservation_capacity=reserved)
+        )
+    return kj.instance_type(
+        name,
+        capacity={
+            "cpu": cpu,
+            "memory": f"{memory_mi}Mi",
+            "ephemeral-storage": "18Gi",
+            "pods": 58,
+            GPU: gpus,
+        },
+        kube_reserved=KUBE_RESERVED,
+        eviction_threshold=EVICTION,
+        labels={
+            "kubernetes.io/arch": "amd64",
+            "kubernetes.io/os": "linux",
+            "karpenter.k8s.aws/instance-category": family[0],
+            "karpenter.k8s.aws/instance-family": family,
+            "karpenter.k8s.aws/instance-size": size,
+            "karpenter.k8s.aws/instance-gpu-name": gpu_name,
+            "karpenter.k8s.aws/instance-gpu-count": str(gpus),
+            "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
+        },
+        offerings=offerings,
+    )
+
+
+G6 = [
+    _shape("g6.xlarge", cpu=4, memory_mi=14336, gpus=1, gpu_name="l4", price=0.8),
+    _shape("g6.2xlarge", cpu=8, memory_mi=29696, gpus=1, gpu_name="l4", price=0.98),
+    _shape("g6.4xlarge", cpu=16, memory_mi=60416, gpus=1, gpu_name="l4", price=1.32),
+    _shape("g6.12xlarge", cpu=48, memory_mi=181248, gpus=4, gpu_name="l4", price=4.6),
+]
+G5 = [_shape("g5.xlarge", cpu=4, memory_mi=14336, gpus=1, gpu_name="a10g", price=1.0)]
+P5 = _shape("p5.48xlarge", cpu=192, memory_mi=1894400, gpus=8, gpu_name="h100", price=98.3)
+P5_RESERVED = _shape(
+    "p5.48xlarge", cpu=192, memory_mi=1894400, gpus=8, gpu_name="h100", price=98.3, reserved=1
+)
+
+
+def _req(key: str, op: str, *values: str) -> dict[str, Any]:
+    return {"key": key, "operator": op, "values": list(values)}
+
+
+def node_pool(
+    name: str,
+    requirements: list[dict[str, Any]],
+    *,
+    limits: dict[str, str] | None = None,
+    taints: tuple[dict[str, str], ...] = (GPU_TAINT,),
+    weight: int | None = None,
+    node_class: str = "default",
+) -> dict[str, Any]:
+    """A NodePool shaped like the ones components/pools/karpenter.py emits."""
+    spec: dict[str, Any] = {
+        "template": {
+            "metadata": {"labels": {"gpu-inference.dev/pool": name}},
+            "spec": {
+                "nodeClassRef": {
+                    "group": "karpenter.k8s.aws",
+                    "kind": "EC2NodeClass",
+                    "name": node_class,
+                },
+                "requirements": requirements,
+                "taints": list(taints),
+            },
+        },
+        "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5m"},
+    }
+    if limits is not None:
+        spec["limits"] = limits
+    if weight is not None:
+        spec["weight"] = weight
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def gpu_pod(name: str = "model", gpus: int = 1, memory: str = "8Gi", **kw: Any) -> dict[str, Any]:
+    kw.setdefault("tolerations", [GPU_TOLERATION])
+    return kj.pod(name, requests={"cpu": 1, "memory": memory, GPU: gpus}, limits={GPU: gpus}, **kw)
+
+
+ONE_GPU_G6 = [
+    _req("karpenter.k8s.aws/instance-family", "In", "g6"),
+    _req("karpenter.k8s.aws/instance-gpu-count", "In", "1"),
+    _req("karpenter.sh/capacity-type", "In", "on-demand"),
+]
+ONLY_P5 = [_req("node.kubernetes.io/instance-type", "In", "p5.48xlarge")]
+
+
+@pytest.fixture(scope="module")
+def judge() -> Any:
+    reason = kj.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    try:
+        kj.build()
+    except kj.SourceUnavailable as e:
+        pytest.skip(str(e))
+    return kj.run
+
+
+def one(judge: Any, **req: Any) -> kj.Verdict:
+    answer = judge(kj.request(**req))
+    (case,) = answer.cases
+    (verdict,) = case.verdicts
+    return verdict
+
+
+def test_the_harness_links_the_pinned_karpenter(judge: Any) -> None:
+    answer = judge(
+        kj.request(instance_types=G6, node_pools=[node_pool("g6", ONE_GPU_G6)], pods=[gpu_pod()])
+    )
+    pinned = kj.module_versions()
+    assert answer.modules["sigs.k8s.io/karpenter"] == pinned[kj.CORE_MODULE] == "v1.14.1"
+    assert answer.modules[kj.AWS_MODULE] == pinned[kj.AWS_MODULE] == "v1.14.1"
+
+
+def test_a_one_gpu_pod_gets_a_nodeclaim_with_every_one_gpu_g6_size(judge: Any) -> None:
+    # The pool's requirements pre-filter the instance types (scheduler.go:155-170: g5 and the
+    # 4-GPU g6.12xlarge go); the NodeClaim lists every remaining type the pod fits
+    # (nodeclaim.go:541-618), with the capacity types of their compatible offerings
+    # (nodeclaimtemplate.go:114-126): the pool admits on-demand only.
+    v = one(
+        judge, instance_types=G6 + G5, node_pools=[node_pool("g6", ONE_GPU_G6)], pods=[gpu_pod()]
+    )
+    assert v == kj.Verdict(
+        pod="model",
+        scheduled=True,
+        node_pool="g6",
+        instance_types=("g6.2xlarge", "g6.4xlarge", "g6.xlarge"),
+        capacity_types=("on-demand",),
+        error="",
+    )
+
+
+def test_a_family_pool_offers_the_multi_gpu_sizes_too(judge: Any) -> None:
+    # Without a GPU-count requirement, nothing stops a 1-GPU pod from landing on g6.12xlarge:
+    # Karpenter keeps every type that fits (nodeclaim.go:624-640) and lets the cloud pick by price.
+    reqs = [_req("karpenter.k8s.aws/instance-family", "In", "g6")]
+    v = one(judge, instance_types=G6 + G5, node_pools=[node_pool("g6", reqs)], pods=[gpu_pod()])
+    assert v.instance_types == ("g6.12xlarge", "g6.2xlarge", "g6.4xlarge", "g6.xlarge")
+    assert v.capacity_types == ("on-demand", "spot")
+
+
+def test_gpu_limit_below_the_only_instance_types_gpus_stops_the_launch(judge: Any) -> None:
+    # Limits are compared with instance *capacity* before any NodeClaim is made
+    # (scheduler.go:706-720, filterByRemainingResources :1069-1085): 8 GPUs > 4 left.
+    pods = [gpu_pod()]
+    low = node_pool("p5", ONLY_P5, limits={GPU: "4"})
+    v = one(judge, instance_types=[P5], node_pools=[low], pods=pods)
+    assert v == kj.Verdict(
+        pod="model",
+        scheduled=False,
+        node_pool="",
+        instance_types=(),
+        capacity_types=(),
+        error="all available instance types exceed limits for nodepool (NodePool=p5)",
+    )
+    # The twin: a limit of 8 equals the capacity (only `>` excludes, :1076).
+    fixed = node_pool("p5", ONLY_P5, limits={GPU: "8"})
+    assert one(judge, instance_types=[P5], node_pools=[fixed], pods=pods).instance_types == (
+        "p5.48xlarge",
+    )
+
+
+def test_a_node_limit_of_zero_is_exhausted(judge: Any) -> None:
+    # scheduler.go:709-714: `nodes` is checked before the instance types.
+    pool = node_pool("p5", ONLY_P5, limits={"nodes": "0"})
+    v = one(judge, instance_types=[P5], node_pools=[pool], pods=[gpu_pod()])
+    assert v.error == "node limits have been exhausted for nodepool (NodePool=p5)"
+
+
+def test_reserved_only_pool_without_a_reservation_launches_nothing(judge: Any) -> None:
+    # With no reserved offering the instance type's capacity-type requirement is
+    # In [on-demand, spot] (aws types.go:171-195); the pool's In [reserved] filters out every
+    # type, so the pool's template is dropped (scheduler.go:155-170) and no template is left
+    # (scheduler.go:603-605).
+    reserved = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "reserved")]
+    pools = [node_pool("p5", reserved)]
+    v = one(judge, instance_types=[P5], node_pools=pools, pods=[gpu_pod()])
+    assert not v.scheduled
+    assert v.error == "nodepool requirements filtered out all available instance types"
+    # The twin: the pool's node class selects a reservation, so its p5 has a reserved offering.
+    pools = [node_pool("p5", reserved, node_class="reserved")]
+    v = one(
+        judge,
+        instance_types=[P5],
+        node_class_instance_types={"reserved": [P5_RESERVED]},
+        node_pools=pools,
+        pods=[gpu_pod()],
+    )
+    assert (v.scheduled, v.instance_types, v.capacity_types) == (
+        True,
+        ("p5.48xlarge",),
+        ("reserved",),
+    )
+
+
+def test_reserved_or_on_demand_without_a_reservation_quietly_launches_on_demand(judge: Any) -> None:
+    mixed = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "reserved", "on-demand")]
+    v = one(judge, instance_types=[P5], node_pools=[node_pool("p5", mixed)], pods=[gpu_pod()])
+    assert (v.scheduled, v.capacity_types) == (True, ("on-demand",))
+
+
+def test_a_pod_that_does_not_tolerate_the_pool_taint_is_refused(judge: Any) -> None:
+    # nodeclaim.go:125-128, the error of scheduling/taints.go:78-91.
+    pod = gpu_pod(tolerations=[{"key": "other", "operator": "Exists", "effect": "NoSchedule"}])
+    v = one(judge, instance_types=G6, node_pools=[node_pool("g6", ONE_GPU_G6)], pods=[pod])
+    assert v.error == "did not tolerate taint (taint=nvidia.com/gpu=present:NoSchedule)"
+
+
+def test_memory_is_judged_against_allocatable_to_the_mebibyte(judge: Any) -> None:
+    # fits() compares requests (plus `pods: 1`, utils/resources RequestsForPods) with
+    # capacity - overhead (nodeclaim.go:624-640, cloudprovider/types.go:271-280).
+    biggest = 60416 - 993  # g6.4xlarge, the largest 1-GPU g6 here
+    pools = [node_pool("g6", ONE_GPU_G6)]
+    at = one(judge, instance_types=G6, node_pools=pools, pods=[gpu_pod(memory=f"{biggest}Mi")])
+    assert at.instance_types == ("g6.4xlarge",)
+    over = one(
+        judge, instance_types=G6, node_pools=pools, pods=[gpu_pod(memory=f"{biggest + 1}Mi")]
+    )
+    assert over.error == (
+        "no instance type has enough resources, requirements="
+        "gpu-inference.dev/pool In [g6], karpenter.k8s.aws/ec2nodeclass In [default], "
+        "karpenter.k8s.aws/instance-family In [g6], karpenter.k8s.aws/instance-gpu-count In [1], "
+        "karpenter.sh/capacity-type In [on-demand], karpenter.sh/initialized In [true], "
+        "karpenter.sh/nodepool In [g6], karpenter.sh/registered In [true], "
+        f'resources={{"cpu":"1","memory":"{biggest + 1}Mi","nvidia.com/gpu":"1","pods":"1"}}'
+    )
+
+
+def test_a_dra_only_gpu_pod_gets_no_node(judge: Any) -> None:
+    # IGNORE_DRA_REQUESTS defaults to true (operator/options/options.go:133); such a pod is
+    # refused before any pool is tried (scheduler.go:583-586).
+    pod = {
+        "name": "dra",
+        "spec": {
+            "containers": [
+                {"name": "main", "image": "judge", "resources": {"claims": [{"name": "gpu"}]}}
+            ],
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+            "tolerations": [GPU_TOLERATION],
+        },
+    }
+    v = one(judge, instance_types=G6, node_pools=[node_pool("g6", ONE_GPU_G6)], pods=[pod])
+    assert v.error == (
+        "pod has Dynamic Resource Allocation requirements that are not yet supported by Karpenter"
+    )
+
+
+def test_the_heaviest_pool_wins_and_equal_weights_go_by_name_descending(judge: Any) -> None:
+    # utils/nodepool/nodepool.go:161-171 orders the templates; the first that fits wins.
+    pools = [node_pool(n, ONLY_P5, weight=w) for n, w in (("a", None), ("b", None), ("c", 10))]
+    assert one(judge, instance_types=[P5], node_pools=pools, pods=[gpu_pod()]).node_pool == "c"
+    pools = [node_pool(n, ONLY_P5) for n in ("a", "b")]
+    assert one(judge, instance_types=[P5], node_pools=pools, pods=[gpu_pod()]).node_pool == "b"
+
+
+def test_each_pool_alone_and_a_pool_karpenter_would_not_ready(judge: Any) -> None:
+    # A NodePool whose runtime validation fails never becomes Ready (apis/v1/
+    # nodepool_validation.go:28-31) and the provisioner leaves it out (provisioner.go:276-285).
+    bad = node_pool("bad", [*ONLY_P5, _req("karpenter.sh/nodepool", "In", "x")])
+    answer = judge(
+        kj.request(
+            instance_types=[P5],
+            node_pools=[
+                node_pool("low", ONLY_P5, limits={GPU: "4"}),
+                node_pool("ok", ONLY_P5),
+                bad,
+            ],
+            pods=[gpu_pod()],
+            per_node_pool=True,
+        )
+    )
+    (case,) = answer.cases
+    assert [(p.name, p.considered) for p in case.node_pools] == [
+        ("low", True),
+        ("ok", True),
+        ("bad", False),
+    ]
+    assert case.node_pools[2].reason == (
+        'not Ready: validation failed: invalid key: "karpenter.sh/nodepool" in requirements, '
+        "restricted"
+    )
+    assert case.verdict("model", "low").error.startswith("all available instance types exceed")
+    assert case.verdict("model", "ok").node_pool == "ok"
+    assert case.verdict("model", "bad").error == "no dynamic nodepools found"
+
+
+def test_a_bad_request_is_refused_with_the_reason(judge: Any) -> None:
+    req = kj.request(instance_types=G6, node_pools=[node_pool("g6", ONE_GPU_G6)], pods=[gpu_pod()])
+    req["pods"][0]["spec"]["nodeSelectr"] = {}
+    with pytest.raises(kj.JudgeError, match='unknown field "nodeSelectr"'):
+        judge(req)

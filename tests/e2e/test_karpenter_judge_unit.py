@@ -1,0 +1,341 @@
+"""The Karpenter judge's Python side without Go (unit tier): pins, cache key, build outcomes
+(with a stand-in `go`), request encoding and answer parsing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+import karpenter_judge as kj
+import pytest
+
+from components.model.versions import KARPENTER_VERSION
+
+# ---------------------------------------------------------------------------------------------
+# Pins and the cache
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_harness_pins_the_karpenter_release_the_project_installs() -> None:
+    versions = kj.module_versions()
+    assert versions[kj.AWS_MODULE] == f"v{KARPENTER_VERSION}"
+    assert kj.karpenter_version() == KARPENTER_VERSION
+    # The tag at the commit the AWS provider's go.mod pins (see CORE_COMMIT).
+    assert versions[kj.CORE_MODULE] == "v1.14.1"
+    sums = (kj.SOURCE / "go.sum").read_text().splitlines()
+    for module in (kj.AWS_MODULE, kj.CORE_MODULE):
+        assert any(line.startswith(f"{module} {versions[module]} h1:") for line in sums), module
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("GPU_INFERENCE_RIG_CACHE", str(root))
+    return root
+
+
+def test_the_cache_dir_names_the_version_and_follows_every_go_source(
+    tmp_path: Path, cache: Path
+) -> None:
+    copy = tmp_path / "src"
+    shutil.copytree(kj.SOURCE, copy)
+    here = kj.cache_dir(copy)
+    assert here == kj.cache_dir() and here.parent == cache
+    assert here.name.startswith(f"karpenter-judge-{KARPENTER_VERSION}-")
+    for name in ("main.go", "go.sum"):
+        f = copy / name
+        before = f.read_bytes()
+        f.write_bytes(before + b"\n")
+        assert kj.cache_dir(copy) != here, name
+        f.write_bytes(before)
+    (copy / "extra.go").write_text("package main\n")
+    assert kj.cache_dir(copy) != here
+
+
+def _fake_go(bin_dir: Path, script: str) -> None:
+    """A stand-in `go` on PATH: `script` is bash run with the real arguments."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    go = bin_dir / "go"
+    go.write_text('#!/bin/bash\necho "$*" >> "$(dirname "$0")/calls"\n' + script)
+    go.chmod(go.stat().st_mode | stat.S_IXUSR)
+
+
+@pytest.fixture
+def fake_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    return bin_dir
+
+
+def test_without_go_the_judge_is_unavailable_with_a_reason(cache: Path, fake_path: Path) -> None:
+    assert kj.unavailable_reason() == (
+        "karpenter judge: no `go` on PATH (Go >= 1.26 builds the harness)"
+    )
+    with pytest.raises(kj.SourceUnavailable, match="no `go` on PATH"):
+        kj.build()
+
+
+def test_a_proxy_refusal_is_unavailable_not_a_build_failure(cache: Path, fake_path: Path) -> None:
+    _fake_go(
+        fake_path,
+        'if [ "$1 $2" = "mod download" ]; then echo "go: sigs.k8s.io/karpenter@v1.14.1: reading '
+        'https://proxy.golang.org/sigs.k8s.io/karpenter/@v/v1.14.1.zip: 403 Forbidden"; exit 1; fi\n',
+    )
+    assert kj.unavailable_reason() is None  # Go is there: only trying tells
+    with pytest.raises(kj.SourceUnavailable, match="403 Forbidden"):
+        kj.build()
+
+
+def test_a_compile_error_is_a_build_failure(cache: Path, fake_path: Path) -> None:
+    _fake_go(
+        fake_path,
+        'if [ "$1" = "build" ]; then echo "./judge.go:9:2: undefined: nope"; exit 1; fi\n',
+    )
+    with pytest.raises(kj.BuildError, match="undefined: nope") as err:
+        kj.build()
+    assert not isinstance(err.value, kj.SourceUnavailable)
+    assert "go build" in str(err.value) and str(kj.cache_dir() / "build.log") in str(err.value)
+
+
+def test_a_build_lands_in_the_cache_once_and_leaves_the_clone_alone(
+    cache: Path, fake_path: Path
+) -> None:
+    before = {p: p.read_bytes() for p in kj.SOURCE.rglob("*") if p.is_file()}
+    _fake_go(
+        fake_path,
+        'case "$1" in\n'
+        "  env) echo go1.26.8 ;;\n"
+        '  build) printf "#!/bin/sh\\n" > "$4"; chmod +x "$4"; [ "$GOFLAGS" = "-mod=readonly -buildvcs=false" ]'
+        ' && [ "$GOTOOLCHAIN $CGO_ENABLED" = "local 0" ] ;;\n'
+        "esac\n",
+    )
+    exe = kj.build()
+    assert exe == kj.cache_dir() / "karpenter_judge" and os.access(exe, os.X_OK)
+    assert (kj.cache_dir() / "src" / "main.go").read_bytes() == (kj.SOURCE / "main.go").read_bytes()
+    record = json.loads((kj.cache_dir() / "build.json").read_text())
+    assert record["go"] == "go1.26.8" and record["modules"] == kj.module_versions()
+    calls = (fake_path / "calls").read_text().splitlines()
+    assert [c.split()[0] for c in calls] == ["mod", "build", "env"]
+    assert kj.build() == exe
+    assert len((fake_path / "calls").read_text().splitlines()) == 3  # cached: no go at all
+    assert {p: p.read_bytes() for p in kj.SOURCE.rglob("*") if p.is_file()} == before
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(1, "1"), (2.0, "2"), (0.5, "0.5"), ("8Gi", "8Gi"), ("250m", "250m"), (300.0, "300")],
+)
+def test_quantities_go_as_strings(value: Any, text: str) -> None:
+    assert kj.quantity(value) == text
+
+
+@pytest.mark.parametrize("value", [True, "", None, [1]])
+def test_what_is_not_a_quantity_is_refused(value: Any) -> None:
+    with pytest.raises(TypeError, match="not a quantity"):
+        kj.quantity(value)
+
+
+def test_a_pod_holds_exactly_the_given_placement_and_resources() -> None:
+    tol = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    assert kj.pod(
+        "m",
+        requests={"cpu": 2, "memory": "8Gi", "nvidia.com/gpu": 1.0},
+        limits={"nvidia.com/gpu": 1},
+        node_selector={"pool": "gpu"},
+        tolerations=[tol],
+    ) == {
+        "name": "m",
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "judge",
+                    "resources": {
+                        "requests": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"},
+                        "limits": {"nvidia.com/gpu": "1"},
+                    },
+                }
+            ],
+            "nodeSelector": {"pool": "gpu"},
+            "tolerations": [tol],
+        },
+    }
+    assert kj.pod("bare") == {
+        "name": "bare",
+        "spec": {"containers": [{"name": "main", "image": "judge"}]},
+    }
+    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": 2.0}}}], "priority": 5.0}
+    assert kj.pod_from_spec("p", spec)["spec"] == {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": 2}}}],
+        "priority": 5,
+    }
+
+
+def test_an_instance_type_carries_capacity_overhead_labels_and_offerings() -> None:
+    it = kj.instance_type(
+        "g6.xlarge",
+        capacity={"cpu": 4, "memory": "14Gi", "nvidia.com/gpu": 1},
+        kube_reserved={"memory": "893Mi"},
+        eviction_threshold={"memory": "100Mi"},
+        labels={"kubernetes.io/arch": "amd64", "karpenter.k8s.aws/instance-gpu-count": "1"},
+        offerings=[
+            kj.offering("on-demand", "us-east-1a", price=0.8),
+            kj.offering("spot", "us-east-1b", price=0.3, available=False),
+            kj.offering("reserved", "us-east-1a", reservation_id="cr-1", reservation_capacity=2),
+        ],
+    )
+    assert it == {
+        "name": "g6.xlarge",
+        "capacity": {"cpu": "4", "memory": "14Gi", "nvidia.com/gpu": "1"},
+        "overhead": {"kubeReserved": {"memory": "893Mi"}, "evictionThreshold": {"memory": "100Mi"}},
+        "labels": {"kubernetes.io/arch": "amd64", "karpenter.k8s.aws/instance-gpu-count": "1"},
+        "offerings": [
+            {"capacityType": "on-demand", "zone": "us-east-1a", "price": 0.8},
+            {"capacityType": "spot", "zone": "us-east-1b", "price": 0.3, "available": False},
+            {
+                "capacityType": "reserved",
+                "zone": "us-east-1a",
+                "price": 0.0,
+                "reservationID": "cr-1",
+                "reservationCapacity": 2,
+            },
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("reserved", "z"), "reservation ID goes with, and only with, a reserved offering"),
+        (
+            ("on-demand", "z", "cr-1"),
+            "reservation ID goes with, and only with, a reserved offering",
+        ),
+        (("dedicated", "z"), "capacity type 'dedicated' is not one of"),
+    ],
+)
+def test_offerings_refuse_what_aws_would_never_offer(args: tuple[str, ...], message: str) -> None:
+    kw = {"reservation_id": args[2]} if len(args) > 2 else {}
+    with pytest.raises(ValueError, match=message):
+        kj.offering(args[0], args[1], **kw)
+
+
+def test_a_request_refuses_repeated_names_and_keeps_pools_whole() -> None:
+    it = kj.instance_type("a", capacity={"cpu": 1}, labels={}, offerings=[kj.offering("spot", "z")])
+    pool = {"metadata": {"name": "p"}, "spec": {"weight": 10.0, "limits": {"nvidia.com/gpu": 4.0}}}
+    req = kj.request(
+        instance_types=[it],
+        node_pools=[pool],
+        pods=[kj.pod("x")],
+        per_node_pool=True,
+        node_class_instance_types={"nc": [it]},
+        options=["--min-values-policy=BestEffort"],
+        name="c1",
+    )
+    assert req == {
+        "name": "c1",
+        "instanceTypes": [it],
+        "nodePools": [
+            {"metadata": {"name": "p"}, "spec": {"weight": 10, "limits": {"nvidia.com/gpu": 4}}}
+        ],
+        "pods": [kj.pod("x")],
+        "perNodePool": True,
+        "nodeClassInstanceTypes": {"nc": [it]},
+        "options": ["--min-values-policy=BestEffort"],
+    }
+    with pytest.raises(ValueError, match="repeated pod names"):
+        kj.request(instance_types=[it], node_pools=[pool], pods=[kj.pod("x"), kj.pod("x")])
+    with pytest.raises(ValueError, match="repeated instance type names"):
+        kj.request(instance_types=[it, it], node_pools=[pool], pods=[])
+    with pytest.raises(ValueError, match=r"distinct metadata\.name"):
+        kj.request(instance_types=[it], node_pools=[pool, pool], pods=[])
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers
+# ---------------------------------------------------------------------------------------------
+
+CASE = {
+    "nodePools": [
+        {"name": "g6", "considered": True, "instanceTypes": ["g6.xlarge"]},
+        {"name": "bad", "considered": False, "reason": "not Ready", "instanceTypes": []},
+    ],
+    "results": [
+        {
+            "pod": "m",
+            "scheduled": True,
+            "nodePool": "g6",
+            "instanceTypes": ["g6.xlarge"],
+            "capacityTypes": ["on-demand"],
+        },
+        {
+            "pod": "n",
+            "onlyNodePool": "g6",
+            "scheduled": False,
+            "instanceTypes": [],
+            "capacityTypes": [],
+            "error": "did not tolerate taint (taint=nvidia.com/gpu=present:NoSchedule)",
+        },
+    ],
+}
+MODULES = {"sigs.k8s.io/karpenter": "v1.14.1"}
+
+
+def test_an_answer_reads_into_verdicts() -> None:
+    answer = kj.parse_answer(json.dumps({"modules": MODULES, **CASE}))
+    assert answer.modules == MODULES
+    (case,) = answer.cases
+    assert case.node_pools == (
+        kj.PoolStatus("g6", True, "", ("g6.xlarge",)),
+        kj.PoolStatus("bad", False, "not Ready", ()),
+    )
+    assert case.verdict("m") == kj.Verdict("m", True, "g6", ("g6.xlarge",), ("on-demand",), "")
+    assert case.verdict("n", "g6") == kj.Verdict(
+        "n", False, "", (), (), CASE["results"][1]["error"], "g6"
+    )
+    with pytest.raises(KeyError, match="0 verdicts for pod 'n'"):
+        case.verdict("n")
+    many = kj.parse_answer(json.dumps({"modules": MODULES, "cases": [{**CASE, "name": "a"}, CASE]}))
+    assert [c.name for c in many.cases] == ["a", ""]
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ({**CASE}, "'modules' missing"),
+        ({"modules": MODULES, "results": []}, "'nodePools' missing"),
+        (
+            {
+                "modules": MODULES,
+                "nodePools": [],
+                "results": [{**CASE["results"][0], "nodePool": ""}],
+            },
+            "inconsistent verdict",
+        ),
+        (
+            {"modules": MODULES, "nodePools": [], "results": [{**CASE["results"][1], "error": ""}]},
+            "inconsistent verdict",
+        ),
+        (
+            {
+                "modules": MODULES,
+                "nodePools": [],
+                "results": [{**CASE["results"][0], "instanceTypes": [1]}],
+            },
+            "holds a non-string",
+        ),
+    ],
+)
+def test_a_malformed_answer_is_refused(answer: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        kj.parse_answer(json.dumps(answer))
