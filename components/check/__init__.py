@@ -14,7 +14,7 @@ from .contract import (
     WIRED_POOL_ANNOTATION,
     wired_annotation,
 )
-from .graph import merge_seldon_pod_specs
+from .readers.seldon import merge_seldon_pod_specs
 from .report import render_markdown
 from .results import Finding, PoolFacts, Report, WorkloadFacts
 from .rules import check

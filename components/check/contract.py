@@ -217,7 +217,7 @@ NFD_WORKER_DEFAULT_TOLERATIONS = (
     Toleration("node-role.kubernetes.io/master", "Equal", "", "NoSchedule"),
     Toleration(GPU_RESOURCE, "Equal", "present", "NoSchedule"),
 )
-_DEVICE_PLUGIN_MARKERS = ("nvidia-device-plugin", "k8s-device-plugin", "nvidia-gpu-device-plugin")
+DEVICE_PLUGIN_MARKERS = ("nvidia-device-plugin", "k8s-device-plugin", "nvidia-gpu-device-plugin")
 
 SELDON_CAPABILITIES_ENV = "SELDON_SERVER_CAPABILITIES"
 SELDON_DEFAULT_CAPABILITIES: dict[str, frozenset[str]] = {
@@ -227,7 +227,7 @@ SELDON_SERVER_CHARTS = ("seldon-core-v2-runtime", "seldon-core-v2-servers")
 KSERVE_CHARTS = ("kserve", "kserve-resources")
 
 # Keys of a KServe component that are pod-spec fields or component settings, never a container.
-_COMPONENT_NON_CONTAINER_KEYS = frozenset(
+COMPONENT_NON_CONTAINER_KEYS = frozenset(
     {
         "affinity",
         "nodeSelector",
@@ -244,7 +244,7 @@ _COMPONENT_NON_CONTAINER_KEYS = frozenset(
         "topologySpreadConstraints",
     }
 )
-_CONTAINER_MARKERS = ("resources", "storageUri", "image", "modelFormat", "runtime", "args")
+CONTAINER_MARKERS = ("resources", "storageUri", "image", "modelFormat", "runtime", "args")
 
 
 # Labels a node gets only after it boots, from daemons running on it: GPU feature discovery

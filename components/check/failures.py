@@ -23,7 +23,17 @@ from .contract import (
     SELDON_OVERCOMMIT_ENV,
     SELDON_SERVER_CONTAINERS,
 )
-from .graph import _Findings, _int, _is, _kind, _list, _map, _metadata, _rid, _Template
+from .read import (
+    Findings,
+    Template,
+    as_int,
+    as_list,
+    as_map,
+    is_type,
+    kind_of,
+    metadata,
+    resource_id,
+)
 from .results import PoolFacts, WorkloadFacts
 
 KNATIVE_DEFAULT_PROGRESS_DEADLINE = 600
@@ -78,7 +88,7 @@ def lands_once_booted(placement: Placement, pool: PoolFacts, gpus: int) -> list[
 
 
 def check_cold_pools(
-    w: WorkloadFacts, booting: Sequence[tuple[PoolFacts, list[str]]], out: _Findings
+    w: WorkloadFacts, booting: Sequence[tuple[PoolFacts, list[str]]], out: Findings
 ) -> None:
     for pool, labels in booting:
         if pool.min_nodes != 0:
@@ -100,7 +110,7 @@ def check_cold_pools(
 
 
 def check_gpu_budget(
-    workloads: Sequence[WorkloadFacts], pools: Sequence[PoolFacts], out: _Findings
+    workloads: Sequence[WorkloadFacts], pools: Sequence[PoolFacts], out: Findings
 ) -> None:
     """Replicas x GPUs that may run on a set of pools against what those pools can ever hold
     (maxNodes x GPUs per node), for each set of pools some GPU workload can land on: every
@@ -150,7 +160,7 @@ def check_asg_tags(
     graph: Sequence[Mapping[str, Any]],
     pools: Sequence[PoolFacts],
     selected_keys: Mapping[str, set[str]],
-    out: _Findings,
+    out: Findings,
 ) -> None:
     """An EKS managed node group at 0 nodes is scaled up by cluster-autoscaler from its Auto
     Scaling group's `k8s.io/cluster-autoscaler/node-template/...` tags (managed node group tags do
@@ -163,15 +173,15 @@ def check_asg_tags(
             continue
         have: dict[str, str] = {}
         for entry in tags:
-            inputs = _map(entry.get("inputs"))
+            inputs = as_map(entry.get("inputs"))
             asg = str(inputs.get("autoscalingGroupName") or "")
-            depends = {_dependency_key(str(d)) for d in _list(entry.get("dependsOn"))}
+            depends = {_dependency_key(str(d)) for d in as_list(entry.get("dependsOn"))}
             if (
                 depends & set(pool.keys)
                 or (pool.node_group and asg.startswith(f"eks-{pool.node_group}-"))
                 or len(groups) == 1
             ):
-                tag = _map(inputs.get("tag"))
+                tag = as_map(inputs.get("tag"))
                 have[str(tag.get("key"))] = str(tag.get("value"))
         want = {f"{NODE_TEMPLATE_TAG}taint/{t.key}": f"{t.value}:{t.effect}" for t in pool.taints}
         for key in sorted(selected_keys.get(pool.name, ())):
@@ -204,13 +214,13 @@ def _dependency_key(ref: str) -> str:
 # -- GI017: Knative ConfigMaps the operator reverts --------------------------------------------
 
 
-def check_knative_config_reverted(graph: Sequence[Mapping[str, Any]], out: _Findings) -> None:
+def check_knative_config_reverted(graph: Sequence[Mapping[str, Any]], out: Findings) -> None:
     """The Knative Operator owns `knative-serving/config-*` when a KnativeServing CR exists and
     reverts other edits (knative/operator#431, #2062): set them in `spec.config.<name>`."""
     crs = [
         str(e.get("name"))
         for e in graph
-        if _is(str(e.get("type", "")), "operator.knative.dev", "KnativeServing")
+        if is_type(str(e.get("type", "")), "operator.knative.dev", "KnativeServing")
     ]
     if not crs:
         return
@@ -218,18 +228,18 @@ def check_knative_config_reverted(graph: Sequence[Mapping[str, Any]], out: _Find
         typ = str(entry.get("type", ""))
         if typ not in ("kubernetes:core/v1:ConfigMapPatch", "kubernetes:core/v1:ConfigMap"):
             continue
-        md = _metadata(_map(entry.get("inputs")))
+        md = metadata(as_map(entry.get("inputs")))
         name = str(md.get("name") or "")
         if md.get("namespace") != "knative-serving" or not name.startswith("config-"):
             continue
         section = name.removeprefix("config-")
         out.add(
             "GI017",
-            _rid(typ, str(entry.get("name"))),
-            f"{_kind(typ)} of knative-serving/{name} while KnativeServing {crs[0]} manages "
+            resource_id(typ, str(entry.get("name"))),
+            f"{kind_of(typ)} of knative-serving/{name} while KnativeServing {crs[0]} manages "
             "Knative: the operator reverts it",
             f"set these keys in spec.config.{section} of KnativeServing {crs[0]} and drop the "
-            f"{_kind(typ)}",
+            f"{kind_of(typ)}",
         )
 
 
@@ -240,18 +250,18 @@ def server_capacity(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[in
     """(replicas, bytes a replica may load) of a Seldon Server: replicas the most of `replicas`
     (1 when absent) and `maxReplicas`; memory the server container's memory request x (1 +
     SELDON_OVERCOMMIT_PERCENTAGE / 100), as the agent registers it. None: not stated."""
-    replicas = max(_int(spec.get("replicas")) or 1, _int(spec.get("maxReplicas")) or 0)
-    if _int(spec.get("replicas")) == 0:
-        replicas = _int(spec.get("maxReplicas")) or 0
-    containers = [_map(c) for c in _list(pod.get("containers"))]
+    replicas = max(as_int(spec.get("replicas")) or 1, as_int(spec.get("maxReplicas")) or 0)
+    if as_int(spec.get("replicas")) == 0:
+        replicas = as_int(spec.get("maxReplicas")) or 0
+    containers = [as_map(c) for c in as_list(pod.get("containers"))]
     overcommit = SELDON_DEFAULT_OVERCOMMIT
     for c in containers:
-        for env in _list(c.get("env")):
-            if _map(env).get("name") == SELDON_OVERCOMMIT_ENV:
-                overcommit = _int(_map(env).get("value")) or 0
+        for env in as_list(c.get("env")):
+            if as_map(env).get("name") == SELDON_OVERCOMMIT_ENV:
+                overcommit = as_int(as_map(env).get("value")) or 0
     server = next((c for c in containers if c.get("name") in SELDON_SERVER_CONTAINERS), None)
-    res = _map(_map(server).get("resources")) if server else {}
-    memory = _map(res.get("requests")).get("memory", _map(res.get("limits")).get("memory"))
+    res = as_map(as_map(server).get("resources")) if server else {}
+    memory = as_map(res.get("requests")).get("memory", as_map(res.get("limits")).get("memory"))
     if memory is None:
         return replicas, None
     return replicas, int(parse_quantity(memory) * (100 + overcommit) / 100)
@@ -261,13 +271,13 @@ def check_seldon_capacity(
     model_rid: str,
     spec: Mapping[str, Any],
     candidates: Mapping[str, tuple[int, int | None]],
-    out: _Findings,
+    out: Findings,
 ) -> None:
     """Seldon Core 2 schedules a Model on one Server with at least `replicas` replicas, each with
     `memory` free (docs-gb/models/scheduling.md); otherwise the Model is ScheduleFailed."""
     if not candidates:
         return
-    replicas = _int(spec.get("replicas")) or 1
+    replicas = as_int(spec.get("replicas")) or 1
     memory = spec.get("memory")
     need = int(parse_quantity(memory)) if memory is not None else None
     fits = [
@@ -295,7 +305,7 @@ def check_seldon_capacity(
 # -- GI019: model too large for the GPUs ---------------------------------------------------------
 
 
-def check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: _Findings) -> None:
+def check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings) -> None:
     """Weights x (1 + MODEL_MEMORY_OVERHEAD) against the GPUs the pod requests x the memory of one
     GPU of each pool it can land on (the catalog's, nominal GB)."""
     if w.model_size_gb is None or w.gpus == 0:
@@ -345,14 +355,14 @@ def knative_progress_deadline(graph: Sequence[Mapping[str, Any]]) -> float:
     `spec.config.deployment` or the config-deployment ConfigMap), else Knative's 600 s."""
     for entry in graph:
         typ = str(entry.get("type", ""))
-        inputs = _map(entry.get("inputs"))
-        if _is(typ, "operator.knative.dev", "KnativeServing"):
-            data = _map(_map(_map(inputs.get("spec")).get("config")).get("deployment"))
+        inputs = as_map(entry.get("inputs"))
+        if is_type(typ, "operator.knative.dev", "KnativeServing"):
+            data = as_map(as_map(as_map(inputs.get("spec")).get("config")).get("deployment"))
         elif (
             typ.startswith("kubernetes:core/v1:ConfigMap")
-            and _metadata(inputs).get("name") == "config-deployment"
+            and metadata(inputs).get("name") == "config-deployment"
         ):
-            data = _map(inputs.get("data"))
+            data = as_map(inputs.get("data"))
         else:
             continue
         found = parse_duration(data.get("progress-deadline", ""))
@@ -362,7 +372,7 @@ def knative_progress_deadline(graph: Sequence[Mapping[str, Any]]) -> float:
 
 
 def check_progress_deadline(
-    t: _Template, w: WorkloadFacts, pools: Sequence[PoolFacts], default: float, out: _Findings
+    t: Template, w: WorkloadFacts, pools: Sequence[PoolFacts], default: float, out: Findings
 ) -> None:
     """A Serverless GPU component scaling to zero on a pool that can be at zero must survive a GPU
     node's start-up (kserve/kserve#1247, knative/serving#9531): its progress deadline must cover
@@ -373,11 +383,11 @@ def check_progress_deadline(
     cold = [p for p in pools if p.name in w.pools and p.min_nodes == 0 and p.gpu]
     if not cold:
         return
-    stated = _int(t.annotations.get(POOL_STARTUP_ANNOTATION))
+    stated = as_int(t.annotations.get(POOL_STARTUP_ANNOTATION))
     startup = stated or max(node_startup_seconds(p.provider, p.accelerator) for p in cold)
     if startup <= 0:
         return
-    component = _map(t.fragment.get("annotations"))
+    component = as_map(t.fragment.get("annotations"))
     value = component.get(
         PROGRESS_DEADLINE_ANNOTATION, t.annotations.get(PROGRESS_DEADLINE_ANNOTATION)
     )

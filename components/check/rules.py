@@ -37,24 +37,34 @@ from .failures import (
     server_capacity,
 )
 from .graph import (
-    _device_plugins,
-    _extended_resources,
-    _Findings,
-    _gpus,
-    _helm_releases,
-    _is,
-    _kind,
-    _knative_settings,
-    _list,
-    _map,
-    _metadata,
-    _model_size,
-    _namespace,
-    _pools,
-    _rid,
-    _str_map,
-    _Template,
-    _templates,
+    read_pools,
+    read_templates,
+)
+from .pod import (
+    extended_resources,
+    pod_gpus,
+    stated_model_size,
+)
+from .read import (
+    Findings,
+    Template,
+    as_list,
+    as_map,
+    helm_releases,
+    is_type,
+    kind_of,
+    metadata,
+    namespace_of,
+    resource_id,
+    str_map,
+)
+from .readers.daemonsets import (
+    device_plugins,
+)
+from .readers.knative import (
+    knative_settings,
+)
+from .readers.seldon import (
     merge_seldon_pod_specs,
 )
 from .results import (
@@ -84,29 +94,29 @@ def check(
     when the graph has only other existing nodes.
     """
     entries = [e for e in graph if isinstance(e, Mapping) and "type" in e and "name" in e]
-    out = _Findings()
-    pools = _pools(entries, out)
+    out = Findings()
+    pools = read_pools(entries, out)
     if extended_resource_toleration is None:
         extended_resource_toleration = any(p.provider in ("gke", "eks") for p in pools) or any(
             e["type"] == NODE_PATCH
             and str(
-                _str_map(_metadata(_map(e.get("inputs"))).get("annotations")).get(ERT_ANNOTATION)
+                str_map(metadata(as_map(e.get("inputs"))).get("annotations")).get(ERT_ANNOTATION)
             )
             == "true"
             for e in entries
         )
     pool_by_name = {p.name: p for p in pools}
-    features, features_where, scale_to_zero_allowed = _knative_settings(entries)
+    features, features_where, scale_to_zero_allowed = knative_settings(entries)
 
     workloads: list[WorkloadFacts] = []
     lands_on: dict[str, list[WorkloadFacts]] = {p.name: [] for p in pools}
     selected_keys: dict[str, set[str]] = {}  # pool -> label keys its workloads select
     deadline_default = knative_progress_deadline(entries)
-    for t in _templates(entries, scale_to_zero_allowed):
+    for t in read_templates(entries, scale_to_zero_allowed):
         rid = t.resource
         try:
             base = Placement.from_pod_spec(t.fragment)
-            gpus = _gpus(t)
+            gpus = pod_gpus(t)
         except (InputError, KeyError, TypeError, ValueError) as e:
             out.add(
                 "GI013",
@@ -116,13 +126,13 @@ def check(
             )
             continue
         try:
-            model_size = _model_size(t.model_annotations)
+            model_size = stated_model_size(t.model_annotations)
         except (TypeError, ValueError) as e:
             out.add("GI013", rid, f"its model size is not readable: {e}", "fix the annotation")
             model_size = None
         placement = base
         if extended_resource_toleration:
-            placement = base.with_tolerations(extended_resource_tolerations(_extended_resources(t)))
+            placement = base.with_tolerations(extended_resource_tolerations(extended_resources(t)))
         # Pools the label and taint filters let it onto; of those, the ones with a node that
         # also has the GPUs it asks for (the scheduler's NodeResourcesFit): where it can land.
         placed = [p for p in pools if p.admits(placement)]
@@ -131,7 +141,7 @@ def check(
             resource=rid,
             type=t.type,
             name=t.name,
-            kind=_kind(t.type),
+            kind=kind_of(t.type),
             component=t.component,
             namespace=t.namespace,
             pools=tuple(p.name for p in admitted),
@@ -173,14 +183,14 @@ def check(
 
 
 def _check_workload(
-    t: _Template,
+    t: Template,
     w: WorkloadFacts,
     placement: Placement,
     placed: list[PoolFacts],
     admitted: list[PoolFacts],
     pools: list[PoolFacts],
     pool_by_name: Mapping[str, PoolFacts],
-    out: _Findings,
+    out: Findings,
     booting: Sequence[tuple[PoolFacts, list[str]]] = (),
 ) -> None:
     rid = w.resource
@@ -338,11 +348,11 @@ def _filtering(taints: Iterable[Taint]) -> list[Taint]:
 
 
 def _check_knative(
-    t: _Template,
+    t: Template,
     base: Placement,
     features: Mapping[str, str] | None,
     where: str,
-    out: _Findings,
+    out: Findings,
 ) -> None:
     needed = [KNATIVE_FEATURE_FOR_FIELD[f] for f in sorted(base.uses)]
     if not needed:
@@ -374,9 +384,9 @@ def _check_pools(
     graph: Sequence[Mapping[str, Any]],
     pools: list[PoolFacts],
     lands_on: Mapping[str, list[WorkloadFacts]],
-    out: _Findings,
+    out: Findings,
 ) -> None:
-    plugins = _device_plugins(graph, out)
+    plugins = device_plugins(graph, out)
     for pool in pools:
         if pool.min_nodes == 0:
             pinned = sorted(
@@ -433,47 +443,49 @@ def _check_pools(
                 )
 
 
-def _check_seldon_models(graph: Sequence[Mapping[str, Any]], out: _Findings) -> None:
+def _check_seldon_models(graph: Sequence[Mapping[str, Any]], out: Findings) -> None:
     server_configs: dict[tuple[str, str], Mapping[str, Any]] = {}
     for entry in graph:
-        if _is(str(entry.get("type", "")), "mlops.seldon.io", "ServerConfig"):
-            inputs = _map(entry.get("inputs"))
-            name = str(_metadata(inputs).get("name") or entry.get("name"))
-            server_configs[(_namespace(inputs), name)] = inputs
+        if is_type(str(entry.get("type", "")), "mlops.seldon.io", "ServerConfig"):
+            inputs = as_map(entry.get("inputs"))
+            name = str(metadata(inputs).get("name") or entry.get("name"))
+            server_configs[(namespace_of(inputs), name)] = inputs
     servers: dict[str, dict[str, frozenset[str] | None]] = {}
     room: dict[str, dict[str, tuple[int, int | None]]] = {}  # replicas, bytes per replica
     for entry in graph:
-        if not _is(str(entry.get("type", "")), "mlops.seldon.io", "Server"):
+        if not is_type(str(entry.get("type", "")), "mlops.seldon.io", "Server"):
             continue
-        inputs = _map(entry.get("inputs"))
-        ns = _namespace(inputs)
-        name = str(_metadata(inputs).get("name") or entry.get("name"))
+        inputs = as_map(entry.get("inputs"))
+        ns = namespace_of(inputs)
+        name = str(metadata(inputs).get("name") or entry.get("name"))
         servers.setdefault(ns, {})[name] = _server_capabilities(inputs, ns, server_configs)
-        spec = _map(inputs.get("spec"))
+        spec = as_map(inputs.get("spec"))
         sc = server_configs.get((ns, str(spec.get("serverConfig") or "")))
         pod = merge_seldon_pod_specs(
-            _map(_map(_map(sc).get("spec")).get("podSpec")) if sc else {},
-            _map(spec.get("podSpec")),
+            as_map(as_map(as_map(sc).get("spec")).get("podSpec")) if sc else {},
+            as_map(spec.get("podSpec")),
         )
         try:
             room.setdefault(ns, {})[name] = server_capacity(pod, spec)
         except (InputError, TypeError, ValueError):
             room.setdefault(ns, {})[name] = (1, None)
     for chart in SELDON_SERVER_CHARTS:
-        for release in _helm_releases(graph, chart):
-            ns = str(_map(release.get("inputs")).get("namespace") or "default")
+        for release in helm_releases(graph, chart):
+            ns = str(as_map(release.get("inputs")).get("namespace") or "default")
             for name, defaults in SELDON_DEFAULT_CAPABILITIES.items():
                 servers.setdefault(ns, {}).setdefault(name, defaults)
                 room.setdefault(ns, {}).setdefault(name, (1, None))
     for entry in graph:
         typ = str(entry.get("type", ""))
-        if not _is(typ, "mlops.seldon.io", "Model"):
+        if not is_type(typ, "mlops.seldon.io", "Model"):
             continue
-        inputs = _map(entry.get("inputs"))
-        spec = _map(inputs.get("spec"))
-        ns = _namespace(inputs)
-        rid = _rid(typ, str(entry.get("name")))
-        reqs = frozenset(str(r).strip() for r in _list(spec.get("requirements")) if str(r).strip())
+        inputs = as_map(entry.get("inputs"))
+        spec = as_map(inputs.get("spec"))
+        ns = namespace_of(inputs)
+        rid = resource_id(typ, str(entry.get("name")))
+        reqs = frozenset(
+            str(r).strip() for r in as_list(spec.get("requirements")) if str(r).strip()
+        )
         in_ns = servers.get(ns, {})
         capable = {
             n: room.get(ns, {}).get(n, (1, None))
@@ -529,22 +541,22 @@ def _server_capabilities(
 ) -> frozenset[str] | None:
     """What a Server advertises: `spec.capabilities` if set, else its ServerConfig's agent
     `SELDON_SERVER_CAPABILITIES`; plus `extraCapabilities`. None: unknown (ServerConfig elsewhere)."""
-    spec = _map(inputs.get("spec"))
-    extra = {str(c).strip() for c in _list(spec.get("extraCapabilities"))}
-    own = _list(spec.get("capabilities"))
+    spec = as_map(inputs.get("spec"))
+    extra = {str(c).strip() for c in as_list(spec.get("extraCapabilities"))}
+    own = as_list(spec.get("capabilities"))
     if own:
         return frozenset({str(c).strip() for c in own} | extra)
     sc_name = str(spec.get("serverConfig") or "")
     sc = server_configs.get((ns, sc_name))
     pod = merge_seldon_pod_specs(
-        _map(_map(_map(sc).get("spec")).get("podSpec")) if sc else {},
-        _map(spec.get("podSpec")),
+        as_map(as_map(as_map(sc).get("spec")).get("podSpec")) if sc else {},
+        as_map(spec.get("podSpec")),
     )
     value: str | None = None
-    for c in _list(pod.get("containers")):
-        for env in _list(_map(c).get("env")):
-            if _map(env).get("name") == SELDON_CAPABILITIES_ENV:
-                value = str(_map(env).get("value") or "")
+    for c in as_list(pod.get("containers")):
+        for env in as_list(as_map(c).get("env")):
+            if as_map(env).get("name") == SELDON_CAPABILITIES_ENV:
+                value = str(as_map(env).get("value") or "")
     if value is not None:
         return frozenset({v.strip() for v in value.split(",") if v.strip()} | extra)
     if sc is None and sc_name in SELDON_DEFAULT_CAPABILITIES:

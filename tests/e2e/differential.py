@@ -33,7 +33,7 @@ from typing import Any
 import rig
 
 from components.check import GPU_COUNT_KEYS, NODE_PATCH, POOL_LABEL, check
-from components.check.graph import _templates
+from components.check.graph import read_templates
 
 SLOT_LABEL = "e2e.gpu-inference.dev/slot"
 RUN_LABEL = "e2e.gpu-inference.dev/run"
@@ -159,7 +159,7 @@ def pairs_from_graph(
     check assumed ExtendedResourceToleration on. The rig's nodes are the pools' nodes as the check
     computed them (what a cloud adds is only known there), or `nodes_of[pool]` when given."""
     report = check(graph, extended_resource_toleration=extended_resource_toleration)
-    templates = {t.resource: t for t in _templates(list(graph), True)}
+    templates = {t.resource: t for t in read_templates(list(graph), True)}
     pairs = []
     for w in report.workloads:
         t = templates[w.resource]

@@ -1,0 +1,172 @@
+"""Reading a resource graph: the small helpers every reader shares, and what readers hand
+the rules (`PoolDraft`, `Template`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model.errors import InputError
+from ..model.scheduling import (
+    Taint,
+    Toleration,
+)
+from .contract import (
+    CODES,
+    HELM_TYPES,
+)
+from .results import (
+    Finding,
+    NodeTemplate,
+)
+
+
+def as_map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def str_map(value: Any) -> dict[str, str]:
+    return {str(k): label_text(v) for k, v in as_map(value).items()}
+
+
+def label_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+        return int(value.strip())
+    return None
+
+
+def kind_of(typ: str) -> str:
+    return typ.rsplit(":", 1)[-1]
+
+
+def group_of(typ: str) -> str:
+    """`kubernetes:serving.kserve.io/v1beta1:InferenceService` -> `serving.kserve.io`."""
+    parts = typ.split(":")
+    return parts[1].split("/", 1)[0] if len(parts) == 3 else ""
+
+
+def is_type(typ: str, group: str, kind: str) -> bool:
+    return typ.startswith("kubernetes:") and group_of(typ) == group and kind_of(typ) == kind
+
+
+def resource_id(typ: str, name: str, component: str | None = None) -> str:
+    rid = f"{kind_of(typ)}/{name}"
+    return f"{rid}/{component}" if component else rid
+
+
+def metadata(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+    return as_map(inputs.get("metadata"))
+
+
+def namespace_of(inputs: Mapping[str, Any]) -> str:
+    return str(metadata(inputs).get("namespace") or "default")
+
+
+def split_pools(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, str):
+        return ()
+    return tuple(dict.fromkeys(p.strip() for p in value.split(",") if p.strip()))
+
+
+class Findings:
+    def __init__(self) -> None:
+        self.items: set[Finding] = set()
+
+    def add(self, code: str, resource: str, message: str, fix: str) -> None:
+        self.items.add(Finding(code, CODES[code][0], resource, message, fix))
+
+    def sorted(self) -> list[Finding]:
+        return sorted(self.items, key=Finding.sort_key)
+
+
+def read_taint(data: Any, where: str, out: Findings) -> Taint | None:
+    try:
+        return Taint.from_dict(as_map(data))
+    except (InputError, KeyError, TypeError, ValueError) as e:
+        out.add("GI013", where, f"invalid taint {dict(as_map(data))!r}: {e}", "fix the taint")
+        return None
+
+
+def read_taints(items: Any, where: str, out: Findings) -> list[Taint]:
+    taints = [read_taint(t, where, out) for t in as_list(items)]
+    return [t for t in taints if t is not None]
+
+
+def read_tolerations(items: Any) -> tuple[Toleration, ...]:
+    return tuple(Toleration.from_dict(as_map(t)) for t in as_list(items))
+
+
+def helm_releases(graph: Sequence[Mapping[str, Any]], chart: str) -> list[Mapping[str, Any]]:
+    found = []
+    for entry in graph:
+        if entry.get("type") not in HELM_TYPES:
+            continue
+        inputs = as_map(entry.get("inputs"))
+        name = str(inputs.get("chart") or "").rstrip("/").rsplit("/", 1)[-1]
+        if name == chart:
+            found.append(entry)
+    return found
+
+
+@dataclass
+class PoolDraft:
+    name: str
+    provider: str
+    resource: str
+    node: NodeTemplate
+    gpus: int | None
+    gpu: bool
+    accelerator: str | None = None
+    min_nodes: int | None = None
+    max_nodes: int | None = None
+    spot: bool = False
+    builtin_device_plugin: bool = False
+    more_nodes: tuple[NodeTemplate, ...] = ()  # further node shapes (a Karpenter NodePool's)
+    gpu_memory_gib: float | None = None
+    node_group: str | None = None  # EKS managed node group: nodeGroupName
+    key: str = ""  # `type::name`, as dependsOn names it
+
+
+def least(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return min(known) if known and len(known) == len(values) else None
+
+
+@dataclass
+class Template:
+    type: str
+    name: str
+    component: str | None
+    namespace: str
+    fragment: Mapping[str, Any]  # nodeSelector / affinity / tolerations
+    containers: list[Mapping[str, Any]]
+    init_containers: list[Mapping[str, Any]]
+    wired: tuple[str, ...]
+    scales_to_zero: bool
+    daemonset: bool = False
+    serverless: bool = False
+    deployment_mode: str | None = None
+    max_replicas: int | None = None  # None: unbounded (Knative without maxReplicas) or unknown
+    model_annotations: Mapping[str, Any] = field(default_factory=dict)  # where its size is stated
+    annotations: Mapping[str, Any] = field(default_factory=dict)  # of the CR / Deployment
+
+    @property
+    def resource(self) -> str:
+        return resource_id(self.type, self.name, self.component)

@@ -1,0 +1,65 @@
+"""GKE Autopilot GPU pools as the check sees them: the nodes Autopilot makes for the pods that
+select an accelerator."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...model.catalog import gke_accelerator
+from ...model.errors import InputError
+from ...model.scheduling import (
+    Taint,
+)
+from ..contract import (
+    GKE_ACCELERATOR_COUNT_LABEL,
+    GKE_ACCELERATOR_LABEL,
+    GKE_GPU_TAINT,
+    GKE_SPOT_LABEL,
+)
+from ..read import (
+    PoolDraft,
+    as_int,
+    as_map,
+    resource_id,
+)
+from ..results import (
+    NodeTemplate,
+)
+
+
+def autopilot_pool(entry: Mapping[str, Any]) -> PoolDraft:
+    """GPU nodes GKE Autopilot provisions for a `GkeAutopilotGpuPool` (it has no cloud resource
+    of its own): GKE's accelerator labels and GPU taint, and on spot the `gke-spot=true` label
+    and NoSchedule taint Autopilot puts on Spot Pod nodes."""
+    inputs = as_map(entry.get("inputs"))
+    name = str(inputs.get("poolName") or entry["name"])
+    accelerator = str(inputs.get("accelerator") or "")
+    count = as_int(inputs.get("gpuCount"))
+    labels = {GKE_ACCELERATOR_LABEL: accelerator}
+    taints = [GKE_GPU_TAINT]
+    if count is not None:
+        labels[GKE_ACCELERATOR_COUNT_LABEL] = str(count)
+    if count is None:
+        try:
+            machines = gke_accelerator(accelerator).machines.values()
+            count = max(c for counts in machines for c in counts)
+        except InputError:
+            count = None
+    spot = inputs.get("spot") is True
+    if spot:
+        labels[GKE_SPOT_LABEL] = "true"
+        taints.append(Taint(GKE_SPOT_LABEL, "true", "NoSchedule"))
+    return PoolDraft(
+        name=name,
+        provider="gke",
+        resource=resource_id(str(entry["type"]), str(entry["name"])),
+        node=NodeTemplate(None, labels, tuple(taints)),
+        gpus=count,
+        gpu=True,
+        accelerator=accelerator or None,
+        min_nodes=0,
+        max_nodes=None,
+        spot=spot,
+        builtin_device_plugin=True,
+    )

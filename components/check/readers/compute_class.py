@@ -1,0 +1,85 @@
+"""GKE ComputeClasses as the check sees them: one node template per priority."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...model.catalog import gke_gpus_for_machine
+from ...model.scheduling import (
+    Taint,
+)
+from ..contract import (
+    COMPUTE_CLASS_LABEL,
+    GKE_ACCELERATOR_COUNT_LABEL,
+    GKE_ACCELERATOR_LABEL,
+    GKE_GPU_TAINT,
+    GKE_SPOT_LABEL,
+    POOL_LABEL,
+)
+from ..read import (
+    Findings,
+    PoolDraft,
+    as_int,
+    as_list,
+    as_map,
+    metadata,
+    read_taints,
+    resource_id,
+    str_map,
+)
+from ..results import (
+    NodeTemplate,
+)
+
+
+def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
+    """A GKE ComputeClass: one node template per priority, labeled and tainted as GKE does for
+    the class (`cloud.google.com/compute-class=<name>` label and NoSchedule taint, the GPU labels
+    and taint on GPU priorities, `gke-spot=true` on spot ones) plus `nodePoolConfig`'s labels
+    and taints. A GPU pool when every priority has GPUs; GPUs per node: the most any has."""
+    typ, name = str(entry["type"]), str(entry["name"])
+    inputs = as_map(entry.get("inputs"))
+    rid = resource_id(typ, name)
+    spec = as_map(inputs.get("spec"))
+    class_name = str(metadata(inputs).get("name") or name)
+    config = as_map(spec.get("nodePoolConfig"))
+    base = {**str_map(config.get("nodeLabels")), COMPUTE_CLASS_LABEL: class_name}
+    taints = read_taints(config.get("taints"), rid, out)
+    class_taint = Taint(COMPUTE_CLASS_LABEL, class_name, "NoSchedule")
+    nodes, counts, accelerators, spots = [], [], set(), []
+    for rule in as_list(spec.get("priorities")) or [{}]:
+        rule = as_map(rule)
+        gpu = as_map(rule.get("gpu"))
+        accelerator = str(gpu["type"]) if gpu.get("type") else None
+        count = as_int(gpu.get("count")) or 0
+        if not count and isinstance(rule.get("machineType"), str):
+            attached = gke_gpus_for_machine(str(rule["machineType"]))
+            if attached:
+                accelerator, count = attached
+        labels = dict(base)
+        node_taints = [*taints, class_taint]
+        if count:
+            labels[GKE_ACCELERATOR_LABEL] = accelerator or ""
+            labels[GKE_ACCELERATOR_COUNT_LABEL] = str(count)
+            node_taints.append(GKE_GPU_TAINT)
+            accelerators.add(accelerator)
+        if rule.get("spot") is True:
+            labels[GKE_SPOT_LABEL] = "true"
+        spots.append(rule.get("spot") is True)
+        counts.append(count)
+        nodes.append(NodeTemplate(None, labels, tuple(dict.fromkeys(node_taints)), count))
+    return PoolDraft(
+        name=base.get(POOL_LABEL) or class_name,
+        provider="gke",
+        resource=rid,
+        node=nodes[0],
+        more_nodes=tuple(nodes[1:]),
+        gpus=max(counts),
+        gpu=all(c > 0 for c in counts),
+        accelerator=accelerators.pop() if len(accelerators) == 1 else None,
+        min_nodes=0,
+        max_nodes=None,  # a ComputeClass sets no node limit
+        spot=all(spots),
+        builtin_device_plugin=True,  # GKE-managed, as for GKE node pools
+    )

@@ -1,0 +1,125 @@
+"""Karpenter NodePools (with their EC2NodeClass) as the check sees them: one node template per
+catalog instance type and capacity type the requirements admit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...model.errors import InputError
+from ...model.karpenter import AWS_PREFIX as KARPENTER_AWS_PREFIX
+from ...model.karpenter import (
+    CAPACITY_TYPE_LABEL,
+    NODEPOOL_LABEL,
+    OS_LABEL,
+    instance_labels,
+    requirement_from_karpenter,
+)
+from ...model.karpenter import admitted as admitted_by_karpenter
+from ..contract import (
+    POOL_LABEL,
+)
+from ..read import (
+    Findings,
+    PoolDraft,
+    as_int,
+    as_list,
+    as_map,
+    is_type,
+    metadata,
+    read_taints,
+    resource_id,
+    str_map,
+)
+from ..results import (
+    NodeTemplate,
+)
+
+
+def node_classes(graph: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """EC2NodeClass name -> its spec."""
+    found = {}
+    for entry in graph:
+        if is_type(str(entry.get("type", "")), "karpenter.k8s.aws", "EC2NodeClass"):
+            inputs = as_map(entry.get("inputs"))
+            found[str(metadata(inputs).get("name") or entry.get("name"))] = as_map(
+                inputs.get("spec")
+            )
+    return found
+
+
+def karpenter_pool(
+    entry: Mapping[str, Any], node_classes: Mapping[str, Mapping[str, Any]], out: Findings
+) -> PoolDraft:
+    """A Karpenter NodePool: one node template per catalog instance type and capacity type its
+    requirements admit (labels as Karpenter sets them: `components.model.karpenter`), plus a
+    shape without GPUs when the requirements also admit instance types without GPUs. GPUs per
+    node: the most any admitted type has (Karpenter launches the type the pod fits)."""
+    typ, name = str(entry["type"]), str(entry["name"])
+    inputs = as_map(entry.get("inputs"))
+    rid = resource_id(typ, name)
+    spec = as_map(inputs.get("spec"))
+    template = as_map(spec.get("template"))
+    tspec = as_map(template.get("spec"))
+    nodepool = str(metadata(inputs).get("name") or name)
+    labels = {**str_map(as_map(template.get("metadata")).get("labels")), NODEPOOL_LABEL: nodepool}
+    taints = read_taints(tspec.get("taints"), rid, out)
+    reqs = []
+    for r in as_list(tspec.get("requirements")):
+        try:
+            reqs.append(requirement_from_karpenter(as_map(r)))
+        except (InputError, TypeError, ValueError) as e:
+            out.add("GI013", rid, f"invalid requirement {dict(as_map(r))!r}: {e}", "fix it")
+    for r in reqs:  # a single-valued In requirement becomes a node label
+        if r.operator == "In" and len(r.values or ()) == 1:
+            labels.setdefault(r.key, str((r.values or ())[0]))
+    auto = as_map(tspec.get("nodeClassRef")).get("group") == "eks.amazonaws.com"  # EKS Auto Mode
+    prefix = "eks.amazonaws.com/" if auto else KARPENTER_AWS_PREFIX
+    found = admitted_by_karpenter(reqs, auto)
+    # Each shape has its instance type's GPUs: a pod that selects g6.xlarge cannot ask for 4.
+    nodes = [
+        NodeTemplate(
+            None,
+            {**instance_labels(i, auto), **labels, CAPACITY_TYPE_LABEL: c},
+            tuple(taints),
+            i.gpus,
+        )
+        for i in found.instances
+        for c in found.capacity_types
+    ]
+    # A node without GPUs: the labels above but those a single-valued requirement on an instance
+    # key gave (`instance-family In [g6]` describes the GPU types, not a CPU one); template labels
+    # under that prefix are refused by the NodePool CRD.
+    cpu_shape = {OS_LABEL: "linux", **{k: v for k, v in labels.items() if not k.startswith(prefix)}}
+    admits_cpu = all(r.matches(cpu_shape) for r in reqs if r.key.startswith(prefix))
+    if admits_cpu or not nodes:
+        nodes.insert(0, NodeTemplate(None, cpu_shape, tuple(taints), 0))
+    gpu_keyed = any(r.key.startswith(prefix + "instance-gpu") for r in reqs)
+    gpus: int | None = max((i.gpus for i in found.instances), default=0)
+    if not found.instances and gpu_keyed and not admits_cpu:
+        gpus = None  # GPU instance types the catalog does not know
+    node_class = node_classes.get(str(as_map(tspec.get("nodeClassRef")).get("name")), {})
+    aliases = [
+        str(as_map(t).get("alias") or "") for t in as_list(node_class.get("amiSelectorTerms"))
+    ]
+    bottlerocket = node_class.get("amiFamily") == "Bottlerocket" or any(
+        a.startswith("bottlerocket@") for a in aliases
+    )
+    limits = as_map(spec.get("limits"))
+    replicas = as_int(spec.get("replicas"))
+    return PoolDraft(
+        name=labels.get(POOL_LABEL) or nodepool,
+        provider="eks",
+        resource=rid,
+        node=nodes[0],
+        more_nodes=tuple(nodes[1:]),
+        gpus=gpus,
+        gpu=not admits_cpu and (gpus is None or gpus > 0),
+        accelerator=next(iter({i.accelerator_label for i in found.instances}), None)
+        if len({i.accelerator_label for i in found.instances}) == 1
+        else None,
+        min_nodes=replicas if replicas is not None else 0,
+        max_nodes=replicas if replicas is not None else as_int(limits.get("nodes")),
+        spot=found.capacity_types == ("spot",),
+        builtin_device_plugin=bottlerocket or auto,  # Auto Mode runs the NVIDIA plugin itself
+    )
