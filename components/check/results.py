@@ -13,6 +13,7 @@ from ..model.scheduling import (
     Placement,
     Taint,
 )
+from ..model.shapes import NodeShape
 from .contract import (
     SEVERITIES,
 )
@@ -77,6 +78,8 @@ class NodeTemplate:
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     gpus: int | None = None
+    shape: NodeShape | None = None
+    """What the node holds allocatable (CPU, memory, ephemeral storage, pods), when known."""
 
 
 @dataclass(frozen=True)
