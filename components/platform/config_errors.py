@@ -69,6 +69,8 @@ _TYPE_WORDS = {
     "int_type": "an integer",
     "int_parsing": "an integer",
     "int_from_float": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
     "bool_type": "true or false",
     "bool_parsing": "true or false",
     "string_type": "a string",
@@ -117,6 +119,8 @@ def from_validation_error(err: ValidationError, root: str, model: Any) -> InputE
         hint = ""
         if kind == "string_type" and isinstance(given, (int, float, bool)):
             hint = " (quote numbers and booleans in YAML)"
+        elif kind in ("float_type", "float_parsing", "int_parsing") and isinstance(given, str):
+            hint = " (a bare number, without a unit or quotes)"
         return InputError(f"expected {_TYPE_WORDS[kind]}, got {shown(given)}{hint}", "", path)
     if kind == "literal_error":
         expected = str(ctx.get("expected", ""))

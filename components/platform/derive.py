@@ -68,7 +68,7 @@ def config_type(tp: Any, decl: Stack) -> Any:
     if tp is int:
         return Annotated[int, Field(strict=True, ge=decl.ge, le=decl.le)]
     if tp is float:
-        return Annotated[float, Field(ge=decl.ge, le=decl.le)]
+        return Annotated[float, Field(strict=True, ge=decl.ge, le=decl.le)]
     if tp is str:
         return str
     if tp in CONFIG_TYPES:

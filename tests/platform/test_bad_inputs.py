@@ -31,6 +31,8 @@ CASES = [
     ("foreign-namespace", "gke", {"gpu-inferenc:pools": []}, "gpu-inferenc:pools", "outside this project's namespace"),
     ("wrong-type-int", "gke", {"pools[0].maxNodes": "three"}, "pools[0].maxNodes", "expected an integer, got 'three'"),
     ("wrong-type-bool", "gke", {"pools[0].spot": "yes"}, "pools[0].spot", "expected true or false, got 'yes'"),
+    ("wrong-type-number", "gke", {"inferenceServices[0].predictor.modelSizeGb": "16GB"}, "inferenceServices[0].predictor.modelSizeGb", "expected a number, got '16GB' (a bare number, without a unit or quotes)"),
+    ("wrong-type-number-bool", "gke", {"inferenceServices[0].predictor.modelSizeGb": True}, "inferenceServices[0].predictor.modelSizeGb", "expected a number, got true"),
     ("wrong-type-list", "gke", {"pools": "l4"}, "pools", "expected a list, got 'l4'"),
     ("wrong-type-mapping", "gke", {"knative": "operator"}, "knative", "expected a mapping"),
     ("map-instead-of-list", "gke", {"pools": {"l4-spot": {"accelerator": "nvidia-l4", "machineType": "g2-standard-8"}}}, "pools", "e.g. - {name: l4-spot, accelerator: nvidia-l4, machineType: g2-standard-8}"),
