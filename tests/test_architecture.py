@@ -121,3 +121,13 @@ def test_no_module_over_900_lines():
         if (n := len(path.read_text().splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+def test_a_pool_kind_has_one_room_per_layer_named_alike():
+    """Each pool kind's component (`components/pools/<kind>.py`, its `KIND`) has its graph reader
+    in `components/check/readers/<kind>.py`."""
+    from components.platform.pool_kinds import KINDS
+
+    for kind in KINDS:
+        assert (PACKAGE / "pools" / f"{kind.name}.py").exists(), kind.name
+        assert (PACKAGE / "check" / "readers" / f"{kind.name}.py").exists(), kind.name
