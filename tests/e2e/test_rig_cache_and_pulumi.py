@@ -164,7 +164,9 @@ def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 def install_pulumi(bin_dir: Path, hosts: tuple[str, ...] = ("python",)) -> Path:
-    cli = executable(bin_dir / "pulumi", 'if [ "$1" = version ]; then echo v3.999.0; exit 0; fi; echo "$@"')
+    cli = executable(
+        bin_dir / "pulumi", 'if [ "$1" = version ]; then echo v3.999.0; exit 0; fi; echo "$@"'
+    )
     for lang in hosts:
         executable(bin_dir / f"pulumi-language-{lang}")
     return cli
