@@ -1214,6 +1214,9 @@ def _kill_groups(
 # --------------------------------------------------------------------------------------------
 
 GET_PULUMI = "curl -fsSL https://get.pulumi.com | sh"
+# How the CLI finds plugins, cited below as plugins.go: pulumi/pulumi
+# sdk/go/common/workspace/plugins.go, read at commit 001ffec8f0332df67ea4069234291c016c0eaa73 of
+# the master branch (which release tag holds that commit was not verified).
 
 
 class PulumiMissing(RuntimeError):
@@ -1251,7 +1254,7 @@ def find_cli() -> Optional[Path]:
 def plugin_dir(plugins: Path, kind: str, name: str, version: str) -> Optional[Path]:
     """The cached plugin's directory when it is installed whole: ``<kind>-<name>-v<version>/``
     holding ``pulumi-<kind>-<name>``, without the ``.partial`` marker an unfinished install leaves
-    beside it (pulumi sdk/go/common/workspace/plugins.go: getPlugins, HasPlugin)."""
+    beside it (plugins.go: getPlugins, HasPlugin)."""
     d = plugins / f"{kind}-{name}-v{version}"
     if Path(f"{d}.partial").exists() or not _executable(d / f"pulumi-{kind}-{name}"):
         return None
@@ -1260,7 +1263,7 @@ def plugin_dir(plugins: Path, kind: str, name: str, version: str) -> Optional[Pa
 
 def find_pulumi(languages: Sequence[str] = ("python",)) -> PulumiInstall:
     """The installed Pulumi, with the language hosts of ``languages`` beside the CLI (where the CLI
-    looks for them: pulumi sdk/go/common/workspace/plugins.go, IsPluginBundled and
+    looks for them: plugins.go, IsPluginBundled and
     getPluginInfoAndPath) and the kubernetes resource plugin at the pulumi_kubernetes SDK's
     version in the plugin cache (the SDK asks for exactly its own version, and the CLI selects a
     cached plugin by that exact range: SelectCompatiblePlugin). Raises ``PulumiMissing`` naming
