@@ -5,8 +5,9 @@ e2e rig, against a bare Pulumi program creating the same custom resources, in th
     python bench/real_engine.py --sizes 100
     python bench/real_engine.py --skip-checkpoints   # the state saved once, not after every step
 
-Needs the rig built (`python tests/e2e/rig.py build`) and ../shared/crds (the InferenceService
-CRD). For each N, one control plane with the CRD and two kwok GPU nodes:
+Needs the control plane built (`python tests/e2e/rig.py build`), an installed Pulumi with the
+kubernetes resource plugin (`rig.find_pulumi`: the README's e2e section says how to install them)
+and ../shared/crds (the InferenceService CRD). For each N, one control plane with the CRD and two kwok GPU nodes:
 
 - **ours**: the on-prem stack shape (existing nodes patched, Knative config-features patched, one
   model namespace) with N InferenceServices in a workload file (`gpu-inference:workloadFiles`),
@@ -15,7 +16,7 @@ CRD). For each N, one control plane with the CRD and two kwok GPU nodes:
   preview emitted) and their namespace as plain `kubernetes.apiextensions.CustomResource`s.
 
 Each is timed for `pulumi preview` (fresh stack), `pulumi up --skip-preview`, then destroyed
-before the other runs. Also reports the rig's build times from its cache manifest and the time of
+before the other runs. Also reports the control plane's build times from its cache records and the time of
 a warm `build` (everything cached). Prints a Markdown table; `--json FILE` writes the figures.
 """
 
@@ -171,8 +172,7 @@ def run_size(n: int, work: Path, skip_checkpoints: bool = False) -> dict[str, An
 
 
 def build_figures() -> dict[str, Any]:
-    manifest = rig.cache_dir() / "manifest.json"
-    recorded = json.loads(manifest.read_text()) if manifest.exists() else {}
+    recorded = rig.manifest()
     t0 = time.monotonic()
     rig.build()
     return {"warm_build_seconds": time.monotonic() - t0, "manifest": recorded}
@@ -194,6 +194,11 @@ def main() -> int:
             f"the rig is not built (missing: {', '.join(missing)}): run rig.py build",
             file=sys.stderr,
         )
+        return 2
+    try:
+        print(f"pulumi {rig.find_pulumi().version}", file=sys.stderr)
+    except rig.PulumiMissing as e:
+        print(f"needs an installed Pulumi: {e}", file=sys.stderr)
         return 2
     figures: dict[str, Any] = {"build": build_figures(), "sizes": []}
     print(

@@ -1,16 +1,18 @@
-"""E2e fixtures: the rig (real Pulumi CLI, real control plane) built on first use and cached.
+"""E2e fixtures: the control plane (built from Go modules on first use, then cached) and the
+Pulumi installed on this machine.
 
-Tests here are marked ``@pytest.mark.e2e``. The first run on a machine builds the rig from Go
-modules (tens of minutes; see rig.py); a failed build is a test error, never a skip. The one
-exception: the Python language host and the pulumi-kubernetes provider, whose modules the Go
-module proxy here does not serve, are skipped (saying why) when no source for them is configured.
+Tests here are marked ``@pytest.mark.e2e``. The first run on a machine builds the control plane
+(tens of minutes; see rig.py); a failed build is a test error, never a skip. The real-engine
+tests use the Pulumi CLI a user installs (``rig.find_pulumi``) and skip, naming what is missing
+and the command that installs it, where it is not there.
+
+Every e2e test is recorded with its tier (``control plane``, ``Pulumi half``, ``TypeScript``: the
+fixtures it needs) as a JUnit property, which `.ci/run`'s summary reports per tier.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -22,52 +24,58 @@ import rig
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "e2e: end-to-end tests against the rig (real Pulumi CLI, local control plane)"
+        "markers", "e2e: end-to-end tests against the rig (local control plane, installed Pulumi)"
     )
+
+
+def tier(item: pytest.Item) -> str:
+    """The rig tier a test needs, from the fixtures it uses."""
+    names = set(getattr(item, "fixturenames", ()))
+    if "typescript_pulumi" in names:
+        return "TypeScript"
+    if "pulumi_install" in names:
+        return "Pulumi half"
+    return "control plane"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """E2e tests run only when selected (`-m e2e`): a plain `pytest` never starts a rig build."""
-    if "e2e" in (config.getoption("markexpr", "") or ""):
-        return
+    selected = "e2e" in (config.getoption("markexpr", "") or "")
     skip = pytest.mark.skip(reason="e2e test: select with `python -m pytest -m e2e`")
     for item in items:
         if item.get_closest_marker("e2e"):
-            item.add_marker(skip)
+            item.user_properties.append(("tier", tier(item)))
+            if not selected:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
 def control_plane_bins() -> Path:
     """etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok (built if missing)."""
     rig.build(("control-plane",))
-    return rig.bin_dir()
+    return rig.cache_root()
+
+
+def _installed(languages: tuple[str, ...]) -> rig.PulumiInstall:
+    try:
+        return rig.find_pulumi(languages)
+    except rig.PulumiMissing as e:
+        pytest.skip(f"needs an installed Pulumi: {e}")
 
 
 @pytest.fixture(scope="session")
-def pulumi_bins(control_plane_bins: Path) -> Path:
-    """The Pulumi CLI, the Python language host and the kubernetes provider (built if missing)."""
-    report = rig.build(("pulumi",), strict=False)
-    if report.unavailable:
-        pytest.skip(
-            "rig: cannot build "
-            + ", ".join(report.unavailable)
-            + " on this machine: "
-            + " | ".join(report.unavailable.values())
-        )
-    sdk = version("pulumi_kubernetes")
-    ambient = os.environ.get("GPU_INFERENCE_RIG_AMBIENT_PROVIDER") == "1"
-    if sdk != rig.PULUMI_KUBERNETES_VERSION and not ambient:
-        pytest.fail(
-            f"the installed pulumi_kubernetes SDK is {sdk} and asks for that exact provider; the "
-            f"rig's provider is {rig.PULUMI_KUBERNETES_VERSION}. Install "
-            f"pulumi-kubernetes=={rig.PULUMI_KUBERNETES_VERSION} (e.g. through a constraints "
-            "file), or set GPU_INFERENCE_RIG_AMBIENT_PROVIDER=1 to hand the rig's provider to "
-            "any SDK version.",
-            pytrace=False,
-        )
-    return rig.bin_dir()
+def pulumi_install(request: pytest.FixtureRequest) -> rig.PulumiInstall:
+    """The Pulumi CLI, its Python language host beside it, and the kubernetes resource plugin
+    at the pulumi_kubernetes SDK's version in its plugin cache (skips naming what is missing),
+    and the control plane."""
+    found = _installed(rig.PULUMI_TIERS["Pulumi half"])
+    request.getfixturevalue("control_plane_bins")
+    return found
 
 
-@pytest.fixture
-def rig_module():
-    return rig
+@pytest.fixture(scope="session")
+def typescript_pulumi(request: pytest.FixtureRequest) -> rig.PulumiInstall:
+    """As ``pulumi_install``, with pulumi-language-nodejs beside the CLI, and node and npm."""
+    found = _installed(rig.PULUMI_TIERS["TypeScript"])
+    request.getfixturevalue("control_plane_bins")
+    return found

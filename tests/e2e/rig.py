@@ -1,26 +1,26 @@
 #!/usr/bin/env python3
-"""The e2e rig: a real Pulumi CLI and a real Kubernetes control plane, built from Go modules.
+"""The e2e rig: a real Kubernetes control plane built from Go modules, and the Pulumi a user has.
 
 Pure standard library (PyYAML is imported lazily, only to apply YAML files). Usable as a library
-(``ControlPlane``, ``Pulumi``, ``build``) and as a command::
+(``ControlPlane``, ``Pulumi``, ``find_pulumi``, ``build``) and as a command::
 
     python tests/e2e/rig.py build              # build what is missing (a no-op when all is cached)
-    python tests/e2e/rig.py status             # what is cached, where, and what is missing
+    python tests/e2e/rig.py status             # what is cached, its build times, which Pulumi
     python tests/e2e/rig.py up --nodes nodes.json [--no-ert] [--no-controller-manager]
     python tests/e2e/rig.py down
 
-Binaries go to ``${GPU_INFERENCE_RIG_CACHE:-~/.cache/gpu-inference-rig}/<key>/bin``, where
-``<key>`` names every version below. Each component is built from its own wrapper module
-(``GOTOOLCHAIN=local CGO_ENABLED=0``), so minimal version selection never mixes their dependencies.
+Only modules the Go module proxy serves are built: etcd, kwok, and kube-apiserver,
+kube-scheduler and kube-controller-manager, each from a wrapper module of its own
+(``GOTOOLCHAIN=local CGO_ENABLED=0``), so minimal version selection never mixes their
+dependencies. Each component is cached in a directory of its own, keyed by its version and its
+recipe: ``${GPU_INFERENCE_RIG_CACHE:-~/.cache/gpu-inference-rig}/<name>-<version>-r<recipe>/``
+holds ``bin/``, the build's ``work/`` and ``logs/``, and ``build.json`` (how long that build took),
+so changing one version rebuilds that component only.
 
-Two components are not served by the Go module proxy reachable here (it answers 403 for the
-modules ``github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3`` and
-``github.com/pulumi/pulumi-kubernetes/provider/v4`` at every version tried): the Python language
-host and the pulumi-kubernetes provider. They are built from a source tree or git repository
-named by ``GPU_INFERENCE_RIG_PULUMI_SRC`` (pulumi/pulumi at tag v<PULUMI_VERSION>) and
-``GPU_INFERENCE_RIG_PULUMI_KUBERNETES_SRC`` (pulumi/pulumi-kubernetes at tag
-v<PULUMI_KUBERNETES_VERSION>), everything else they need still coming from the module proxy. When
-neither the proxy nor a source is there, ``build`` raises ``SourceUnavailable`` for those two only.
+Pulumi is never built. The real-engine tests run the ``pulumi`` CLI installed the way a user
+installs it (on PATH or in ``~/.pulumi/bin``, its language hosts beside it) with the kubernetes
+resource plugin from its plugin cache (``find_pulumi``); where something is missing they skip,
+naming it and the command that installs it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -39,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -46,24 +48,12 @@ if TYPE_CHECKING:  # imported where used: a no-op `build` stays fast
     import ssl
 
 # --------------------------------------------------------------------------------------------
-# Versions. Changing any of them changes the cache key.
+# Versions. Each one keys its own component's cache directory.
 # --------------------------------------------------------------------------------------------
 
 KUBERNETES_VERSION = "1.36.3"
 ETCD_VERSION = "3.6.16"
 KWOK_VERSION = "0.8.0"
-# The module proxy here serves github.com/pulumi/pulumi/pkg/v3 only at v3.259.0 (v3.272.0, the
-# Python SDK's version, is refused), so the CLI is 3.259.0.
-PULUMI_VERSION = "3.259.0"
-PULUMI_COMMIT = "a05d88f24d05726fa3beae771bfdedb0c0c6a94a"  # tag pkg/v3.259.0 (Origin.Hash)
-# The newest tag whose sources could be had here; the Python SDK must be pinned to it.
-PULUMI_KUBERNETES_VERSION = "4.32.0"
-PULUMI_KUBERNETES_COMMIT = "a03ff6ba58d2f1ea68319dda4b2c982119489c71"  # tag v4.32.0
-# v4.32.0 wants fluxcd/pkg/ssa v0.71.1-0.20260424094917-4f94dc680419, which the proxy here does
-# not serve; v0.71.0 still imports k8s.io/api/autoscaling/v2beta2 (gone from k8s.io/api v0.36), and
-# v0.80+ need go >= 1.27. v0.78.0 builds; it lifts the provider's k8s.io libraries to v0.37.0.
-FLUXCD_SSA_VERSION = "v0.78.0"
-RECIPE = 1  # bump when the build recipe changes in a way that changes the binaries
 
 KUBERNETES_STAGING = [
     "api",
@@ -103,30 +93,12 @@ KUBERNETES_STAGING = [
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 KWOK_CONFIG = "kwok-stages.yaml"
-# Not in bin/ (which goes on PATH, where the CLI would take it for any version the SDK asks for):
-# each Pulumi home gets it installed at its exact version with `pulumi plugin install --file`.
-PROVIDER = "../plugins/pulumi-resource-kubernetes"
 GPU = "nvidia.com/gpu"
 
 
 def cache_root() -> Path:
     env = os.environ.get("GPU_INFERENCE_RIG_CACHE")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "gpu-inference-rig"
-
-
-def cache_key() -> str:
-    return (
-        f"k8s{KUBERNETES_VERSION}-etcd{ETCD_VERSION}-kwok{KWOK_VERSION}"
-        f"-pulumi{PULUMI_VERSION}-pk8s{PULUMI_KUBERNETES_VERSION}-r{RECIPE}"
-    )
-
-
-def cache_dir() -> Path:
-    return cache_root() / cache_key()
-
-
-def bin_dir() -> Path:
-    return cache_dir() / "bin"
 
 
 # --------------------------------------------------------------------------------------------
@@ -136,10 +108,6 @@ def bin_dir() -> Path:
 
 class BuildError(RuntimeError):
     """A build step failed. The message names the step, the command, its directory and log."""
-
-
-class SourceUnavailable(BuildError):
-    """A component's source is neither on the module proxy nor in a local source named by env."""
 
 
 def _log(msg: str) -> None:
@@ -236,7 +204,7 @@ class Builder:
             tail = "\n".join(proc.stdout.splitlines()[-25:])
             overrides = " ".join(
                 f"{k}={env[k]}"
-                for k in ("GOTOOLCHAIN", "CGO_ENABLED", "GOWORK", "GOFLAGS", "GONOSUMDB")
+                for k in ("GOTOOLCHAIN", "CGO_ENABLED", "GOWORK", "GOFLAGS")
                 if k in env
             )
             raise BuildError(
@@ -355,290 +323,151 @@ def _build_kubernetes(b: Builder) -> None:
         _log(f"  {c}: {b.timings[c]:.0f}s")
 
 
-PULUMI_LDFLAGS = (
-    f"-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v{PULUMI_VERSION}"
-)
-
-
-def _build_pulumi(b: Builder) -> None:
-    d = b.go_wrapper("pulumi", "rigwrap/pulumi")
-    b.run(
-        [
-            "go",
-            "get",
-            "-tool",
-            f"github.com/pulumi/pulumi/pkg/v3/cmd/pulumi@v{PULUMI_VERSION}",
-            f"github.com/pulumi/pulumi/sdk/v3@v{PULUMI_VERSION}",
-        ],
-        d,
-    )
-    out = d / "pulumi.out"
-    b.run(
-        [
-            "go",
-            "build",
-            "-trimpath",
-            "-tags",
-            "osusergo,grpcnotrace",
-            f"-ldflags={PULUMI_LDFLAGS}",
-            "-o",
-            str(out),
-            "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi",
-        ],
-        d,
-    )
-    b.install(out, "pulumi")
-    # The -exec shim the Python language host runs is a Python script in the sdk/v3 module.
-    sdk = b.run(["go", "list", "-m", "-f", "{{.Dir}}", "github.com/pulumi/pulumi/sdk/v3"], d)
-    shim = Path(sdk.stdout.strip()) / "python" / "cmd" / "pulumi-language-python-exec"
-    tmp = d / "pulumi-language-python-exec.out"
-    shutil.copyfile(shim, tmp)
-    tmp.chmod(0o755)
-    b.install(tmp, "pulumi-language-python-exec")
-
-
-def _source_tree(b: Builder, env_var: str, tag: str, paths: Sequence[str], dest: Path) -> None:
-    """Extract ``paths`` at ``tag`` from the git repository or source tree named by env_var.
-
-    Blobs absent from a partial clone are left out (the caller fills in what it needs)."""
-    src = os.environ.get(env_var)
-    if not src:
-        raise SourceUnavailable(
-            f"build step {b.step!r}: its module is not served by the Go module proxy here, and "
-            f"{env_var} is not set (point it at a git repository or source tree at tag {tag})."
-        )
-    srcp = Path(src)
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    git_dir = srcp / ".git" if (srcp / ".git").exists() else srcp
-    if (git_dir / "objects").is_dir():
-        ls = b.run(
-            ["git", f"--git-dir={git_dir}", "ls-tree", "-r", tag, "--", *paths],
-            dest,
-            env=dict(os.environ),
-        )
-        entries = [line.split(None, 3) for line in ls.stdout.splitlines() if line.strip()]
-        blobs = [e for e in entries if e[1] == "blob"]
-        check = subprocess.run(
-            ["git", f"--git-dir={git_dir}", "cat-file", "--batch-check"],
-            input="".join(e[2] + "\n" for e in blobs),
-            capture_output=True,
-            text=True,
-        )
-        missing = {ln.split()[0] for ln in check.stdout.splitlines() if ln.endswith(" missing")}
-        excludes = [f":(exclude){e[3]}" for e in blobs if e[2] in missing]
-        if excludes:
-            _log(
-                f"  {len(excludes)} file(s) absent from {src}, left out: "
-                + ", ".join(x.split(")", 1)[1] for x in excludes)
-            )
-        archive = subprocess.Popen(
-            ["git", f"--git-dir={git_dir}", "archive", tag, "--", *paths, *excludes],
-            stdout=subprocess.PIPE,
-        )
-        tar = subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout)
-        archive.wait()
-        if archive.returncode or tar.returncode:
-            raise BuildError(f"build step {b.step!r}: git archive {tag} from {git_dir} failed")
-    else:
-        for p in paths:
-            s = srcp / p
-            if s.is_dir():
-                shutil.copytree(s, dest / p)
-            elif s.exists():
-                (dest / p).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(s, dest / p)
-
-
-def _proxy_has(b: Builder, module_at: str, cwd: Path) -> bool:
-    proc = subprocess.run(
-        ["go", "mod", "download", "-json", module_at],
-        cwd=cwd,
-        env=_go_env(),
-        capture_output=True,
-        text=True,
-    )
-    return proc.returncode == 0
-
-
-def _build_language_host(b: Builder, lang: str) -> None:
-    """pulumi-language-<lang>, a module of its own in the pulumi repository (sdk/<lang>/cmd)."""
-    name = f"pulumi-language-{lang}"
-    d = b.work(name)
-    mod = f"github.com/pulumi/pulumi/sdk/{lang}/cmd/{name}/v3"
-    src = d / "src"
-    host = src / "sdk" / lang / "cmd" / name
-    if _proxy_has(b, f"{mod}@{PULUMI_COMMIT}", d):
-        w = b.go_wrapper(name, f"rigwrap/{name}")
-        b.run(["go", "get", "-tool", f"{mod}@{PULUMI_COMMIT}"], w)
-        pkg, cwd = mod, w
-    else:
-        _source_tree(
-            b,
-            "GPU_INFERENCE_RIG_PULUMI_SRC",
-            f"v{PULUMI_VERSION}",
-            [f"sdk/{lang}/cmd/{name}"],
-            src,
-        )
-        shutil.rmtree(host / "testdata", ignore_errors=True)
-        for t in host.glob("*_test.go"):
-            t.unlink()
-        # Its go.mod points pkg/v3 and sdk/v3 at the repository (../../..): take them from the
-        # module proxy at the same version instead.
-        b.run(
-            [
-                "go",
-                "mod",
-                "edit",
-                "-dropreplace=github.com/pulumi/pulumi/pkg/v3",
-                "-dropreplace=github.com/pulumi/pulumi/sdk/v3",
-                f"-require=github.com/pulumi/pulumi/pkg/v3@v{PULUMI_VERSION}",
-                f"-require=github.com/pulumi/pulumi/sdk/v3@v{PULUMI_VERSION}",
-            ],
-            host,
-        )
-        b.run(["go", "mod", "tidy"], host)
-        pkg, cwd = ".", host
-    out = d / f"{name}.out"
-    b.run(
-        [
-            "go",
-            "build",
-            "-trimpath",
-            "-tags",
-            "osusergo,grpcnotrace",
-            f"-ldflags={PULUMI_LDFLAGS}",
-            "-o",
-            str(out),
-            pkg,
-        ],
-        cwd,
-    )
-    b.install(out, name)
-
-
-def _build_language_python(b: Builder) -> None:
-    _build_language_host(b, "python")
-
-
-def _build_language_nodejs(b: Builder) -> None:
-    _build_language_host(b, "nodejs")
-
-
-def _build_provider_kubernetes(b: Builder) -> None:
-    d = b.work("pulumi-resource-kubernetes")
-    src = d / "src"
-    _source_tree(
-        b,
-        "GPU_INFERENCE_RIG_PULUMI_KUBERNETES_SRC",
-        f"v{PULUMI_KUBERNETES_VERSION}",
-        ["provider"],
-        src,
-    )
-    prov = src / "provider"
-    cmd = prov / "cmd" / "pulumi-resource-kubernetes"
-    schema = cmd / "schema.json"
-    if not schema.exists():
-        # The generated schema (some MB) can be absent from a partial clone. The provider uses it
-        # to answer GetSchema and to import resources; `up`/`preview`/`destroy` do not need it.
-        _log("  schema.json absent: embedding a stub schema (GetSchema and import will not work)")
-        schema.write_text(json.dumps({"name": "kubernetes", "displayName": "Kubernetes"}))
-    # v4.32.0 was built against pulumi pkg/v3 v3.243.0, which the proxy here does not serve; in
-    # v3.259.0 (the one served) PackageSpec.Provider became a pointer. The one source change needed:
-    gen = prov / "pkg" / "gen" / "schema.go"
-    text = gen.read_text()
-    if "Provider: pschema.ResourceSpec{" in text:
-        gen.write_text(
-            text.replace("Provider: pschema.ResourceSpec{", "Provider: &pschema.ResourceSpec{")
-        )
-    # sdk/v4 comes from the module proxy (the checksum database does not know it: skip it for
-    # that one module) instead of the repository's ../sdk.
-    env = _go_env()
-    env["GONOSUMDB"] = "github.com/pulumi/pulumi-kubernetes/sdk"
-    env["GOFLAGS"] = "-mod=mod"
-    b.run(
-        [
-            "go",
-            "mod",
-            "edit",
-            "-dropreplace=github.com/pulumi/pulumi-kubernetes/sdk/v4",
-            f"-require=github.com/pulumi/pulumi-kubernetes/sdk/v4@v{PULUMI_KUBERNETES_VERSION}",
-            f"-require=github.com/pulumi/pulumi/pkg/v3@v{PULUMI_VERSION}",
-            f"-require=github.com/pulumi/pulumi/sdk/v3@v{PULUMI_VERSION}",
-            # See FLUXCD_SSA_VERSION.
-            f"-require=github.com/fluxcd/pkg/ssa@{FLUXCD_SSA_VERSION}",
-        ],
-        prov,
-        env=env,
-    )
-    # No `go mod tidy`: it would resolve the imports of every package of the module, and the
-    # code generator's (pulumi-language-dotnet) is not served here. `go build -mod=mod` resolves
-    # only what the provider binary imports.
-    # Its own go generate step: embeds the versioned schema and the terraform mapping.
-    genv = dict(env, VERSION=PULUMI_KUBERNETES_VERSION)
-    b.run(["go", "generate", "./cmd/pulumi-resource-kubernetes"], prov, env=genv)
-    out = d / "pulumi-resource-kubernetes.out"
-    ld = (
-        "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version="
-        f"{PULUMI_KUBERNETES_VERSION}"
-    )
-    b.run(
-        [
-            "go",
-            "build",
-            "-trimpath",
-            f"-ldflags={ld}",
-            "-o",
-            str(out),
-            "./cmd/pulumi-resource-kubernetes",
-        ],
-        prov,
-        env=env,
-    )
-    b.install(out, PROVIDER)
-
-
 @dataclass(frozen=True)
-class Step:
+class Component:
+    """One cached build: its own wrapper module, its binaries, its own cache directory."""
+
     name: str
+    version: str
     binaries: tuple[str, ...]
     run: Callable[[Builder], None]
-    group: str  # "control-plane" or "pulumi"
+    group: str
+    recipe: int = 1  # bump when this component's recipe changes its binaries: it is rebuilt
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}-{self.version}-r{self.recipe}"
+
+    @property
+    def dir(self) -> Path:
+        return cache_root() / self.key
 
 
-STEPS: tuple[Step, ...] = (
-    Step("etcd", ("etcd",), _build_etcd, "control-plane"),
-    Step("kwok", ("kwok", KWOK_CONFIG), _build_kwok, "control-plane"),
-    Step("kubernetes", KUBE_BINARIES, _build_kubernetes, "control-plane"),
-    Step("pulumi", ("pulumi", "pulumi-language-python-exec"), _build_pulumi, "pulumi"),
-    Step("pulumi-language-python", ("pulumi-language-python",), _build_language_python, "pulumi"),
-    # For a later test of the component package from TypeScript (not built unless asked for).
-    Step("pulumi-language-nodejs", ("pulumi-language-nodejs",), _build_language_nodejs, "extra"),
-    Step(
-        "pulumi-resource-kubernetes",
-        (PROVIDER,),
-        _build_provider_kubernetes,
-        "pulumi",
-    ),
+COMPONENTS: tuple[Component, ...] = (
+    Component("etcd", ETCD_VERSION, ("etcd",), _build_etcd, "control-plane"),
+    Component("kwok", KWOK_VERSION, ("kwok", KWOK_CONFIG), _build_kwok, "control-plane"),
+    Component("kubernetes", KUBERNETES_VERSION, KUBE_BINARIES, _build_kubernetes, "control-plane"),
+    # The place for the next Go-module component, e.g. the Karpenter judge: its own wrapper
+    # module (sigs.k8s.io/karpenter, never in the Kubernetes one's go.mod), its own cache
+    # directory `karpenter-<version>-r1/` and build record, its own group so that
+    # `rig.py build --only control-plane` does not build it:
+    #   Component("karpenter", KARPENTER_VERSION, ("<its binary>",), _build_karpenter, "judge"),
 )
+GROUPS = tuple(dict.fromkeys(c.group for c in COMPONENTS))
 
 
-STEPS_PULUMI = tuple(s for s in STEPS if s.group == "pulumi")
+def component_of(binary: str) -> Component:
+    for c in COMPONENTS:
+        if binary in c.binaries:
+            return c
+    raise KeyError(f"no rig component builds {binary!r}")
+
+
+def binary_path(binary: str) -> Path:
+    """Where the cache holds ``binary`` (one of a component's binaries)."""
+    return component_of(binary).dir / "bin" / binary
 
 
 def missing(
-    groups: Iterable[str] = ("control-plane", "pulumi"), steps: Optional[Iterable[str]] = None
-) -> list[Step]:
-    b = bin_dir()
-    wanted = set(steps) if steps else None
+    groups: Iterable[str] = ("control-plane",), names: Optional[Iterable[str]] = None
+) -> list[Component]:
+    wanted = set(names) if names else None
+    groups = tuple(groups)
     return [
-        s
-        for s in STEPS
-        if s.group in groups
-        and (wanted is None or s.name in wanted)
-        and not all((b / x).exists() for x in s.binaries)
+        c
+        for c in COMPONENTS
+        if c.group in groups
+        and (wanted is None or c.name in wanted)
+        and not all((c.dir / "bin" / x).exists() for x in c.binaries)
     ]
+
+
+# The one-directory layout this cache had before (one key naming every version, the Pulumi CLI's
+# and provider's included, e.g. k8s1.36.3-etcd3.6.16-kwok0.8.0-pulumi3.259.0-pk8s4.32.0-r1). Its
+# recipe r1 built etcd, kwok and Kubernetes exactly as the recipes r1 here do, so a component of
+# the same version is taken from there (hard links; a copy across file systems) instead of being
+# rebuilt. The old directory is left as it is, for checkouts that still use it.
+_LEGACY_KEY = re.compile(
+    r"^k8s(?P<kubernetes>[0-9.]+)-etcd(?P<etcd>[0-9.]+)-kwok(?P<kwok>[0-9.]+)(?:-.+)?"
+    r"-r(?P<recipe>[0-9]+)$"
+)
+LEGACY_RECIPE = 1
+
+
+def legacy_source(c: Component) -> Optional[Path]:
+    """A directory of the old layout holding ``c``'s binaries at ``c``'s version and recipe."""
+    root = cache_root()
+    if c.recipe != LEGACY_RECIPE or not root.is_dir():
+        return None
+    for d in sorted(root.iterdir()):
+        m = _LEGACY_KEY.match(d.name)
+        if m is None or m.groupdict().get(c.name) != c.version or int(m["recipe"]) != LEGACY_RECIPE:
+            continue
+        if all((d / "bin" / x).is_file() for x in c.binaries):
+            return d
+    return None
+
+
+def _adopt_legacy(c: Component) -> Optional[Path]:
+    src = legacy_source(c)
+    if src is None:
+        return None
+    dest = c.dir / "bin"
+    dest.mkdir(parents=True, exist_ok=True)
+    for x in c.binaries:
+        tmp = dest / f".{x}.adopting"
+        tmp.unlink(missing_ok=True)
+        try:
+            os.link(src / "bin" / x, tmp)
+        except OSError:
+            shutil.copy2(src / "bin" / x, tmp)
+        os.replace(tmp, dest / x)
+    # What the old manifest knew of this component's build (only its last build's steps).
+    old: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        old = json.loads((src / "manifest.json").read_text())
+    steps = (old.get("last_build") or {}).get("steps") or {}
+    sub = {x: steps[x] for x in c.binaries if x in steps and x != c.name}
+    _write_record(
+        c,
+        {
+            "seconds": steps.get(c.name),
+            **({"steps": sub} if sub else {}),
+            "go": old.get("go"),
+            "adopted_from": str(src),
+        },
+    )
+    return src
+
+
+def _write_record(c: Component, fields: dict[str, Any]) -> None:
+    record = {
+        "component": c.name,
+        "version": c.version,
+        "recipe": c.recipe,
+        "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **fields,
+    }
+    c.dir.mkdir(parents=True, exist_ok=True)
+    tmp = c.dir / "build.json.tmp"
+    tmp.write_text(json.dumps(record, indent=2) + "\n")
+    os.replace(tmp, c.dir / "build.json")
+
+
+def build_record(c: Component) -> Optional[dict[str, Any]]:
+    """``c``'s build record (how long its build took, with which Go), kept until it is rebuilt."""
+    p = c.dir / "build.json"
+    try:
+        return dict(json.loads(p.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def manifest() -> dict[str, Any]:
+    """Every component's build record, and the sum of their build times."""
+    records = {c.name: build_record(c) for c in COMPONENTS}
+    seconds = [r["seconds"] for r in records.values() if r and r.get("seconds") is not None]
+    return {"cache": str(cache_root()), "components": records, "build_seconds": sum(seconds)}
 
 
 @dataclass
@@ -646,88 +475,49 @@ class BuildReport:
     built: dict[str, float]
     peak_rss: int
     total: float
-    unavailable: dict[str, str]
+    adopted: dict[str, str] = field(default_factory=dict)
 
 
 def build(
-    groups: Iterable[str] = ("control-plane", "pulumi"),
-    *,
-    strict: bool = True,
-    steps: Optional[Iterable[str]] = None,
+    groups: Iterable[str] = ("control-plane",), *, names: Optional[Iterable[str]] = None
 ) -> BuildReport:
-    """Build every missing binary of ``groups`` into the cache. A no-op when all are there.
-
-    ``strict=False`` records components whose source is unavailable (``SourceUnavailable``)
-    instead of raising; any other failure raises ``BuildError``."""
-    groups = tuple(groups)
-    todo = missing(groups, steps)
-    report = BuildReport({}, 0, 0.0, {})
+    """Build every missing component of ``groups`` into the cache. A no-op when all are there."""
+    todo = missing(groups, names)
+    report = BuildReport({}, 0, 0.0)
     if not todo:
         return report
-    if shutil.which("go") is None:
-        raise BuildError("build: no `go` on PATH (Go >= 1.26 is needed to build the rig)")
-    if not strict:
-        todo = _drop_unbuildable(todo, report)
-        if not todo:
-            return report
-    return _build_locked(todo, report, strict)
-
-
-def _source_problem(step: str) -> Optional[str]:
-    """Why a step's source cannot be had here (None: it can), found without building anything:
-    the language hosts come from the module proxy or GPU_INFERENCE_RIG_PULUMI_SRC, the provider
-    only from GPU_INFERENCE_RIG_PULUMI_KUBERNETES_SRC."""
-    if step.startswith("pulumi-language-"):
-        env_var, tag = "GPU_INFERENCE_RIG_PULUMI_SRC", f"v{PULUMI_VERSION}"
-        mod = f"github.com/pulumi/pulumi/sdk/{step.split('-')[-1]}/cmd/{step}/v3@{PULUMI_COMMIT}"
-        if os.environ.get(env_var):
-            return None
-        with tempfile.TemporaryDirectory() as d:
-            probe = ["go", "mod", "download", "-json", mod]
-            if subprocess.run(probe, cwd=d, env=_go_env(), capture_output=True).returncode == 0:
-                return None
-    elif step == "pulumi-resource-kubernetes":
-        env_var, tag = "GPU_INFERENCE_RIG_PULUMI_KUBERNETES_SRC", f"v{PULUMI_KUBERNETES_VERSION}"
-        if os.environ.get(env_var):
-            return None
-    else:
-        return None
-    return (
-        f"build step {step!r}: its module is not served by the Go module proxy here, and "
-        f"{env_var} is not set (point it at a git repository or source tree at tag {tag})."
-    )
-
-
-def _drop_unbuildable(todo: list[Step], report: BuildReport) -> list[Step]:
-    """Leave out, before building anything, the steps whose source is missing, and with them the
-    rest of the Pulumi half: the CLI is no use without the Python host and the provider, and it
-    takes twenty minutes to build."""
-    problems = {s.name: p for s in todo if (p := _source_problem(s.name))}
-    for name, why in problems.items():
-        report.unavailable[name] = why
-        _log(f"{name}: UNAVAILABLE: {why}")
-    if any(s.group == "pulumi" and s.name in problems for s in todo):
-        for s in todo:
-            if s.group == "pulumi" and s.name not in problems:
-                blocking = sorted(n for n in problems if n in {t.name for t in STEPS_PULUMI})
-                report.unavailable[s.name] = (
-                    f"not built: {', '.join(blocking)} cannot be built here, and the "
-                    "Pulumi e2e tests need all of the Pulumi half"
-                )
-    return [s for s in todo if s.name not in report.unavailable]
+    t_all = time.monotonic()
+    for c in todo:
+        with _lock(c):
+            if not missing((c.group,), (c.name,)):
+                _log(f"{c.name}: built meanwhile by another process")
+                continue
+            src = _adopt_legacy(c)
+            if src is not None:
+                report.adopted[c.name] = str(src)
+                _log(f"{c.name}: {c.version} taken from {src} (same version and recipe)")
+                continue
+            if shutil.which("go") is None:
+                raise BuildError("build: no `go` on PATH (Go >= 1.26 is needed to build the rig)")
+            report.built[c.name] = _build_one(c, report)
+    report.total = time.monotonic() - t_all
+    if report.built:
+        _log(f"build done in {report.total:.0f}s, peak RSS {report.peak_rss / 2**30:.2f} GiB")
+    return report
 
 
 @contextlib.contextmanager
-def _step_lock(step: str) -> Iterator[None]:
-    """One builder per step and cache key at a time (pytest runs and the CLI may overlap)."""
+def _lock(c: Component) -> Iterator[None]:
+    """One builder per component at a time (pytest runs and the CLI may overlap)."""
     import fcntl
 
-    (cache_dir() / "locks").mkdir(parents=True, exist_ok=True)
-    with open(cache_dir() / "locks" / f"{step}.lock", "w") as f:
+    locks = cache_root() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{c.key}.lock", "w") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            _log(f"{step}: another rig build is building it: waiting for it")
+            _log(f"{c.name}: another rig build is building it: waiting for it")
             fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
@@ -735,49 +525,33 @@ def _step_lock(step: str) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _build_locked(todo: list[Step], report: BuildReport, strict: bool) -> BuildReport:
-    b = Builder(cache_dir())
-    t_all = time.monotonic()
-    _log(f"building {', '.join(s.name for s in todo)} into {b.root}")
+def _go_version() -> str:
+    try:
+        go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True)
+    except OSError:
+        return ""
+    return go.stdout.strip()
+
+
+def _build_one(c: Component, report: BuildReport) -> float:
+    b = Builder(c.dir, step=c.name)
+    _log(f"{c.name}: building {', '.join(c.binaries)} into {b.root} ...")
+    t0 = time.monotonic()
     with _RssSampler() as sampler:
-        for s in todo:
-            b.step = s.name
-            t0 = time.monotonic()
-            _log(f"{s.name}: building {', '.join(s.binaries)} ...")
-            try:
-                with _step_lock(s.name):
-                    if not missing((s.group,), (s.name,)):
-                        _log(f"{s.name}: built meanwhile by another process")
-                        continue
-                    s.run(b)
-            except SourceUnavailable as e:
-                if strict:
-                    raise
-                report.unavailable[s.name] = str(e)
-                _log(f"{s.name}: UNAVAILABLE: {e}")
-                continue
-            report.built[s.name] = time.monotonic() - t0
-            _log(
-                f"{s.name}: done in {report.built[s.name]:.0f}s "
-                f"(peak RSS so far {sampler.peak / 2**30:.1f} GiB)"
-            )
-        report.peak_rss = sampler.peak
-    report.total = time.monotonic() - t_all
-    report.built.update({f"  {k}": v for k, v in b.timings.items()})
-    manifest = {
-        "key": cache_key(),
-        "go": subprocess.run(
-            ["go", "env", "GOVERSION"], capture_output=True, text=True
-        ).stdout.strip(),
-        "last_build": {
-            "seconds": round(report.total, 1),
-            "peak_rss_bytes": report.peak_rss,
-            "steps": {k.strip(): round(v, 1) for k, v in report.built.items()},
+        c.run(b)
+    seconds = time.monotonic() - t0
+    report.peak_rss = max(report.peak_rss, sampler.peak)
+    _write_record(
+        c,
+        {
+            "seconds": round(seconds, 1),
+            **({"steps": {k: round(v, 1) for k, v in b.timings.items()}} if b.timings else {}),
+            "go": _go_version(),
+            "peak_rss_bytes": sampler.peak,
         },
-    }
-    (b.root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    _log(f"build done in {report.total:.0f}s, peak RSS {report.peak_rss / 2**30:.2f} GiB")
-    return report
+    )
+    _log(f"{c.name}: done in {seconds:.0f}s (peak RSS {sampler.peak / 2**30:.1f} GiB)")
+    return seconds
 
 
 # --------------------------------------------------------------------------------------------
@@ -930,7 +704,8 @@ class ControlPlane:
     ) -> None:
         self.ert = extended_resource_toleration
         self.with_cm = controller_manager
-        self.bin = Path(bin_path) if bin_path else bin_dir()
+        # All binaries from one directory, or (None) each from its component's cache directory.
+        self.bin = Path(bin_path) if bin_path else None
         self._own_dir = workdir is None
         self.dir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="gpu-inference-rig-"))
         self.keep_workdir = keep_workdir
@@ -955,8 +730,11 @@ class ControlPlane:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def _file(self, name: str) -> Path:
+        return self.bin / name if self.bin else binary_path(name)
+
     def _spawn(self, name: str, args: Sequence[str]) -> Proc:
-        exe = self.bin / args[0]
+        exe = self._file(args[0])
         if not exe.exists():
             raise FileNotFoundError(f"{exe} is missing: run `python tests/e2e/rig.py build`")
         log = self.dir / f"{name}.log"
@@ -1109,7 +887,7 @@ class ControlPlane:
             "kwok",
             [
                 "kwok",
-                f"--config={self.bin / KWOK_CONFIG}",
+                f"--config={self._file(KWOK_CONFIG)}",
                 f"--kubeconfig={kc}",
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake",
@@ -1432,23 +1210,157 @@ def _kill_groups(
 
 
 # --------------------------------------------------------------------------------------------
-# The real Pulumi CLI, offline
+# The Pulumi a user installed, run offline
 # --------------------------------------------------------------------------------------------
+
+GET_PULUMI = "curl -fsSL https://get.pulumi.com | sh"
+# How the CLI finds plugins, cited below as plugins.go: pulumi/pulumi
+# sdk/go/common/workspace/plugins.go, read at commit 001ffec8f0332df67ea4069234291c016c0eaa73 of
+# the master branch (which release tag holds that commit was not verified).
+
+
+class PulumiMissing(RuntimeError):
+    """Part of the installed Pulumi the real-engine tests need is missing. The message names each
+    missing part and the command that installs it."""
+
+
+@dataclass(frozen=True)
+class PulumiInstall:
+    cli: Path  # the `pulumi` found, on PATH or in ~/.pulumi/bin
+    version: str  # what `pulumi version` prints, e.g. v3.272.0
+    plugins: Path  # the plugin cache holding the kubernetes resource plugin
+    kubernetes: str  # that plugin's version: the installed pulumi_kubernetes SDK's
+
+
+def pulumi_home() -> Path:
+    """``$PULUMI_HOME``, else ``~/.pulumi``: its ``plugins/`` is the CLI's plugin cache."""
+    env = os.environ.get("PULUMI_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".pulumi"
+
+
+def _executable(p: Path) -> bool:
+    return p.is_file() and os.access(p, os.X_OK)
+
+
+def find_cli() -> Optional[Path]:
+    """``pulumi`` on PATH, else where Pulumi's installer puts it (``~/.pulumi/bin``)."""
+    on_path = shutil.which("pulumi")
+    if on_path:
+        return Path(on_path)
+    installed = Path.home() / ".pulumi" / "bin" / "pulumi"
+    return installed if _executable(installed) else None
+
+
+def plugin_dir(plugins: Path, kind: str, name: str, version: str) -> Optional[Path]:
+    """The cached plugin's directory when it is installed whole: ``<kind>-<name>-v<version>/``
+    holding ``pulumi-<kind>-<name>``, without the ``.partial`` marker an unfinished install leaves
+    beside it (plugins.go: getPlugins, HasPlugin)."""
+    d = plugins / f"{kind}-{name}-v{version}"
+    if Path(f"{d}.partial").exists() or not _executable(d / f"pulumi-{kind}-{name}"):
+        return None
+    return d
+
+
+def find_pulumi(languages: Sequence[str] = ("python",)) -> PulumiInstall:
+    """The installed Pulumi, with the language hosts of ``languages`` beside the CLI (where the CLI
+    looks for them: plugins.go, IsPluginBundled and
+    getPluginInfoAndPath) and the kubernetes resource plugin at the pulumi_kubernetes SDK's
+    version in the plugin cache (the SDK asks for exactly its own version, and the CLI selects a
+    cached plugin by that exact range: SelectCompatiblePlugin). Raises ``PulumiMissing`` naming
+    everything missing at once."""
+    problems: list[str] = []
+    cli = find_cli()
+    if cli is None:
+        problems.append(
+            f"no `pulumi` on PATH or in {Path.home() / '.pulumi' / 'bin'}: "
+            f"install it with `{GET_PULUMI}`"
+        )
+    else:
+        beside = cli.resolve().parent
+        for lang in languages:
+            if not _executable(beside / f"pulumi-language-{lang}"):
+                problems.append(
+                    f"no pulumi-language-{lang} beside {cli.resolve()} (where the CLI looks for "
+                    f"its language hosts): reinstall Pulumi with `{GET_PULUMI}`, which installs "
+                    "them together"
+                )
+    if "nodejs" in languages:
+        for tool in ("node", "npm"):
+            if shutil.which(tool) is None:
+                problems.append(
+                    f"no `{tool}` on PATH: the TypeScript program needs Node.js and npm"
+                )
+    plugins = pulumi_home() / "plugins"
+    try:
+        sdk = metadata.version("pulumi_kubernetes")
+    except metadata.PackageNotFoundError:
+        sdk = ""
+        problems.append("the pulumi_kubernetes SDK is not installed: `pip install -e .`")
+    if sdk and plugin_dir(plugins, "resource", "kubernetes", sdk) is None:
+        problems.append(
+            f"no kubernetes resource plugin v{sdk} in {plugins} (the installed pulumi_kubernetes "
+            f"SDK is {sdk} and asks for exactly that version): install it with "
+            f"`pulumi plugin install resource kubernetes v{sdk}`"
+        )
+    if problems or cli is None:
+        raise PulumiMissing("; ".join(problems))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_")}
+    env["PULUMI_SKIP_UPDATE_CHECK"] = "true"
+    proc = subprocess.run(
+        [str(cli), "version"], capture_output=True, text=True, timeout=120, env=env
+    )
+    if proc.returncode:
+        raise PulumiMissing(
+            f"`{cli} version` exited {proc.returncode}: {proc.stderr.strip()[-500:]}; "
+            f"reinstall Pulumi with `{GET_PULUMI}`"
+        )
+    return PulumiInstall(cli, proc.stdout.strip(), plugins, sdk)
+
+
+_PLUGIN_DIR = re.compile(r"^[a-z]+-[A-Za-z0-9][A-Za-z0-9._-]*-v\S+$")
+
+
+def link_plugins(installed: Path, home_plugins: Path) -> list[str]:
+    """Make every whole plugin of the cache ``installed`` a plugin of ``home_plugins``: a real
+    directory of the same name whose entries link to the installed ones (the CLI skips a plugin
+    cache entry that is not a directory, and a symlink is not one to it: plugins.go tryPlugin)."""
+    linked = []
+    home_plugins.mkdir(parents=True, exist_ok=True)
+    for d in sorted(installed.iterdir()) if installed.is_dir() else ():
+        if not d.is_dir() or not _PLUGIN_DIR.match(d.name) or Path(f"{d}.partial").exists():
+            continue
+        dest = home_plugins / d.name
+        if not dest.exists():
+            tmp = home_plugins / f"{d.name}.linking"
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
+            for entry in d.iterdir():
+                (tmp / entry.name).symlink_to(entry)
+            os.replace(tmp, dest)
+        linked.append(d.name)
+    return linked
 
 
 class Pulumi:
-    """Runs the rig's ``pulumi`` with a file backend, a private PULUMI_HOME, no update check and no
-    plugin downloads; the rig's bin dir first on PATH (language host and provider beside it)."""
+    """Runs the installed ``pulumi`` offline: a file backend and a private PULUMI_HOME under
+    ``workdir`` (the installed plugins linked into it; the user's own home, its workspace
+    settings and credentials, is never written), no update check, no plugin downloads, the CLI's
+    directory (its language hosts) first on PATH."""
 
     def __init__(
-        self, workdir: Path, *, kubeconfig: Optional[Path] = None, bin_path: Optional[Path] = None
+        self,
+        workdir: Path,
+        *,
+        kubeconfig: Optional[Path] = None,
+        install: Optional[PulumiInstall] = None,
     ) -> None:
-        self.bin = Path(bin_path) if bin_path else bin_dir()
+        self.install = install or find_pulumi()
         self.workdir = Path(workdir)
         self.home = self.workdir / "pulumi-home"
         self.backend = self.workdir / "backend"
         self.home.mkdir(parents=True, exist_ok=True)
         self.backend.mkdir(parents=True, exist_ok=True)
+        link_plugins(self.install.plugins, self.home / "plugins")
         env = dict(os.environ)
         for k in list(env):
             if k.startswith("PULUMI_") or k in ("KUBECONFIG",):
@@ -1461,29 +1373,12 @@ class Pulumi:
             PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION="true",
             PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK="true",
             PULUMI_SKIP_CONFIRMATIONS="true",
-            PATH=f"{self.bin}{os.pathsep}{env.get('PATH', '')}",
+            PATH=f"{self.install.cli.resolve().parent}{os.pathsep}{env.get('PATH', '')}",
             NO_COLOR="1",
         )
         if kubeconfig:
             env["KUBECONFIG"] = str(kubeconfig)
         self.env = env
-        provider = (self.bin / PROVIDER).resolve()
-        if os.environ.get("GPU_INFERENCE_RIG_AMBIENT_PROVIDER") == "1":
-            # Any pulumi_kubernetes SDK version then gets this provider (the CLI warns).
-            env["PATH"] = f"{provider.parent}{os.pathsep}{env['PATH']}"
-        elif provider.exists():
-            plugin = self.home / "plugins" / f"resource-kubernetes-v{PULUMI_KUBERNETES_VERSION}"
-            if not plugin.exists():
-                self.run(
-                    "plugin",
-                    "install",
-                    "resource",
-                    "kubernetes",
-                    PULUMI_KUBERNETES_VERSION,
-                    "--file",
-                    str(provider),
-                    cwd=self.workdir,
-                )
 
     def run(
         self,
@@ -1495,7 +1390,7 @@ class Pulumi:
     ) -> subprocess.CompletedProcess[str]:
         env = dict(self.env, **(extra_env or {}))
         proc = subprocess.run(
-            [str(self.bin / "pulumi"), *args, "--non-interactive"],
+            [str(self.install.cli), *args, "--non-interactive"],
             cwd=cwd,
             env=env,
             capture_output=True,
@@ -1537,26 +1432,45 @@ class Pulumi:
 # CLI
 # --------------------------------------------------------------------------------------------
 
+# The real-engine test tiers and the language hosts each needs.
+PULUMI_TIERS = {"Pulumi half": ("python",), "TypeScript": ("python", "nodejs")}
+
 
 def _state_file() -> Path:
     return cache_root() / "control-plane.json"
 
 
 def status() -> dict[str, Any]:
-    b = bin_dir()
-    out: dict[str, Any] = {"cache": str(cache_dir()), "present": {}, "missing": []}
-    for s in STEPS:
-        for x in s.binaries:
-            p = b / x
-            if p.exists():
-                out["present"][x] = p.stat().st_size
-            elif s.group == "extra":
-                out.setdefault("optional_missing", []).append(x)
-            else:
-                out["missing"].append(x)
-    m = cache_dir() / "manifest.json"
-    if m.exists():
-        out["manifest"] = json.loads(m.read_text())
+    out: dict[str, Any] = {"cache": str(cache_root()), "components": {}, "missing": []}
+    for c in COMPONENTS:
+        b = c.dir / "bin"
+        entry: dict[str, Any] = {
+            "dir": str(c.dir),
+            "present": {x: (b / x).stat().st_size for x in c.binaries if (b / x).exists()},
+            "build": build_record(c),
+        }
+        lacking = [x for x in c.binaries if not (b / x).exists()]
+        if lacking:
+            entry["missing"] = lacking
+            src = legacy_source(c)
+            if src is not None:
+                entry["reused_by_build_from"] = str(src)
+            out["missing"] += lacking
+        out["components"][c.name] = entry
+    out["build_seconds"] = manifest()["build_seconds"]
+    pulumi: dict[str, Any] = {}
+    for tier, languages in PULUMI_TIERS.items():
+        try:
+            inst = find_pulumi(languages)
+        except PulumiMissing as e:
+            pulumi[tier] = {"skipped": str(e)}
+        else:
+            pulumi[tier] = {
+                "cli": str(inst.cli),
+                "version": inst.version,
+                "kubernetes plugin": f"v{inst.kubernetes} in {inst.plugins}",
+            }
+    out["pulumi"] = pulumi
     return out
 
 
@@ -1564,9 +1478,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="rig.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     bp = sub.add_parser("build", help="build what is missing into the cache")
-    bp.add_argument("--only", choices=["control-plane", "pulumi", "extra"], action="append")
-    bp.add_argument("--step", choices=[s.name for s in STEPS], action="append")
-    sub.add_parser("status", help="what is cached and what is missing")
+    bp.add_argument("--only", choices=GROUPS, action="append", help="a group of components")
+    bp.add_argument("--component", choices=[c.name for c in COMPONENTS], action="append")
+    sub.add_parser("status", help="what is cached and what is missing; which Pulumi was found")
     up = sub.add_parser("up", help="start a control plane and leave it running")
     up.add_argument("--nodes", type=Path, help="JSON list of {name, labels, taints, gpus}")
     up.add_argument("--no-ert", action="store_true", help="ExtendedResourceToleration off")
@@ -1577,17 +1491,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if a.cmd == "build":
         t0 = time.monotonic()
         try:
-            rep = build(
-                a.only or ("control-plane", "pulumi", "extra")
-                if a.step
-                else a.only or ("control-plane", "pulumi"),
-                steps=a.step,
-            )
+            rep = build(a.only or GROUPS, names=a.component)
         except BuildError as e:
             print(f"rig build FAILED: {e}", file=sys.stderr)
             return 1
-        if not rep.built:
-            print(f"rig: everything cached in {cache_dir()} ({time.monotonic() - t0:.3f}s)")
+        if not rep.built and not rep.adopted:
+            print(f"rig: everything cached in {cache_root()} ({time.monotonic() - t0:.3f}s)")
         return 0
     if a.cmd == "status":
         st = status()

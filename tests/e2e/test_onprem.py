@@ -96,10 +96,9 @@ def onprem_config(kubeconfig: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def cluster(request: pytest.FixtureRequest):
+def cluster(pulumi_install):
     """A control plane with the upstream CRDs, the site's nodes and Knative's config-features."""
     require_shared()
-    request.getfixturevalue("pulumi_bins")
     # On-prem clusters run upstream's admission plugins: ExtendedResourceToleration off.
     with rig.ControlPlane(extended_resource_toleration=False) as cp:
         cp.apply_crd_files(crd_files())

@@ -10,11 +10,13 @@ a pod with the service's scheduling to the node, a second preview must find no c
 `pulumi destroy` must remove the service, and a bad input given in TypeScript must come back as
 the component's own error.
 
-Needs, beside the rig: node and npm on PATH, the npm registry (the program's packages, pinned in
+Needs, beside the control plane: an installed Pulumi with pulumi-language-python and
+pulumi-language-nodejs beside the CLI and the kubernetes resource plugin (`rig.find_pulumi`),
+node and npm on PATH, the npm registry (the program's packages, pinned in
 typescript/package.json, are installed into the test's temp dir, downloads cached under the rig
-cache), PyPI once (the provider's own virtualenv, see `provider_virtualenv`), and the
-pulumi-language-nodejs host (`rig.py build --only extra`). It skips, saying why, when node, npm or
-the Node.js host cannot be had; anything else that goes wrong fails it.
+cache) and PyPI once (the provider's own virtualenv, see `provider_virtualenv`). It skips, naming
+what is missing and how to install it, when Pulumi, its Node.js host, node or npm is not there;
+anything else that goes wrong fails it.
 """
 
 from __future__ import annotations
@@ -166,22 +168,7 @@ def npm_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def nodejs_host(pulumi_bins: Path) -> Path:
-    """The rig with pulumi-language-nodejs; skips when node, npm or that host cannot be had."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"no `{tool}` on PATH: the TypeScript program needs Node.js and npm")
-    report = rig.build(("extra",), strict=False, steps=("pulumi-language-nodejs",))
-    if report.unavailable:
-        pytest.skip(
-            "rig: cannot build pulumi-language-nodejs on this machine: "
-            + " | ".join(report.unavailable.values())
-        )
-    return pulumi_bins
-
-
-@pytest.fixture(scope="module")
-def cluster(nodejs_host: Path):
+def cluster(typescript_pulumi: rig.PulumiInstall):
     """A control plane with the upstream CRDs, the node as the site left it, the namespace."""
     require_shared()
     kserve = [p for p in crd_files() if p.name.startswith("serving.kserve.io_")]

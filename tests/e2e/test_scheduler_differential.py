@@ -15,6 +15,7 @@ import random
 import re
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,10 @@ class Run:
 
 @pytest.fixture(scope="module")
 def differential(
-    control_plane_bins: Path, request: pytest.FixtureRequest, tmp_path_factory: Any
+    control_plane_bins: Path,
+    request: pytest.FixtureRequest,
+    tmp_path_factory: Any,
+    record_testsuite_property: Callable[[str, object], None],
 ) -> Run:
     report = _Summary()
     request.config.pluginmanager.register(report, "gpu-inference-scheduler-differential")
@@ -150,6 +154,11 @@ def differential(
     report.lines.append(summary(f"{run.cases} generated cases", run.generated))
     everything = [p for pairs in run.examples.values() for p in pairs] + run.generated
     report.lines.append(summary("total", everything) + f" in {run.seconds:.0f}s")
+    # For the summary at the end of .ci/run (JUnit testsuite properties).
+    record_testsuite_property("differential_seed", SEED)
+    record_testsuite_property("differential_pairs", len(everything))
+    record_testsuite_property("differential_agree", sum(p.agrees for p in everything))
+    record_testsuite_property("differential_seconds", round(run.seconds))
     for ert, st in run.stats.items():
         times = ", ".join(f"{k} {v:.1f}s" for k, v in st.seconds.items())
         report.lines.append(

@@ -1,0 +1,150 @@
+"""The one summary `.ci/run` ends with: the time of each phase, the unit tests' counts, the e2e
+tests run or skipped per tier (with the reasons), and the scheduler differential's figures.
+
+    python3 .ci/summary.py OUT_DIR EXIT_STATUS TOTAL_SECONDS
+
+OUT_DIR holds `phases.tsv` (name, seconds, ok|failed per line, in order) and the JUnit reports
+`unit.xml` and `e2e.xml` of the phases that ran. Standard library only: it also runs when the
+install phase failed.
+"""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from collections import Counter, defaultdict
+from pathlib import Path
+
+TIERS = ("control plane", "Pulumi half", "TypeScript")
+
+
+def outcome(case: ET.Element) -> tuple[str, str]:
+    """passed | skipped | failed | error, and the skip reason."""
+    for tag, name in (("failure", "failed"), ("error", "error")):
+        if case.find(tag) is not None:
+            return name, ""
+    skipped = case.find("skipped")
+    if skipped is not None:
+        return "skipped", skipped.get("message", "")
+    return "passed", ""
+
+
+def cases(report: ET.Element) -> list[ET.Element]:
+    return list(report.iter("testcase"))
+
+
+def suite_properties(report: ET.Element) -> dict[str, str]:
+    props: dict[str, str] = {}
+    for suite in report.iter("testsuite"):
+        for p in suite.findall("properties/property"):
+            props[p.get("name", "")] = p.get("value", "")
+    return props
+
+
+def case_property(case: ET.Element, name: str) -> str:
+    for p in case.findall("properties/property"):
+        if p.get("name") == name:
+            return p.get("value", "")
+    return ""
+
+
+def counts(found: Counter[str]) -> str:
+    order = ("passed", "skipped", "failed", "error")
+    return ", ".join(f"{found[k]} {k}" for k in order if found[k]) or "no test"
+
+
+def failed_names(report: ET.Element) -> list[str]:
+    return [
+        f"{c.get('classname', '')}::{c.get('name', '')}"
+        for c in cases(report)
+        if outcome(c)[0] in ("failed", "error")
+    ]
+
+
+def unit_line(report: ET.Element) -> str:
+    found = Counter(outcome(c)[0] for c in cases(report))
+    return f"unit tests: {counts(found)}"
+
+
+def e2e_lines(report: ET.Element) -> list[str]:
+    by_tier: dict[str, list[ET.Element]] = defaultdict(list)
+    for c in cases(report):
+        by_tier[case_property(c, "tier") or "control plane"].append(c)
+    lines = ["e2e tests, per tier:"]
+    for tier in [*TIERS, *sorted(set(by_tier) - set(TIERS))]:
+        tests = by_tier.get(tier, [])
+        if not tests:
+            lines.append(f"  {tier}: no test collected")
+            continue
+        found = Counter(outcome(c)[0] for c in tests)
+        state = "skipped" if found["skipped"] == len(tests) else "run"
+        lines.append(f"  {tier}: {state} ({counts(found)})")
+        reasons = Counter(outcome(c)[1] for c in tests if outcome(c)[0] == "skipped")
+        for reason, n in reasons.most_common():
+            lines.append(f"    skipped {n}: {reason}")
+    return lines
+
+
+def differential_line(props: dict[str, str]) -> str | None:
+    if "differential_pairs" not in props:
+        return None
+    seed = props.get("differential_seed", "?")
+    return (
+        f"scheduler differential: {props['differential_pairs']} (pod, pool) pairs compared, "
+        f"{props.get('differential_agree', '?')} agree, seed {seed} "
+        f"(replay: GPU_INFERENCE_DIFF_SEED={seed}), {props.get('differential_seconds', '?')} s"
+    )
+
+
+def load(path: Path) -> ET.Element | None:
+    try:
+        return ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+
+
+def summary(out: Path, status: int, total: int) -> str:
+    phases = []
+    tsv = out / "phases.tsv"
+    if tsv.exists():
+        phases = [line.split("\t") for line in tsv.read_text().splitlines() if line.strip()]
+    verdict = "passed" if status == 0 else f"FAILED (exit {status})"
+    lines = [f"== CI summary: {verdict} in {total} s", "phases:"]
+    width = max((len(p[0]) for p in phases), default=0)
+    for name, seconds, state in phases:
+        mark = "" if state == "ok" else f"  <- {state}"
+        lines.append(f"  {name:<{width}}  {int(seconds):>5} s{mark}")
+    stopped = next((p[0] for p in phases if p[2] != "ok"), None)
+
+    unit = load(out / "unit.xml")
+    lines.append(unit_line(unit) if unit is not None else f"unit tests: not run ({why(stopped)})")
+    e2e = load(out / "e2e.xml")
+    if e2e is None:
+        lines.append(f"e2e tests: not run ({why(stopped)})")
+    else:
+        lines += e2e_lines(e2e)
+        diff = differential_line(suite_properties(e2e))
+        if diff:
+            lines.append(diff)
+    failed = [
+        *(failed_names(unit) if unit is not None else []),
+        *(failed_names(e2e) if e2e is not None else []),
+    ]
+    if failed:
+        lines.append(f"failed tests ({len(failed)}):")
+        lines += [f"  {n}" for n in failed[:20]]
+    return "\n".join(lines)
+
+
+def why(stopped: str | None) -> str:
+    return f"CI stopped in phase `{stopped}`" if stopped else "its phase did not start"
+
+
+def main(argv: list[str]) -> int:
+    out, status, total = Path(argv[1]), int(argv[2]), int(argv[3])
+    print(summary(out, status, total))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

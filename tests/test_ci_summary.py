@@ -1,0 +1,107 @@
+"""The summary `.ci/run` ends with (.ci/summary.py), from the JUnit reports pytest writes."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("ci_summary", ROOT / ".ci" / "summary.py")
+assert _spec is not None and _spec.loader is not None
+ci_summary = importlib.util.module_from_spec(_spec)
+sys.modules["ci_summary"] = ci_summary
+_spec.loader.exec_module(ci_summary)
+
+PULUMI = "needs an installed Pulumi: no `pulumi` on PATH or in /h/.pulumi/bin"
+
+UNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
+<testcase classname="tests.test_a" name="test_one" />
+<testcase classname="tests.test_a" name="test_two" />
+<testcase classname="tests.test_b" name="test_crds"><skipped type="pytest.skip" message="no CRDs" /></testcase>
+</testsuite></testsuites>"""
+
+
+def e2e(failing: bool) -> str:
+    failure = '<failure message="boom">trace</failure>' if failing else ""
+    cases = [
+        ("test_rig", "test_ert[on]", "control plane", failure),
+        ("test_rig", "test_ert[off]", "control plane", ""),
+        ("test_rig", "test_up", "Pulumi half", f'<skipped message="{PULUMI}" />'),
+        ("test_onprem", "test_up", "Pulumi half", f'<skipped message="{PULUMI}" />'),
+        ("test_other_language", "test_ts", "TypeScript", f'<skipped message="{PULUMI}" />'),
+    ]
+    body = "".join(
+        f'<testcase classname="tests.e2e.{m}" name="{n}"><properties>'
+        f'<property name="tier" value="{t}" /></properties>{extra}</testcase>'
+        for m, n, t, extra in cases
+    )
+    props = (
+        '<properties><property name="differential_seed" value="42" />'
+        '<property name="differential_pairs" value="1857" />'
+        '<property name="differential_agree" value="1857" />'
+        '<property name="differential_seconds" value="52" /></properties>'
+    )
+    return f'<testsuites><testsuite name="pytest">{props}{body}</testsuite></testsuites>'
+
+
+def write(d: Path, phases: list[tuple[str, int, str]], unit: bool, e2e_xml: str | None) -> Path:
+    d.mkdir()
+    (d / "phases.tsv").write_text("".join(f"{n}\t{s}\t{st}\n" for n, s, st in phases))
+    if unit:
+        (d / "unit.xml").write_text(UNIT)
+    if e2e_xml is not None:
+        (d / "e2e.xml").write_text(e2e_xml)
+    return d
+
+
+ALL_PHASES = [
+    ("install (fresh virtualenv)", 95, "ok"),
+    ("lint and types", 61, "ok"),
+    ("unit tests", 80, "ok"),
+    ("rig build (control plane)", 0, "ok"),
+    ("e2e tests", 73, "ok"),
+]
+
+
+def test_a_whole_run_reports_phases_counts_tiers_and_the_differential(tmp_path: Path) -> None:
+    out = write(tmp_path / "ci", ALL_PHASES, True, e2e(failing=False))
+    assert ci_summary.summary(out, 0, 309) == "\n".join(
+        [
+            "== CI summary: passed in 309 s",
+            "phases:",
+            "  install (fresh virtualenv)     95 s",
+            "  lint and types                 61 s",
+            "  unit tests                     80 s",
+            "  rig build (control plane)       0 s",
+            "  e2e tests                      73 s",
+            "unit tests: 2 passed, 1 skipped",
+            "e2e tests, per tier:",
+            "  control plane: run (2 passed)",
+            "  Pulumi half: skipped (2 skipped)",
+            f"    skipped 2: {PULUMI}",
+            "  TypeScript: skipped (1 skipped)",
+            f"    skipped 1: {PULUMI}",
+            "scheduler differential: 1857 (pod, pool) pairs compared, 1857 agree, seed 42 "
+            "(replay: GPU_INFERENCE_DIFF_SEED=42), 52 s",
+        ]
+    )
+
+
+def test_a_failed_e2e_test_is_named_and_the_verdict_says_failed(tmp_path: Path) -> None:
+    phases = [*ALL_PHASES[:-1], ("e2e tests", 73, "failed")]
+    out = write(tmp_path / "ci", phases, True, e2e(failing=True))
+    text = ci_summary.summary(out, 1, 309)
+    assert text.startswith("== CI summary: FAILED (exit 1) in 309 s\n")
+    assert "  e2e tests                      73 s  <- failed" in text
+    assert "  control plane: run (1 passed, 1 failed)" in text
+    assert text.endswith("failed tests (1):\n  tests.e2e.test_rig::test_ert[on]")
+
+
+def test_a_run_stopped_by_lint_says_what_did_not_run(tmp_path: Path) -> None:
+    phases = [("install (fresh virtualenv)", 95, "ok"), ("lint and types", 3, "failed")]
+    out = write(tmp_path / "ci", phases, False, None)
+    assert ci_summary.summary(out, 1, 98).splitlines()[-2:] == [
+        "unit tests: not run (CI stopped in phase `lint and types`)",
+        "e2e tests: not run (CI stopped in phase `lint and types`)",
+    ]
