@@ -113,7 +113,8 @@ class ClusterSettings:
     needs to know about it."""
 
     subnet_ids: Optional[list[str]] = field(default=None, metadata=stack(min_items=1))
-    """eks: subnets of the node groups; default: the cluster's own."""
+    """eks: subnets of the managed node groups; default: the cluster's own (Karpenter pools
+    select theirs by tag)."""
     extended_resource_toleration: Optional[bool] = field(
         default=None,
         metadata=stack(
@@ -121,18 +122,25 @@ class ClusterSettings:
         ),
     )
     """Whether the ExtendedResourceToleration admission plugin is on: GKE enables it, EKS has since
-    1.19, upstream Kubernetes (and so most on-prem clusters) does not."""
+    1.19, upstream Kubernetes (and so most on-prem clusters) does not. Workloads'
+    `omitGpuToleration` relies on it."""
     workload_identity: Optional[WorkloadIdentity] = None
-    """The cloud identity the model namespaces' ServiceAccount is bound to (no storage keys):
-    `{gcpServiceAccount}` (GKE Workload Identity) or `{awsRoleArn}` (EKS IRSA), one at most."""
+    """The cloud identity the model namespaces' ServiceAccount is bound to (no storage keys), one
+    at most: `gcpServiceAccount`, a Google service account email
+    (`NAME@PROJECT.iam.gserviceaccount.com`) for GKE Workload Identity (not on eks); or
+    `awsRoleArn`, an IAM role ARN (`arn:aws:iam::123456789012:role/NAME`) for EKS IRSA (not on
+    gke)."""
     node_service_account: Optional[str] = None
-    """gke: a dedicated service account email for the GPU nodes."""
+    """gke: a dedicated service account email (`NAME@PROJECT.iam.gserviceaccount.com`) for the
+    node pools' nodes, with the `cloud-platform` scope (its IAM roles govern access); default: the
+    Compute Engine default account."""
     gke_metadata: Optional[bool] = True
-    """gke: pools use the GKE metadata server (Workload Identity); false for an existing cluster
-    without Workload Identity (a `GKE_METADATA` pool fails to create there)."""
+    """gke: pools use the GKE metadata server (`GKE_METADATA`, Workload Identity); false for an
+    existing cluster without Workload Identity (a `GKE_METADATA` pool fails to create there).
+    false is refused with `create: true` and with `workloadIdentity.gcpServiceAccount`."""
     autopilot: Optional[bool] = False
-    """gke: the cluster is an existing GKE Autopilot cluster; every pool is then an Autopilot GPU
-    pool (no node pools are made)."""
+    """gke: the cluster is an existing GKE Autopilot cluster (`create: true` is refused); every pool
+    is then an Autopilot GPU pool (no node pools are made)."""
 
 
 class ClusterRules(ConfigModel):
