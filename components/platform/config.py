@@ -317,7 +317,7 @@ class KnativeSettings:
     KnativeServing CR; `patch`: Knative is installed, patch `knative-serving/config-features`;
     `none`: leave Knative alone (the cluster's must already have the flags)."""
     assume_flags_enabled: Optional[bool] = False
-    """mode `none`: the cluster's Knative already enables the podspec flags (Serverless
+    """mode `none` only: the cluster's Knative already enables the podspec flags (Serverless
     InferenceServices with a nodeSelector, affinity or tolerations are refused otherwise)."""
 
 
@@ -346,7 +346,8 @@ class KServeAddonSettings:
     """`addons.kserve`: KServe from its charts (`components.serving.kserve_install`)."""
 
     enabled: Optional[bool] = True
-    """Install KServe (its CRDs, controller and runtime configs)."""
+    """Install KServe (its CRDs, controller and runtime configs) from its OCI registry, or from
+    the local `chart`s."""
 
 
 @dataclass
@@ -357,7 +358,8 @@ class SeldonAddonSettings:
     enabled: Optional[bool] = field(
         default=None, metadata=stack(default="resolved: true when the stack has Seldon workloads")
     )
-    """Install Seldon Core 2."""
+    """Install Seldon Core 2 (by default 2.6.0, the last Apache-2.0 release: from 2.7 Seldon Core
+    2 is under the Business Source License)."""
 
 
 @dataclass
@@ -368,7 +370,8 @@ class NvidiaDevicePluginSettings:
     enabled: Optional[bool] = field(
         default=None, metadata=stack(default="resolved: false on gke (GKE runs its own), else true")
     )
-    """Install the NVIDIA device plugin."""
+    """Install the NVIDIA device plugin (GKE installs the driver and plugin itself). GPU sharing
+    on eks, Karpenter and existing pools needs the one installed here."""
 
 
 @dataclass
@@ -379,7 +382,7 @@ class CertManagerSettings:
     enabled: Optional[bool] = field(
         default=None, metadata=stack(default="resolved: `addons.kserve.enabled`")
     )
-    """Install cert-manager."""
+    """Install cert-manager (KServe's webhooks need its certificates)."""
 
 
 @dataclass
@@ -389,7 +392,9 @@ class KarpenterAddonSettings:
     role and the interruption queue are not made here."""
 
     enabled: Optional[bool] = False
-    """Install the controller: eks only, and not on EKS Auto Mode (which runs its own)."""
+    """Install the controller: eks only, and not beside `pools[].karpenter.autoMode` pools (EKS
+    Auto Mode runs its own Karpenter and shares its CRDs). It needs no Karpenter pool, and
+    Karpenter pools do not need it (a controller installed otherwise serves them)."""
 
 
 def _section(name: str, settings: type, args: type, base: type[ConfigModel] = ConfigModel) -> Any:
