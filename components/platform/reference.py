@@ -38,7 +38,7 @@ SYNTAX_WORDS = {
     "server-name": "DNS-1123 label, ≤ 52 chars",
     "label-key": "label key",
     "labels": "map label key -> string",
-    "quantity": 'quantity (`"500m"`, `2`, `"16Gi"`)',
+    "quantity": 'quantity (`"500m"`, `2`, `"16Gi"`; not `0.5`, `"4GB"` or negative)',
     "version": "version (`v1.2.3` or `1.2.3`)",
     "storage-uri": "storage URI (`gs://`, `s3://`, `pvc://`, `hf://`, ...)",
     "env": "map name -> string",

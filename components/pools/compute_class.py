@@ -87,7 +87,7 @@ class GkeGpuComputeClassArgs:
     """Names of specific reservations for the `reservation` priority, which must be listed
     (`affinity: Specific`); default: any matching reservation (`affinity: AnyBestEffort`)."""
     driver_version: Optional[str] = field(default=None, metadata=stack(choices=DRIVER_VERSIONS))
-    """`gpu.driverVersion`: `default` or `latest`; None leaves GKE's default."""
+    """`gpu.driverVersion`: `default` or `latest`; unset leaves GKE's default."""
     consolidation_delay_minutes: Optional[int] = field(default=None, metadata=stack(ge=1, le=1440))
     """How long a node is unneeded before GKE removes it, 1..1440 minutes
     (`autoscalingPolicy.consolidationDelayMinutes`); default: GKE's."""

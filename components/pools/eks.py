@@ -149,7 +149,7 @@ class EksGpuNodeGroupArgs:
     taints: Optional[Sequence[Taint]] = None
     """Node taints `{key, value, effect}`: value default `""`, effect `NoSchedule` (default),
     `PreferNoSchedule` or `NoExecute` (Kubernetes' casing), one per key and effect; a GPU group
-    needs a NoSchedule or NoExecute one. None: `nvidia.com/gpu=present:NoSchedule` for GPU groups
+    needs a NoSchedule or NoExecute one. Unset: `nvidia.com/gpu=present:NoSchedule` for GPU groups
     (EKS sets no taint itself), none for CPU."""
     select_labels: Optional[Sequence[str]] = field(
         default=None, metadata=stack(syntax="label-keys")

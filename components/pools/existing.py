@@ -79,7 +79,7 @@ class ExistingGpuNodesArgs:
     """Taints to add, `{key, value, effect}`: value default `""`, effect `NoSchedule` (default),
     `PreferNoSchedule` or `NoExecute` (Kubernetes' casing), one per key and effect; a GPU pool
     needs a NoSchedule or NoExecute one. The node's own taints are kept (the taint list is one
-    atomic field under server-side apply). None: `nvidia.com/gpu=present:NoSchedule` for GPU
+    atomic field under server-side apply). Unset: `nvidia.com/gpu=present:NoSchedule` for GPU
     nodes, none for CPU."""
     present_labels: Optional[Mapping[str, str]] = field(
         default=None, metadata=stack(syntax="labels")

@@ -138,7 +138,7 @@ class GkeGpuNodePoolArgs:
     taints: Optional[Sequence[Taint]] = None
     """Node taints `{key, value, effect}`: value default `""`, effect `NoSchedule` (default),
     `PreferNoSchedule` or `NoExecute` (Kubernetes' casing, not the cloud's `NO_SCHEDULE`), one per
-    key and effect. None: none beyond GKE's own GPU taint `nvidia.com/gpu=present:NoSchedule`,
+    key and effect. Unset: none beyond GKE's own GPU taint `nvidia.com/gpu=present:NoSchedule`,
     which is always declared (another value or effect for its key is refused)."""
     select_labels: Optional[Sequence[str]] = field(
         default=None, metadata=stack(syntax="label-keys")

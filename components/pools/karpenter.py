@@ -127,7 +127,7 @@ class KarpenterGpuNodePoolArgs:
     taints: Optional[Sequence[Taint]] = field(default=None, metadata=stack(root=True))
     """Node taints `{key, value, effect}` (NodePool `template.spec.taints`): value default `""`,
     effect `NoSchedule` (default), `PreferNoSchedule` or `NoExecute` (Kubernetes' casing), one per
-    key and effect, at least one NoSchedule or NoExecute. None:
+    key and effect, at least one NoSchedule or NoExecute. Unset:
     `nvidia.com/gpu=present:NoSchedule` (Karpenter adds no GPU taint itself)."""
     select_labels: Optional[Sequence[str]] = field(
         default=None, metadata=stack(root=True, syntax="label-keys")
