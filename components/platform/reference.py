@@ -31,7 +31,7 @@ TEMPLATE = ROOT / "docs" / "config-reference.in.md"
 OUTPUT = ROOT / "docs" / "config-reference.md"
 
 SYNTAX_WORDS = {
-    "pool-name": "DNS-1123 label, ≤ 40 chars (gke: DNS-1035)",
+    "pool-name": "DNS-1123 label, ≤ 40 chars (GKE node pools: DNS-1035)",
     "label-keys": "list of label keys (≥ 1, each once)",
     "dns1123": "DNS-1123 label",
     "dns1035": "DNS-1035 label",

@@ -129,7 +129,8 @@ class GkeGpuNodePoolArgs:
     spot: Optional[bool] = False
     """Spot VMs (GKE labels them `cloud.google.com/gke-spot=true`)."""
     node_locations: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
-    """Zones for the nodes; default: the cluster's."""
+    """Zones for the nodes (zone names such as `us-central1-a`, each once); default: the
+    cluster's."""
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """Extra node labels (e.g. `{"pool": "infer-srv"}`; values are strings: quote numbers and
     booleans in YAML). Not `gpu-inference.dev/pool`, nor a key under `kubernetes.io`, `k8s.io`,
