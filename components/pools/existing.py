@@ -65,8 +65,8 @@ class ExistingGpuNodesArgs:
     """Names of the Kubernetes nodes that make up the pool, each once: the pool is exactly these
     nodes (no autoscaling)."""
     gpus_per_node: Optional[int] = field(default=0, metadata=stack("gpusPerNode", ge=0))
-    """GPUs each node has (0 for CPU nodes; 1 or more when `gpu_model` is given, as nothing can
-    ask the nodes); with time-slicing each exposes this many times `time_slicing_replicas`
+    """GPUs each node has (0 for CPU nodes; 1 or more when `gpu_model` is given: it is not read
+    from the nodes); with time-slicing each exposes this many times `time_slicing_replicas`
     `nvidia.com/gpu`."""
     gpu_model: Optional[str] = field(default=None, metadata=stack("accelerator"))
     """GPU model, e.g. `A100` (any string), for reports and checks; it makes a GPU pool."""
