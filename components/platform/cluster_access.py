@@ -24,29 +24,35 @@ class ClusterAccessArgs:
     """Where the cluster is; every default here."""
 
     provider: str = field(metadata=stack(choices=PROVIDERS))
-    """`gke` | `eks` | `existing`."""
-    name: str = field(metadata=stack(value=None))
-    """The cluster's name (GKE / EKS), or a label for an existing cluster."""
+    """`gke` | `eks` | `existing` (any cluster a kubeconfig reaches: on-prem, kind, ...)."""
+    name: str = field(metadata=stack(value=None, default="required on gke and eks"))
+    """The cluster's name: on GKE and EKS the cluster to use (or, GKE `create`, to make); on EKS
+    1-100 letters, digits, `-` or `_`, starting with a letter or digit (AWS's rule; it is also part
+    of the autoscaler's tag key). existing: a label only."""
     location: Optional[str] = None
-    """GKE: region or zone."""
+    """GKE, required: the cluster's region (`us-central1`) or zone (`us-central1-a`)."""
     project: Optional[str] = None
-    """GKE: project id (default: the provider's)."""
+    """GKE: project id; default: the provider's (the `gcp:project` config)."""
     region: Optional[str] = None
-    """EKS: region (default: the provider's)."""
+    """EKS: region; default: the provider's (the `aws:region` config)."""
     create: Optional[bool] = field(
         default=False, metadata=stack(value=None, default="resolved: false on gke")
     )
-    """GKE only: create a small regional cluster (Workload Identity, release channel, CPU pool)."""
+    """GKE only: create the cluster in `location` (Workload Identity, `release_channel`, a
+    one-node CPU system pool of `system_machine_type`, no deletion protection so that `pulumi
+    destroy` removes it). Not with `autopilot` (only Standard clusters are made)."""
     release_channel: Optional[str] = field(
-        default="REGULAR", metadata=stack(choices=RELEASE_CHANNELS, value=None)
+        default="REGULAR",
+        metadata=stack(choices=RELEASE_CHANNELS, value=None, default="`REGULAR` with `create`"),
     )
-    """GKE `create`: release channel."""
+    """GKE, only with `create: true` (an existing cluster keeps its own): its release channel."""
     system_machine_type: Optional[str] = "e2-standard-4"
-    """GKE `create`: machine type of the CPU system pool."""
+    """GKE `create`: machine type of the one-node CPU system pool."""
     kubeconfig: Optional[str] = None
-    """existing: kubeconfig path or contents (default: ~/.kube/config)."""
+    """existing: kubeconfig path or contents; default: the ambient one (`$KUBECONFIG`, else
+    `~/.kube/config`)."""
     context: Optional[str] = None
-    """existing: kubeconfig context."""
+    """existing: kubeconfig context; default: its current context."""
 
 
 def exec_kubeconfig(name: str, endpoint: str, ca_data: str, user_exec: dict[str, Any]) -> str:

@@ -113,7 +113,8 @@ class ClusterSettings:
     needs to know about it."""
 
     subnet_ids: Optional[list[str]] = field(default=None, metadata=stack(min_items=1))
-    """eks: subnets of the node groups; default: the cluster's own."""
+    """eks: subnets of the managed node groups; default: the cluster's own (Karpenter pools
+    select theirs by tag)."""
     extended_resource_toleration: Optional[bool] = field(
         default=None,
         metadata=stack(
@@ -121,18 +122,25 @@ class ClusterSettings:
         ),
     )
     """Whether the ExtendedResourceToleration admission plugin is on: GKE enables it, EKS has since
-    1.19, upstream Kubernetes (and so most on-prem clusters) does not."""
+    1.19, upstream Kubernetes (and so most on-prem clusters) does not. Workloads'
+    `omitGpuToleration` relies on it."""
     workload_identity: Optional[WorkloadIdentity] = None
-    """The cloud identity the model namespaces' ServiceAccount is bound to (no storage keys):
-    `{gcpServiceAccount}` (GKE Workload Identity) or `{awsRoleArn}` (EKS IRSA), one at most."""
+    """The cloud identity the model namespaces' ServiceAccount is bound to (no storage keys), one
+    at most: `gcpServiceAccount`, a Google service account email
+    (`NAME@PROJECT.iam.gserviceaccount.com`) for GKE Workload Identity (not on eks); or
+    `awsRoleArn`, an IAM role ARN (`arn:aws:iam::123456789012:role/NAME`) for EKS IRSA (not on
+    gke)."""
     node_service_account: Optional[str] = None
-    """gke: a dedicated service account email for the GPU nodes."""
+    """gke: a dedicated service account email (`NAME@PROJECT.iam.gserviceaccount.com`) for the
+    node pools' nodes, with the `cloud-platform` scope (its IAM roles govern access); default: the
+    Compute Engine default account."""
     gke_metadata: Optional[bool] = True
-    """gke: pools use the GKE metadata server (Workload Identity); false for an existing cluster
-    without Workload Identity (a `GKE_METADATA` pool fails to create there)."""
+    """gke: pools use the GKE metadata server (`GKE_METADATA`, Workload Identity); false for an
+    existing cluster without Workload Identity (a `GKE_METADATA` pool fails to create there).
+    false is refused with `create: true` and with `workloadIdentity.gcpServiceAccount`."""
     autopilot: Optional[bool] = False
-    """gke: the cluster is an existing GKE Autopilot cluster; every pool is then an Autopilot GPU
-    pool (no node pools are made)."""
+    """gke: the cluster is an existing GKE Autopilot cluster (`create: true` is refused); every pool
+    is then an Autopilot GPU pool (no node pools are made)."""
 
 
 class ClusterRules(ConfigModel):
@@ -309,7 +317,7 @@ class KnativeSettings:
     KnativeServing CR; `patch`: Knative is installed, patch `knative-serving/config-features`;
     `none`: leave Knative alone (the cluster's must already have the flags)."""
     assume_flags_enabled: Optional[bool] = False
-    """mode `none`: the cluster's Knative already enables the podspec flags (Serverless
+    """mode `none` only: the cluster's Knative already enables the podspec flags (Serverless
     InferenceServices with a nodeSelector, affinity or tolerations are refused otherwise)."""
 
 
@@ -338,7 +346,8 @@ class KServeAddonSettings:
     """`addons.kserve`: KServe from its charts (`components.serving.kserve_install`)."""
 
     enabled: Optional[bool] = True
-    """Install KServe (its CRDs, controller and runtime configs)."""
+    """Install KServe (its CRDs, controller and runtime configs) from its OCI registry, or from
+    the local `chart`s."""
 
 
 @dataclass
@@ -349,7 +358,8 @@ class SeldonAddonSettings:
     enabled: Optional[bool] = field(
         default=None, metadata=stack(default="resolved: true when the stack has Seldon workloads")
     )
-    """Install Seldon Core 2."""
+    """Install Seldon Core 2 (by default 2.6.0, the last Apache-2.0 release: from 2.7 Seldon Core
+    2 is under the Business Source License)."""
 
 
 @dataclass
@@ -360,7 +370,8 @@ class NvidiaDevicePluginSettings:
     enabled: Optional[bool] = field(
         default=None, metadata=stack(default="resolved: false on gke (GKE runs its own), else true")
     )
-    """Install the NVIDIA device plugin."""
+    """Install the NVIDIA device plugin (GKE installs the driver and plugin itself). GPU sharing
+    on eks, Karpenter and existing pools needs the one installed here."""
 
 
 @dataclass
@@ -371,7 +382,7 @@ class CertManagerSettings:
     enabled: Optional[bool] = field(
         default=None, metadata=stack(default="resolved: `addons.kserve.enabled`")
     )
-    """Install cert-manager."""
+    """Install cert-manager (KServe's webhooks need its certificates)."""
 
 
 @dataclass
@@ -381,7 +392,9 @@ class KarpenterAddonSettings:
     role and the interruption queue are not made here."""
 
     enabled: Optional[bool] = False
-    """Install the controller: eks only, and not on EKS Auto Mode (which runs its own)."""
+    """Install the controller: eks only, and not beside `pools[].karpenter.autoMode` pools (EKS
+    Auto Mode runs its own Karpenter and shares its CRDs). It needs no Karpenter pool, and
+    Karpenter pools do not need it (a controller installed otherwise serves them)."""
 
 
 def _section(name: str, settings: type, args: type, base: type[ConfigModel] = ConfigModel) -> Any:

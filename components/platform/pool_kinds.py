@@ -47,11 +47,13 @@ class PoolSettings:
     gpu_sharing_strategy: Optional[str] = field(
         default=None, metadata=stack("gpuSharing.strategy", choices=("TIME_SHARING", "MPS"))
     )
-    """How pods share each GPU. This kind shares GPUs with the NVIDIA device plugin's
-    time-slicing (`TIME_SHARING` only): a `time-sliced-<n>` config of the plugin this stack installs,
-    picked by the node label `nvidia.com/device-plugin.config`; the node then exposes GPUs x
-    `maxClientsPerGpu` `nvidia.com/gpu`. Not with `addons.nvidiaDevicePlugin.enabled: false`, nor
-    on nodes that run their own plugin (Bottlerocket's NVIDIA AMIs, EKS Auto Mode)."""
+    """How pods share each GPU; required with `gpuSharing.maxClientsPerGpu`. This kind shares GPUs
+    with the NVIDIA device plugin's time-slicing (`TIME_SHARING` only; its MPS is experimental in
+    v0.17.1 and needs GPU feature discovery, which the chart leaves off): a `time-sliced-<n>`
+    config of the plugin this stack installs, picked by the node label
+    `nvidia.com/device-plugin.config`; the node then exposes GPUs x `maxClientsPerGpu`
+    `nvidia.com/gpu`. Not with `addons.nvidiaDevicePlugin.enabled: false`, nor on nodes that run
+    their own plugin (Bottlerocket's NVIDIA AMIs, EKS Auto Mode)."""
 
 
 class PoolConfig(ConfigModel):

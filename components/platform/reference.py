@@ -31,14 +31,14 @@ TEMPLATE = ROOT / "docs" / "config-reference.in.md"
 OUTPUT = ROOT / "docs" / "config-reference.md"
 
 SYNTAX_WORDS = {
-    "pool-name": "DNS-1123 label, ≤ 40 chars (gke: DNS-1035)",
+    "pool-name": "DNS-1123 label, ≤ 40 chars (GKE node pools: DNS-1035)",
     "label-keys": "list of label keys (≥ 1, each once)",
     "dns1123": "DNS-1123 label",
     "dns1035": "DNS-1035 label",
     "server-name": "DNS-1123 label, ≤ 52 chars",
     "label-key": "label key",
     "labels": "map label key -> string",
-    "quantity": 'quantity (`"500m"`, `2`, `"16Gi"`)',
+    "quantity": 'quantity (`"500m"`, `2`, `"16Gi"`; not `0.5`, `"4GB"` or negative)',
     "version": "version (`v1.2.3` or `1.2.3`)",
     "storage-uri": "storage URI (`gs://`, `s3://`, `pvc://`, `hf://`, ...)",
     "env": "map name -> string",

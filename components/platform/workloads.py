@@ -82,18 +82,34 @@ class PlacementSpec(ConfigModel):
 class Wiring:
     """Where a workload runs: what the stack adds to every workload's component Args."""
 
-    pool: Optional[Any] = field(default=None, metadata=stack(syntax="pool-ref"))
-    """The pool it runs on: a pool name, or a list of names in preference order (spot first,
-    on-demand next: the placement tolerates each, requires one, prefers them in order)."""
+    pool: Optional[Any] = field(
+        default=None,
+        metadata=stack(
+            syntax="pool-ref",
+            default="required unless `placement` (Seldon: see notes)",
+        ),
+    )
+    """The pool it runs on: a declared pool's name, or a non-empty list of names in preference
+    order, each once (spot first, on-demand next: the placement tolerates each, requires one,
+    prefers them in order). The pod gets the pool's placement and the annotation
+    `gpu-inference.dev/pool`; a GPU request must fit every listed pool's GPUs per node. Optional
+    on a Seldon serverConfig; a Server without `pool` or `placement` takes its serverConfig's."""
     placement: Optional[PlacementSpec] = None
-    """Instead of `pool`: scheduling of its own, `{nodeSelector, tolerations}` (`{}` runs on any
-    node)."""
+    """Instead of `pool`: scheduling of its own, exactly `{nodeSelector, tolerations}` (a label map
+    and a list of tolerations; `{}` runs on any node, seed 001 selects a label you name). Not
+    with `pool`, `tolerations` (put them under `placement.tolerations`) or `omitGpuToleration`;
+    `extraExpressions` add required node affinity, `schedulingStyle: nodeAffinity` writes the
+    selector as affinity. The pod is wired to no pool, so the placement check judges it against
+    every pool."""
     scheduling_style: Optional[str] = field(
         default="nodeSelector", metadata=stack(choices=SCHEDULING_STYLES)
     )
-    """How the placement selects its pool: `nodeSelector`, or `nodeAffinity` (required, In)."""
+    """How the placement selects its pool: `nodeSelector`, or `nodeAffinity` (required, In); a
+    pool list always uses node affinity."""
     tolerations: Optional[Sequence[Toleration]] = None
-    """Tolerations added to the pool's (not with `placement`, which lists its own)."""
+    """Tolerations added to the pool's (not with `placement`, which lists its own), each
+    `{key, operator, value, effect, tolerationSeconds}`: operator `Equal` (default) or `Exists`
+    (no value; without a key it tolerates every taint), effect empty for every effect."""
 
 
 @dataclass
@@ -101,11 +117,18 @@ class ModelSources:
     """The predictor's model: one of `model`, `framework` or `containers`."""
 
     model: Optional[ModelSource] = None
-    """KServe's model spec: `{format, storageUri, runtime, runtimeVersion, protocolVersion}`."""
+    """KServe's model spec: `{format, storageUri, runtime, runtimeVersion, protocolVersion}`;
+    `format` (`modelFormat.name`: lowercase letters, digits, `-`, `_` or `.`, e.g. `sklearn`,
+    `huggingface`) and `storageUri` required; `protocolVersion` `v1` | `v2` | `grpc-v1` |
+    `grpc-v2`. One of `model`, `framework` or `containers`."""
     framework: Optional[FrameworkSource] = None
-    """A predefined predictor: `{name, storageUri, runtimeVersion, protocolVersion}`."""
+    """A predefined predictor (the seeds' `triton:` form): `{name, storageUri, runtimeVersion,
+    protocolVersion}`, `name` one of sklearn, xgboost, tensorflow, pytorch, triton, onnx,
+    huggingface, pmml, lightgbm, paddle; `storageUri` required."""
     model_size_gb: Optional[float] = field(default=None, metadata=stack(ge=0.001))
-    """The model's weights in GB, checked against the GPUs' memory (placement check GI019)."""
+    """Predictor only: the model's weights in GB, written as the InferenceService annotation
+    `gpu-inference.dev/model-size-gb`; the placement check refuses (GI019) weights + 20% above
+    `gpus` x one GPU's memory on its pools."""
 
 
 @dataclass
@@ -113,7 +136,8 @@ class PodResources:
     """What the workload's main container asks for (its first container, or `container`)."""
 
     gpus: Optional[int] = field(default=None, metadata=stack(ge=0))
-    """NVIDIA GPUs (request and limit)."""
+    """NVIDIA GPUs (request and limit); on a pool, only a GPU pool's, at most its GPUs per node
+    (every listed pool's)."""
     cpu: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """CPU request and limit (`"4"`, `"500m"`)."""
     memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
@@ -125,11 +149,13 @@ class SeldonPod:
     """What a Seldon server pod's container gets (`container`, default `mlserver`)."""
 
     gpu_limit: Optional[int] = field(default=None, metadata=stack(ge=0))
-    """GPU limit when it must differ from `gpus` (seed 004 only; default: `gpus`)."""
+    """GPU limit when it must differ from `gpus`: only with `gpus`, at least `gpus` (seed 004
+    requests 1 and limits 2; default: `gpus`)."""
     ephemeral_storage: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Ephemeral storage request (model downloads)."""
     container: Optional[str] = field(default="mlserver", metadata=stack(syntax="dns1123"))
-    """The container whose resources, image and env are set."""
+    """The container whose resources, image and env are set (on a serverConfig, one of its
+    `containers` when it gets resources)."""
 
 
 @dataclass
@@ -137,7 +163,8 @@ class ServerConfigSettings:
     """`seldon.serverConfigs[i]`: a Seldon ServerConfig, the whole server pod."""
 
     replaces_builtin: Optional[bool] = False
-    """A ServerConfig named like Seldon's own (mlserver, triton) replaces it: only on purpose."""
+    """A ServerConfig named like Seldon's own (`mlserver`, `triton`) replaces it for every Server
+    that uses it: only with this on purpose (refused on another name)."""
 
 
 @dataclass

@@ -40,18 +40,35 @@ class GkeAutopilotGpuPoolArgs:
     """Inputs of a `GkeAutopilotGpuPool`; every default is here."""
 
     accelerator: str = field(metadata=stack(required=True))
-    """GKE accelerator type, e.g. `nvidia-l4`."""
+    """GKE accelerator type, e.g. `nvidia-l4` (checked against the catalog); placements select
+    it as `cloud.google.com/gke-accelerator`."""
     gpu_count: Optional[int] = field(
-        default=None, metadata=stack("gpusPerNode", required=True, ge=1)
+        default=None,
+        metadata=stack(
+            "gpusPerNode",
+            required=True,
+            ge=1,
+            doc="GPUs per node to select (`cloud.google.com/gke-accelerator-count`), a count GKE "
+            "offers for the accelerator.",
+        ),
     )
-    """GPUs per node to select (`gke-accelerator-count`); None: Autopilot sizes the node to the
-    pod's request."""
+    """GPUs per node to select (`cloud.google.com/gke-accelerator-count`), a count GKE offers for
+    the accelerator; None: Autopilot sizes the node to the pod's request."""
     spot: Optional[bool] = False
-    """Spot Pods."""
+    """Spot Pods: placements select `cloud.google.com/gke-spot: "true"` and tolerate GKE's Spot
+    taint."""
     scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
     pool_name: Optional[str] = field(
-        default=None, metadata=stack("name", required=True, syntax="pool-name")
+        default=None,
+        metadata=stack(
+            "name",
+            required=True,
+            syntax="pool-name",
+            doc="The pool's name, unique among the pools: what workloads name in `pool` (no node "
+            "pool is made; nodes are selected by their GKE labels); a DNS-1123 label of at most "
+            "40 characters.",
+        ),
     )
     """The pool's name (what workloads are wired to); default: the component's name."""
 

@@ -70,41 +70,63 @@ class GkeGpuComputeClassArgs:
     """Inputs of a `GkeGpuComputeClass`; every default is here."""
 
     accelerator: str = field(metadata=stack(root=True))
-    """GKE accelerator type, e.g. `nvidia-l4`."""
+    """GKE accelerator type, e.g. `nvidia-l4` (checked against the catalog)."""
     machine_type: str = field(metadata=stack(root=True))
-    """Compute Engine machine type that takes it, e.g. `g2-standard-12`."""
+    """Compute Engine machine type that takes it, e.g. `g2-standard-12` (checked against the
+    catalog)."""
     gpu_count: Optional[int] = field(default=None, metadata=stack("gpusPerNode", root=True, ge=1))
     """GPUs per node; default: the count built into the machine type (required on N1)."""
     priorities: Optional[Sequence[str]] = field(
-        default=None, metadata=stack(choices=PRIORITY_KINDS, min_items=1)
+        default=None,
+        metadata=stack(choices=PRIORITY_KINDS, min_items=1, default="`[on-demand, spot]`"),
     )
-    """How to obtain the nodes, most preferred first: `reservation`, `on-demand`, `flex-start`,
-    `spot`; default `["on-demand", "spot"]`."""
+    """How to obtain the nodes, most preferred first, each once (the order GKE tries them in):
+    `reservation` (a reservation), `on-demand` (`spot: false`), `flex-start` (Dynamic Workload
+    Scheduler flex-start), `spot` (`spot: true`); default `["on-demand", "spot"]`."""
     reservations: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
-    """Names of specific reservations for the `reservation` priority (default: any)."""
+    """Names of specific reservations for the `reservation` priority, which must be listed
+    (`affinity: Specific`); default: any matching reservation (`affinity: AnyBestEffort`)."""
     driver_version: Optional[str] = field(default=None, metadata=stack(choices=DRIVER_VERSIONS))
-    """`gpu.driverVersion`: `default` or `latest`; None leaves GKE's default."""
+    """`gpu.driverVersion`: `default` or `latest`; unset leaves GKE's default."""
     consolidation_delay_minutes: Optional[int] = field(default=None, metadata=stack(ge=1, le=1440))
-    """How long a node is unneeded before GKE removes it (1..1440)."""
+    """How long a node is unneeded before GKE removes it, 1..1440 minutes
+    (`autoscalingPolicy.consolidationDelayMinutes`); default: GKE's."""
     active_migration: Optional[bool] = False
-    """Move workloads to higher priorities when they become available (restarts pods)."""
+    """Move workloads to higher priorities when they become available
+    (`activeMigration.optimizeRulePriority`; restarts pods)."""
     boot_disk_size_gb: Optional[int] = field(default=None, metadata=stack(ge=10))
     """Boot disk of every node, in GB (`priorities[].storage.bootDiskSize`): the model weights a
     pod downloads land on it (the kubelet's ephemeral storage); None leaves GKE's default."""
     labels: Optional[Mapping[str, str]] = field(
         default=None, metadata=stack(root=True, syntax="labels")
     )
-    """Extra node labels (`nodePoolConfig.nodeLabels`)."""
+    """Extra node labels (`nodePoolConfig.nodeLabels`; values are strings: quote numbers and
+    booleans in YAML). Not `gpu-inference.dev/pool`, nor a key under `kubernetes.io`, `k8s.io`,
+    `cloud.google.com`, `eks.amazonaws.com` or `k8s.amazonaws.com` unless with the value the pool
+    sets anyway."""
     taints: Optional[Sequence[Taint]] = field(default=None, metadata=stack(root=True))
-    """Extra node taints (`nodePoolConfig.taints`); GKE's GPU and class taints come anyway."""
+    """Extra node taints `{key, value, effect}` (`nodePoolConfig.taints`; Kubernetes' effect
+    casing, one per key and effect); GKE's GPU taint `nvidia.com/gpu=present:NoSchedule` and class
+    taint `cloud.google.com/compute-class=<name>:NoSchedule` come anyway."""
     select_labels: Optional[Sequence[str]] = field(
         default=None, metadata=stack(root=True, syntax="label-keys")
     )
-    """Label keys the placement selects; default `cloud.google.com/compute-class`."""
+    """Label keys the placement selects (keys the nodes carry, each once); default
+    `cloud.google.com/compute-class`, how GKE documents requesting a class."""
     scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
     class_name: Optional[str] = field(
-        default=None, metadata=stack("name", root=True, required=True, syntax="pool-name")
+        default=None,
+        metadata=stack(
+            "name",
+            root=True,
+            required=True,
+            syntax="pool-name",
+            doc="The pool's name, unique among the pools: what workloads name in `pool`, the "
+            "nodes' `gpu-inference.dev/pool` label and the ComputeClass's name; a DNS-1123 label "
+            "of at most 40 characters, not starting with `gke` or `autopilot` (GKE reserves "
+            "them).",
+        ),
     )
     """The ComputeClass's name (and the pool's); default: the component's name."""
 

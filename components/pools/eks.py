@@ -110,32 +110,47 @@ class EksGpuNodeGroupArgs:
     )
     """Subnets for the nodes."""
     instance_types: Sequence[str] = field(metadata=stack(min_items=1))
-    """EC2 instance types, e.g. `["g5.xlarge"]`; all with the same GPUs (or all without)."""
+    """EC2 instance types, e.g. `["g5.xlarge"]`: all with the same GPU model, count and
+    architecture (GPU types from the catalog's families: `g4dn`, `g5`, `g6`, `p4d`, `p5`, ...), or
+    all without GPUs and of one architecture. GPU types make a GPU pool by themselves: a
+    `g4dn.xlarge` pool gets `accelerator` `nvidia-tesla-t4` and `gpus_per_node` 1 from the
+    catalog."""
     gpu: Optional[bool] = field(default=None, metadata=stack(hidden=True))
     """GPU group or CPU group; default: GPU when the instance types have GPUs (or `accelerator` or
     `gpus_per_node` is given)."""
     accelerator: Optional[str] = None
     """The GPU the instance types must have, as their `k8s.amazonaws.com/accelerator` label names it
-    (`nvidia-a10g`): a check; default: theirs (from the catalog)."""
+    (`nvidia-a10g`): a check (given, it makes a GPU pool); default: theirs (from the catalog)."""
     gpus_per_node: Optional[int] = field(default=None, metadata=stack("gpusPerNode", ge=1))
     """The GPUs each instance type must have: a check; default: theirs (from the catalog)."""
     ami_type: Optional[str] = field(default=None, metadata=stack(choices=AMI_TYPES))
-    """EKS AMI type; default `AL2023_x86_64_NVIDIA` / `AL2023_ARM_64_NVIDIA` for GPU groups,
-    `AL2023_x86_64_STANDARD` / `AL2023_ARM_64_STANDARD` for CPU groups."""
+    """EKS AMI type, of the instances' architecture: an NVIDIA one for GPU groups (a standard AMI
+    has no NVIDIA driver), a standard one for CPU groups; default `AL2023_x86_64_NVIDIA` /
+    `AL2023_ARM_64_NVIDIA` for GPU groups, `AL2023_x86_64_STANDARD` / `AL2023_ARM_64_STANDARD` for
+    CPU groups. Bottlerocket's NVIDIA AMIs run their own device plugin (no GPU sharing)."""
     capacity_type: Optional[str] = field(default=None, metadata=stack(choices=CAPACITY_TYPES))
-    """`ON_DEMAND` | `SPOT`; default from `spot`."""
+    """`ON_DEMAND` | `SPOT` (the nodes' `eks.amazonaws.com/capacityType` label); default from
+    `spot`."""
     spot: Optional[bool] = None
-    """Spot capacity (same as capacity_type SPOT; both given must agree)."""
+    """Spot capacity (same as capacity_type SPOT; both given must agree). For spot with an
+    on-demand fallback, declare two pools and wire workloads to both, spot first."""
     min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
-    """Fewest nodes (0: scale to zero)."""
+    """Fewest nodes (0: scale to zero); at most `max_nodes`."""
     max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))
-    """Most nodes."""
+    """Most nodes, at least 1."""
     desired_nodes: Optional[int] = field(default=None, metadata=stack(ge=0))
     """Nodes at creation; default `min_nodes`. Later owned by the autoscaler (ignored)."""
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
-    """Extra node labels."""
+    """Extra node labels (values are strings: quote numbers and booleans in YAML), also tagged on
+    the Auto Scaling group for scale-from-zero. Not `gpu-inference.dev/pool`, nor a key under
+    `kubernetes.io`, `k8s.io`, `cloud.google.com`, `eks.amazonaws.com` or `k8s.amazonaws.com`
+    unless with the value the pool sets anyway (`k8s.amazonaws.com/accelerator: nvidia-a10g` on
+    an A10G pool)."""
     taints: Optional[Sequence[Taint]] = None
-    """Node taints; None: `nvidia.com/gpu=present:NoSchedule` for GPU groups, none for CPU."""
+    """Node taints `{key, value, effect}`: value default `""`, effect `NoSchedule` (default),
+    `PreferNoSchedule` or `NoExecute` (Kubernetes' casing), one per key and effect; a GPU group
+    needs a NoSchedule or NoExecute one. Unset: `nvidia.com/gpu=present:NoSchedule` for GPU groups
+    (EKS sets no taint itself), none for CPU."""
     select_labels: Optional[Sequence[str]] = field(
         default=None, metadata=stack(syntax="label-keys")
     )
@@ -143,9 +158,10 @@ class EksGpuNodeGroupArgs:
     scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
     node_role_arn: Optional[pulumi.Input[str]] = None
-    """An existing node IAM role; default: a role with only the worker managed policies."""
+    """An existing node IAM role (its ARN); default: a new role with only AmazonEKSWorkerNodePolicy,
+    AmazonEKS_CNI_Policy and AmazonEC2ContainerRegistryReadOnly."""
     disk_size_gb: Optional[int] = field(default=100, metadata=stack(ge=10))
-    """Node volume size in GiB (in the launch template)."""
+    """Node volume size in GiB, 10..16384 (an encrypted gp3 volume in the launch template)."""
     aws_partition: Optional[str] = "aws"
     """ARN partition of the managed policies (`aws`, `aws-cn`, `aws-us-gov`)."""
     time_slicing_replicas: Optional[int] = field(
@@ -155,7 +171,15 @@ class EksGpuNodeGroupArgs:
     plugin's config `time-sliced-<n>`, picked by the node label `nvidia.com/device-plugin.config`;
     the node (and the autoscaler's node template) then has GPUs x n `nvidia.com/gpu`."""
     pool_name: Optional[str] = field(
-        default=None, metadata=stack("name", required=True, syntax="pool-name")
+        default=None,
+        metadata=stack(
+            "name",
+            required=True,
+            syntax="pool-name",
+            doc="The pool's name, unique among the pools: what workloads name in `pool`, the "
+            "nodes' `gpu-inference.dev/pool` label and the node group's cloud name prefix; a "
+            "DNS-1123 label of at most 40 characters.",
+        ),
     )
     """The pool's name (its `gpu-inference.dev/pool` label and cloud name prefix); default: the
     component's name."""

@@ -65,20 +65,30 @@ class ExistingGpuNodesArgs:
     """Inputs of `ExistingGpuNodes`; every default is here."""
 
     nodes: Sequence[str] = field(metadata=stack(min_items=1))
-    """Names of the Kubernetes nodes that make up the pool."""
+    """Names of the Kubernetes nodes that make up the pool, each once: the pool is exactly these
+    nodes (no autoscaling)."""
     gpus_per_node: Optional[int] = field(default=0, metadata=stack("gpusPerNode", ge=0))
-    """GPUs each node has (0 for CPU nodes); with time-slicing each exposes this many times
-    `time_slicing_replicas` `nvidia.com/gpu`."""
+    """GPUs each node has (0 for CPU nodes; 1 or more when `gpu_model` is given: it is not read
+    from the nodes); with time-slicing each exposes this many times `time_slicing_replicas`
+    `nvidia.com/gpu`."""
     gpu_model: Optional[str] = field(default=None, metadata=stack("accelerator"))
-    """GPU model, e.g. `A100`, for reports and checks."""
+    """GPU model, e.g. `A100` (any string), for reports and checks; it makes a GPU pool."""
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
-    """Labels to set on the nodes (beside the pool label)."""
+    """Labels to set on the nodes (beside the pool label; values are strings: quote numbers and
+    booleans in YAML), by server-side apply (a key another manager owns needs `patch_force`).
+    Not `gpu-inference.dev/pool`, nor a key under `kubernetes.io`, `k8s.io`, `cloud.google.com`,
+    `eks.amazonaws.com` or `k8s.amazonaws.com` unless `present_labels` has it with that value."""
     taints: Optional[Sequence[Taint]] = None
-    """Taints to set; None: `nvidia.com/gpu=present:NoSchedule` for GPU nodes, none for CPU."""
+    """Taints to add, `{key, value, effect}`: value default `""`, effect `NoSchedule` (default),
+    `PreferNoSchedule` or `NoExecute` (Kubernetes' casing), one per key and effect; a GPU pool
+    needs a NoSchedule or NoExecute one. The node's own taints are kept (the taint list is one
+    atomic field under server-side apply). Unset: `nvidia.com/gpu=present:NoSchedule` for GPU
+    nodes, none for CPU."""
     present_labels: Optional[Mapping[str, str]] = field(
         default=None, metadata=stack(syntax="labels")
     )
-    """Labels the nodes already carry (not patched); they may be selected."""
+    """Labels the nodes already carry (node-feature-discovery, GPU feature discovery, ...): never
+    patched, but known to the placement check and selectable by `select_labels`."""
     select_labels: Optional[Sequence[str]] = field(
         default=None, metadata=stack(syntax="label-keys")
     )
@@ -92,13 +102,23 @@ class ExistingGpuNodesArgs:
     )
     """Whether the cluster runs the ExtendedResourceToleration admission plugin."""
     pool_name: Optional[str] = field(
-        default=None, metadata=stack("name", required=True, syntax="pool-name")
+        default=None,
+        metadata=stack(
+            "name",
+            required=True,
+            syntax="pool-name",
+            doc="The pool's name, unique among the pools: what workloads name in `pool` and the "
+            "nodes' `gpu-inference.dev/pool` label; a DNS-1123 label of at most 40 characters.",
+        ),
     )
     """The pool's name (its `gpu-inference.dev/pool` label); default: the component's name."""
     time_slicing_replicas: Optional[int] = field(
         default=None, metadata=stack("gpuSharing.maxClientsPerGpu", ge=2, le=48)
     )
-    """Time-slice each GPU into this many `nvidia.com/gpu` (NVIDIA device plugin config label)."""
+    """Time-slice each GPU into this many `nvidia.com/gpu` (2..48, GPU nodes only): the patch adds
+    the node label `nvidia.com/device-plugin.config=time-sliced-<n>`, which picks that config of
+    the NVIDIA device plugin (the platform puts it in the plugin's config map); another value of
+    that label in `labels` or `present_labels` is refused."""
     node_allocatable: Optional[Mapping[str, str]] = field(
         default=None, metadata=stack(syntax="resources")
     )

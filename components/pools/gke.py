@@ -84,7 +84,9 @@ class GkeGpuNodePoolArgs:
     cluster: pulumi.Input[str] = field(metadata=stack(source="cluster.name"))
     """The GKE cluster (name, or `projects/P/locations/L/clusters/C`)."""
     machine_type: str = field(metadata=stack(required=True))
-    """Compute Engine machine type, e.g. `g2-standard-8`, `a2-ultragpu-2g`, `n1-standard-8`."""
+    """Compute Engine machine type, e.g. `g2-standard-8`, `a2-ultragpu-2g`, `n1-standard-8`: one
+    that takes the accelerator (G2, A2, A3 and G4 come with theirs; N1 takes an attached T4, V100,
+    P100 or P4), or for a CPU pool one without GPUs."""
     location: Optional[pulumi.Input[str]] = field(
         default=None, metadata=stack(source="cluster.location")
     )
@@ -94,44 +96,60 @@ class GkeGpuNodePoolArgs:
     )
     """The project; default: the provider's."""
     accelerator: Optional[str] = None
-    """GKE accelerator type, e.g. `nvidia-l4`; None makes a CPU pool."""
+    """GKE accelerator type, e.g. `nvidia-l4` (checked against the catalog); default: the one the
+    machine type comes with when `gpu_count` is given, else none (a CPU pool)."""
     gpu_count: Optional[int] = field(default=None, metadata=stack("gpusPerNode", ge=1))
-    """GPUs per node; default: the count built into the machine type (required on N1)."""
+    """GPUs per node, a count the machine type takes; default: the count built into the machine
+    type (required on N1)."""
     gpu_driver_version: Optional[str] = field(
         default="DEFAULT", metadata=stack(choices=GPU_DRIVER_VERSIONS)
     )
-    """`DEFAULT` | `LATEST` | `INSTALLATION_DISABLED` (GKE-managed driver installation)."""
+    """GKE-managed driver installation: `DEFAULT` (the driver GKE qualifies for the node
+    version), `LATEST`, or `INSTALLATION_DISABLED` (a driver DaemonSet or the GPU operator
+    installs it)."""
     gpu_sharing_strategy: Optional[str] = field(
         default=None, metadata=stack("gpuSharing.strategy", choices=tuple(SHARING_STRATEGIES))
     )
-    """Shared GPUs: `TIME_SHARING` or `MPS` (with `max_shared_clients_per_gpu`)."""
+    """Shared GPUs (the node pool's `guest_accelerator.gpu_sharing_config`): `TIME_SHARING` or
+    `MPS`, with `max_shared_clients_per_gpu`; GPU pools only."""
     max_shared_clients_per_gpu: Optional[int] = field(
         default=None, metadata=stack("gpuSharing.maxClientsPerGpu", ge=2, le=48)
     )
-    """Containers sharing one GPU (2..48); the node exposes GPUs x this `nvidia.com/gpu`."""
+    """Containers sharing one GPU (2..48; needs `gpu_sharing_strategy`); the node exposes GPUs x
+    this `nvidia.com/gpu`, which is what workloads' GPU requests are checked against."""
     gpu_partition_size: Optional[str] = None
-    """MIG profile each GPU is partitioned into (e.g. `1g.10gb`); the node exposes GPUs x
-    instances per GPU `nvidia.com/gpu`."""
+    """MIG profile each GPU is partitioned into (the node pool's
+    `guest_accelerator.gpu_partition_size`, e.g. `1g.10gb`): one the accelerator offers (A100
+    40GB / 80GB, H100, H200, RTX PRO 6000: the catalog's table, from NVIDIA's default MIG
+    layouts); the node exposes GPUs x instances per GPU `nvidia.com/gpu`."""
     min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
-    """Fewest nodes in the whole pool (0: scale to zero)."""
+    """Fewest nodes in the whole pool (0: scale to zero); at most `max_nodes`."""
     max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))
-    """Most nodes in the whole pool (total over its zones)."""
+    """Most nodes in the whole pool (total over its zones), at least 1."""
     spot: Optional[bool] = False
     """Spot VMs (GKE labels them `cloud.google.com/gke-spot=true`)."""
     node_locations: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
-    """Zones for the nodes; default: the cluster's."""
+    """Zones for the nodes (zone names such as `us-central1-a`, each once); default: the
+    cluster's."""
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
-    """Extra node labels (e.g. `{"pool": "infer-srv"}`)."""
+    """Extra node labels (e.g. `{"pool": "infer-srv"}`; values are strings: quote numbers and
+    booleans in YAML). Not `gpu-inference.dev/pool`, nor a key under `kubernetes.io`, `k8s.io`,
+    `cloud.google.com`, `eks.amazonaws.com` or `k8s.amazonaws.com` unless with the value the pool
+    sets anyway."""
     taints: Optional[Sequence[Taint]] = None
-    """Node taints; None: none beyond GKE's own GPU taint. GKE's GPU taint is always declared."""
+    """Node taints `{key, value, effect}`: value default `""`, effect `NoSchedule` (default),
+    `PreferNoSchedule` or `NoExecute` (Kubernetes' casing, not the cloud's `NO_SCHEDULE`), one per
+    key and effect. Unset: none beyond GKE's own GPU taint `nvidia.com/gpu=present:NoSchedule`,
+    which is always declared (another value or effect for its key is refused)."""
     select_labels: Optional[Sequence[str]] = field(
         default=None, metadata=stack(syntax="label-keys")
     )
-    """Label keys the placement selects; default: the pool label `gpu-inference.dev/pool`."""
+    """Label keys the placement selects (keys the nodes carry, each once); default: the pool
+    label `gpu-inference.dev/pool`, unique to the pool and known before it exists."""
     scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
     disk_size_gb: Optional[int] = field(default=100, metadata=stack(ge=10))
-    """Boot disk size in GB (model images are large)."""
+    """Boot disk size in GB, at least 10 (model images are large)."""
     disk_type: Optional[str] = None
     """Boot disk type (e.g. `pd-balanced`, `pd-ssd`); default: GKE's."""
     image_streaming: Optional[bool] = False
@@ -141,7 +159,8 @@ class GkeGpuNodePoolArgs:
     )
     """A dedicated node service account email (recommended over the Compute default account)."""
     location_policy: Optional[str] = field(default=None, metadata=stack(choices=LOCATION_POLICIES))
-    """Autoscaler location policy `ANY` | `BALANCED`; default ANY for GPU/spot pools."""
+    """Autoscaler location policy `ANY` | `BALANCED`; default `ANY` for GPU and spot pools
+    (scarce capacity: take whichever zone has it), `BALANCED` else."""
     gke_metadata: Optional[bool] = field(default=True, metadata=stack(source="cluster.gkeMetadata"))
     """Workload metadata `GKE_METADATA` (pods reach Google APIs only through Workload
     Identity). False only on a cluster without Workload Identity, where such a pool fails to
@@ -149,7 +168,15 @@ class GkeGpuNodePoolArgs:
     secure_boot: Optional[bool] = True
     """Shielded nodes with secure boot (turn off only for unsigned kernel modules)."""
     pool_name: Optional[str] = field(
-        default=None, metadata=stack("name", required=True, syntax="pool-name")
+        default=None,
+        metadata=stack(
+            "name",
+            required=True,
+            syntax="pool-name",
+            doc="The pool's name, unique among the pools: what workloads name in `pool`, the "
+            "nodes' `gpu-inference.dev/pool` label and the node pool's cloud name prefix; a "
+            "DNS-1035 label (starting with a letter) of at most 40 characters.",
+        ),
     )
     """The pool's name (its `gpu-inference.dev/pool` label and cloud name prefix); default: the
     component's name."""

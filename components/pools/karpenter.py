@@ -89,24 +89,31 @@ class KarpenterGpuNodePoolArgs:
     """The EKS cluster: subnets and security groups are found by `karpenter.sh/discovery` = this
     (needed unless `node_class` is given, or both selectors are)."""
     node_role: Optional[str] = None
-    """IAM role name of the nodes (the EC2NodeClass `role`); needed unless `node_class` is given."""
+    """IAM role name (not ARN) of the nodes: the EC2NodeClass `role`; needed unless `node_class`
+    is given or `auto_mode`."""
     gpu_names: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
-    """`karpenter.k8s.aws/instance-gpu-name` values, e.g. `["l4", "a10g"]` (EC2's names, lower case)."""
+    """EC2 GPU names, each once, as `karpenter.k8s.aws/instance-gpu-name` In: EC2's lower-case
+    names that catalog instance types have (`a100`, `a10g`, `h100`, `h200`, `l4`, `l40s`, `t4`,
+    `t4g`, `v100`), e.g. `["l4", "a10g"]`."""
     instance_families: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
-    """`karpenter.k8s.aws/instance-family` values, e.g. `["g6", "g5"]`."""
+    """EC2 GPU families of the catalog, each once, as `karpenter.k8s.aws/instance-family` In,
+    e.g. `["g6", "g5"]`."""
     instance_types: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
-    """`node.kubernetes.io/instance-type` values, e.g. `["g6.xlarge"]`."""
+    """EC2 GPU instance types of the catalog, each once, as `node.kubernetes.io/instance-type` In,
+    e.g. `["g6.xlarge"]`."""
     min_gpus: Optional[int] = field(default=1, metadata=stack(ge=1))
-    """Fewest GPUs per node."""
+    """Fewest GPUs per node: `karpenter.k8s.aws/instance-gpu-count` Gt `min_gpus - 1`."""
     max_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
-    """Most GPUs per node (none: any)."""
+    """Most GPUs per node, at least `min_gpus`: `instance-gpu-count` Lt `max_gpus + 1` (none:
+    any)."""
     capacity_types: Optional[Sequence[str]] = field(
-        default=None, metadata=stack(choices=CAPACITY_TYPES, min_items=1)
+        default=None, metadata=stack(choices=CAPACITY_TYPES, min_items=1, default="`[on-demand]`")
     )
-    """`reserved` / `spot` / `on-demand` in priority order (Karpenter's: reserved, spot,
-    on-demand); default `["on-demand"]`."""
+    """`reserved` / `spot` / `on-demand` (`karpenter.sh/capacity-type` In), in priority order,
+    which must be Karpenter's own within one NodePool (reserved, spot, on-demand): another order
+    is refused (use two pools, wired in your order); `reserved` not on `auto_mode`."""
     max_nodes: Optional[int] = field(default=1, metadata=stack(root=True, required=True))
-    """Most nodes (`limits.nodes`)."""
+    """Most nodes, at least 1 (NodePool `limits.nodes`)."""
     max_total_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Most physical GPUs over the whole pool (`limits["nvidia.com/gpu"]`). Karpenter counts the
     `nvidia.com/gpu` its nodes have as it sees them; a time-sliced pool's NodeOverlays make that
@@ -114,9 +121,16 @@ class KarpenterGpuNodePoolArgs:
     labels: Optional[Mapping[str, str]] = field(
         default=None, metadata=stack(root=True, syntax="labels")
     )
-    """Extra node labels (NodePool `template.metadata.labels`)."""
+    """Extra node labels (NodePool `template.metadata.labels`; values are strings: quote numbers
+    and booleans in YAML). Not under `karpenter.sh` or `karpenter.k8s.aws` (the NodePool CRD
+    refuses them), nor `gpu-inference.dev/pool`, nor under `kubernetes.io`, `k8s.io`,
+    `cloud.google.com`, `eks.amazonaws.com` or `k8s.amazonaws.com` unless with the value the
+    pool sets anyway."""
     taints: Optional[Sequence[Taint]] = field(default=None, metadata=stack(root=True))
-    """Node taints; None: `nvidia.com/gpu=present:NoSchedule`."""
+    """Node taints `{key, value, effect}` (NodePool `template.spec.taints`): value default `""`,
+    effect `NoSchedule` (default), `PreferNoSchedule` or `NoExecute` (Kubernetes' casing), one per
+    key and effect, at least one NoSchedule or NoExecute. Unset:
+    `nvidia.com/gpu=present:NoSchedule` (Karpenter adds no GPU taint itself)."""
     select_labels: Optional[Sequence[str]] = field(
         default=None, metadata=stack(root=True, syntax="label-keys")
     )
@@ -124,7 +138,9 @@ class KarpenterGpuNodePoolArgs:
     scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
     consolidate_after: Optional[str] = "5m"
-    """How long a node stays empty before Karpenter removes it (`disruption.consolidateAfter`)."""
+    """How long a node stays empty before Karpenter removes it (`disruption.consolidateAfter`,
+    policy `WhenEmpty`: a busy node is never consolidated away): a Karpenter duration such as
+    `30s`, `5m`, `1h30m`, or `Never`."""
     expire_after: Optional[str] = None
     """How long a node lives before Karpenter replaces it (`template.spec.expireAfter`: a
     duration such as 720h, or Never); None leaves Karpenter's own default (720h), which replaces
@@ -132,17 +148,21 @@ class KarpenterGpuNodePoolArgs:
     weight: Optional[int] = field(default=None, metadata=stack(ge=1, le=100))
     """NodePool weight (higher: preferred over other NodePools a pod fits)."""
     ami_alias: Optional[str] = "al2023@latest"
-    """EC2NodeClass AMI alias `family@version` (`al2023` or `bottlerocket`); pin a version in
-    production."""
+    """EC2NodeClass AMI alias `family@version`, family `al2023` or `bottlerocket` (e.g.
+    `al2023@v20250101`): Karpenter picks the family's NVIDIA variant for GPU instances; pin a
+    version in production."""
     disk_size_gb: Optional[int] = field(default=100, metadata=stack(root=True, ge=10))
-    """Node volume size in GiB."""
+    """Node volume size in GiB, 10..16384 (an encrypted gp3 volume)."""
     subnet_selector_tags: Optional[Mapping[str, str]] = None
-    """Subnets by tags; default `{karpenter.sh/discovery: <cluster_name>}`."""
+    """Subnets by tags (non-empty keys and values); default
+    `{karpenter.sh/discovery: <cluster name>}`, Karpenter's getting-started convention."""
     security_group_selector_tags: Optional[Mapping[str, str]] = None
-    """Security groups by tags; default `{karpenter.sh/discovery: <cluster_name>}`."""
+    """Security groups by tags (non-empty keys and values); default
+    `{karpenter.sh/discovery: <cluster name>}`."""
     node_class: Optional[str] = None
-    """An existing EC2NodeClass to launch with (no EC2NodeClass is emitted); on EKS Auto Mode the
-    NodeClass (default `default`, the one Auto Mode creates)."""
+    """An existing EC2NodeClass (its name, a DNS-1123 label) to launch with: no EC2NodeClass is
+    emitted and `node_role` is not needed; on EKS Auto Mode the NodeClass (default `default`, the
+    one Auto Mode creates)."""
     time_slicing_replicas: Optional[int] = field(
         default=None, metadata=stack("gpuSharing.maxClientsPerGpu", root=True, ge=2, le=48)
     )
@@ -164,10 +184,22 @@ class KarpenterGpuNodePoolArgs:
     capacity_reservation_tags: Optional[Mapping[str, str]] = None
     """Or: tags that select the capacity reservations (`'*'` matches any value)."""
     auto_mode: Optional[bool] = False
-    """EKS Auto Mode: requirement keys under `eks.amazonaws.com/`, Auto Mode's own NodeClass, no
-    EC2NodeClass; Auto Mode runs the NVIDIA device plugin itself."""
+    """EKS Auto Mode: requirement keys under `eks.amazonaws.com/` (Auto Mode's labels), Auto
+    Mode's own NodeClass (`node_class`, default `default`), no EC2NodeClass and no `node_role`;
+    capacity type `reserved` and GPU sharing are refused. Auto Mode runs the NVIDIA device plugin
+    itself (the device plugin chart skips these pools) and its own Karpenter (not with
+    `addons.karpenter`)."""
     pool_name: Optional[str] = field(
-        default=None, metadata=stack("name", root=True, required=True, syntax="pool-name")
+        default=None,
+        metadata=stack(
+            "name",
+            root=True,
+            required=True,
+            syntax="pool-name",
+            doc="The pool's name, unique among the pools: what workloads name in `pool`, the "
+            "nodes' `gpu-inference.dev/pool` label and the name of the NodePool (and of its "
+            "EC2NodeClass); a DNS-1123 label of at most 40 characters.",
+        ),
     )
     """The pool's name (its `gpu-inference.dev/pool` label and the NodePool's name); default: the
     component's name."""

@@ -103,7 +103,14 @@ class PredictorArgs:
     """Inference protocol: v1, v2, grpc-v1, grpc-v2."""
     containers: Optional[Sequence[ContainerArgs]] = field(default=None, metadata=stack(min_items=1))
     """Custom containers instead of a model (resources, env and args are set per container)."""
-    gpus: Optional[int] = field(default=None, metadata=stack(ge=0))
+    gpus: Optional[int] = field(
+        default=None,
+        metadata=stack(
+            ge=0,
+            doc="NVIDIA GPUs of the model container (request and limit); on a pool, only a GPU "
+            "pool's, at most its GPUs per node (every listed pool's).",
+        ),
+    )
     """NVIDIA GPUs of the model container (request and limit)."""
     cpu: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """CPU request and limit of the model container (`"4"`, `"500m"`)."""
@@ -114,22 +121,28 @@ class PredictorArgs:
     args: Optional[Sequence[str]] = None
     """Arguments of the model container."""
     min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, default=MIN_REPLICAS))
-    """Minimum replicas (0: scale to zero, Serverless only); KServe's default is 1."""
+    """Minimum replicas (0: scale to zero, Serverless only: a raw Deployment does not scale to
+    zero, kserve/kserve#3514); KServe's default is 1."""
     max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
-    """Maximum replicas (0 or unset: no maximum)."""
+    """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's GPU
+    budget (GI015) counts it."""
     scale_target: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling target for `scale_metric`."""
     scale_metric: Optional[str] = field(default=None, metadata=stack(choices=SCALE_METRICS))
-    """concurrency | rps (Serverless), cpu | memory (RawDeployment or the HPA class)."""
+    """`concurrency` | `rps` (Serverless: Knative's autoscaler), `cpu` | `memory` (RawDeployment,
+    or Serverless with the HPA class)."""
     service_account_name: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """ServiceAccount the pods run as (e.g. a ModelNamespace's, for storage access)."""
     placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the pods land: a node pool's `placement` (its scheduling style is kept)."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
-    """Node-affinity expressions ANDed with the pool's (seed 004's `Gt` on the GPU count)."""
+    """Required node-affinity expressions `{key, operator, values}` ANDed with the pool's:
+    `In` / `NotIn` (values), `Exists` / `DoesNotExist` (none), `Gt` / `Lt` (one integer), e.g.
+    seed 004's `Gt` on the GPU count."""
     omit_gpu_toleration: Optional[bool] = False
-    """Leave out the `nvidia.com/gpu` toleration (only for GPU-requesting pods on clusters whose
-    ExtendedResourceToleration admission plugin adds it: GKE, EKS)."""
+    """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
+    admission plugin to add it (GKE and EKS run it; refused where the cluster does not): only for
+    GPU-requesting pods, which are the ones it adds it to."""
 
 
 @dataclass
@@ -139,21 +152,26 @@ class TransformerArgs:
     containers: Sequence[ContainerArgs] = field(metadata=stack(min_items=1))
     """The containers (the first one is the transformer or explainer)."""
     min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, default=MIN_REPLICAS))
-    """Minimum replicas (0: scale to zero)."""
+    """Minimum replicas (0: scale to zero, Serverless only, kserve/kserve#3514)."""
     max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
-    """Maximum replicas (0 or unset: no maximum)."""
+    """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's GPU
+    budget (GI015) counts it."""
     scale_target: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling target for `scale_metric`."""
     scale_metric: Optional[str] = field(default=None, metadata=stack(choices=SCALE_METRICS))
-    """concurrency | rps (Serverless), cpu | memory (RawDeployment)."""
+    """`concurrency` | `rps` (Serverless: Knative's autoscaler), `cpu` | `memory` (RawDeployment,
+    or Serverless with the HPA class)."""
     service_account_name: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """ServiceAccount the pods run as."""
     placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the pods land: a node pool's `placement`."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
-    """Node-affinity expressions ANDed with the pool's."""
+    """Required node-affinity expressions `{key, operator, values}` ANDed with the pool's:
+    `In` / `NotIn` (values), `Exists` / `DoesNotExist` (none), `Gt` / `Lt` (one integer)."""
     omit_gpu_toleration: Optional[bool] = False
-    """Leave out the `nvidia.com/gpu` toleration (GPU-requesting pods only)."""
+    """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
+    admission plugin to add it (GKE and EKS run it; refused where the cluster does not):
+    GPU-requesting pods only."""
 
 
 @dataclass
@@ -167,12 +185,24 @@ class InferenceServiceArgs:
 
     predictor: PredictorArgs = field(metadata=stack(hidden=True))
     """The predictor (required)."""
-    name: Optional[str] = field(default=None, metadata=stack(required=True, syntax="dns1035"))
-    """metadata.name (DNS-1035 label); default: the component's name."""
+    name: Optional[str] = field(
+        default=None,
+        metadata=stack(
+            required=True,
+            syntax="dns1035",
+            doc="metadata.name, unique per namespace: a DNS-1035 label (KServe's webhook requires "
+            "`[a-z]([-a-z0-9]*[a-z0-9])?`), and with `namespace` it makes KServe's host label "
+            "`<name>-<component>-<namespace>`, at most 63 characters (kserve/kserve#4807).",
+        ),
+    )
+    """metadata.name, unique per namespace (DNS-1035 label: KServe's webhook requires `[a-z]([-a-z0-9]*[a-z0-9])?`,
+    `IsvcNameFmt` in pkg/apis/serving/v1beta1/inference_service_validation.go); default: the
+    component's name."""
     namespace: Optional[str] = field(
         default=DEFAULT_NAMESPACE, metadata=stack(syntax="dns1123", value="models")
     )
-    """Namespace of the InferenceService."""
+    """Namespace of the InferenceService; `<name>-<component>-<namespace>` must fit 63
+    characters, the host label KServe builds (kserve/kserve#4807)."""
     deployment_mode: Optional[str] = field(
         default="Serverless",
         metadata=stack(
@@ -181,7 +211,8 @@ class InferenceServiceArgs:
             default="resolved: `addons.kserve.defaultDeploymentMode`",
         ),
     )
-    """Serverless (= Knative) or RawDeployment (= Standard); both spellings accepted."""
+    """Serverless (= Knative) or RawDeployment (= Standard): KServe 0.16 renamed them, both
+    spellings are accepted and the annotation is written as `kserve_version` expects."""
     kserve_version: Optional[str] = field(
         default=None,
         metadata=stack(syntax="version", default="resolved: `addons.kserve.version`"),

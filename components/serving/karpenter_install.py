@@ -61,22 +61,37 @@ class KarpenterInstallArgs:
     cluster_name: Optional[str] = field(default=None, metadata=stack(source="cluster.name"))
     """The EKS cluster (`settings.clusterName`); required."""
     version: Optional[str] = None
-    """Chart version of both charts (`1.14.1`, no `v`); default: the pinned one."""
+    """Chart version of both charts, without a `v` (`1.14.1`), 1.0.0 or later (the first to serve
+    the `karpenter.sh/v1` NodePool and `karpenter.k8s.aws/v1` EC2NodeClass the pools use);
+    default: the pinned one, the release of the CRDs the pools are checked against."""
     namespace: Optional[str] = "kube-system"
-    """Namespace of both releases. Karpenter's docs install into kube-system, whose FlowSchemas
-    give the controller's API calls a high priority level."""
+    """Namespace of both releases (a DNS-1123 label). Karpenter's docs install into kube-system,
+    whose FlowSchemas give the controller's API calls a high priority level."""
     role_arn: Optional[str] = None
-    """The controller's IAM role (IRSA): the ServiceAccount annotation. Required unless
-    `pod_identity`."""
+    """The controller's IAM role ARN (`arn:aws:iam::123456789012:role/NAME`) for IRSA: the
+    ServiceAccount annotation `eks.amazonaws.com/role-arn`. Required unless `pod_identity`."""
     pod_identity: Optional[bool] = False
     """The controller's role comes from an EKS Pod Identity association (made outside this
     component) for ServiceAccount `karpenter` in `namespace`: no annotation, no `role_arn`."""
     interruption_queue: Optional[str] = None
-    """SQS queue name for spot interruption and rebalance events; none: no interruption handling."""
-    system_pools: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
-    """Run the controller only on nodes with `gpu-inference.dev/pool` in these pool names."""
+    """SQS queue name (1-80 letters, digits, `-` or `_`; the name, not its URL or ARN) for spot
+    interruption and rebalance events, `settings.interruptionQueue`; none: no interruption
+    handling."""
+    system_pools: Optional[Sequence[str]] = field(
+        default=None,
+        metadata=stack(
+            min_items=1,
+            doc="Run the controller only on these pools (nodes with `gpu-inference.dev/pool` in "
+            "them), each once: EKS node groups of the stack with `minNodes` >= 1 and no "
+            "NoSchedule / NoExecute taint but `CriticalAddonsOnly` (the chart's one toleration); "
+            "never a Karpenter pool (the controller could remove its own node).",
+        ),
+    )
+    """Run the controller only on nodes with `gpu-inference.dev/pool` in these pool names (each
+    once): untainted, never scaled to zero, not launched by Karpenter."""
     node_groups: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
-    """Run the controller only on these EKS managed node groups (`eks.amazonaws.com/nodegroup`)."""
+    """Run the controller only on these EKS managed node groups (`eks.amazonaws.com/nodegroup`),
+    each once; with `system_pools` too, on either."""
     node_overlay: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """Turn on the NodeOverlay feature gate (alpha): pools with time-sliced GPUs need it."""
     crd_chart: Optional[str] = field(default=None, metadata=stack("chart.crd"))

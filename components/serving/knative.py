@@ -51,15 +51,33 @@ class KnativeServingArgs:
     operator_chart_version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
     """operator mode: knative-operator chart version; default: the pinned one."""
     operator_chart: Optional[str] = field(default=None, metadata=stack("chart"))
-    """operator mode: a local knative-operator chart directory or `.tgz` instead of the
-    repository's (air-gapped clusters)."""
+    """operator mode: a local knative-operator chart directory (with `Chart.yaml`) or `.tgz`
+    installed instead of the repository's (air-gapped clusters); `operator_chart_version` is then
+    unused (a local chart carries its own version)."""
     ingress: Optional[str] = field(default="kourier", metadata=stack(choices=tuple(INGRESSES)))
-    """operator mode: `kourier` or `istio` (Istio must already be installed)."""
+    """operator mode: `kourier` or `istio` (Istio must already be installed). KServe is told too:
+    without Istio it makes no Istio VirtualServices."""
     podspec_flags: Optional[Mapping[str, str]] = field(default=None, metadata=stack(hidden=True))
     """Values of the three podspec flags; default: all `enabled`."""
-    features: Optional[Mapping[str, str]] = None
-    """Extra `config-features` entries, name -> enabled | disabled | allowed."""
-    allow_disabling_podspec_flags: Optional[bool] = False
+    features: Optional[Mapping[str, str]] = field(
+        default=None,
+        metadata=stack(
+            doc="Extra `config-features` entries, name -> `enabled` | `disabled` | `allowed`: "
+            "names must be Knative Serving features (a misspelling is refused with the closest "
+            "name); not with mode `none`."
+        ),
+    )
+    """Extra `config-features` entries, name -> enabled | disabled | allowed (Knative Serving
+    features only)."""
+    allow_disabling_podspec_flags: Optional[bool] = field(
+        default=False,
+        metadata=stack(
+            doc="Needed to set a podspec flag (`kubernetes.podspec-nodeselector`, "
+            "`-affinity`, `-tolerations`) to anything but `enabled` in `features`: Knative says "
+            "they cannot safely be disabled once enabled. Still refused while a Serverless "
+            "InferenceService uses the flag."
+        ),
+    )
     """Set to True to let a podspec flag be anything but `enabled` (unsafe once pods use it)."""
 
 

@@ -35,9 +35,11 @@ class ModelNamespaceArgs:
     pod_security: Optional[str] = field(
         default="baseline", metadata=stack(choices=POD_SECURITY_LEVELS)
     )
-    """Pod Security Admission level enforced (`privileged` | `baseline` | `restricted`)."""
+    """Pod Security Admission level enforced on the model namespaces (`privileged` | `baseline` |
+    `restricted`)."""
     service_account: Optional[str] = field(default="model-reader", metadata=stack(syntax="dns1123"))
-    """Name of the ServiceAccount workloads run as."""
+    """Name of the ServiceAccount workloads run as, bound to the cloud identity
+    (`cluster.workloadIdentity`)."""
     gcp_service_account: Optional[str] = field(
         default=None, metadata=stack(source="cluster.workloadIdentity.gcpServiceAccount")
     )
@@ -50,7 +52,16 @@ class ModelNamespaceArgs:
     """GKE: the cluster's Workload Identity pool, `CLUSTER_PROJECT.svc.id.goog` (the binding's
     member is in the cluster's project, not the service account's); default: the service
     account's project's pool, right only when both are in one project."""
-    static_credentials: Optional[Mapping[str, str]] = None
+    static_credentials: Optional[Mapping[str, str]] = field(
+        default=None,
+        metadata=stack(
+            doc="Keys for model storage in a Secret (e.g. `AWS_ACCESS_KEY_ID`; key names of "
+            "letters, digits, `-`, `_` or `.`), only where a workload identity is impossible. "
+            "Every value MUST be a Pulumi secret (`pulumi config set --secret --path "
+            "'gpu-inference:namespaces.staticCredentials.AWS_SECRET_ACCESS_KEY'`), else an "
+            "error: a plain value would be stored unencrypted in the stack file and the state."
+        ),
+    )
     """Keys for model storage (e.g. AWS_ACCESS_KEY_ID): Pulumi secrets only; prefer an identity."""
     static_credentials_secret: Optional[bool] = field(default=None, metadata=stack(hidden=True))
     """Set by the caller to assert the static credentials are Pulumi secrets (config `secure:`)."""

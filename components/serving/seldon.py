@@ -67,7 +67,15 @@ CAPABILITY_RULE = "letters, digits, '-', '_' or '.', no commas or spaces (e.g. '
 class SeldonServerConfigArgs:
     """Inputs of a `SeldonServerConfig` (a pod template every Server referencing it uses)."""
 
-    name: Optional[str] = field(default=None, metadata=stack(required=True, syntax="dns1123"))
+    name: Optional[str] = field(
+        default=None,
+        metadata=stack(
+            required=True,
+            syntax="dns1123",
+            doc="metadata.name, unique among the serverConfigs, what Servers name in "
+            "`serverConfig`; Seldon's own `mlserver` or `triton` only with `replacesBuiltin`.",
+        ),
+    )
     """metadata.name; default: the component's name."""
     namespace: Optional[str] = field(
         default=DEFAULT_NAMESPACE, metadata=stack(source="seldon.namespace")
@@ -78,7 +86,14 @@ class SeldonServerConfigArgs:
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """metadata.labels."""
     containers: Optional[Sequence[ContainerArgs]] = field(
-        default=None, metadata=stack(required=True, min_items=1)
+        default=None,
+        metadata=stack(
+            required=True,
+            min_items=1,
+            doc="The whole server pod's containers, each with an image: Seldon's `agent` and "
+            "`rclone` (not made for you: take them from the seldon-core-v2-setup chart's "
+            "mlserver ServerConfig) and the server's.",
+        ),
     )
     """The pod's containers (name, image, env, GPU/CPU/memory)."""
     capabilities: Optional[Sequence[str]] = field(
@@ -98,16 +113,28 @@ class SeldonServerConfigArgs:
     placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the servers land: a node pool's `placement`."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
-    """Node-affinity expressions ANDed with the pool's."""
+    """Required node-affinity expressions `{key, operator, values}` ANDed with the pool's:
+    `In` / `NotIn` (values), `Exists` / `DoesNotExist` (none), `Gt` / `Lt` (one integer)."""
     omit_gpu_toleration: Optional[bool] = False
-    """Leave out the `nvidia.com/gpu` toleration (GPU-requesting pods only)."""
+    """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
+    admission plugin to add it (GKE and EKS run it; refused where the cluster does not):
+    GPU-requesting pods only."""
 
 
 @dataclass
 class SeldonServerArgs:
     """Inputs of a `SeldonServer`."""
 
-    name: Optional[str] = field(default=None, metadata=stack(required=True, syntax="server-name"))
+    name: Optional[str] = field(
+        default=None,
+        metadata=stack(
+            required=True,
+            syntax="server-name",
+            doc="metadata.name, unique among the servers; at most 52 characters, as the "
+            "StatefulSet's pods get the label `controller-revision-hash: <name>-<hash>`, which "
+            "must fit 63 (kubernetes/kubernetes#64023).",
+        ),
+    )
     """metadata.name; default: the component's name."""
     namespace: Optional[str] = field(
         default=DEFAULT_NAMESPACE, metadata=stack(source="seldon.namespace")
@@ -118,7 +145,15 @@ class SeldonServerArgs:
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """metadata.labels."""
     server_config: Optional[str] = field(
-        default=None, metadata=stack(syntax="dns1123", value="mlserver")
+        default=None,
+        metadata=stack(
+            syntax="dns1123",
+            value="mlserver",
+            doc="The ServerConfig it uses (the CRD requires one): a declared serverConfig, or "
+            "Seldon's built-in `mlserver` / `triton`, which need no serverConfig of ours (give "
+            "the Server `pool` or `placement`, `capabilities` and resources; seed 004's "
+            "`{name, serverConfig: mlserver, capabilities: [model-on-gpu], placement: {}}`).",
+        ),
     )
     """The ServerConfig it uses (e.g. `mlserver`); the CRD requires it."""
     replicas: Optional[int] = field(default=None, metadata=stack(ge=0, value=1))
@@ -130,7 +165,8 @@ class SeldonServerArgs:
     extra_capabilities: Optional[Sequence[str]] = field(
         default=None, metadata=stack("capabilities", syntax="capabilities")
     )
-    """Capabilities added to the ServerConfig's (what Models' `requirements` match)."""
+    """Capabilities added to the ServerConfig's (the Server's `extraCapabilities`), what Models'
+    `requirements` match."""
     capabilities: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """Capabilities replacing the ServerConfig's."""
     containers: Optional[Sequence[ContainerArgs]] = field(default=None, metadata=stack(hidden=True))
@@ -143,16 +179,25 @@ class SeldonServerArgs:
     placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the server pods land: a node pool's `placement`."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
-    """Node-affinity expressions ANDed with the pool's (seed 004's `Gt`)."""
+    """Required node-affinity expressions `{key, operator, values}` ANDed with the pool's:
+    `In` / `NotIn` (values), `Exists` / `DoesNotExist` (none), `Gt` / `Lt` (one integer), e.g.
+    seed 004's `Gt`."""
     omit_gpu_toleration: Optional[bool] = False
-    """Leave out the `nvidia.com/gpu` toleration (GPU-requesting pods only)."""
+    """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
+    admission plugin to add it (GKE and EKS run it; refused where the cluster does not):
+    GPU-requesting pods only."""
 
 
 @dataclass
 class SeldonModelArgs:
     """Inputs of a `SeldonModel`."""
 
-    name: Optional[str] = field(default=None, metadata=stack(required=True, syntax="dns1123"))
+    name: Optional[str] = field(
+        default=None,
+        metadata=stack(
+            required=True, syntax="dns1123", doc="metadata.name, unique among the models."
+        ),
+    )
     """metadata.name; default: the component's name."""
     namespace: Optional[str] = field(
         default=DEFAULT_NAMESPACE, metadata=stack(source="seldon.namespace")
@@ -171,7 +216,8 @@ class SeldonModelArgs:
     )
     """Capabilities a server must have to load it (recommended way to reach GPU servers)."""
     server: Optional[str] = None
-    """Pin to this Server (no fallback to another server when it cannot load)."""
+    """Pin to this Server, which must be declared (no fallback to another server when it cannot
+    load, even with `requirements`)."""
     replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Model replicas (Seldon's default 1)."""
     min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0))

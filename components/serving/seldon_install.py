@@ -22,7 +22,8 @@ class SeldonCoreInstallArgs:
     """Inputs of `SeldonCoreInstall`."""
 
     version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
-    """Version of the three charts; default: 2.6.0 (see the licence note)."""
+    """Version of the three charts; default: 2.6.0, the last Apache-2.0 release (later ones are
+    under the Business Source License)."""
     namespace: Optional[str] = field(
         default="seldon-mesh", metadata=stack(source="seldon.namespace")
     )

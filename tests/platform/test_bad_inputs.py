@@ -263,3 +263,46 @@ def expected_line(text: str, key_path: str) -> int:
         else:
             break
     return line
+
+
+_CATALOGUE_ROW = re.compile(r"^(\d+)\. `([^`]+)` \(([a-z]+)\): (.*)$", re.M)
+
+
+def _message(base: str, changes: dict) -> str:
+    try:
+        load_spec(mutated(base, changes))
+    except InputError as e:
+        return str(e)
+    return "NO ERROR"
+
+
+def _template():
+    from components.platform import reference
+
+    return reference.TEMPLATE
+
+
+def test_the_catalogue_in_the_reference_prints_exactly_what_load_spec_says():
+    """docs/config-reference.in.md lists every case with its exact message. When a message
+    changes, refresh them with `python tests/platform/test_bad_inputs.py` (then regenerate the
+    reference)."""
+    rows = {m.group(2): m.group(4) for m in _CATALOGUE_ROW.finditer(_template().read_text())}
+    stale = {c[0]: _message(c[1], c[2]) for c in CASES if rows.get(c[0]) != _message(c[1], c[2])}
+    assert stale == {}
+
+
+def refresh_catalogue() -> None:
+    """Rewrite each catalogue row's message with what load_spec says now."""
+    path = _template()
+    by_id = {c[0]: c for c in CASES}
+
+    def row(m: re.Match) -> str:
+        case = by_id.get(m.group(2))
+        text = _message(case[1], case[2]) if case else m.group(4)
+        return f"{m.group(1)}. `{m.group(2)}` ({m.group(3)}): {text}"
+
+    path.write_text(_CATALOGUE_ROW.sub(row, path.read_text()))
+
+
+if __name__ == "__main__":
+    refresh_catalogue()
