@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import InputError, show
 
@@ -128,18 +129,30 @@ _SECONDARY = (
 )
 
 
-def _shape(name: str, repo: str, note: str = "", **kw: object) -> ModelShape:
-    return ModelShape(name, repo, source=_HF.format(repo=repo) + note + _SECONDARY, **kw)  # type: ignore[arg-type]
+def _shape(name: str, repo: str, note: str = "", **kw: Any) -> ModelShape:
+    return ModelShape(name, repo, source=_HF.format(repo=repo) + note + _SECONDARY, **kw)
 
 
-_LLAMA3_8B = dict(
-    layers=32, hidden=4096, attention_heads=32, kv_heads=8, head_dim=128, intermediate=14336,
-    vocab=128256, max_position_embeddings=131072,
-)  # fmt: skip
-_LLAMA3_70B = dict(
-    layers=80, hidden=8192, attention_heads=64, kv_heads=8, head_dim=128, intermediate=28672,
-    vocab=128256, max_position_embeddings=131072,
-)  # fmt: skip
+_LLAMA3_8B: dict[str, Any] = dict(
+    layers=32,
+    hidden=4096,
+    attention_heads=32,
+    kv_heads=8,
+    head_dim=128,
+    intermediate=14336,
+    vocab=128256,
+    max_position_embeddings=131072,
+)
+_LLAMA3_70B: dict[str, Any] = dict(
+    layers=80,
+    hidden=8192,
+    attention_heads=64,
+    kv_heads=8,
+    head_dim=128,
+    intermediate=28672,
+    vocab=128256,
+    max_position_embeddings=131072,
+)
 
 MODELS: dict[str, ModelShape] = {
     m.name: m
@@ -150,9 +163,15 @@ MODELS: dict[str, ModelShape] = {
             "llama-3.1-405b",
             "meta-llama/Llama-3.1-405B-Instruct",
             _LLAMA_PRIMARY,
-            layers=126, hidden=16384, attention_heads=128, kv_heads=8, head_dim=128,
-            intermediate=53248, vocab=128256, max_position_embeddings=131072,
-        ),  # fmt: skip
+            layers=126,
+            hidden=16384,
+            attention_heads=128,
+            kv_heads=8,
+            head_dim=128,
+            intermediate=53248,
+            vocab=128256,
+            max_position_embeddings=131072,
+        ),
         _shape("llama-3.3-70b", "meta-llama/Llama-3.3-70B-Instruct", **_LLAMA3_70B),
         _shape(
             "deepseek-r1-distill-llama-70b",
@@ -162,35 +181,69 @@ MODELS: dict[str, ModelShape] = {
         _shape(
             "qwen2.5-7b",
             "Qwen/Qwen2.5-7B-Instruct",
-            layers=28, hidden=3584, attention_heads=28, kv_heads=4, head_dim=128,
-            intermediate=18944, vocab=152064, max_position_embeddings=32768, qkv_bias=True,
-        ),  # fmt: skip
+            layers=28,
+            hidden=3584,
+            attention_heads=28,
+            kv_heads=4,
+            head_dim=128,
+            intermediate=18944,
+            vocab=152064,
+            max_position_embeddings=32768,
+            qkv_bias=True,
+        ),
         _shape(
             "qwen2.5-72b",
             "Qwen/Qwen2.5-72B-Instruct",
-            layers=80, hidden=8192, attention_heads=64, kv_heads=8, head_dim=128,
-            intermediate=29568, vocab=152064, max_position_embeddings=32768, qkv_bias=True,
-        ),  # fmt: skip
+            layers=80,
+            hidden=8192,
+            attention_heads=64,
+            kv_heads=8,
+            head_dim=128,
+            intermediate=29568,
+            vocab=152064,
+            max_position_embeddings=32768,
+            qkv_bias=True,
+        ),
         _shape(
             "mistral-7b",
             "mistralai/Mistral-7B-Instruct-v0.3",
-            layers=32, hidden=4096, attention_heads=32, kv_heads=8, head_dim=128,
-            intermediate=14336, vocab=32768, max_position_embeddings=32768,
-        ),  # fmt: skip
+            layers=32,
+            hidden=4096,
+            attention_heads=32,
+            kv_heads=8,
+            head_dim=128,
+            intermediate=14336,
+            vocab=32768,
+            max_position_embeddings=32768,
+        ),
         _shape(
             "mixtral-8x7b",
             "mistralai/Mixtral-8x7B-Instruct-v0.1",
-            layers=32, hidden=4096, attention_heads=32, kv_heads=8, head_dim=128,
-            intermediate=14336, vocab=32000, max_position_embeddings=32768, experts=8,
-        ),  # fmt: skip
+            layers=32,
+            hidden=4096,
+            attention_heads=32,
+            kv_heads=8,
+            head_dim=128,
+            intermediate=14336,
+            vocab=32000,
+            max_position_embeddings=32768,
+            experts=8,
+        ),
         _shape(
             "gemma-2-27b",
             "google/gemma-2-27b-it",
             "; sliding-window layers counted as full attention",
-            layers=46, hidden=4608, attention_heads=32, kv_heads=16, head_dim=128,
-            intermediate=36864, vocab=256000, max_position_embeddings=8192,
-            tied_embeddings=True, norms_per_layer=4,
-        ),  # fmt: skip
+            layers=46,
+            hidden=4608,
+            attention_heads=32,
+            kv_heads=16,
+            head_dim=128,
+            intermediate=36864,
+            vocab=256000,
+            max_position_embeddings=8192,
+            tied_embeddings=True,
+            norms_per_layer=4,
+        ),
     )
 }
 
@@ -370,7 +423,11 @@ def parallelism_problems(
             )
         group = gpus_per_pod * pods_per_group
         world = tensor * (data or 1) if dp else tensor * pipeline
-        what = f"data {data or 1} x tensor {tensor}" if dp else f"pipeline {pipeline} x tensor {tensor}"
+        what = (
+            f"data {data or 1} x tensor {tensor}"
+            if dp
+            else f"pipeline {pipeline} x tensor {tensor}"
+        )
         if group != world:
             problems.append(
                 f"{what} = {world} GPUs, but the worker group has {pods_per_group} pod(s) x "

@@ -153,7 +153,9 @@ def _download(spec: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str
     scheme = _scheme(str(model.get("uri", "")))
     lora = bool(((model.get("lora") or {}).get("adapters")) or [])
     if scheme in ("oci",):
-        return [dict(MODELCAR)], [dict(MODELCAR_INIT)] + ([dict(STORAGE_INITIALIZER)] if lora else [])
+        return [dict(MODELCAR)], [dict(MODELCAR_INIT)] + (
+            [dict(STORAGE_INITIALIZER)] if lora else []
+        )
     if scheme in DOWNLOAD_SCHEMES or lora:
         return [], [dict(STORAGE_INITIALIZER)]
     return [], []
@@ -216,7 +218,9 @@ def generated_pods(cr: dict[str, Any]) -> list[GeneratedPods]:
                 "spec.router.scheduler.template",
                 dict(scheduler.get("template") or {}),
                 [dict(SCHEDULER_MAIN)],
-                list(inits) if _scheme(str((spec.get("model") or {}).get("uri", ""))) in DOWNLOAD_SCHEMES else [],
+                list(inits)
+                if _scheme(str((spec.get("model") or {}).get("uri", ""))) in DOWNLOAD_SCHEMES
+                else [],
                 scheduler.get("replicas"),
             )
         )

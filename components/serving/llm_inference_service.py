@@ -366,7 +366,7 @@ def _workload(
     body["template"] = template
     key = "prefill" if part == "prefill" else "decode"
     placements: dict[str, Optional[Placement]] = {key: leader}
-    tensor, local = w.tensor or 1, w.data_local or 1
+    tensor = w.tensor or 1
     size = (w.data // w.data_local) if w.data and w.data_local else 1
     if w.worker is not None:
         if not isinstance(w.worker, LLMWorkerArgs):
@@ -418,9 +418,10 @@ def _router(r: LLMRouterArgs) -> tuple[Optional[dict[str, Any]], Optional[Placem
         for ref in _strings(r.gateway_refs, "gateway_refs"):
             if not _GATEWAY_REF.match(ref):
                 raise InputError(
-                    f"gateway ref {show(ref)} is not namespace/name", "e.g. kserve/my-gateway",
+                    f"gateway ref {show(ref)} is not namespace/name",
+                    "e.g. kserve/my-gateway",
                     "gateway_refs",
-                )  # fmt: skip
+                )
             ns, gw = ref.split("/", 1)
             refs.append({"name": gw, "namespace": ns})
         gateway["refs"] = refs
@@ -438,7 +439,12 @@ def _router(r: LLMRouterArgs) -> tuple[Optional[dict[str, Any]], Optional[Placem
         ):
             if value is not None:
                 try:
-                    requests[key] = container_resources(**{key: value})["requests"][key]
+                    res = (
+                        container_resources(cpu=value)
+                        if key == "cpu"
+                        else container_resources(memory=value)
+                    )
+                    requests[key] = res["requests"][key]
                 except InputError as e:
                     raise e.at(path) from None
         if requests:
@@ -494,9 +500,10 @@ def _annotations(args: LLMInferenceServiceArgs, shape: Optional[llm.ModelShape])
         u = args.gpu_memory_utilization
         if isinstance(u, bool) or not isinstance(u, (int, float)) or not 0 < u <= 1:
             raise InputError(
-                f"gpu_memory_utilization {show(u)} is out of range", "0 < u <= 1",
+                f"gpu_memory_utilization {show(u)} is out of range",
+                "0 < u <= 1",
                 "gpu_memory_utilization",
-            )  # fmt: skip
+            )
         out[GPU_MEMORY_UTILIZATION_ANNOTATION] = f"{u:g}"
     return out
 
@@ -582,7 +589,9 @@ def _build(
         if "scheduler" in router:
             placements["scheduler"] = scheduler
             if args.router is not None:
-                _wire(annotations, "scheduler", args.router.scheduler_pools, "router.scheduler_pools")
+                _wire(
+                    annotations, "scheduler", args.router.scheduler_pools, "router.scheduler_pools"
+                )
     metadata: dict[str, Any] = {"name": svc, "namespace": namespace}
     if args.labels:
         try:
