@@ -1,0 +1,227 @@
+"""What KServe v0.20.0's LLMInferenceService controller makes from a spec: each workload, its
+name, which part of the spec its pods come from, and what the presets and the controller add to
+those pods. Pure: imports nothing but `components.model`; read by the serving component (names)
+and meant for the check's LLMInferenceService reader.
+
+Sources (kserve/kserve at tag v0.20.0, commit 1fb781055dd1567164358233e1125142ca6ef1fe):
+
+- Names: `kmeta.ChildName(name, suffix)` (knative.dev/pkg kmeta/names.go at the pinned
+  v0.0.0-20260120122510: over 63 characters the name becomes `name[:31-len(suffix)] +
+  md5(name) + suffix`). Deployment `-kserve` (workload_single_node.go mainDeploymentName),
+  `-kserve-prefill` (prefillDeploymentName), LeaderWorkerSet `-kserve-mn` / `-kserve-mn-prefill`
+  (workload_multi_node.go), Deployment `-kserve-router-scheduler` (scheduler.go), InferencePool
+  `-inference-pool`, HTTPRoute `-kserve-route`, Service `-kserve-workload-svc`.
+- Which spec part: the controller first merges the well-known presets, then `spec.baseRefs` in
+  order, then the service's own spec (highest precedence), as a strategic merge patch over the
+  Go types (config_merge.go combineBaseRefsConfig / mergeSpecs); then it copies the merged
+  `template` into the `-kserve` Deployment (or the LWS leader when `worker` is set),
+  `worker` into the LWS worker template (size `parallelism.GetSize()`: data / dataLocal, or
+  pipeline), `prefill.template` / `prefill.worker` likewise, and `router.scheduler.template`
+  into the scheduler Deployment (replicas `router.scheduler.replicas`). In a PodSpec
+  (k8s.io/api v0.34.5 core/v1 types.go) `containers` / `initContainers` merge by name,
+  `nodeSelector` merges key by key, `tolerations` and node-selector terms are replaced whole by
+  the later layer.
+- Presets (charts/kserve-runtime-configs files/llmisvcconfigs/resources.yaml, installed with
+  `kserve.llmisvcConfigs.enabled: true`): none carries nodeSelector, tolerations or affinity, so
+  a pod's placement is exactly the service's (and its baseRefs'). Their containers:
+  `kserve-config-llm-template` (no prefill, no worker) main `ghcr.io/llm-d/llm-d-cuda:v0.8.0`,
+  no requests; `-decode-template` (with prefill) adds the sidecar `llm-d-routing-sidecar`
+  (initContainer, restartPolicy Always, `resources: {}`); `-worker-data-parallel`,
+  `-decode-worker-data-parallel`, `-prefill-template`, `-prefill-worker-data-parallel`: main with
+  no requests (the decode one with the routing sidecar); `kserve-config-llm-scheduler`: main
+  (endpoint picker) requests cpu 1 / memory 2Gi, limits cpu 6 / memory 16Gi, and `tokenizer`
+  requests 256m / 500Mi, which the controller drops unless the scheduler config uses
+  `precise-prefix-cache-scorer` (scheduler.go withRemoveUnnecessaryTokenizer, scheduler
+  version >= 0.9.0: the preset's `app.kubernetes.io/version` is 0.9.0; the default configs use
+  `prefix-cache-scorer`). The pipeline-parallel worker presets
+  (`kserve-config-llm-worker-pipeline-parallel` ...) are referenced but shipped nowhere at
+  v0.20.0: a `worker` with `pipeline` parallelism ends in ConfigNotFound.
+- Model download (workload_storage.go attachModelArtifacts) on every workload pod (decode,
+  leader, worker, prefill): `hf://` and `s3://` add the init container `storage-initializer`
+  requesting cpu 100m / memory 100Mi, limits cpu 1 / memory 1Gi
+  (charts/kserve-llmisvc-resources files/common/configmap-patch.yaml `storageInitializer`;
+  pkg/utils/storage.go CreateInitContainerWithConfig), downloading into an emptyDir without a
+  size limit (the node's ephemeral storage; no ephemeral-storage request). `pvc://` mounts the
+  claim (no init container unless LoRA adapters are downloaded). `oci://` (modelcar) adds an init
+  container `modelcar-init` and a container `modelcar`, each 10m / 15Mi (values
+  `kserve.storage.cpuModelcar` / `memoryModelcar`). Other schemes (`gs://`, `https://`) are
+  refused: "unsupported schema in model URI". The scheduler pod gets the same download for its
+  tokenizer (`hf://`: tokenizer files only) before the tokenizer is dropped, so its
+  `storage-initializer` stays. `spec.storageInitializer.enabled: false` removes the download.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+API_VERSION = "serving.kserve.io/v1alpha2"
+KIND = "LLMInferenceService"
+
+MODEL_URI_SCHEMES = ("hf", "s3", "pvc", "oci", "oci+native")
+"""Schemes attachModelArtifacts accepts at v0.20.0; anything else is refused by the controller."""
+DOWNLOAD_SCHEMES = ("hf", "s3")
+LORA_URI_SCHEMES = ("hf", "s3", "pvc")
+"""LoRASpec.Adapters: 'supports hf://, s3://, and pvc:// schemes'."""
+
+SUFFIX_DECODE = "-kserve"
+SUFFIX_PREFILL = "-kserve-prefill"
+SUFFIX_MULTI_NODE = "-kserve-mn"
+SUFFIX_MULTI_NODE_PREFILL = "-kserve-mn-prefill"
+SUFFIX_SCHEDULER = "-kserve-router-scheduler"
+SUFFIX_INFERENCE_POOL = "-inference-pool"
+SUFFIX_ROUTE = "-kserve-route"
+
+STORAGE_INITIALIZER = {
+    "name": "storage-initializer",
+    "resources": {
+        "requests": {"cpu": "100m", "memory": "100Mi"},
+        "limits": {"cpu": "1", "memory": "1Gi"},
+    },
+}
+MODELCAR = {
+    "name": "modelcar",
+    "resources": {
+        "requests": {"cpu": "10m", "memory": "15Mi"},
+        "limits": {"cpu": "10m", "memory": "15Mi"},
+    },
+}
+MODELCAR_INIT = {**MODELCAR, "name": "modelcar-init"}
+ROUTING_SIDECAR = {"name": "llm-d-routing-sidecar", "restartPolicy": "Always", "resources": {}}
+SCHEDULER_MAIN = {
+    "name": "main",
+    "resources": {
+        "requests": {"cpu": "1", "memory": "2Gi"},
+        "limits": {"cpu": "6", "memory": "16Gi"},
+    },
+}
+SCHEDULER_TOKENIZER = {
+    "name": "tokenizer",
+    "resources": {"requests": {"cpu": "256m", "memory": "500Mi"}},
+}
+
+_LONGEST = 63
+_MD5_LEN = 32
+
+
+def child_name(parent: str, suffix: str) -> str:
+    """knative.dev/pkg kmeta.ChildName, for suffixes under 31 characters (all of KServe's)."""
+    if len(parent) > _LONGEST - len(suffix):
+        digest = hashlib.md5(parent.encode(), usedforsecurity=False).hexdigest()
+        return parent[: _LONGEST - _MD5_LEN - len(suffix)] + digest + suffix
+    return parent + suffix
+
+
+@dataclass(frozen=True)
+class GeneratedPods:
+    """One pod template the controller creates: the workload's name and kind, the role of its
+    pods, the spec path their PodSpec comes from, that PodSpec as the service states it, and the
+    containers / init containers the presets and the controller add (by name; merged by name
+    into the service's own, whose fields win)."""
+
+    workload: str
+    kind: str  # Deployment | LeaderWorkerSet
+    role: str  # decode | leader | worker | prefill | prefill-leader | prefill-worker | scheduler
+    spec_path: str
+    pod_spec: dict[str, Any]
+    added_containers: list[dict[str, Any]] = field(default_factory=list)
+    added_init_containers: list[dict[str, Any]] = field(default_factory=list)
+    replicas: int | None = None
+    group_size: int | None = None  # LWS pods per group (leader included)
+
+
+def _scheme(uri: str) -> str:
+    return uri.split("://", 1)[0] if "://" in uri else ""
+
+
+def _group_size(parallelism: dict[str, Any] | None) -> int | None:
+    """LLMInferenceService ParallelismSpec.GetSize (types_func.go)."""
+    p = parallelism or {}
+    if p.get("data") or p.get("dataLocal"):
+        return max(max(p.get("data") or 1, 1) // max(p.get("dataLocal") or 1, 1), 1)
+    if p.get("pipeline"):
+        return int(p["pipeline"])
+    return None
+
+
+def _download(spec: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(containers, init containers) the model download adds to a workload pod."""
+    if (spec.get("storageInitializer") or {}).get("enabled") is False:
+        return [], []
+    model = spec.get("model") or {}
+    scheme = _scheme(str(model.get("uri", "")))
+    lora = bool(((model.get("lora") or {}).get("adapters")) or [])
+    if scheme in ("oci",):
+        return [dict(MODELCAR)], [dict(MODELCAR_INIT)] + (
+            [dict(STORAGE_INITIALIZER)] if lora else []
+        )
+    if scheme in DOWNLOAD_SCHEMES or lora:
+        return [], [dict(STORAGE_INITIALIZER)]
+    return [], []
+
+
+def generated_pods(cr: dict[str, Any]) -> list[GeneratedPods]:
+    """Every pod template KServe v0.20.0 makes from this LLMInferenceService (its own spec; the
+    spec of baseRefs it names is not known here)."""
+    name = (cr.get("metadata") or {}).get("name", "")
+    spec = cr.get("spec") or {}
+    has_prefill = spec.get("prefill") is not None
+    out: list[GeneratedPods] = []
+    containers, inits = _download(spec)
+    for part, prefix in ((spec, ""), (spec.get("prefill"), "prefill")):
+        if part is None:
+            continue
+        path = "spec.prefill" if prefix else "spec"
+        sidecar = [dict(ROUTING_SIDECAR)] if has_prefill and not prefix else []
+        replicas = part.get("replicas")
+        if part.get("worker") is not None:
+            lws = child_name(name, SUFFIX_MULTI_NODE_PREFILL if prefix else SUFFIX_MULTI_NODE)
+            size = _group_size(part.get("parallelism"))
+            roles = (("leader", "template"), ("worker", "worker"))
+            for role, key in roles:
+                if part.get(key) is None:
+                    continue
+                out.append(
+                    GeneratedPods(
+                        lws,
+                        "LeaderWorkerSet",
+                        f"{prefix}-{role}" if prefix else role,
+                        f"{path}.{key}",
+                        dict(part[key]),
+                        list(containers),
+                        (sidecar if role == "leader" else []) + list(inits),
+                        replicas,
+                        size,
+                    )
+                )
+        else:
+            out.append(
+                GeneratedPods(
+                    child_name(name, SUFFIX_PREFILL if prefix else SUFFIX_DECODE),
+                    "Deployment",
+                    prefix or "decode",
+                    f"{path}.template",
+                    dict(part.get("template") or {}),
+                    list(containers),
+                    sidecar + list(inits),
+                    replicas,
+                )
+            )
+    scheduler = (spec.get("router") or {}).get("scheduler")
+    if scheduler is not None and not ((scheduler.get("pool") or {}).get("ref")):
+        out.append(
+            GeneratedPods(
+                child_name(name, SUFFIX_SCHEDULER),
+                "Deployment",
+                "scheduler",
+                "spec.router.scheduler.template",
+                dict(scheduler.get("template") or {}),
+                [dict(SCHEDULER_MAIN)],
+                list(inits)
+                if _scheme(str((spec.get("model") or {}).get("uri", ""))) in DOWNLOAD_SCHEMES
+                else [],
+                scheduler.get("replicas"),
+            )
+        )
+    return out

@@ -1,0 +1,392 @@
+"""`LLMServingInstall`: what KServe v0.20.0's LLMInferenceService needs, installed in dependency
+order from upstream charts and release manifests at pinned versions.
+
+Sources: kserve/website `versioned_docs/version-0.20/admin-guide/kubernetes-deployment-llmisvc.md`
+(minimums: Kubernetes 1.32+, cert-manager 1.18.0+, Gateway API 1.3.0+, GIE 1.2.0, Envoy Gateway
+1.5.0+, LeaderWorkerSet 0.6.2+; order: cert-manager, Gateway API and GIE CRDs, Envoy Gateway,
+Envoy AI Gateway, LWS, GatewayClass, Gateway, KServe) and `.../llmisvc/llmisvc-dependencies.md`
+("Install GIE CRDs BEFORE Gateway Provider": the provider looks for the InferencePool CRD when it
+starts); kserve/kserve v0.20.0 `kserve-deps.env` (the versions pinned below) and the scripts it
+runs, `hack/setup/infra/`:
+
+1. cert-manager: chart `cert-manager` from https://charts.jetstack.io, `crds.enabled=true`
+   (manage.cert-manager-helm.sh). KServe's CI pins v1.17.0, below the guide's 1.18.0 minimum:
+   v1.18.2 here (the tag exists; the chart at that version was not fetched from this machine).
+2. Gateway API CRDs: `standard-install.yaml` of kubernetes-sigs/gateway-api release v1.5.1
+   (gateway-api/manage.gateway-api-crd.sh).
+3. Gateway API Inference Extension CRDs: `v1-manifests.yaml` of
+   kubernetes-sigs/gateway-api-inference-extension v1.5.0, and the llm-d.ai CRDs from
+   `manifests.yaml` of llm-d/llm-d-router v0.9.0 (gateway-api/manage.gateway-api-extension-crd.sh;
+   that file's content was not read). The kserve-llmisvc-resources chart bundles the same CRDs
+   (InferencePool at bundle v1.5.0-rc.2) unless `kserve.llmisvc.createGIECRDs: false`: set here,
+   since Helm cannot adopt objects another tool created.
+4. Envoy Gateway: chart `oci://docker.io/envoyproxy/gateway-helm` v1.8.1, namespace
+   `envoy-gateway-system` (manage.envoy-gateway-helm.sh installs its CRDs apart and the chart with
+   --skip-crds; here the chart installs them, and Helm skips the Gateway API CRDs that step 2 made).
+5. Envoy AI Gateway (the InferencePool backend of Envoy Gateway): Envoy Gateway's values from
+   envoyproxy/ai-gateway v1.0.0 `manifests/envoy-gateway-values.yaml` and
+   `examples/inference-pool/envoy-gateway-values-addon.yaml` (transcribed below), then charts
+   `oci://docker.io/envoyproxy/ai-gateway-crds-helm` and `ai-gateway-helm` v1.0.0 in
+   `envoy-ai-gateway-system` (manage.envoy-ai-gateway-helm.sh).
+6. LeaderWorkerSet: `manifests.yaml` of kubernetes-sigs/lws release v0.8.0, applied server-side
+   (manage.lws-operator.sh; the CRD is too large for a client-side apply's annotation; the
+   pulumi-kubernetes provider applies server-side by default).
+7. GatewayClass `envoy` (controller `gateway.envoyproxy.io/gatewayclass-controller`) and the
+   Gateway `kserve/kserve-ingress-gateway` (an `http` listener on port 80, routes from all
+   namespaces, infrastructure label `serving.kserve.io/gateway`), KServe's default gateway
+   (gateway-api/manage.gateway-api-gwclass.sh and manage.gateway-api-gw.sh).
+8. KServe: charts `kserve-llmisvc-crd` then `kserve-llmisvc-resources` (oci://ghcr.io/kserve/charts,
+   v0.20.0, namespace kserve); with KServe's InferenceService charts installed too
+   (`KServeInstall`), `kserve.createSharedResources: false` (they already made the shared
+   inferenceservice-config ConfigMap, Issuer and ClusterStorageContainer:
+   hack/setup/common.sh determine_shared_resources_helm); then `kserve-runtime-configs` with
+   `kserve.llmisvcConfigs.enabled: true` (default false) and `kserve.servingruntime.enabled:
+   false`, as the release `kserve-llmisvc-configs` (KServeInstall's release of the same chart is
+   named `kserve-runtime-configs`): the LLMInferenceServiceConfig presets the controller merges.
+
+Every step has a local replacement for air-gapped clusters: a chart directory or `.tgz`, or a
+manifest file.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..model import versions
+from ..model.errors import InputError, show
+from ..model.versions import Chart
+from .helm import chart_release, check_local_charts
+
+# Pinned versions (to move to components/model/versions.py).
+LLM_CERT_MANAGER = Chart("cert-manager", "https://charts.jetstack.io", "v1.18.2")
+GATEWAY_API_VERSION = "v1.5.1"
+GIE_VERSION = "v1.5.0"
+LLMD_ROUTER_VERSION = "v0.9.0"
+LWS_VERSION = "v0.8.0"
+ENVOY_GATEWAY = Chart("gateway-helm", "oci://docker.io/envoyproxy", "v1.8.1")
+ENVOY_AI_GATEWAY_CRDS = Chart("ai-gateway-crds-helm", "oci://docker.io/envoyproxy", "v1.0.0")
+ENVOY_AI_GATEWAY = Chart("ai-gateway-helm", "oci://docker.io/envoyproxy", "v1.0.0")
+# KServe's LLM charts, at the pinned KServe (charts/*/Chart.yaml `version: v0.20.0`).
+_KSERVE_CHARTS = versions.KSERVE_CRD.repo
+KSERVE_LLMISVC_CRD = Chart("kserve-llmisvc-crd", _KSERVE_CHARTS, versions.KSERVE_VERSION)
+KSERVE_LLMISVC_RESOURCES = Chart(
+    "kserve-llmisvc-resources", _KSERVE_CHARTS, versions.KSERVE_VERSION
+)
+KSERVE_LLMISVC_CONFIGS = Chart("kserve-runtime-configs", _KSERVE_CHARTS, versions.KSERVE_VERSION)
+
+GATEWAY_API_MANIFEST = (
+    "https://github.com/kubernetes-sigs/gateway-api/releases/download/"
+    f"{GATEWAY_API_VERSION}/standard-install.yaml"
+)
+GIE_MANIFEST = (
+    "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/"
+    f"{GIE_VERSION}/v1-manifests.yaml"
+)
+LLMD_CRDS_MANIFEST = (
+    f"https://github.com/llm-d/llm-d-router/releases/download/{LLMD_ROUTER_VERSION}/manifests.yaml"
+)
+LWS_MANIFEST = (
+    f"https://github.com/kubernetes-sigs/lws/releases/download/{LWS_VERSION}/manifests.yaml"
+)
+
+GATEWAY_CLASS = "envoy"
+GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
+GATEWAY_NAME = "kserve-ingress-gateway"
+KSERVE_NAMESPACE = "kserve"
+
+# envoyproxy/ai-gateway v1.0.0: manifests/envoy-gateway-values.yaml merged with
+# examples/inference-pool/envoy-gateway-values-addon.yaml (the two files KServe's script passes).
+ENVOY_GATEWAY_AI_VALUES: dict[str, Any] = {
+    "config": {
+        "envoyGateway": {
+            "gateway": {"controllerName": GATEWAY_CONTROLLER},
+            "logging": {"level": {"default": "info"}},
+            "provider": {"type": "Kubernetes"},
+            "extensionApis": {"enableEnvoyPatchPolicy": True, "enableBackend": True},
+            "extensionManager": {
+                "hooks": {
+                    "xdsTranslator": {
+                        "translation": {
+                            "listener": {"includeAll": True},
+                            "route": {"includeAll": True},
+                            "cluster": {"includeAll": True},
+                            "secret": {"includeAll": True},
+                        },
+                        "post": ["Translation", "Cluster", "Route"],
+                    }
+                },
+                "service": {
+                    "fqdn": {
+                        "hostname": "ai-gateway-controller.envoy-ai-gateway-system.svc.cluster.local",
+                        "port": 1063,
+                    }
+                },
+                "backendResources": [
+                    {
+                        "group": "inference.networking.k8s.io",
+                        "kind": "InferencePool",
+                        "version": "v1",
+                    }
+                ],
+            },
+        }
+    }
+}
+
+
+@dataclass
+class LLMServingInstallArgs:
+    """Inputs of `LLMServingInstall`: which steps run, and local copies for air-gapped
+    clusters."""
+
+    cert_manager: Optional[bool] = True
+    """Install cert-manager (the llmisvc webhook's certificate and LWS need it); False when the
+    cluster (or the platform's CertManager, at 1.18.0 or later) has it."""
+    gateway_api_crds: Optional[bool] = True
+    """Install the Gateway API CRDs (False when the cluster's gateway brought them)."""
+    envoy_gateway: Optional[bool] = True
+    """Install Envoy Gateway with the Envoy AI Gateway, and the GatewayClass `envoy`."""
+    gateway: Optional[bool] = True
+    """Create KServe's default Gateway `kserve/kserve-ingress-gateway`."""
+    leader_worker_set: Optional[bool] = True
+    """Install LeaderWorkerSet (multi-node workers)."""
+    kserve_installed: Optional[bool] = False
+    """KServe's InferenceService charts are installed too (KServeInstall): they own the shared
+    resources, so the llmisvc chart must not make them."""
+    cert_manager_chart: Optional[str] = None
+    """A local cert-manager chart (directory or `.tgz`)."""
+    envoy_gateway_chart: Optional[str] = None
+    """A local Envoy Gateway chart (gateway-helm)."""
+    ai_gateway_crds_chart: Optional[str] = None
+    """A local Envoy AI Gateway CRDs chart (ai-gateway-crds-helm)."""
+    ai_gateway_chart: Optional[str] = None
+    """A local Envoy AI Gateway chart (ai-gateway-helm)."""
+    llmisvc_crd_chart: Optional[str] = None
+    """A local kserve-llmisvc-crd chart."""
+    llmisvc_resources_chart: Optional[str] = None
+    """A local kserve-llmisvc-resources chart."""
+    runtime_configs_chart: Optional[str] = None
+    """A local kserve-runtime-configs chart."""
+    gateway_api_manifest: Optional[str] = None
+    """A local copy of Gateway API's standard-install.yaml."""
+    gie_manifest: Optional[str] = None
+    """A local copy of the Inference Extension's v1-manifests.yaml."""
+    llmd_crds_manifest: Optional[str] = None
+    """A local copy of llm-d-router's manifests.yaml (the llm-d.ai CRDs)."""
+    lws_manifest: Optional[str] = None
+    """A local copy of LeaderWorkerSet's manifests.yaml."""
+
+
+LOCAL_MANIFEST_RULE = "a YAML file; a relative path is read from the project directory"
+
+
+def check_local_manifests(owner: str, manifests: dict[str, Optional[str]]) -> None:
+    """Refuse a local manifest path that is not a file, naming `owner.args.<arg>`."""
+    for arg, path in manifests.items():
+        if path is None:
+            continue
+        if not isinstance(path, str) or not path.strip() or not Path(path).is_file():
+            raise InputError(
+                f"manifest path {show(path)} is not a file (read from {Path.cwd()})",
+                LOCAL_MANIFEST_RULE,
+                f"{owner}.args.{arg}",
+            )
+
+
+def llmisvc_resources_values(args: LLMServingInstallArgs) -> dict[str, Any]:
+    """Values of kserve-llmisvc-resources: the GIE CRDs come from their release (step 3), the
+    shared resources from KServe's charts when those are installed."""
+    kserve: dict[str, Any] = {"llmisvc": {"createGIECRDs": False}}
+    if args.kserve_installed:
+        kserve["createSharedResources"] = False
+    return {"kserve": kserve}
+
+
+RUNTIME_CONFIG_VALUES = {
+    "kserve": {"llmisvcConfigs": {"enabled": True}, "servingruntime": {"enabled": False}}
+}
+
+
+def gateway_class_body() -> dict[str, Any]:
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": GATEWAY_CLASS},
+        "spec": {"controllerName": GATEWAY_CONTROLLER},
+    }
+
+
+def gateway_body() -> dict[str, Any]:
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": GATEWAY_NAME, "namespace": KSERVE_NAMESPACE},
+        "spec": {
+            "gatewayClassName": GATEWAY_CLASS,
+            "listeners": [
+                {
+                    "name": "http",
+                    "protocol": "HTTP",
+                    "port": 80,
+                    "allowedRoutes": {"namespaces": {"from": "All"}},
+                }
+            ],
+            "infrastructure": {"labels": {"serving.kserve.io/gateway": GATEWAY_NAME}},
+        },
+    }
+
+
+class LLMServingInstall(pulumi.ComponentResource):
+    """Everything LLMInferenceServices need, in order; `ready` waits for all of it."""
+
+    def __init__(
+        self,
+        name: str,
+        args: LLMServingInstallArgs,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        owner = f"LLMServingInstall({name!r})"
+        check_local_charts(
+            owner,
+            {
+                "cert_manager_chart": args.cert_manager_chart,
+                "envoy_gateway_chart": args.envoy_gateway_chart,
+                "ai_gateway_crds_chart": args.ai_gateway_crds_chart,
+                "ai_gateway_chart": args.ai_gateway_chart,
+                "llmisvc_crd_chart": args.llmisvc_crd_chart,
+                "llmisvc_resources_chart": args.llmisvc_resources_chart,
+                "runtime_configs_chart": args.runtime_configs_chart,
+            },
+        )
+        check_local_manifests(
+            owner,
+            {
+                "gateway_api_manifest": args.gateway_api_manifest,
+                "gie_manifest": args.gie_manifest,
+                "llmd_crds_manifest": args.llmd_crds_manifest,
+                "lws_manifest": args.lws_manifest,
+            },
+        )
+        super().__init__("gpu-inference:index:LLMServingInstall", name, None, opts)
+        after: list[pulumi.Resource] = []
+
+        def manifest(suffix: str, url: str, local: Optional[str]) -> pulumi.Resource:
+            return k8s.yaml.v2.ConfigFile(
+                f"{name}-{suffix}",
+                file=local or url,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
+            )
+
+        if args.cert_manager is not False:
+            after = [
+                chart_release(
+                    f"{name}-cert-manager",
+                    LLM_CERT_MANAGER,
+                    release="cert-manager",
+                    namespace="cert-manager",
+                    values={"crds": {"enabled": True, "keep": True}},
+                    local_chart=args.cert_manager_chart,
+                    parent=self,
+                )
+            ]
+        if args.gateway_api_crds is not False:
+            after = [manifest("gateway-api-crds", GATEWAY_API_MANIFEST, args.gateway_api_manifest)]
+        gie = manifest("inference-extension-crds", GIE_MANIFEST, args.gie_manifest)
+        llmd = manifest("llm-d-crds", LLMD_CRDS_MANIFEST, args.llmd_crds_manifest)
+        after = [gie, llmd]
+        if args.envoy_gateway is not False:
+            envoy = chart_release(
+                f"{name}-envoy-gateway",
+                ENVOY_GATEWAY,
+                release="eg",
+                namespace="envoy-gateway-system",
+                values=ENVOY_GATEWAY_AI_VALUES,
+                local_chart=args.envoy_gateway_chart,
+                depends_on=after,
+                parent=self,
+            )
+            ai_crds = chart_release(
+                f"{name}-ai-gateway-crds",
+                ENVOY_AI_GATEWAY_CRDS,
+                release="aieg-crd",
+                namespace="envoy-ai-gateway-system",
+                local_chart=args.ai_gateway_crds_chart,
+                depends_on=[envoy],
+                parent=self,
+            )
+            ai = chart_release(
+                f"{name}-ai-gateway",
+                ENVOY_AI_GATEWAY,
+                release="aieg",
+                namespace="envoy-ai-gateway-system",
+                local_chart=args.ai_gateway_chart,
+                depends_on=[ai_crds],
+                parent=self,
+            )
+            gateway_class = k8s.apiextensions.CustomResource(
+                f"{name}-gateway-class",
+                api_version="gateway.networking.k8s.io/v1",
+                kind="GatewayClass",
+                metadata=gateway_class_body()["metadata"],
+                spec=gateway_class_body()["spec"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[ai]),
+            )
+            after = [gateway_class]
+        if args.leader_worker_set is not False:
+            after = [*after, manifest("lws", LWS_MANIFEST, args.lws_manifest)]
+        crd = chart_release(
+            f"{name}-llmisvc-crd",
+            KSERVE_LLMISVC_CRD,
+            release="kserve-llmisvc-crd",
+            namespace=KSERVE_NAMESPACE,
+            local_chart=args.llmisvc_crd_chart,
+            depends_on=after,
+            parent=self,
+        )
+        controller = chart_release(
+            f"{name}-llmisvc",
+            KSERVE_LLMISVC_RESOURCES,
+            release="kserve-llmisvc-resources",
+            namespace=KSERVE_NAMESPACE,
+            values=llmisvc_resources_values(args),
+            local_chart=args.llmisvc_resources_chart,
+            depends_on=[crd],
+            parent=self,
+        )
+        configs = chart_release(
+            f"{name}-llmisvc-configs",
+            KSERVE_LLMISVC_CONFIGS,
+            release="kserve-llmisvc-configs",
+            namespace=KSERVE_NAMESPACE,
+            values=RUNTIME_CONFIG_VALUES,
+            local_chart=args.runtime_configs_chart,
+            depends_on=[controller],
+            parent=self,
+        )
+        ready: list[pulumi.Resource] = [configs]
+        if args.gateway is not False:
+            ready.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-gateway",
+                    api_version="gateway.networking.k8s.io/v1",
+                    kind="Gateway",
+                    metadata=gateway_body()["metadata"],
+                    spec=gateway_body()["spec"],
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[controller]),
+                )
+            )
+        self.ready: list[pulumi.Resource] = ready
+        self.versions = {
+            "kserve": versions.KSERVE_VERSION,
+            "cert-manager": LLM_CERT_MANAGER.version,
+            "gateway-api": GATEWAY_API_VERSION,
+            "gateway-api-inference-extension": GIE_VERSION,
+            "llm-d-router": LLMD_ROUTER_VERSION,
+            "envoy-gateway": ENVOY_GATEWAY.version,
+            "envoy-ai-gateway": ENVOY_AI_GATEWAY.version,
+            "lws": LWS_VERSION,
+        }
+        self.register_outputs({})

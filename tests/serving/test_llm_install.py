@@ -1,0 +1,197 @@
+"""LLMServingInstall: the exact releases and manifests, versions, values and order KServe v0.20.0's
+LLMInferenceService needs, each step switchable, with local copies for air-gapped clusters."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.model.errors import InputError
+from components.preview.mockrun import FakeCloud, run_program
+from components.serving.llm_install import LLMServingInstall, LLMServingInstallArgs
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+GATEWAY_CLASS = "kubernetes:gateway.networking.k8s.io/v1:GatewayClass"
+GATEWAY = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
+
+
+def install(**kw):
+    return run_program(lambda: LLMServingInstall("llm", LLMServingInstallArgs(**kw)))
+
+
+def releases(g):
+    return {r.inputs["name"]: r for r in g.of_type(RELEASE)}
+
+
+def files(g):
+    return {r.name: r for r in g.of_type(CONFIG_FILE)}
+
+
+def test_every_step_at_its_pinned_version():
+    g = install()
+    rel = releases(g)
+    assert {
+        n: (r.inputs["chart"], r.inputs["version"], r.inputs["namespace"]) for n, r in rel.items()
+    } == {
+        "cert-manager": ("cert-manager", "v1.18.2", "cert-manager"),
+        "eg": ("oci://docker.io/envoyproxy/gateway-helm", "v1.8.1", "envoy-gateway-system"),
+        "aieg-crd": (
+            "oci://docker.io/envoyproxy/ai-gateway-crds-helm",
+            "v1.0.0",
+            "envoy-ai-gateway-system",
+        ),
+        "aieg": ("oci://docker.io/envoyproxy/ai-gateway-helm", "v1.0.0", "envoy-ai-gateway-system"),
+        "kserve-llmisvc-crd": (
+            "oci://ghcr.io/kserve/charts/kserve-llmisvc-crd",
+            "v0.20.0",
+            "kserve",
+        ),
+        "kserve-llmisvc-resources": (
+            "oci://ghcr.io/kserve/charts/kserve-llmisvc-resources",
+            "v0.20.0",
+            "kserve",
+        ),
+        "kserve-llmisvc-configs": (
+            "oci://ghcr.io/kserve/charts/kserve-runtime-configs",
+            "v0.20.0",
+            "kserve",
+        ),
+    }
+    assert rel["cert-manager"].inputs["repositoryOpts"] == {"repo": "https://charts.jetstack.io"}
+    assert {n: r.inputs["file"] for n, r in files(g).items()} == {
+        "llm-gateway-api-crds": "https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.5.1/standard-install.yaml",
+        "llm-inference-extension-crds": "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.5.0/v1-manifests.yaml",
+        "llm-llm-d-crds": "https://github.com/llm-d/llm-d-router/releases/download/v0.9.0/manifests.yaml",
+        "llm-lws": "https://github.com/kubernetes-sigs/lws/releases/download/v0.8.0/manifests.yaml",
+    }
+
+
+def test_values():
+    rel = releases(install())
+    assert rel["cert-manager"].inputs["values"] == {"crds": {"enabled": True, "keep": True}}
+    # The GIE CRDs come from their release; the chart's bundled copy would collide.
+    assert rel["kserve-llmisvc-resources"].inputs["values"] == {
+        "kserve": {"llmisvc": {"createGIECRDs": False}}
+    }
+    assert rel["kserve-llmisvc-configs"].inputs["values"] == {
+        "kserve": {"llmisvcConfigs": {"enabled": True}, "servingruntime": {"enabled": False}}
+    }
+    eg = rel["eg"].inputs["values"]["config"]["envoyGateway"]
+    assert eg["extensionManager"]["backendResources"] == [
+        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"}
+    ]
+    assert eg["extensionManager"]["service"]["fqdn"] == {
+        "hostname": "ai-gateway-controller.envoy-ai-gateway-system.svc.cluster.local",
+        "port": 1063,
+    }
+    assert eg["extensionApis"] == {"enableEnvoyPatchPolicy": True, "enableBackend": True}
+    assert "values" not in rel["aieg"].inputs or rel["aieg"].inputs["values"] == {}
+
+
+def test_beside_kserve_the_shared_resources_are_not_made_twice():
+    rel = releases(install(kserve_installed=True))
+    assert rel["kserve-llmisvc-resources"].inputs["values"] == {
+        "kserve": {"llmisvc": {"createGIECRDs": False}, "createSharedResources": False}
+    }
+
+
+def test_dependency_order():
+    g = install()
+    rel, cf = releases(g), files(g)
+    chain = [
+        rel["cert-manager"],
+        cf["llm-gateway-api-crds"],
+        cf["llm-inference-extension-crds"],
+        rel["eg"],
+        rel["aieg-crd"],
+        rel["aieg"],
+        g.one(GATEWAY_CLASS),
+        cf["llm-lws"],
+        rel["kserve-llmisvc-crd"],
+        rel["kserve-llmisvc-resources"],
+        rel["kserve-llmisvc-configs"],
+    ]
+    for later, earlier in zip(chain[1:], chain, strict=False):
+        assert g.depends_on(later, earlier), (later.name, earlier.name)
+    # GIE and llm-d CRDs before the gateway provider starts (KServe's dependency guide).
+    assert g.depends_on(rel["eg"], cf["llm-llm-d-crds"])
+    assert not g.depends_on(rel["cert-manager"], rel["eg"])
+    gateway = g.one(GATEWAY)
+    assert g.depends_on(gateway, rel["kserve-llmisvc-resources"])
+    assert g.depends_on(rel["kserve-llmisvc-crd"], g.one(GATEWAY_CLASS))
+
+
+def test_gateway_class_and_default_gateway():
+    g = install()
+    gc = g.one(GATEWAY_CLASS).inputs
+    assert gc["metadata"] == {"name": "envoy"}
+    assert gc["spec"] == {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"}
+    gw = g.one(GATEWAY).inputs
+    assert gw["metadata"] == {"name": "kserve-ingress-gateway", "namespace": "kserve"}
+    assert gw["spec"] == {
+        "gatewayClassName": "envoy",
+        "listeners": [
+            {
+                "name": "http",
+                "protocol": "HTTP",
+                "port": 80,
+                "allowedRoutes": {"namespaces": {"from": "All"}},
+            }
+        ],
+        "infrastructure": {"labels": {"serving.kserve.io/gateway": "kserve-ingress-gateway"}},
+    }
+
+
+def test_steps_switched_off():
+    g = install(
+        cert_manager=False,
+        gateway_api_crds=False,
+        envoy_gateway=False,
+        leader_worker_set=False,
+        gateway=False,
+    )
+    assert set(releases(g)) == {
+        "kserve-llmisvc-crd",
+        "kserve-llmisvc-resources",
+        "kserve-llmisvc-configs",
+    }
+    assert set(files(g)) == {"llm-inference-extension-crds", "llm-llm-d-crds"}
+    assert g.of_type(GATEWAY_CLASS) == [] and g.of_type(GATEWAY) == []
+    assert g.depends_on(releases(g)["kserve-llmisvc-crd"], files(g)["llm-llm-d-crds"])
+
+
+def test_air_gapped_copies(tmp_path):
+    chart = tmp_path / "kserve-llmisvc-crd"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text("name: kserve-llmisvc-crd\nversion: v0.20.0\n")
+    lws = tmp_path / "lws.yaml"
+    lws.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: lws-system}\n")
+    g = install(llmisvc_crd_chart=str(chart), lws_manifest=str(lws))
+    crd = releases(g)["kserve-llmisvc-crd"].inputs
+    assert crd["chart"] == str(chart)
+    assert "version" not in crd and "repositoryOpts" not in crd
+    assert files(g)["llm-lws"].inputs["file"] == str(lws)
+
+
+@pytest.mark.parametrize(
+    ("kw", "path", "piece"),
+    [
+        ({"lws_manifest": "/nowhere/lws.yaml"}, "lws_manifest", "is not a file"),
+        ({"envoy_gateway_chart": "/nowhere/eg"}, "envoy_gateway_chart", "does not exist"),
+    ],
+)
+def test_a_bad_local_copy_is_refused_before_anything_is_registered(kw, path, piece):
+    seen: list[str] = []
+
+    class Recording(FakeCloud):
+        def new_resource(self, args):
+            seen.append(args.typ)
+            return super().new_resource(args)
+
+    with pytest.raises(InputError) as err:
+        run_program(
+            lambda: LLMServingInstall("llm", LLMServingInstallArgs(**kw)), mocks=Recording()
+        )
+    assert err.value.path == f"LLMServingInstall('llm').args.{path}"
+    assert piece in str(err.value)
+    assert seen == []
