@@ -15,6 +15,8 @@ INTERFACE:
 - `*_or_none` variants of the three: None when the type is not in the catalog ("fit unknown")
 - `existing_node_shape(name, allocatable)`: a stack-declared allocatable (Kubernetes quantities)
 - `RESOURCE_NAMES`, `format_resource(name, value)` (for messages)
+- `reshaped(shape, name=, disk=)`, `disk_to_hold(shape, request)`, `larger_to_hold(shape,
+  request)`: the same kind of node with another type or disk (what the fit findings propose)
 
 Every refusal is an `InputError` naming the type and the known types of its family.
 """
@@ -110,6 +112,8 @@ class NodeShape:
     capacity: Resources
     allocatable: Resources
     source: str
+    kind: str = "existing"  # "gke" | "eks" | "karpenter" | "existing"
+    options: tuple[tuple[str, object], ...] = ()  # the builder's keyword arguments
 
     @property
     def reserved(self) -> Resources:
@@ -342,7 +346,8 @@ def _gke_shape(machine: GceMachine, disk_gb: object, gpus: object, max_pods: obj
         pods=pods,
         gpus=capacity.gpus,
     )
-    return NodeShape(machine.name, capacity, allocatable, _GKE_SOURCE)
+    options = (("disk_gb", disk_gb), ("gpus", gpus), ("max_pods", max_pods))
+    return NodeShape(machine.name, capacity, allocatable, _GKE_SOURCE, "gke", options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -495,7 +500,8 @@ def _eks_shape(inst: Ec2Instance, disk_gib: object, gpus: object) -> NodeShape:
         pods=capacity.pods,
         gpus=capacity.gpus,
     )
-    return NodeShape(inst.name, capacity, allocatable, _EKS_SOURCE)
+    options = (("disk_gib", disk_gib), ("gpus", gpus))
+    return NodeShape(inst.name, capacity, allocatable, _EKS_SOURCE, "eks", options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -583,7 +589,14 @@ def _karpenter_shape(
         memory=AWS_EVICTION_MEMORY,
         ephemeral_storage=math.ceil(float(storage) / 100 * 10),
     )
-    return NodeShape(inst.name, capacity, capacity - kube_reserved - eviction, _KARPENTER_SOURCE)
+    options = (
+        ("disk_gib", disk_gib),
+        ("ami_family", ami_family),
+        ("max_pods", max_pods),
+        ("vm_memory_overhead_percent", overhead_percent),
+    )
+    allocatable = capacity - kube_reserved - eviction
+    return NodeShape(inst.name, capacity, allocatable, _KARPENTER_SOURCE, "karpenter", options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -640,3 +653,75 @@ def existing_node_shape(
         gpus=amount("nvidia.com/gpu", 0, whole=True),
     )
     return NodeShape(name, held, held, source)
+
+
+# ---------------------------------------------------------------------------------------------
+# What would hold a pod (the fix of the fit findings)
+# ---------------------------------------------------------------------------------------------
+
+_BUILDERS = {
+    "gke": (gke_node_shape_or_none, "disk_gb"),
+    "eks": (eks_node_shape_or_none, "disk_gib"),
+    "karpenter": (karpenter_node_shape_or_none, "disk_gib"),
+}
+MAX_DISK = 65536  # GB / GiB: the largest Persistent Disk / EBS volume
+
+
+def reshaped(
+    shape: NodeShape, name: str | None = None, disk: int | None = None
+) -> NodeShape | None:
+    """The same kind of node as `shape` (its builder and options) with another machine /
+    instance type or disk; None for existing nodes, an unknown type or a refused combination."""
+    builder = _BUILDERS.get(shape.kind)
+    if builder is None:
+        return None
+    build, disk_key = builder
+    options = dict(shape.options)
+    if disk is not None:
+        options[disk_key] = disk
+    if name is not None and name != shape.name:
+        options.pop("gpus", None)  # the other type's own GPUs
+    try:
+        return build(name or shape.name, **options)  # type: ignore[operator]
+    except InputError:
+        return None
+
+
+def disk_to_hold(shape: NodeShape, request: Resources) -> int | None:
+    """The smallest disk (the kind's unit: GB on GKE, GiB on AWS) with which a node like `shape`
+    leaves `request`'s ephemeral storage allocatable; None when none up to `MAX_DISK` does."""
+    if reshaped(shape, disk=MAX_DISK) is None:
+        return None
+    low, high = 1, MAX_DISK
+    top = reshaped(shape, disk=high)
+    if top is None or top.allocatable.ephemeral_storage < request.ephemeral_storage:
+        return None
+    while low < high:
+        mid = (low + high) // 2
+        s = reshaped(shape, disk=mid)
+        if s is not None and s.allocatable.ephemeral_storage >= request.ephemeral_storage:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def larger_to_hold(shape: NodeShape, request: Resources) -> NodeShape | None:
+    """The smallest machine / instance type of `shape`'s family (same GPU model) with at least
+    its GPUs whose node, with the same disk, holds `request`; None when none does."""
+    if shape.kind == "gke":
+        sizes = gce_family_sizes(gce_machine_family(shape.name))
+    elif shape.kind in ("eks", "karpenter"):
+        sizes = ec2_family_sizes(shape.name.split(".", 1)[0])
+    else:
+        return None
+    found = []
+    for size in sizes:
+        other = reshaped(shape, name=size)
+        if (
+            other is not None
+            and other.capacity.gpus >= shape.capacity.gpus
+            and request.fits_in(other.allocatable)
+        ):
+            found.append(other)
+    return min(found, key=lambda s: (s.capacity.cpu, s.capacity.memory), default=None)
