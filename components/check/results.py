@@ -13,7 +13,7 @@ from ..model.scheduling import (
     Placement,
     Taint,
 )
-from ..model.shapes import NodeShape
+from ..model.shapes import NodeShape, Resources, format_resource
 from .contract import (
     SEVERITIES,
 )
@@ -83,6 +83,19 @@ class NodeTemplate:
 
 
 @dataclass(frozen=True)
+class SharedGpus:
+    """A pool whose `nvidia.com/gpu` are shares of physical GPUs, and who shares them."""
+
+    strategy: str  # "time-sharing" | "mps" (GKE) | "time-slicing" | "mps" (device plugin)
+    by: str  # "GKE" | "the NVIDIA device plugin"
+    refuses_more_than_one: bool  # a container asking more than 1 fails at admission
+    physical_gpus: int | None = None  # per node (GKE MPS allows more than 1 on 1-GPU nodes)
+
+    def describe(self) -> str:
+        return f"{self.by} {self.strategy}"
+
+
+@dataclass(frozen=True)
 class PoolFacts:
     """A node pool as the check sees it (effective labels and taints include the cloud's own)."""
 
@@ -100,6 +113,8 @@ class PoolFacts:
     gpu_memory_gib: float | None = None  # memory of one GPU; None: unknown
     node_group: str | None = None  # EKS: nodeGroupName (its ASG is eks-<name>-<id>)
     keys: tuple[str, ...] = ()  # `type::name` of its resources (what dependsOn names)
+    shared_gpus: SharedGpus | None = None
+    shape_note: str | None = None  # why some node's shape is unknown (fit not judged there)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -182,6 +197,7 @@ class PoolFacts:
             "nodes": sorted(n.name for n in self.nodes if n.name),
             "provider": self.provider,
             "resources": list(self.resources),
+            "sharedGpus": self.shared_gpus.describe() if self.shared_gpus else None,
             "spot": self.spot,
             "taints": [str(t) for t in self.taints],
         }
@@ -206,6 +222,8 @@ class WorkloadFacts:
     placement: Mapping[str, Any] = field(default_factory=dict)
     max_replicas: int | None = None  # None: unbounded or unknown
     model_size_gb: float | None = None  # weights, when the workload states them
+    requests: Resources | None = None  # what the pod asks a node for (None: not readable)
+    unfit: tuple[str, ...] = ()  # pools it lands on by placement but whose nodes cannot hold it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -222,7 +240,11 @@ class WorkloadFacts:
             "pools": list(self.pools),
             "resource": self.resource,
             "scalesToZero": self.scales_to_zero,
+            "requests": {k: format_resource(k, v) for k, v in self.requests.items()}
+            if self.requests is not None
+            else None,
             "type": self.type,
+            "unfitPools": list(self.unfit),
             "wired": list(self.wired),
         }
 

@@ -36,6 +36,7 @@ from .failures import (
     lands_once_booted,
     server_capacity,
 )
+from .fit import check_fit_unknown, judge_fit
 from .graph import (
     read_pools,
     read_templates,
@@ -112,6 +113,7 @@ def check(
     lands_on: dict[str, list[WorkloadFacts]] = {p.name: [] for p in pools}
     selected_keys: dict[str, set[str]] = {}  # pool -> label keys its workloads select
     deadline_default = knative_progress_deadline(entries)
+    unknown_fit: dict[str, list[str]] = {}  # pool -> workloads whose fit was not judged
     for t in read_templates(entries, scale_to_zero_allowed):
         rid = t.resource
         try:
@@ -154,6 +156,7 @@ def check(
             max_replicas=t.max_replicas,
             model_size_gb=model_size,
         )
+        facts = judge_fit(t, facts, placement, admitted, pools, out, unknown_fit)
         workloads.append(facts)
         for p in admitted:
             lands_on[p.name].append(facts)
@@ -174,6 +177,7 @@ def check(
             _check_knative(t, base, features, features_where, out)
 
     _check_pools(entries, pools, lands_on, out)
+    check_fit_unknown(pools, unknown_fit, out)
     _check_seldon_models(entries, out)
     check_gpu_budget(workloads, pools, out)
     check_asg_tags(entries, pools, selected_keys, out)
