@@ -104,8 +104,6 @@ class ModelSources:
     """KServe's model spec: `{format, storageUri, runtime, runtimeVersion, protocolVersion}`."""
     framework: Optional[FrameworkSource] = None
     """A predefined predictor: `{name, storageUri, runtimeVersion, protocolVersion}`."""
-    model_size_gb: Optional[float] = field(default=None, metadata=stack(ge=0.001))
-    """The model's weights in GB, checked against the GPUs' memory (placement check GI019)."""
 
 
 @dataclass
