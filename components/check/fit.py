@@ -126,8 +126,6 @@ def judge_fit(
         return w
     check_shared_gpus(t, w, admitted, out)
     check_mps_host_ipc(t, w, admitted, out)
-    if t.daemonset:
-        return replace(w, requests=ask)
     need = _without_gpus(ask)
     shapes: list[tuple[PoolFacts, NodeShape]] = []
     unfit = []
@@ -144,7 +142,11 @@ def judge_fit(
             unfit.append(pool.name)
     w = replace(w, requests=ask, unfit=tuple(unfit))
     disk_full = judged and check_model_disk(t, w, shapes, out)
-    if not admitted or len(unfit) < len(admitted):
+    # A DaemonSet's controller makes its pod for every node it tolerates, whatever the pod asks
+    # (pkg/controller/daemon checks labels and taints): on a pool it does not fit, it is Pending.
+    if t.daemonset and unfit:
+        shapes = [(p, s) for p, s in shapes if p.name in unfit]
+    elif not admitted or len(unfit) < len(admitted):
         return w
     if disk_full:
         need = replace(need, ephemeral_storage=0)  # said by GI024

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -131,9 +132,26 @@ class PoolFacts:
     def resource(self) -> str:
         return self.resources[0]
 
+    @functools.cached_property
+    def label_values(self) -> dict[str, frozenset[str]]:
+        """Every value each label key has on some node of the pool."""
+        found: dict[str, set[str]] = {}
+        for n in self.nodes:
+            for k, v in n.labels.items():
+                found.setdefault(k, set()).add(v)
+        return {k: frozenset(v) for k, v in found.items()}
+
+    def may_match(self, placement: Placement) -> bool:
+        """False when the pod's nodeSelector names a label value no node of the pool has (then
+        no node matches: a quick answer before each node is read)."""
+        values = self.label_values
+        return all(v in values.get(k, ()) for k, v in (placement.node_selector or {}).items())
+
     def admits(self, placement: Placement) -> bool:
         """The scheduler's label and taint filters let the pod onto a node of the pool."""
-        return any(placement.admits(n.labels, n.taints, n.name) for n in self.nodes)
+        return self.may_match(placement) and any(
+            placement.admits(n.labels, n.taints, n.name) for n in self.nodes
+        )
 
     def fits(self, gpus: int) -> bool:
         """A node of the pool has `gpus` GPUs to give (unknown counts are given the benefit)."""
@@ -148,7 +166,7 @@ class PoolFacts:
         """The pod can land on a node of the pool: one node both lets it in (labels, taints) and
         has the GPUs it asks for. The scheduler checks both on the same node: in a pool whose
         nodes have different GPU counts, the pool's smallest count does not decide."""
-        return any(
+        return self.may_match(placement) and any(
             placement.admits(n.labels, n.taints, n.name) and self.node_fits(n, gpus)
             for n in self.nodes
         )
@@ -168,7 +186,9 @@ class PoolFacts:
     def selected_by(self, placement: Placement) -> bool:
         """The pod's nodeSelector / required affinity picks a node of this pool by its labels
         (taints and GPUs aside). A pod that selects nothing selects no pool."""
-        return any(asks_for(placement, n.labels, n.name) for n in self.nodes)
+        return self.may_match(placement) and any(
+            asks_for(placement, n.labels, n.name) for n in self.nodes
+        )
 
     def why_not(self, placement: Placement, gpus: int = 0) -> list[str]:
         """What keeps the pod off this pool: labels, untolerated taints, the GPU count. Reads the

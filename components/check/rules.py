@@ -160,8 +160,11 @@ def check(
         workloads.append(facts)
         for p in admitted:
             lands_on[p.name].append(facts)
+        # Pools its nodeSelector / required affinity picks by label (taints and GPUs aside).
+        selected = [p for p in pools if p.selected_by(placement)]
+        landing = {p.name for p in admitted} | {p.name for p in selected}
         for p in pools:
-            if p in admitted or p.selected_by(placement):
+            if p.name in landing:
                 selected_keys.setdefault(p.name, set()).update(_selected_keys(placement))
         # Cloud pools it would land on once discovery labels its nodes (GI014).
         booting = (
@@ -169,7 +172,9 @@ def check(
             if admitted or t.daemonset
             else [(p, labels) for p in pools if (labels := lands_once_booted(placement, p, gpus))]
         )
-        _check_workload(t, facts, placement, placed, admitted, pools, pool_by_name, out, booting)
+        _check_workload(
+            t, facts, placement, placed, admitted, pools, pool_by_name, out, booting, selected
+        )
         check_cold_pools(facts, booting, out)
         check_model_fits(facts, pools, out)
         check_progress_deadline(t, facts, pools, deadline_default, out)
@@ -196,6 +201,7 @@ def _check_workload(
     pool_by_name: Mapping[str, PoolFacts],
     out: Findings,
     booting: Sequence[tuple[PoolFacts, list[str]]] = (),
+    selected: list[PoolFacts] | None = None,
 ) -> None:
     rid = w.resource
     names = [p.name for p in admitted]
@@ -204,7 +210,8 @@ def _check_workload(
     # Pools its nodeSelector / required affinity picks by label. When none of them admits it,
     # the pod stays Pending whatever it requests and whether or not it is wired: a cluster node
     # outside the graph cannot help, since it would need the labels of a pool in the graph.
-    selected = [p for p in pools if p.selected_by(placement)]
+    if selected is None:
+        selected = [p for p in pools if p.selected_by(placement)]
 
     def reasons(pool: PoolFacts) -> str:
         return "; ".join(pool.why_not(placement, w.gpus)) or "refused"

@@ -19,7 +19,7 @@ from decimal import ROUND_CEILING
 from typing import Any
 
 from .quantities import parse_quantity
-from .seldon_servers import builtin_server_config
+from .seldon_servers import builtin_containers
 from .shapes import RESOURCE_NAMES, Resources
 
 _BY_K8S = {v: k for k, v in RESOURCE_NAMES.items()}
@@ -112,5 +112,6 @@ def seldon_builtin_containers(server: str) -> list[dict[str, Any]]:
     """The containers of Seldon's built-in ServerConfig `server` (`mlserver` or `triton`) as the
     pinned setup chart makes them (`seldon_servers.builtin_server_config`: rclone 50m/128Mi,
     agent 200m/1Gi, the server 100m/1Gi); the check merges a Server's containers into them by
-    name, as Seldon's operator does. Raises KeyError for another name."""
-    return list(builtin_server_config(server)["podSpec"]["containers"])
+    name, as Seldon's operator does. Shared dicts: read them, do not change them. Raises KeyError
+    for another name."""
+    return list(builtin_containers(server))

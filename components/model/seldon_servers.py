@@ -262,9 +262,17 @@ def models_volume(server: str) -> str:
 
 def builtin_server_config(server: str) -> dict[str, Any]:
     """`{podSpec, volumeClaimTemplates}` of the built-in ServerConfig `server` (mlserver or
-    triton), as the pinned chart installs it. Raises KeyError for any other name."""
-    if server not in BUILTIN_SERVER_CONFIGS:
-        raise KeyError(server)
+    triton), as the pinned chart installs it: a fresh copy. Raises KeyError for another name."""
+    return copy.deepcopy(_BUILT[server])
+
+
+def builtin_containers(server: str) -> tuple[dict[str, Any], ...]:
+    """The built-in ServerConfig's containers, shared: read them, do not change them (the
+    placement check reads them for every Server on Seldon's own ServerConfig)."""
+    return _CONTAINERS[server]
+
+
+def _build(server: str) -> dict[str, Any]:
     models = models_volume(server)
     if server == "mlserver":
         main = _mlserver()
@@ -297,4 +305,8 @@ def builtin_server_config(server: str) -> dict[str, Any]:
             },
         }
     ]
-    return copy.deepcopy({"podSpec": pod, "volumeClaimTemplates": claims})
+    return {"podSpec": pod, "volumeClaimTemplates": claims}
+
+
+_BUILT = {server: _build(server) for server in BUILTIN_SERVER_CONFIGS}
+_CONTAINERS = {server: tuple(_BUILT[server]["podSpec"]["containers"]) for server in _BUILT}

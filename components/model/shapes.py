@@ -23,11 +23,13 @@ Every refusal is an `InputError` naming the type and the known types of its fami
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from fractions import Fraction
+from typing import Any, TypeVar
 
 from .aws_instances import EC2_INSTANCES, Ec2Instance, ec2_families, ec2_family_sizes
 from .catalog import AWS_GPU_INSTANCES, gke_gpus_for_machine, gke_machine_series
@@ -67,8 +69,8 @@ class Resources:
     gpus: int = 0  # nvidia.com/gpu
 
     def _zip(self, other: Resources) -> Iterator[tuple[str, int, int]]:
-        for f in fields(self):
-            yield f.name, getattr(self, f.name), getattr(other, f.name)
+        for name in _FIELDS:
+            yield name, getattr(self, name), getattr(other, name)
 
     def __add__(self, other: Resources) -> Resources:
         return Resources(**{k: a + b for k, a, b in self._zip(other)})
@@ -100,7 +102,17 @@ class Resources:
         return None
 
     def fits_in(self, allocatable: Resources) -> bool:
-        return self.first_misfit(allocatable) is None
+        a = allocatable  # every field, spelled out: the fit check calls this for every node
+        return (
+            self.cpu <= a.cpu
+            and self.memory <= a.memory
+            and self.ephemeral_storage <= a.ephemeral_storage
+            and self.pods <= a.pods
+            and self.gpus <= a.gpus
+        )
+
+
+_FIELDS = tuple(f.name for f in fields(Resources))
 
 
 @dataclass(frozen=True)
@@ -152,6 +164,26 @@ _FLOAT32_TENTH: float = struct.unpack("f", struct.pack("f", 0.1))[0]
 def kubelet_nodefs_eviction(capacity: int) -> int:
     """The kubelet's `nodefs.available<10%` hard-eviction threshold for a filesystem capacity."""
     return int(float(capacity) * _FLOAT32_TENTH)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _cached(build: _F) -> _F:
+    """Memoise a shape builder (the fit findings rebuild shapes many times); arguments that are
+    not hashable (bad input) go uncached, to the builder's own error."""
+    memo = functools.lru_cache(maxsize=4096)(build)
+
+    @functools.wraps(build)
+    def wrapper(*args: Any) -> Any:
+        try:
+            return memo(*args)
+        except TypeError as e:
+            if "unhashable" not in str(e):
+                raise
+            return build(*args)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _whole(value: object, what: str, minimum: int = 0) -> int:
@@ -326,6 +358,7 @@ def gke_node_shape(
     return _gke_shape(machine, disk_gb, gpus, max_pods)
 
 
+@_cached
 def _gke_shape(machine: GceMachine, disk_gb: object, gpus: object, max_pods: object) -> NodeShape:
     disk = _whole(disk_gb, "disk_gb", 1) * Gi
     pods = _whole(max_pods, "max_pods", 1)
@@ -482,6 +515,7 @@ def eks_node_shape(
     return _eks_shape(inst, disk_gib, gpus)
 
 
+@_cached
 def _eks_shape(inst: Ec2Instance, disk_gib: object, gpus: object) -> NodeShape:
     storage = _whole(disk_gib, "disk_gib", 1) * Gi
     cpu = inst.vcpus * 1000
@@ -557,6 +591,7 @@ def karpenter_node_shape(
     return _karpenter_shape(inst, disk_gib, ami_family, max_pods, vm_memory_overhead_percent)
 
 
+@_cached
 def _karpenter_shape(
     inst: Ec2Instance,
     disk_gib: object,
@@ -687,6 +722,7 @@ def reshaped(
         return None
 
 
+@functools.lru_cache(maxsize=1024)
 def disk_to_hold(shape: NodeShape, request: Resources) -> int | None:
     """The smallest disk (the kind's unit: GB on GKE, GiB on AWS) with which a node like `shape`
     leaves `request`'s ephemeral storage allocatable; None when none up to `MAX_DISK` does."""
@@ -706,6 +742,7 @@ def disk_to_hold(shape: NodeShape, request: Resources) -> int | None:
     return low
 
 
+@functools.lru_cache(maxsize=1024)
 def larger_to_hold(shape: NodeShape, request: Resources) -> NodeShape | None:
     """The smallest machine / instance type of `shape`'s family (same GPU model) with at least
     its GPUs whose node, with the same disk, holds `request`; None when none does."""
