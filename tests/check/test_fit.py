@@ -589,3 +589,22 @@ def test_report_json_carries_requests_and_unfit_pools():
         "pods": "1",
     }
     assert w["unfitPools"] == ["infer-srv"]
+
+
+def test_a_daemonset_too_big_for_a_pool_is_pending_there():
+    """The DaemonSet controller makes a pod for every node it tolerates, whatever it asks: on the
+    pool it does not fit, the pod stays Pending (on the other it runs)."""
+    small, big = gke("small", "g2-standard-8"), gke("big", "g2-standard-24", labels={})
+    big["inputs"]["nodeConfig"]["labels"] = {"tier": "gpu"}
+    small["inputs"]["nodeConfig"]["labels"] = {"tier": "gpu"}
+    agent = workload(
+        "agent",
+        {"tolerations": [TOL_GPU], "containers": [c("agent", gpus=0, cpu="10")]},
+        kind="DaemonSet",
+    )
+    report = check([small, big, agent])
+    (w,) = report.workloads
+    assert w.pools == ("big", "small") and w.unfit == ("small",)
+    found = [f for f in report.findings if f.code == "GI021"]
+    assert [f.resource for f in found] == ["DaemonSet/agent"]
+    assert "7910m (g2-standard-8, pool small)" in found[0].message
