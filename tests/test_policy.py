@@ -507,6 +507,61 @@ PAIRS += [
 ]
 
 
+def gpu_pod(gpus: int = 1, host_ipc: bool = False, **requests: str) -> dict:
+    amounts = {"nvidia.com/gpu": gpus, **requests}
+    pod: dict[str, Any] = {
+        "nodeSelector": {POOL_LABEL: "l4"},
+        "tolerations": [TOL_DEDICATED, TOL_GPU],
+        "containers": [{"name": "c", "resources": {"requests": amounts, "limits": amounts}}],
+    }
+    if host_ipc:
+        pod["hostIPC"] = True
+    return pod
+
+
+def shared_pool(strategy: str) -> dict:
+    pool = gke_pool()
+    sharing = {"gpuSharingStrategy": strategy, "maxSharedClientsPerGpu": 2}
+    pool["inputs"]["nodeConfig"]["guestAccelerators"] = [
+        {"type": "nvidia-l4", "count": 2, "gpuSharingConfig": sharing}
+    ]
+    pool["inputs"]["nodeConfig"]["machineType"] = "g2-standard-24"
+    return pool
+
+
+def model_on_l4(disk: int | None) -> list[dict]:
+    pool = gke_pool()
+    if disk is not None:
+        pool["inputs"]["nodeConfig"]["diskSizeGb"] = disk
+    return [pool, knative(), sized(isvc(), **{"gpu-inference.dev/model-size-gb": "16"})]
+
+
+PAIRS += [
+    pytest.param(
+        "GI021",
+        [*BASE, deployment("srv", gpu_pod(cpu="16"), replicas=0)],
+        [*BASE, deployment("srv", gpu_pod(cpu="7"), replicas=0)],
+        "Deployment/srv",
+        id="GI021",
+    ),
+    pytest.param(
+        "GI023",
+        [shared_pool("TIME_SHARING"), deployment("srv", gpu_pod(2), replicas=0)],
+        [shared_pool("TIME_SHARING"), deployment("srv", gpu_pod(1), replicas=0)],
+        "Deployment/srv",
+        id="GI023",
+    ),
+    pytest.param("GI024", model_on_l4(20), model_on_l4(None), "InferenceService/llm", id="GI024"),
+    pytest.param(
+        "GI025",
+        [shared_pool("MPS"), deployment("srv", gpu_pod(1), replicas=0)],
+        [shared_pool("MPS"), deployment("srv", gpu_pod(1, host_ipc=True), replicas=0)],
+        "Deployment/srv",
+        id="GI025",
+    ),
+]
+
+
 def test_every_reportable_code_has_a_pair():
     reportable = {c for c, (severity, _) in CODES.items() if severity != "info"}
     assert {p.values[0] for p in PAIRS} == reportable

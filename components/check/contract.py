@@ -55,6 +55,13 @@ Pod templates (workloads):
   scaled to zero only at `replicas: 0`) and `DaemonSet` (on every node it tolerates, never scaled
   to zero; the cluster autoscaler ignores DaemonSet pods when it drains a node, so DaemonSets are
   exempt from the cpu-on-gpu-pool, never-scales-to-zero and wildcard findings).
+- Node shapes (fit): `NodeTemplate.shape` from `model.shapes`: GKE `nodeConfig.machineType`,
+  `diskSizeGb` (GKE's default 100), `maxPodsConstraint.maxPodsPerNode`; an EKS node group's first
+  `instanceTypes` entry on AL2023 with its launch template's `/dev/xvda` volume (tied by
+  `dependsOn`), else `diskSize`, else 20 GiB; each Karpenter instance type with its EC2NodeClass's
+  volume (`blockDeviceMappings`), AMI family and `kubelet.maxPods`; each ComputeClass priority's
+  `machineType` and `storage.bootDiskSize` (default 100); existing nodes from
+  `ALLOCATABLE_ANNOTATION`. Anything else is unknown (GI022), never guessed.
 - GPUs a pod requests: `nvidia.com/gpu` requests (limits when no request) summed over containers,
   or the largest init container's, whichever is larger.
 - The pools a pod can land on: `scheduling.Placement.from_pod_spec(fragment).admits(...)` against
@@ -113,6 +120,11 @@ Findings (stable codes):
 | GI018 | warning  | seldon-model-capacity: a Model's `replicas` / `memory` above every capable Server's replicas / memory request x (1 + overcommit) |
 | GI019 | error    | model-too-large: weights (`MODEL_SIZE_ANNOTATION`, or parameters x dtype) x (1 + `MODEL_MEMORY_OVERHEAD`) above GPUs requested x one GPU's memory on every pool it can land on |
 | GI020 | warning  | progress-deadline-short: a Serverless GPU component scaling to zero on a gke/eks pool with min 0 nodes has a Knative progress deadline below the pool's start-up (`POOL_STARTUP_ANNOTATION`, else `catalog.node_startup_seconds`) |
+| GI021 | error    | fits-no-node: the pod's requests (containers, the largest init container, overhead, and what Knative / KServe / Seldon add: `fit.pod_containers`) fit no node of any pool it can land on (the resource, what it asks, the largest allocatable and its shape; GPUs are GI004's) |
+| GI022 | info     | fit-unknown: a pool pods land on has a node whose shape is unknown (a type the catalog lacks, existing nodes without `ALLOCATABLE_ANNOTATION`, Autopilot): fit not judged there |
+| GI023 | error    | shared-gpu-request: a container asks more than 1 `nvidia.com/gpu` on a pool whose GPUs are shared (GKE time-sharing / MPS on multi-GPU nodes, the NVIDIA device plugin's time-slicing or MPS) |
+| GI024 | error    | model-exceeds-disk: a predictor's model size (`MODEL_SIZE_ANNOTATION`), which KServe's storage-initializer downloads to the node's ephemeral storage, is above the ephemeral-storage allocatable of every node it can land on |
+| GI025 | error    | mps-without-host-ipc: a GPU pod on a GKE MPS pool without `hostIPC: true` |
 """
 
 from __future__ import annotations
@@ -136,6 +148,9 @@ wins over `WIRED_POOL_ANNOTATION`."""
 POOL_LABEL = "gpu-inference.dev/pool"
 PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
 ERT_ANNOTATION = "gpu-inference.dev/extended-resource-toleration"
+ALLOCATABLE_ANNOTATION = "gpu-inference.dev/allocatable"
+"""Annotation on a NodePatch: what the node has allocatable, JSON quantities by resource name
+(`{"cpu": "32", "memory": "250Gi", "ephemeral-storage": "400Gi"}`): its node shape (fit)."""
 """Annotation `"true"` on a NodePatch: the cluster of these existing nodes runs the
 ExtendedResourceToleration admission plugin (what `ExistingGpuNodes` writes when told so)."""
 """Node label naming the pool a node belongs to (pool identity)."""
@@ -169,6 +184,11 @@ CODES: dict[str, tuple[str, str]] = {
     "GI018": ("warning", "seldon-model-capacity"),
     "GI019": ("error", "model-too-large"),
     "GI020": ("warning", "progress-deadline-short"),
+    "GI021": ("error", "fits-no-node"),
+    "GI022": ("info", "fit-unknown"),
+    "GI023": ("error", "shared-gpu-request"),
+    "GI024": ("error", "model-exceeds-disk"),
+    "GI025": ("error", "mps-without-host-ipc"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"

@@ -13,7 +13,7 @@ from .readers.apps import apps_template, is_apps_workload
 from .readers.autopilot import autopilot_pool
 from .readers.compute_class import compute_class_pool
 from .readers.daemonsets import apply_time_slicing
-from .readers.eks import eks_pool
+from .readers.eks import eks_pool, launch_templates
 from .readers.existing import node_pool
 from .readers.gke import gke_pool
 from .readers.karpenter import karpenter_pool, node_classes
@@ -24,12 +24,13 @@ from .results import PoolFacts
 
 def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFacts]:
     drafts: dict[str, list[PoolDraft]] = {}
+    templates = launch_templates(graph)
     for entry in graph:
         typ = str(entry.get("type", ""))
         if typ == GKE_NODE_POOL:
             draft = gke_pool(entry, out)
         elif typ == EKS_NODE_GROUP:
-            draft = eks_pool(entry, out)
+            draft = eks_pool(entry, out, templates)
         elif typ == NODE_PATCH:
             draft = node_pool(entry, out)
         elif is_type(typ, "karpenter.sh", "NodePool"):
@@ -66,6 +67,8 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
                 gpu_memory_gib=least([d.gpu_memory_gib for d in group]),
                 node_group=group[0].node_group if len(group) == 1 else None,
                 keys=tuple(sorted(d.key for d in group)),
+                shared_gpus=next((d.shared for d in group if d.shared), None),
+                shape_note=next((d.shape_note for d in group if d.shape_note), None),
             )
         )
     return pools

@@ -19,6 +19,7 @@ from .contract import (
 from .results import (
     Finding,
     NodeTemplate,
+    SharedGpus,
 )
 
 
@@ -85,6 +86,15 @@ def split_pools(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.strip() for p in value.split(",") if p.strip()))
 
 
+def dependency_key(ref: str) -> str:
+    """`type::name` of a dependsOn entry, given as that or as a URN
+    (`urn:pulumi:stack::project::parent$type::name`)."""
+    if not ref.startswith("urn:"):
+        return ref
+    *_, qualified, name = ref.split("::")
+    return f"{qualified.rsplit('$', 1)[-1]}::{name}"
+
+
 class Findings:
     def __init__(self) -> None:
         self.items: set[Finding] = set()
@@ -142,6 +152,8 @@ class PoolDraft:
     gpu_memory_gib: float | None = None
     node_group: str | None = None  # EKS managed node group: nodeGroupName
     key: str = ""  # `type::name`, as dependsOn names it
+    shared: SharedGpus | None = None  # its GPUs are shares (time-sharing / slicing, MPS)
+    shape_note: str | None = None  # why a node's shape is unknown, when one is
 
 
 def least(values: list[float | None]) -> float | None:
@@ -166,6 +178,7 @@ class Template:
     max_replicas: int | None = None  # None: unbounded (Knative without maxReplicas) or unknown
     model_annotations: Mapping[str, Any] = field(default_factory=dict)  # where its size is stated
     annotations: Mapping[str, Any] = field(default_factory=dict)  # of the CR / Deployment
+    added: tuple[str, ...] = ()  # containers a controller put into `containers` (Seldon's)
 
     @property
     def resource(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from ..model.scheduling import (
     Placement,
     Taint,
 )
-from ..model.shapes import NodeShape
+from ..model.shapes import NodeShape, Resources, format_resource
 from .contract import (
     SEVERITIES,
 )
@@ -83,6 +84,19 @@ class NodeTemplate:
 
 
 @dataclass(frozen=True)
+class SharedGpus:
+    """A pool whose `nvidia.com/gpu` are shares of physical GPUs, and who shares them."""
+
+    strategy: str  # "time-sharing" | "mps" (GKE) | "time-slicing" | "mps" (device plugin)
+    by: str  # "GKE" | "the NVIDIA device plugin"
+    refuses_more_than_one: bool  # a container asking more than 1 fails at admission
+    physical_gpus: int | None = None  # per node (GKE MPS allows more than 1 on 1-GPU nodes)
+
+    def describe(self) -> str:
+        return f"{self.by} {self.strategy}"
+
+
+@dataclass(frozen=True)
 class PoolFacts:
     """A node pool as the check sees it (effective labels and taints include the cloud's own)."""
 
@@ -100,6 +114,8 @@ class PoolFacts:
     gpu_memory_gib: float | None = None  # memory of one GPU; None: unknown
     node_group: str | None = None  # EKS: nodeGroupName (its ASG is eks-<name>-<id>)
     keys: tuple[str, ...] = ()  # `type::name` of its resources (what dependsOn names)
+    shared_gpus: SharedGpus | None = None
+    shape_note: str | None = None  # why some node's shape is unknown (fit not judged there)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -116,9 +132,26 @@ class PoolFacts:
     def resource(self) -> str:
         return self.resources[0]
 
+    @functools.cached_property
+    def label_values(self) -> dict[str, frozenset[str]]:
+        """Every value each label key has on some node of the pool."""
+        found: dict[str, set[str]] = {}
+        for n in self.nodes:
+            for k, v in n.labels.items():
+                found.setdefault(k, set()).add(v)
+        return {k: frozenset(v) for k, v in found.items()}
+
+    def may_match(self, placement: Placement) -> bool:
+        """False when the pod's nodeSelector names a label value no node of the pool has (then
+        no node matches: a quick answer before each node is read)."""
+        values = self.label_values
+        return all(v in values.get(k, ()) for k, v in (placement.node_selector or {}).items())
+
     def admits(self, placement: Placement) -> bool:
         """The scheduler's label and taint filters let the pod onto a node of the pool."""
-        return any(placement.admits(n.labels, n.taints, n.name) for n in self.nodes)
+        return self.may_match(placement) and any(
+            placement.admits(n.labels, n.taints, n.name) for n in self.nodes
+        )
 
     def fits(self, gpus: int) -> bool:
         """A node of the pool has `gpus` GPUs to give (unknown counts are given the benefit)."""
@@ -133,7 +166,7 @@ class PoolFacts:
         """The pod can land on a node of the pool: one node both lets it in (labels, taints) and
         has the GPUs it asks for. The scheduler checks both on the same node: in a pool whose
         nodes have different GPU counts, the pool's smallest count does not decide."""
-        return any(
+        return self.may_match(placement) and any(
             placement.admits(n.labels, n.taints, n.name) and self.node_fits(n, gpus)
             for n in self.nodes
         )
@@ -153,7 +186,9 @@ class PoolFacts:
     def selected_by(self, placement: Placement) -> bool:
         """The pod's nodeSelector / required affinity picks a node of this pool by its labels
         (taints and GPUs aside). A pod that selects nothing selects no pool."""
-        return any(asks_for(placement, n.labels, n.name) for n in self.nodes)
+        return self.may_match(placement) and any(
+            asks_for(placement, n.labels, n.name) for n in self.nodes
+        )
 
     def why_not(self, placement: Placement, gpus: int = 0) -> list[str]:
         """What keeps the pod off this pool: labels, untolerated taints, the GPU count. Reads the
@@ -182,6 +217,7 @@ class PoolFacts:
             "nodes": sorted(n.name for n in self.nodes if n.name),
             "provider": self.provider,
             "resources": list(self.resources),
+            "sharedGpus": self.shared_gpus.describe() if self.shared_gpus else None,
             "spot": self.spot,
             "taints": [str(t) for t in self.taints],
         }
@@ -206,6 +242,8 @@ class WorkloadFacts:
     placement: Mapping[str, Any] = field(default_factory=dict)
     max_replicas: int | None = None  # None: unbounded or unknown
     model_size_gb: float | None = None  # weights, when the workload states them
+    requests: Resources | None = None  # what the pod asks a node for (None: not readable)
+    unfit: tuple[str, ...] = ()  # pools it lands on by placement but whose nodes cannot hold it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -222,7 +260,11 @@ class WorkloadFacts:
             "pools": list(self.pools),
             "resource": self.resource,
             "scalesToZero": self.scales_to_zero,
+            "requests": {k: format_resource(k, v) for k, v in self.requests.items()}
+            if self.requests is not None
+            else None,
             "type": self.type,
+            "unfitPools": list(self.unfit),
             "wired": list(self.wired),
         }
 

@@ -36,6 +36,7 @@ from .failures import (
     lands_once_booted,
     server_capacity,
 )
+from .fit import check_fit_unknown, judge_fit
 from .graph import (
     read_pools,
     read_templates,
@@ -112,6 +113,7 @@ def check(
     lands_on: dict[str, list[WorkloadFacts]] = {p.name: [] for p in pools}
     selected_keys: dict[str, set[str]] = {}  # pool -> label keys its workloads select
     deadline_default = knative_progress_deadline(entries)
+    unknown_fit: dict[str, list[str]] = {}  # pool -> workloads whose fit was not judged
     for t in read_templates(entries, scale_to_zero_allowed):
         rid = t.resource
         try:
@@ -154,11 +156,15 @@ def check(
             max_replicas=t.max_replicas,
             model_size_gb=model_size,
         )
+        facts = judge_fit(t, facts, placement, admitted, pools, out, unknown_fit)
         workloads.append(facts)
         for p in admitted:
             lands_on[p.name].append(facts)
+        # Pools its nodeSelector / required affinity picks by label (taints and GPUs aside).
+        selected = [p for p in pools if p.selected_by(placement)]
+        landing = {p.name for p in admitted} | {p.name for p in selected}
         for p in pools:
-            if p in admitted or p.selected_by(placement):
+            if p.name in landing:
                 selected_keys.setdefault(p.name, set()).update(_selected_keys(placement))
         # Cloud pools it would land on once discovery labels its nodes (GI014).
         booting = (
@@ -166,7 +172,9 @@ def check(
             if admitted or t.daemonset
             else [(p, labels) for p in pools if (labels := lands_once_booted(placement, p, gpus))]
         )
-        _check_workload(t, facts, placement, placed, admitted, pools, pool_by_name, out, booting)
+        _check_workload(
+            t, facts, placement, placed, admitted, pools, pool_by_name, out, booting, selected
+        )
         check_cold_pools(facts, booting, out)
         check_model_fits(facts, pools, out)
         check_progress_deadline(t, facts, pools, deadline_default, out)
@@ -174,6 +182,7 @@ def check(
             _check_knative(t, base, features, features_where, out)
 
     _check_pools(entries, pools, lands_on, out)
+    check_fit_unknown(pools, unknown_fit, out)
     _check_seldon_models(entries, out)
     check_gpu_budget(workloads, pools, out)
     check_asg_tags(entries, pools, selected_keys, out)
@@ -192,6 +201,7 @@ def _check_workload(
     pool_by_name: Mapping[str, PoolFacts],
     out: Findings,
     booting: Sequence[tuple[PoolFacts, list[str]]] = (),
+    selected: list[PoolFacts] | None = None,
 ) -> None:
     rid = w.resource
     names = [p.name for p in admitted]
@@ -200,7 +210,8 @@ def _check_workload(
     # Pools its nodeSelector / required affinity picks by label. When none of them admits it,
     # the pod stays Pending whatever it requests and whether or not it is wired: a cluster node
     # outside the graph cannot help, since it would need the labels of a pool in the graph.
-    selected = [p for p in pools if p.selected_by(placement)]
+    if selected is None:
+        selected = [p for p in pools if p.selected_by(placement)]
 
     def reasons(pool: PoolFacts) -> str:
         return "; ".join(pool.why_not(placement, w.gpus)) or "refused"

@@ -63,6 +63,8 @@ POD_FIELD_FLAGS = {
     "tolerations": "kubernetes.podspec-tolerations",
 }
 PODSPEC_FLAGS = tuple(POD_FIELD_FLAGS.values())
+HOST_IPC_FLAG = "kubernetes.podspec-hostipc"
+"""The flag a Serverless pod with `hostIPC: true` needs (GKE MPS pools); off by default."""
 
 
 def required_features(pod_fields: "frozenset[str] | set[str] | list[str]") -> list[str]:

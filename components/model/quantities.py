@@ -1,6 +1,7 @@
 """Kubernetes resource quantities (`k8s.io/apimachinery/pkg/api/resource`), and Go's integer
 parsing that `Gt` / `Lt` selector requirements use."""
 
+import functools
 import math
 import re
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_UP, Context, Decimal
@@ -75,6 +76,19 @@ def _quantity_hint(text: str) -> str:
 
 
 def parse_quantity(value: object) -> Decimal:
+    """The numeric value of a Kubernetes quantity: `_parse_quantity`, remembered for the ints and
+    strings the placement check reads again and again (the same few quantities in every pod)."""
+    if type(value) is str or type(value) is int:
+        return _cached_quantity(value)
+    return _parse_quantity(value)
+
+
+@functools.lru_cache(maxsize=8192, typed=True)
+def _cached_quantity(value: object) -> Decimal:
+    return _parse_quantity(value)
+
+
+def _parse_quantity(value: object) -> Decimal:
     """The numeric value of a Kubernetes quantity (`resource.ParseQuantity` grammar).
 
     Integers are accepted as plain numbers. Floats are refused: the InferenceService and Seldon

@@ -19,6 +19,7 @@ from decimal import ROUND_CEILING
 from typing import Any
 
 from .quantities import parse_quantity
+from .seldon_servers import builtin_containers
 from .shapes import RESOURCE_NAMES, Resources
 
 _BY_K8S = {v: k for k, v in RESOURCE_NAMES.items()}
@@ -106,33 +107,11 @@ STORAGE_INITIALIZER = AddedContainer(
 )
 """KServe's init container that downloads a `storageUri` into the pod before the model starts."""
 
-SELDON_RCLONE = AddedContainer(
-    "rclone",
-    {"cpu": "50m", "memory": "128Mi"},
-    init=False,
-    source="SeldonIO/seldon-core v2.6.0 k8s/helm-charts/seldon-core-v2-setup/values.yaml "
-    "(serverConfig.rclone.resources)",
-)
-SELDON_AGENT = AddedContainer(
-    "agent",
-    {"cpu": "200m", "memory": "1Gi"},
-    init=False,
-    source="SeldonIO/seldon-core v2.6.0 k8s/helm-charts/seldon-core-v2-setup/values.yaml "
-    "(serverConfig.agent.resources)",
-)
-SELDON_SERVER = AddedContainer(
-    "server",
-    {"cpu": "100m", "memory": "1Gi"},
-    init=False,
-    source="SeldonIO/seldon-core v2.6.0 k8s/helm-charts/seldon-core-v2-setup/values.yaml "
-    "(serverConfig.mlserver.resources, serverConfig.triton.resources)",
-)
-"""The server container (`mlserver` or `triton`) of Seldon's built-in ServerConfigs."""
-
 
 def seldon_builtin_containers(server: str) -> list[dict[str, Any]]:
     """The containers of Seldon's built-in ServerConfig `server` (`mlserver` or `triton`) as the
-    pinned setup chart makes them, resources only (the check merges a Server's containers into
-    them by name, as Seldon's operator does)."""
-    main = {**SELDON_SERVER.as_container(), "name": server}
-    return [SELDON_RCLONE.as_container(), SELDON_AGENT.as_container(), main]
+    pinned setup chart makes them (`seldon_servers.builtin_server_config`: rclone 50m/128Mi,
+    agent 200m/1Gi, the server 100m/1Gi); the check merges a Server's containers into them by
+    name, as Seldon's operator does. Shared dicts: read them, do not change them. Raises KeyError
+    for another name."""
+    return list(builtin_containers(server))

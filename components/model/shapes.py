@@ -15,17 +15,21 @@ INTERFACE:
 - `*_or_none` variants of the three: None when the type is not in the catalog ("fit unknown")
 - `existing_node_shape(name, allocatable)`: a stack-declared allocatable (Kubernetes quantities)
 - `RESOURCE_NAMES`, `format_resource(name, value)` (for messages)
+- `reshaped(shape, name=, disk=)`, `disk_to_hold(shape, request)`, `larger_to_hold(shape,
+  request)`: the same kind of node with another type or disk (what the fit findings propose)
 
 Every refusal is an `InputError` naming the type and the known types of its family.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from fractions import Fraction
+from typing import Any, TypeVar
 
 from .aws_instances import EC2_INSTANCES, Ec2Instance, ec2_families, ec2_family_sizes
 from .catalog import AWS_GPU_INSTANCES, gke_gpus_for_machine, gke_machine_series
@@ -65,8 +69,8 @@ class Resources:
     gpus: int = 0  # nvidia.com/gpu
 
     def _zip(self, other: Resources) -> Iterator[tuple[str, int, int]]:
-        for f in fields(self):
-            yield f.name, getattr(self, f.name), getattr(other, f.name)
+        for name in _FIELDS:
+            yield name, getattr(self, name), getattr(other, name)
 
     def __add__(self, other: Resources) -> Resources:
         return Resources(**{k: a + b for k, a, b in self._zip(other)})
@@ -98,7 +102,17 @@ class Resources:
         return None
 
     def fits_in(self, allocatable: Resources) -> bool:
-        return self.first_misfit(allocatable) is None
+        a = allocatable  # every field, spelled out: the fit check calls this for every node
+        return (
+            self.cpu <= a.cpu
+            and self.memory <= a.memory
+            and self.ephemeral_storage <= a.ephemeral_storage
+            and self.pods <= a.pods
+            and self.gpus <= a.gpus
+        )
+
+
+_FIELDS = tuple(f.name for f in fields(Resources))
 
 
 @dataclass(frozen=True)
@@ -110,6 +124,8 @@ class NodeShape:
     capacity: Resources
     allocatable: Resources
     source: str
+    kind: str = "existing"  # "gke" | "eks" | "karpenter" | "existing"
+    options: tuple[tuple[str, object], ...] = ()  # the builder's keyword arguments
 
     @property
     def reserved(self) -> Resources:
@@ -148,6 +164,26 @@ _FLOAT32_TENTH: float = struct.unpack("f", struct.pack("f", 0.1))[0]
 def kubelet_nodefs_eviction(capacity: int) -> int:
     """The kubelet's `nodefs.available<10%` hard-eviction threshold for a filesystem capacity."""
     return int(float(capacity) * _FLOAT32_TENTH)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _cached(build: _F) -> _F:
+    """Memoise a shape builder (the fit findings rebuild shapes many times); arguments that are
+    not hashable (bad input) go uncached, to the builder's own error."""
+    memo = functools.lru_cache(maxsize=4096)(build)
+
+    @functools.wraps(build)
+    def wrapper(*args: Any) -> Any:
+        try:
+            return memo(*args)
+        except TypeError as e:
+            if "unhashable" not in str(e):
+                raise
+            return build(*args)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _whole(value: object, what: str, minimum: int = 0) -> int:
@@ -322,6 +358,7 @@ def gke_node_shape(
     return _gke_shape(machine, disk_gb, gpus, max_pods)
 
 
+@_cached
 def _gke_shape(machine: GceMachine, disk_gb: object, gpus: object, max_pods: object) -> NodeShape:
     disk = _whole(disk_gb, "disk_gb", 1) * Gi
     pods = _whole(max_pods, "max_pods", 1)
@@ -342,7 +379,8 @@ def _gke_shape(machine: GceMachine, disk_gb: object, gpus: object, max_pods: obj
         pods=pods,
         gpus=capacity.gpus,
     )
-    return NodeShape(machine.name, capacity, allocatable, _GKE_SOURCE)
+    options = (("disk_gb", disk_gb), ("gpus", gpus), ("max_pods", max_pods))
+    return NodeShape(machine.name, capacity, allocatable, _GKE_SOURCE, "gke", options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -477,6 +515,7 @@ def eks_node_shape(
     return _eks_shape(inst, disk_gib, gpus)
 
 
+@_cached
 def _eks_shape(inst: Ec2Instance, disk_gib: object, gpus: object) -> NodeShape:
     storage = _whole(disk_gib, "disk_gib", 1) * Gi
     cpu = inst.vcpus * 1000
@@ -495,7 +534,8 @@ def _eks_shape(inst: Ec2Instance, disk_gib: object, gpus: object) -> NodeShape:
         pods=capacity.pods,
         gpus=capacity.gpus,
     )
-    return NodeShape(inst.name, capacity, allocatable, _EKS_SOURCE)
+    options = (("disk_gib", disk_gib), ("gpus", gpus))
+    return NodeShape(inst.name, capacity, allocatable, _EKS_SOURCE, "eks", options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -551,6 +591,7 @@ def karpenter_node_shape(
     return _karpenter_shape(inst, disk_gib, ami_family, max_pods, vm_memory_overhead_percent)
 
 
+@_cached
 def _karpenter_shape(
     inst: Ec2Instance,
     disk_gib: object,
@@ -583,7 +624,14 @@ def _karpenter_shape(
         memory=AWS_EVICTION_MEMORY,
         ephemeral_storage=math.ceil(float(storage) / 100 * 10),
     )
-    return NodeShape(inst.name, capacity, capacity - kube_reserved - eviction, _KARPENTER_SOURCE)
+    options = (
+        ("disk_gib", disk_gib),
+        ("ami_family", ami_family),
+        ("max_pods", max_pods),
+        ("vm_memory_overhead_percent", overhead_percent),
+    )
+    allocatable = capacity - kube_reserved - eviction
+    return NodeShape(inst.name, capacity, allocatable, _KARPENTER_SOURCE, "karpenter", options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -640,3 +688,77 @@ def existing_node_shape(
         gpus=amount("nvidia.com/gpu", 0, whole=True),
     )
     return NodeShape(name, held, held, source)
+
+
+# ---------------------------------------------------------------------------------------------
+# What would hold a pod (the fix of the fit findings)
+# ---------------------------------------------------------------------------------------------
+
+_BUILDERS = {
+    "gke": (gke_node_shape_or_none, "disk_gb"),
+    "eks": (eks_node_shape_or_none, "disk_gib"),
+    "karpenter": (karpenter_node_shape_or_none, "disk_gib"),
+}
+MAX_DISK = 65536  # GB / GiB: the largest Persistent Disk / EBS volume
+
+
+def reshaped(
+    shape: NodeShape, name: str | None = None, disk: int | None = None
+) -> NodeShape | None:
+    """The same kind of node as `shape` (its builder and options) with another machine /
+    instance type or disk; None for existing nodes, an unknown type or a refused combination."""
+    builder = _BUILDERS.get(shape.kind)
+    if builder is None:
+        return None
+    build, disk_key = builder
+    options = dict(shape.options)
+    if disk is not None:
+        options[disk_key] = disk
+    if name is not None and name != shape.name:
+        options.pop("gpus", None)  # the other type's own GPUs
+    try:
+        return build(name or shape.name, **options)  # type: ignore[operator]
+    except InputError:
+        return None
+
+
+@functools.lru_cache(maxsize=1024)
+def disk_to_hold(shape: NodeShape, request: Resources) -> int | None:
+    """The smallest disk (the kind's unit: GB on GKE, GiB on AWS) with which a node like `shape`
+    leaves `request`'s ephemeral storage allocatable; None when none up to `MAX_DISK` does."""
+    if reshaped(shape, disk=MAX_DISK) is None:
+        return None
+    low, high = 1, MAX_DISK
+    top = reshaped(shape, disk=high)
+    if top is None or top.allocatable.ephemeral_storage < request.ephemeral_storage:
+        return None
+    while low < high:
+        mid = (low + high) // 2
+        s = reshaped(shape, disk=mid)
+        if s is not None and s.allocatable.ephemeral_storage >= request.ephemeral_storage:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+@functools.lru_cache(maxsize=1024)
+def larger_to_hold(shape: NodeShape, request: Resources) -> NodeShape | None:
+    """The smallest machine / instance type of `shape`'s family (same GPU model) with at least
+    its GPUs whose node, with the same disk, holds `request`; None when none does."""
+    if shape.kind == "gke":
+        sizes = gce_family_sizes(gce_machine_family(shape.name))
+    elif shape.kind in ("eks", "karpenter"):
+        sizes = ec2_family_sizes(shape.name.split(".", 1)[0])
+    else:
+        return None
+    found = []
+    for size in sizes:
+        other = reshaped(shape, name=size)
+        if (
+            other is not None
+            and other.capacity.gpus >= shape.capacity.gpus
+            and request.fits_in(other.allocatable)
+        ):
+            found.append(other)
+    return min(found, key=lambda s: (s.capacity.cpu, s.capacity.memory), default=None)

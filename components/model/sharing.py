@@ -11,11 +11,19 @@ With a Node Label") and its chart's `values.yaml` (`config.map`, `config.default
 - the chart builds one ConfigMap from `config.map` (name -> config file); `config.default` is the
   config of nodes without the label; a node picks another with the label
   `nvidia.com/device-plugin.config=<name>`.
+
+What a container asking more than one shared `nvidia.com/gpu` gets (v0.17.1
+`internal/rm/rm.go`, `ValidateRequest`): with time-slicing the plugin hands out several replicas,
+which may be the same physical GPU, unless `sharing.timeSlicing.failRequestsGreaterThanOne` is
+true (default false, `api/config/v1/replicas.go`), when it fails the allocation; with MPS
+(`sharing.mps`) it always fails it. Our configs set `failRequestsGreaterThanOne: true`, so the
+cluster refuses what the placement check refuses (GI023).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -40,7 +48,10 @@ def config_file(replicas: int) -> str:
         {
             "version": "v1",
             "sharing": {
-                "timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": replicas}]}
+                "timeSlicing": {
+                    "failRequestsGreaterThanOne": True,
+                    "resources": [{"name": "nvidia.com/gpu", "replicas": replicas}],
+                }
             },
         },
         sort_keys=False,
@@ -64,10 +75,21 @@ def plugin_config(replicas: Iterable[int]) -> dict[str, Any]:
     }
 
 
-def replicas_by_config(config: Mapping[str, Any]) -> dict[str, int]:
-    """Config name -> `nvidia.com/gpu` replicas, read from a chart's `config.map` (any config a
-    user wrote, not only ours); configs without time-slicing of `nvidia.com/gpu` are left out."""
-    out: dict[str, int] = {}
+@dataclass(frozen=True)
+class PluginSharing:
+    """How one device plugin config shares `nvidia.com/gpu`."""
+
+    strategy: str  # "time-slicing" | "mps"
+    replicas: int
+    refuses_more_than_one: bool  # the plugin fails an allocation of more than 1 replica
+
+
+def sharing_by_config(config: Mapping[str, Any]) -> dict[str, PluginSharing]:
+    """Config name -> how it shares `nvidia.com/gpu`, read from a chart's `config.map` (any
+    config a user wrote, not only ours); configs that do not share `nvidia.com/gpu` are left
+    out. MPS always refuses more than one replica; time-slicing only with
+    `failRequestsGreaterThanOne: true` (see the module docstring)."""
+    out: dict[str, PluginSharing] = {}
     files = config.get("map") if isinstance(config, Mapping) else None
     for name, text in (files or {}).items() if isinstance(files, Mapping) else ():
         try:
@@ -75,11 +97,22 @@ def replicas_by_config(config: Mapping[str, Any]) -> dict[str, int]:
         except yaml.YAMLError:
             continue
         sharing = data.get("sharing") if isinstance(data, Mapping) else None
-        slicing = sharing.get("timeSlicing") if isinstance(sharing, Mapping) else None
-        resources = slicing.get("resources") if isinstance(slicing, Mapping) else None
-        for r in resources if isinstance(resources, list) else ():
-            if isinstance(r, Mapping) and r.get("name") == "nvidia.com/gpu":
-                n = r.get("replicas")
-                if isinstance(n, int) and not isinstance(n, bool) and n > 0:
-                    out[str(name)] = n
+        for key, strategy in (("timeSlicing", "time-slicing"), ("mps", "mps")):
+            part = sharing.get(key) if isinstance(sharing, Mapping) else None
+            resources = part.get("resources") if isinstance(part, Mapping) else None
+            for r in resources if isinstance(resources, list) else ():
+                if isinstance(r, Mapping) and r.get("name") == "nvidia.com/gpu":
+                    n = r.get("replicas")
+                    if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                        refuses = strategy == "mps" or (
+                            isinstance(part, Mapping)
+                            and part.get("failRequestsGreaterThanOne") is True
+                        )
+                        out[str(name)] = PluginSharing(strategy, n, refuses)
     return out
+
+
+def replicas_by_config(config: Mapping[str, Any]) -> dict[str, int]:
+    """Config name -> `nvidia.com/gpu` replicas (time-slicing or MPS), read from a chart's
+    `config.map`; configs that do not share `nvidia.com/gpu` are left out."""
+    return {name: s.replicas for name, s in sharing_by_config(config).items()}

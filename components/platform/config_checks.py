@@ -7,6 +7,8 @@ from typing import Any
 
 from ..model.charts import check_local_chart
 from ..model.errors import InputError
+from ..model.knative_features import HOST_IPC_FLAG
+from ..model.seldon_servers import builtin_server_config
 from ..pools.pool import GPU_TAINT
 from .config import (
     HOST_LABEL_MAX,
@@ -307,12 +309,27 @@ class Checker:
                     + " or ".join(SELDON_BUILTIN_SERVER_CONFIGS),
                     self.p(f"seldon.serverConfigs[{i}].replacesBuiltin"),
                 )
-            names = [c.name for c in sc.containers]
-            for j, c in enumerate(sc.containers):
-                if not c.image:  # a ServerConfig is the whole pod: no image to fall back to
+            base = getattr(sc, "base", None)
+            base_names = (
+                [c["name"] for c in builtin_server_config(base)["podSpec"]["containers"]]
+                if base
+                else []
+            )
+            own = list(sc.containers or ())
+            if not own and not base:
+                raise InputError(
+                    "required key is missing",
+                    "containers (the whole server pod), or base: mlserver or triton",
+                    self.p(f"seldon.serverConfigs[{i}].containers"),
+                )
+            names = [*base_names, *(c.name for c in own if c.name not in base_names)]
+            for j, c in enumerate(own):
+                if not c.image and c.name not in base_names:
+                    # a ServerConfig is the whole pod: no image to fall back to (but its base's)
                     raise InputError(
                         f"container {c.name!r} has no image",
-                        "an image reference",
+                        "an image reference"
+                        + (f", or the name of a {base} container" if base else ""),
                         self.p(f"seldon.serverConfigs[{i}].containers[{j}].image"),
                     )
             missing = [c for c in SELDON_SERVER_POD_CONTAINERS if c not in names]
@@ -325,9 +342,10 @@ class Checker:
                     "ServerConfig is the whole server pod, and Seldon's agent and rclone "
                     "containers (their env, ports and volume mounts, as in the "
                     "seldon-core-v2-setup chart's mlserver ServerConfig) are not made for you",
-                    "base the Server on a built-in ServerConfig instead (servers[].serverConfig: "
-                    "mlserver or triton, with the pool, capabilities and resources on the "
-                    "Server), or give all of agent, rclone and the server container",
+                    "base: mlserver or triton (Seldon's pod as its chart makes it, with your "
+                    "containers, capabilities and placement on top), or base the Server on a "
+                    "built-in ServerConfig (servers[].serverConfig: mlserver or triton), or give "
+                    "all of agent, rclone and the server container",
                     self.p(f"seldon.serverConfigs[{i}].containers"),
                 )
             if (
@@ -474,6 +492,8 @@ class Checker:
                 continue
             path = self.p(f"inferenceServices[{i}]")
             for kind, comp in isvc.components():
+                if uses_mps(self.spec, comp):
+                    self._knative_host_ipc(isvc, kind, path)
                 for field in self.uses(comp):
                     flag = KNATIVE_PODSPEC_FLAGS[field]
                     value = (kn.features or {}).get(flag)
@@ -495,6 +515,29 @@ class Checker:
                             f"{path}.deploymentMode",
                         )
 
+    def _knative_host_ipc(self, isvc: Any, kind: str, path: str) -> None:
+        """A Serverless component on a GKE MPS pool carries hostIPC: the Knative install enables
+        `kubernetes.podspec-hostipc` for it, unless the config says otherwise or installs none."""
+        kn = self.spec.knative
+        value = (kn.features or {}).get(HOST_IPC_FLAG)
+        if value is not None and value != "enabled":
+            raise InputError(
+                f"knative.features sets {HOST_IPC_FLAG} to {value!r}, but InferenceService "
+                f"{isvc.name!r} ({isvc.deployment_mode}) runs its {kind} on a GKE MPS pool, "
+                "whose pods need hostIPC; Knative's webhook would refuse it",
+                f"{HOST_IPC_FLAG}: enabled (or leave it out), or deploymentMode RawDeployment",
+                self.p(f"knative.features{key_path(HOST_IPC_FLAG)}"),
+            )
+        if kn.mode == "none" and not kn.assume_flags_enabled:
+            raise InputError(
+                f"InferenceService {isvc.name!r} is {isvc.deployment_mode} and its {kind} runs on "
+                f"a GKE MPS pool, whose pods need hostIPC, but knative.mode is 'none', so nothing "
+                f"enables {HOST_IPC_FLAG}; Knative's webhook would refuse it",
+                "knative.mode operator or patch; or knative.assumeFlagsEnabled: true if the "
+                "cluster's Knative has the flag; or deploymentMode RawDeployment",
+                f"{path}.deploymentMode",
+            )
+
     # -- namespaces and secrets --------------------------------------------------------------
 
     def check_namespaces(self) -> None:
@@ -511,6 +554,15 @@ class Checker:
                     f"with `pulumi config set --secret --path '{base}.staticCredentials.{key}'`",
                     path,
                 )
+
+
+def uses_mps(spec: Spec, w: Any) -> bool:
+    """Whether a workload is wired to a pool whose GPUs GKE shares with MPS (its pods need
+    `hostIPC: true`; see `components.check.fit.check_mps_host_ipc`)."""
+    pools = spec.pools_by_name
+    return spec.provider == "gke" and any(
+        n in pools and pools[n].sharing_strategy == "MPS" for n in getattr(w, "pool_names", ())
+    )
 
 
 def stack_sources(cluster: Cluster) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from ..model import versions
 from ..model.catalog import node_startup_seconds
 from ..model.errors import InputError
+from ..model.knative_features import HOST_IPC_FLAG
 from ..model.scheduling import NodeSelectorRequirement, Placement, Toleration
 from ..pools.pool import POOL_LABEL
 from ..serving.cert_manager import CertManagerArgs
@@ -34,7 +35,7 @@ from ..serving.workload import ContainerArgs
 from . import config as cfg
 from . import workloads as wl
 from .cluster_access import ClusterAccess, ClusterAccessArgs
-from .config_checks import stack_sources
+from .config_checks import stack_sources, uses_mps
 from .config_errors import relocate
 from .derive import args_from, to_arg, value_of
 from .derive import relocate as relocate_arg
@@ -48,7 +49,6 @@ WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
 # Read by the placement check (components.check.contract): the pool start-up an InferenceService's
 # progress deadline covers, and the size of the predictor's model.
 NODE_STARTUP_ANNOTATION = "gpu-inference.dev/node-startup-seconds"
-MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
 NAMESPACE = "gpu-inference"
 
 PoolComponent = Any  # GkeGpuNodePool | EksGpuNodeGroup | ExistingGpuNodes (imported lazily)
@@ -225,8 +225,18 @@ class InferencePlatform(pulumi.ComponentResource):
             return None
         from ..serving.knative import KnativeServing
 
+        features = dict(k.features or {})
+        if any(
+            isvc.is_knative and uses_mps(self.spec, comp)
+            for isvc in self.spec.inference_services
+            for _, comp in isvc.components()
+        ):
+            # Serverless pods on a GKE MPS pool carry hostIPC: Knative must allow it.
+            features.setdefault(HOST_IPC_FLAG, "enabled")
         return KnativeServing(
-            f"{name}-knative", args_from(k, KnativeServingArgs, sources=self._sources()), opts=opts
+            f"{name}-knative",
+            args_from(k, KnativeServingArgs, sources=self._sources(), features=features or None),
+            opts=opts,
         )
 
     def _karpenter(self, name: str, opts: pulumi.ResourceOptions) -> Optional[Any]:
@@ -343,6 +353,11 @@ class InferencePlatform(pulumi.ComponentResource):
 
     # -- workloads --------------------------------------------------------------------------
 
+    def _host_ipc(self, w: Any) -> Optional[bool]:
+        """True for a workload wired to a GKE MPS pool: its pods need `hostIPC: true` to reach
+        the node's MPS control daemon (`components.check.fit.check_mps_host_ipc`)."""
+        return True if uses_mps(self.spec, w) else None
+
     def _placement(self, w: Any) -> Optional[Placement]:
         if w.placement is not None:
             # Its own scheduling, not a pool's: exactly the fields the config lists.
@@ -370,6 +385,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 annotations[f"{WIRED_POOL_ANNOTATION}.{kind}"] = ",".join(comp.pool_names)
             common: dict[str, Any] = dict(
                 service_account_name=sa,
+                host_ipc=self._host_ipc(comp),
                 placement=self._placement(comp),
                 extra_expressions=_expressions(comp.extra_expressions) or None,
                 containers=_containers(comp),
@@ -399,8 +415,6 @@ class InferencePlatform(pulumi.ComponentResource):
         startup = self._node_startup(i) if deployment_mode in wl.KNATIVE_MODES else None
         if startup:  # the check (GI020) compares the progress deadline with it
             annotations[NODE_STARTUP_ANNOTATION] = str(startup)
-        if i.predictor.model_size_gb is not None:  # the check (GI019) compares it with the GPUs
-            annotations[MODEL_SIZE_ANNOTATION] = f"{i.predictor.model_size_gb:g}"
         after = self._after(i.namespace, "kserve")
         if self.knative is not None and deployment_mode in wl.KNATIVE_MODES:
             after.append(self.knative.ready)
@@ -480,10 +494,13 @@ class InferencePlatform(pulumi.ComponentResource):
                 capabilities=sc.capabilities or None,
                 agent_image=(
                     versions.SELDON_AGENT_IMAGE
-                    if sc.capabilities and not any(c.name == "agent" for c in sc.containers)
+                    if sc.capabilities
+                    and not sc.base
+                    and not any(c.name == "agent" for c in sc.containers or ())
                     else None
                 ),
                 placement=self._placement(sc),
+                host_ipc=self._host_ipc(sc),
                 extra_expressions=_expressions(sc.extra_expressions) or None,
                 annotations=_wired(sc.pool_names),
             ),
@@ -503,6 +520,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 extra_capabilities=srv.extra_capabilities or None,
                 containers=_seldon_containers(srv, None),
                 placement=self._placement(srv),
+                host_ipc=self._host_ipc(srv),
                 extra_expressions=_expressions(srv.extra_expressions) or None,
                 annotations=_wired(srv.pool_names),
             ),

@@ -52,7 +52,9 @@ class PoolSettings:
     v0.17.1 and needs GPU feature discovery, which the chart leaves off): a `time-sliced-<n>`
     config of the plugin this stack installs, picked by the node label
     `nvidia.com/device-plugin.config`; the node then exposes GPUs x `maxClientsPerGpu`
-    `nvidia.com/gpu`. Not with `addons.nvidiaDevicePlugin.enabled: false`, nor on nodes that run
+    `nvidia.com/gpu`. The config sets `failRequestsGreaterThanOne: true`, so the plugin
+    refuses a container asking more than one shared GPU (its v0.17.1 default hands out several
+    replicas, maybe of one GPU); the placement check refuses it too (GI023). Not with `addons.nvidiaDevicePlugin.enabled: false`, nor on nodes that run
     their own plugin (Bottlerocket's NVIDIA AMIs, EKS Auto Mode)."""
 
 

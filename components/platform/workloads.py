@@ -125,10 +125,6 @@ class ModelSources:
     """A predefined predictor (the seeds' `triton:` form): `{name, storageUri, runtimeVersion,
     protocolVersion}`, `name` one of sklearn, xgboost, tensorflow, pytorch, triton, onnx,
     huggingface, pmml, lightgbm, paddle; `storageUri` required."""
-    model_size_gb: Optional[float] = field(default=None, metadata=stack(ge=0.001))
-    """Predictor only: the model's weights in GB, written as the InferenceService annotation
-    `gpu-inference.dev/model-size-gb`; the placement check refuses (GI019) weights + 20% above
-    `gpus` x one GPU's memory on its pools."""
 
 
 @dataclass

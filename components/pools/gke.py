@@ -111,7 +111,9 @@ class GkeGpuNodePoolArgs:
         default=None, metadata=stack("gpuSharing.strategy", choices=tuple(SHARING_STRATEGIES))
     )
     """Shared GPUs (the node pool's `guest_accelerator.gpu_sharing_config`): `TIME_SHARING` or
-    `MPS`, with `max_shared_clients_per_gpu`; GPU pools only."""
+    `MPS`, with `max_shared_clients_per_gpu`; GPU pools only. GKE refuses a container asking more than one shared GPU
+    (MPS: on nodes with several GPUs), and MPS pods need `hostIPC: true`, which the stack's
+    workloads on the pool get (placement check GI023, GI025)."""
     max_shared_clients_per_gpu: Optional[int] = field(
         default=None, metadata=stack("gpuSharing.maxClientsPerGpu", ge=2, le=48)
     )

@@ -16,6 +16,7 @@ One InferenceService CR with an explicit name and namespace. The CR body is deci
   "must not set the field(s): spec.template.spec.tolerations").
 """
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ import pulumi_kubernetes as k8s
 from ..model import versions
 from ..model.errors import InputError, show
 from ..model.inputs import stack
-from ..model.knative_features import POD_FIELD_FLAGS
+from ..model.knative_features import HOST_IPC_FLAG, POD_FIELD_FLAGS
 from ..model.scheduling import (
     NodeSelectorRequirement,
     Placement,
@@ -143,6 +144,12 @@ class PredictorArgs:
     """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
     admission plugin to add it (GKE and EKS run it; refused where the cluster does not): only for
     GPU-requesting pods, which are the ones it adds it to."""
+    model_size_gb: Optional[float] = field(default=None, metadata=stack(ge=0.001))
+    """The model's weights in GB, checked against the GPUs' memory (GI019) and the node's disk
+    (GI024). When KServe downloads the model (a storage URI other than pvc:// or oci://), the model
+    container requests that much ephemeral storage, rounded up to GiB, plus 10%."""
+    host_ipc: Optional[bool] = field(default=None, metadata=stack(hidden=True))
+    """Run in the host's IPC namespace (GKE MPS pools need it: `hostIPC: true`)."""
 
 
 @dataclass
@@ -172,6 +179,8 @@ class TransformerArgs:
     """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
     admission plugin to add it (GKE and EKS run it; refused where the cluster does not):
     GPU-requesting pods only."""
+    host_ipc: Optional[bool] = field(default=None, metadata=stack(hidden=True))
+    """Run in the host's IPC namespace (GKE MPS pools need it: `hostIPC: true`)."""
 
 
 @dataclass
@@ -246,6 +255,20 @@ class InferenceServiceArgs:
 
 
 PROGRESS_DEADLINE_ANNOTATION = "serving.knative.dev/progress-deadline"
+MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
+"""What the placement check reads for the model's size (GI019, GI024)."""
+MODEL_DISK_MARGIN = 0.10
+"""Ephemeral storage asked beyond the weights: room for what the server writes next to them
+(logs, caches, compiled kernels). A margin we chose, not a measurement."""
+# KServe v0.20.0 storage_initializer_injector.go: pvc:// is mounted and oci:// goes to the modelcar,
+# so only other storage URIs are downloaded into the pod's emptyDir (the node's ephemeral storage).
+NOT_DOWNLOADED = ("pvc://", "oci://")
+
+
+def model_disk_request(size_gb: float) -> str:
+    """The ephemeral-storage request for a model of `size_gb` GB: its bytes plus
+    `MODEL_DISK_MARGIN`, rounded up to whole GiB (`"144Gi"` for 140 GB)."""
+    return f"{math.ceil(size_gb * 1e9 * (1 + MODEL_DISK_MARGIN) / 2**30)}Gi"
 
 
 def _pinned_kserve_version() -> str:
@@ -459,10 +482,27 @@ def _predictor_implementation(p: PredictorArgs) -> tuple[str, Any]:
                 f"args {show(p.args)} is not a list of strings", "a list of strings", "args"
             )
         body["args"] = list(p.args)
-    res = container_resources(p.gpus, p.cpu, p.memory)
+    size = _model_size(p)
+    downloads = p.storage_uri is not None and not str(p.storage_uri).startswith(NOT_DOWNLOADED)
+    res = container_resources(
+        p.gpus, p.cpu, p.memory, model_disk_request(size) if size and downloads else None
+    )
     if res:
         body["resources"] = res
     return key, body
+
+
+def _model_size(p: PredictorArgs) -> Optional[float]:
+    size = p.model_size_gb
+    if size is None:
+        return None
+    if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > 0:
+        raise InputError(
+            f"model size {show(size)} GB is not a positive number",
+            "a number above 0",
+            "modelSizeGb",
+        )
+    return float(size)
 
 
 def _requests_gpus(impl_key: str, impl: Any) -> bool:
@@ -503,15 +543,33 @@ def _component_body(
     if comp.service_account_name is not None:
         body["serviceAccountName"] = comp.service_account_name
     body.update(placement_fields(placement))
+    if comp.host_ipc:
+        body["hostIPC"] = True
     body[impl_key] = impl
     return body, placement
 
 
 def check_knative_features(
-    component: str, placement: Optional[Placement], features: Optional[Mapping[str, str]]
+    component: str,
+    placement: Optional[Placement],
+    features: Optional[Mapping[str, str]],
+    host_ipc: bool = False,
 ) -> None:
-    """Refuse a Serverless component whose placement sets a pod field Knative's flags forbid."""
-    if features is None or placement is None:
+    """Refuse a Serverless component whose placement (or hostIPC) sets a pod field Knative's
+    flags forbid."""
+    if features is None:
+        return
+    if host_ipc and features.get(HOST_IPC_FLAG, "disabled (unset)") not in _FLAG_ON:
+        raise InputError(
+            f"the {component} sets hostIPC (a GKE MPS pool needs it), but the Knative feature "
+            f"flag {HOST_IPC_FLAG} is {features.get(HOST_IPC_FLAG, 'disabled (unset)')!r}: "
+            f"Knative's webhook would refuse it with \"must not set the field(s): "
+            'spec.template.spec.hostIPC"',
+            f"enable {HOST_IPC_FLAG} in the KnativeServing install, or deploymentMode "
+            "RawDeployment",
+            f"{component}.hostIPC",
+        )
+    if placement is None:
         return
     flags = POD_FIELD_FLAGS
     for field_name in ("nodeSelector", "affinity", "tolerations"):
@@ -632,6 +690,18 @@ def _build(
                 "progress_deadline_seconds",
             )
         annotations[PROGRESS_DEADLINE_ANNOTATION] = f"{seconds}s"
+    try:
+        size = _model_size(args.predictor)
+    except InputError as e:
+        raise e.at("predictor") from None
+    if size is not None:
+        if MODEL_SIZE_ANNOTATION in annotations:
+            raise InputError(
+                f"annotation {MODEL_SIZE_ANNOTATION} is set by hand next to model_size_gb",
+                "model_size_gb (the annotation is written from it)",
+                "annotations",
+            )
+        annotations[MODEL_SIZE_ANNOTATION] = f"{size:g}"
     # Always written: when the cluster default (KServe's `deploymentMode` value) is the other
     # mode, a service that leaves it out silently runs there.
     annotations = {DEPLOYMENT_MODE_ANNOTATION: spelled, **annotations}
@@ -652,7 +722,7 @@ def _build(
         except InputError as e:
             raise e.at(comp_name) from None
         if serverless:
-            check_knative_features(comp_name, placement, args.knative_features)
+            check_knative_features(comp_name, placement, args.knative_features, bool(comp.host_ipc))
         if placement is not None:
             placements[comp_name] = placement
         impl = [body[k] for k in body if k == "containers" or k == "model" or k in FRAMEWORKS]

@@ -32,6 +32,7 @@ from ..model.scheduling import (
     validate_label_key,
     validate_labels,
 )
+from ..model.seldon_servers import BUILTIN_SERVER_CONFIGS, builtin_server_config
 from ..model.versions import SELDON_BUILTIN_CAPABILITIES
 from .workload import (
     ContainerArgs,
@@ -85,17 +86,22 @@ class SeldonServerConfigArgs:
     """metadata.annotations."""
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """metadata.labels."""
+    base: Optional[str] = field(default=None, metadata=stack(choices=BUILTIN_SERVER_CONFIGS))
+    """Start from Seldon's built-in ServerConfig (`mlserver` or `triton`) as the pinned chart
+    installs it (its rclone, agent and server containers, volumes, security context and model
+    volume claim); `containers` then override its containers by name (an image only for a new
+    one) and `capabilities` add to its server's."""
     containers: Optional[Sequence[ContainerArgs]] = field(
         default=None,
         metadata=stack(
-            required=True,
             min_items=1,
-            doc="The whole server pod's containers, each with an image: Seldon's `agent` and "
-            "`rclone` (not made for you: take them from the seldon-core-v2-setup chart's "
-            "mlserver ServerConfig) and the server's.",
+            default="required without `base`",
+            doc="The server pod's containers, each with an image: Seldon's `agent` and `rclone` "
+            "and the server's (with `base`, overrides of its containers by name).",
         ),
     )
-    """The pod's containers (name, image, env, GPU/CPU/memory)."""
+    """The pod's containers (name, image, env, GPU/CPU/memory); with `base`, overrides of its
+    containers by name."""
     capabilities: Optional[Sequence[str]] = field(
         default=None, metadata=stack(syntax="capabilities")
     )
@@ -109,7 +115,8 @@ class SeldonServerConfigArgs:
         default=None, metadata=stack(syntax="quantity", value="100Gi")
     )
     """Size of the `model-repository` volume claim template (the CRD requires
-    volumeClaimTemplates; seed 004 leaves it out)."""
+    volumeClaimTemplates; seed 004 leaves it out); with `base`, of its `<base>-models` claim
+    (Seldon's own is 1Gi)."""
     placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the servers land: a node pool's `placement`."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
@@ -119,6 +126,8 @@ class SeldonServerConfigArgs:
     """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
     admission plugin to add it (GKE and EKS run it; refused where the cluster does not):
     GPU-requesting pods only."""
+    host_ipc: Optional[bool] = field(default=None, metadata=stack(hidden=True))
+    """Run the server pods in the host's IPC namespace (GKE MPS pools need `hostIPC: true`)."""
 
 
 @dataclass
@@ -186,6 +195,8 @@ class SeldonServerArgs:
     """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
     admission plugin to add it (GKE and EKS run it; refused where the cluster does not):
     GPU-requesting pods only."""
+    host_ipc: Optional[bool] = field(default=None, metadata=stack(hidden=True))
+    """Run the server pods in the host's IPC namespace (GKE MPS pools need `hostIPC: true`)."""
 
 
 @dataclass
@@ -328,14 +339,70 @@ def _pod_spec(
         args.placement, args.extra_expressions, args.omit_gpu_toleration, _requests_gpus(containers)
     )
     pod: dict[str, Any] = placement_fields(placement)
+    if args.host_ipc:
+        pod["hostIPC"] = True
     if containers:
         pod["containers"] = containers
     return pod, placement
 
 
+def _merge_container(base: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
+    """`own` over a base container: its keys win, `env` entries replace the base's of the same
+    name (the rest are appended), `resources` requests / limits merge key by key."""
+    out = dict(base)
+    for key, value in own.items():
+        if key == "env":
+            names = {e["name"] for e in value}
+            out["env"] = [e for e in base.get("env", []) if e["name"] not in names] + list(value)
+        elif key == "resources":
+            merged = {part: dict(v) for part, v in (base.get("resources") or {}).items()}
+            for part, amounts in value.items():
+                merged[part] = {**merged.get(part, {}), **amounts}
+            out["resources"] = merged
+        else:
+            out[key] = value
+    return out
+
+
+def _based_containers(base: str, containers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The base ServerConfig's containers with these merged in by name; new ones appended."""
+    mine = {c["name"]: c for c in containers}
+    out = []
+    for c in builtin_server_config(base)["podSpec"]["containers"]:
+        out.append(_merge_container(c, mine.pop(c["name"])) if c["name"] in mine else c)
+    for i, c in enumerate(containers):
+        if c["name"] in mine and "image" not in c:
+            raise InputError(
+                f"container {c['name']!r} is not one of the {base} ServerConfig's, so it is a "
+                "new container and needs an image",
+                "an image, or the name of one of its containers: "
+                + ", ".join(b["name"] for b in out),
+                f"containers[{i}].image",
+            )
+    return out + [c for c in containers if c["name"] in mine]
+
+
+def _base_capabilities(
+    containers: list[dict[str, Any]], base: str, caps: list[str], replace: bool
+) -> None:
+    """Set the base agent's SELDON_SERVER_CAPABILITIES: its server's plus `caps` (or `caps`)."""
+    builtin = list(BUILTIN_CAPABILITIES[base])
+    value = caps if replace else builtin + [c for c in caps if c not in builtin]
+    for c in containers:
+        if c["name"] == AGENT_CONTAINER:
+            c["env"] = [
+                {"name": CAPABILITIES_ENV, "value": ",".join(value)}
+                if e["name"] == CAPABILITIES_ENV
+                else e
+                for e in c["env"]
+            ]
+
+
 def server_config_body(name: str, args: SeldonServerConfigArgs) -> dict[str, Any]:
     """The ServerConfig CR as a plain dict. Raises InputError (path relative to the args)."""
     metadata = _metadata(name, args)
+    if args.base is not None:
+        return _based_server_config(metadata, args)
     containers = containers_body(list(args.containers or ()))
     caps = _capabilities(args.capabilities, "capabilities")
     if caps and not args.replace_capabilities:
@@ -396,6 +463,41 @@ def server_config_body(name: str, args: SeldonServerConfigArgs) -> dict[str, Any
                 },
             }
         ]
+    return {"apiVersion": API_VERSION, "kind": "ServerConfig", "metadata": metadata, "spec": spec}
+
+
+def _based_server_config(metadata: dict[str, Any], args: SeldonServerConfigArgs) -> dict[str, Any]:
+    """A ServerConfig on Seldon's built-in `args.base`: its pod (containers, volumes, security
+    context, service account) with the user's containers, capabilities and placement on top."""
+    base = str(args.base)
+    if base not in BUILTIN_SERVER_CONFIGS:
+        raise InputError(
+            f"base {show(base)} is not one of Seldon's built-in ServerConfigs",
+            ", ".join(BUILTIN_SERVER_CONFIGS),
+            "base",
+        )
+    if args.agent_image:
+        raise InputError(
+            "agentImage is given with base, whose agent container is Seldon's",
+            "leave agentImage out (override the agent container by name instead)",
+            "agentImage",
+        )
+    own = containers_body(list(args.containers or ()), require_image=False)
+    containers = _based_containers(base, own)
+    caps = _capabilities(args.capabilities, "capabilities")
+    if caps or args.replace_capabilities:
+        _base_capabilities(containers, base, caps, bool(args.replace_capabilities))
+    template = builtin_server_config(base)
+    pod, _ = _pod_spec(args, containers)
+    pod = {**{k: v for k, v in template["podSpec"].items() if k != "containers"}, **pod}
+    claims = template["volumeClaimTemplates"]
+    if args.model_repository_storage is not None:
+        try:
+            size = quantity(args.model_repository_storage)
+        except InputError as e:
+            raise e.at("modelRepositoryStorage") from None
+        claims[0]["spec"]["resources"]["requests"]["storage"] = size
+    spec = {"podSpec": pod, "volumeClaimTemplates": claims}
     return {"apiVersion": API_VERSION, "kind": "ServerConfig", "metadata": metadata, "spec": spec}
 
 

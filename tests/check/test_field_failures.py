@@ -7,6 +7,7 @@ import copy
 from typing import Any
 
 import pytest
+from test_fit import PAIRS as FIT_PAIRS
 from test_placement_check import PAIRS as FIRST_PAIRS
 from test_placement_check import gpu_container, only, seldon, workload
 
@@ -289,7 +290,8 @@ def test_finding_triggered_and_silenced_by_its_fix(code: str, bad: list, good: l
 
 
 def test_every_code_has_a_pair():
-    assert {p.values[0] for p in PAIRS} | {p.values[0] for p in FIRST_PAIRS} == set(CODES)
+    paired = {p.values[0] for p in [*PAIRS, *FIRST_PAIRS, *FIT_PAIRS]}
+    assert paired == set(CODES)
     assert {p.values[0] for p in PAIRS} == NEW_CODES
 
 

@@ -1,10 +1,13 @@
 """The placement check held against the real kube-scheduler: graphs in, (pod, pool) verdicts out.
 
 A *pair* is one pod template of a graph and one pool of the same graph. The check predicts whether
-the pod can land on the pool (`WorkloadFacts.pools`); the rig answers by creating the pool's nodes
-(the effective labels, taints and GPUs the check computed) and the pod (exactly the template's
-nodeSelector, affinity, tolerations and container resources) and reading whether the scheduler
-binds it or marks it Unschedulable.
+the pod can land on the pool (`WorkloadFacts.pools`, less the pools whose nodes cannot hold its
+requests: `WorkloadFacts.unfit`); the rig answers by creating the pool's nodes (the effective
+labels, taints and GPUs the check computed, and the allocatable cpu, memory, ephemeral-storage and
+pods of the node's shape) and the pod (exactly the template's nodeSelector, affinity, tolerations
+and container resources, with the containers and init containers the controllers add:
+`components.check.fit.pod_containers`) and reading whether the scheduler binds it or marks it
+Unschedulable.
 
 Every pair runs at once, each in its own *slot*: the slot's nodes carry the extra label
 `SLOT_LABEL=<k>` and the slot's pod the extra nodeSelector entry `SLOT_LABEL: <k>`. The scheduler
@@ -33,14 +36,19 @@ from typing import Any
 import rig
 
 from components.check import GPU_COUNT_KEYS, NODE_PATCH, POOL_LABEL, check
+from components.check.fit import pod_containers
 from components.check.graph import read_templates
+from components.model.shapes import NodeShape, Resources, existing_node_shape
 
 SLOT_LABEL = "e2e.gpu-inference.dev/slot"
 RUN_LABEL = "e2e.gpu-inference.dev/run"
 GPU = "nvidia.com/gpu"
 NAMESPACE = "default"
-# Node capacity beyond the GPUs: large enough that only the scheduling rules and GPUs decide.
+# Capacity of a node whose shape is unknown (the check gives it the benefit): large enough that
+# only the scheduling rules and GPUs decide.
 NODE_CAPACITY = {"cpu": "1k", "memory": "64Ti", "ephemeral-storage": "1Pi", "pods": "110"}
+ALLOCATABLE_ANNOTATION = "gpu-inference.dev/allocatable"
+FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 PLACEMENT_KEYS = ("nodeSelector", "affinity", "tolerations")
 
 
@@ -55,6 +63,16 @@ class RigNode:
     taints: tuple[Mapping[str, str], ...]
     gpus: int
     name: str | None = None  # the node's name in the graph (what `matchFields` names)
+    allocatable: Resources | None = None  # None: unknown shape, NODE_CAPACITY
+
+    def holds(self, ask: Resources) -> bool:
+        """The node holds `ask`'s cpu, memory, ephemeral storage and pods (unknown: yes)."""
+        held = self.allocatable
+        return held is None or all(ask.get(r) <= held.get(r) for r in FIT_RESOURCES)
+
+
+def allocatable_of(shape: NodeShape | None) -> Resources | None:
+    return None if shape is None else shape.allocatable
 
 
 @dataclass
@@ -69,6 +87,8 @@ class Pair:
     nodes: tuple[RigNode, ...]
     outcome: str = ""  # "bound" | "unschedulable" | "refused" | "undecided"
     detail: str = ""
+    asks: Resources | None = None  # the pod's requests as the check summed them
+    placed: bool = False  # labels, taints and GPUs let it onto the pool (before fit)
 
     @property
     def bound(self) -> bool:
@@ -86,10 +106,25 @@ class Pair:
             f"  pod spec: {json.dumps(self.pod_spec, sort_keys=True)}\n"
             f"  nodes: "
             + json.dumps(
-                [{"labels": n.labels, "taints": n.taints, "gpus": n.gpus} for n in self.nodes],
+                [
+                    {
+                        "labels": n.labels,
+                        "taints": n.taints,
+                        "gpus": n.gpus,
+                        "allocatable": _quantities(n.allocatable),
+                    }
+                    for n in self.nodes
+                ],
                 sort_keys=True,
             )
         )
+
+
+def _quantities(held: Resources | None) -> dict[str, str] | None:
+    """Node allocatable as the API takes it: millicores, bytes, a pod count."""
+    if held is None:
+        return None
+    return {"cpu": f"{held.cpu}m", **{r: str(held.get(r)) for r in FIT_RESOURCES[1:]}}
 
 
 def _whole_numbers(value: Any) -> Any:
@@ -127,6 +162,7 @@ def pod_spec(fragment: Mapping[str, Any], containers: Sequence[Any], init: Seque
     if init:
         spec["initContainers"] = [
             {"name": f"i{i}", "image": "example.invalid/diff:1", "resources": _resources(c)}
+            | ({"restartPolicy": "Always"} if c.get("restartPolicy") == "Always" else {})
             for i, c in enumerate(init)
         ]
     return spec
@@ -141,10 +177,16 @@ def node_patch_nodes(graph: Sequence[Mapping[str, Any]]) -> dict[str, tuple[RigN
             continue
         md = e["inputs"]["metadata"]
         labels = dict(md.get("labels") or {})
-        gpus = int(md.get("annotations", {}).get(GPU_COUNT_KEYS[0], "0"))
+        annotations = md.get("annotations", {})
+        gpus = int(annotations.get(GPU_COUNT_KEYS[0], "0"))
+        held = None
+        if ALLOCATABLE_ANNOTATION in annotations:
+            declared = json.loads(annotations[ALLOCATABLE_ANNOTATION])
+            held = existing_node_shape(md["name"], declared).allocatable
         taints = tuple(dict(t) for t in e["inputs"].get("spec", {}).get("taints") or ())
         pool = labels.get(POOL_LABEL, e["name"])
-        out[pool] = (*out.get(pool, ()), RigNode(labels, taints, gpus, md.get("name")))
+        node = RigNode(labels, taints, gpus, md.get("name"), held)
+        out[pool] = (*out.get(pool, ()), node)
     return out
 
 
@@ -163,7 +205,8 @@ def pairs_from_graph(
     pairs = []
     for w in report.workloads:
         t = templates[w.resource]
-        spec = pod_spec(t.fragment, t.containers, t.init_containers)
+        containers, inits, _ = pod_containers(t)
+        spec = pod_spec(t.fragment, containers, inits)
         for p in report.pools:
             gpus = p.gpus_per_node
             if gpus is None:  # unknown: the check gives it the benefit, so does the node
@@ -174,12 +217,26 @@ def pairs_from_graph(
                     tuple(x.to_dict() for x in n.taints),
                     n.gpus if n.gpus is not None else gpus,
                     n.name,
+                    allocatable_of(n.shape),
                 )
                 for n in p.nodes
             )
             if nodes_of is not None:
                 nodes = nodes_of[p.name]
-            pairs.append(Pair(source, w.resource, p.name, p.name in w.pools, spec, nodes))
+            placed = p.name in w.pools
+            predicted = placed and p.name not in w.unfit
+            pairs.append(
+                Pair(
+                    source,
+                    w.resource,
+                    p.name,
+                    predicted,
+                    spec,
+                    nodes,
+                    asks=w.requests,
+                    placed=placed,
+                )
+            )
     return pairs, report.extended_resource_toleration
 
 
@@ -311,7 +368,7 @@ def run_pairs(cp: Any, pairs: Sequence[Pair], *, chunk: int = 5000, workers: int
 
 
 def _node_body(run: str, slot: int, index: int, node: RigNode) -> dict[str, Any]:
-    capacity = dict(NODE_CAPACITY)
+    capacity = dict(_quantities(node.allocatable) or NODE_CAPACITY)
     if node.gpus:
         capacity[GPU] = str(node.gpus)
     return {
@@ -338,16 +395,35 @@ def _asks_gpus(spec: Mapping[str, Any]) -> bool:
     return False
 
 
+def _sum(pairs: Iterable[Pair]) -> Resources | None:
+    total = Resources()
+    for p in pairs:
+        if p.asks is None:
+            return None
+        total = total + p.asks
+    return total
+
+
 def assign_slots(pairs: Sequence[Pair]) -> list[list[Pair]]:
     """Pairs that may share nodes: same graph and pool (so the same nodes), at most one pod
-    asking for GPUs (the only resource two of them could compete for: the nodes' CPU, memory and
-    pod count are far beyond a few pods' requests)."""
+    asking for GPUs, and pods whose requests together fit every node of the slot (so no pod takes
+    what another needs: each is decided as if alone; a pod that does not fit alone gets a slot of
+    its own)."""
     slots: list[list[Pair]] = []
     open_: dict[tuple[str, str], list[int]] = {}
     for p in pairs:
         mine = open_.setdefault((p.source, p.pool), [])
         gpu = _asks_gpus(p.pod_spec)
-        free = [k for k in mine if not (gpu and any(_asks_gpus(q.pod_spec) for q in slots[k]))]
+
+        def room(k: int, p: Pair = p) -> bool:
+            total = _sum([*slots[k], p])
+            return total is not None and all(n.holds(total) for n in p.nodes)
+
+        free = [
+            k
+            for k in mine
+            if not (gpu and any(_asks_gpus(q.pod_spec) for q in slots[k])) and room(k)
+        ]
         if free:
             slots[free[0]].append(p)
         else:
@@ -535,11 +611,43 @@ def _assert_nodes_as_created(api: Api, run: str, bodies: Sequence[Mapping[str, A
 # ---------------------------------------------------------------------------------------------
 
 
+_FIT_REASON = re.compile(r"Insufficient (cpu|memory|ephemeral-storage)|Too many pods")
+
+
+def decided_by_fit(pairs: Iterable[Pair], margin: float = 0.1) -> tuple[int, int]:
+    """(kept out, landed) pairs decided by a resource other than GPUs: labels, taints and GPUs
+    let the pod onto the pool, and then either the scheduler kept it out for cpu, memory,
+    ephemeral storage or pods, or it landed asking at least (1 - margin) of such a resource of
+    every node that holds it (the boundary's other side)."""
+    out = landed = 0
+    for p in pairs:
+        if not p.placed or p.asks is None:
+            continue
+        if p.outcome == "unschedulable" and _FIT_REASON.search(p.detail):
+            out += 1
+        elif p.bound:
+            near = [
+                n
+                for n in p.nodes
+                if n.allocatable is not None
+                and n.holds(p.asks)
+                and any(
+                    p.asks.get(r) and p.asks.get(r) >= (1 - margin) * n.allocatable.get(r)
+                    for r in FIT_RESOURCES
+                )
+            ]
+            holding = [n for n in p.nodes if n.holds(p.asks) and n.allocatable is not None]
+            landed += bool(holding) and len(near) == len(holding)
+    return out, landed
+
+
 def summary(label: str, pairs: Iterable[Pair]) -> str:
     pairs = list(pairs)
     agree = sum(p.agrees for p in pairs)
     bound = sum(p.bound for p in pairs)
+    out, landed = decided_by_fit(pairs)
     return (
         f"{label}: {len(pairs)} (pod, pool) pairs compared, {agree} agree "
-        f"({bound} bound, {len(pairs) - bound} kept out)"
+        f"({bound} bound, {len(pairs) - bound} kept out); decided by cpu / memory / "
+        f"ephemeral-storage / pods: {out} kept out, {landed} landed within 10% of allocatable"
     )

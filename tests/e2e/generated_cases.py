@@ -1,10 +1,14 @@
 """Generated graphs for the scheduler differential: random pools (labels, taints of all three
-effects, GPUs per node) and random pods (nodeSelector, required affinity with every operator,
-`matchFields` on the node name and empty terms, preferred affinity, tolerations, GPU requests in
-containers and init containers, an explicit zero among them).
+effects, GPUs per node, and mostly a declared allocatable: cpu, memory, ephemeral-storage, pods)
+and random pods (nodeSelector, required affinity with every operator, `matchFields` on the node
+name and empty terms, preferred affinity, tolerations, GPU requests in containers and init
+containers, an explicit zero among them; cpu, memory and ephemeral-storage requests drawn from
+values on both sides of the nodes' allocatable, summed over containers, init containers and
+native sidecars; now and then a KServe predictor, which gets Knative's queue-proxy (Serverless)
+and KServe's storage-initializer (a downloaded storageUri)).
 
-Pools are existing nodes (`NodePatch`), pods are Deployments: both plain graph entries, so the
-check reads them exactly as it reads any graph. Label keys, values and taint keys come from small
+Pools are existing nodes (`NodePatch`), pods are Deployments or InferenceServices: plain graph
+entries, so the check reads them exactly as it reads any graph. Label keys, values and taint keys come from small
 alphabets so that selectors, tolerations and taints often meet; none of them is the slot label
 the rig adds (`differential.SLOT_LABEL`), nor a label or taint Kubernetes adds by itself
 (`kubernetes.io/*`, `node.kubernetes.io/*`).
@@ -22,6 +26,18 @@ from hypothesis import strategies as st
 from components.check import GPU_COUNT_KEYS, NODE_PATCH, POOL_LABEL
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
+ALLOCATABLE_ANNOTATION = "gpu-inference.dev/allocatable"
+# Node allocatable and container requests: values at, just below and just above each other, so
+# that the sums of a pod's containers fall on both sides of a node's allocatable.
+NODE_CPU = ("2", "4")
+NODE_MEMORY = ("4Gi", "8Gi")
+NODE_DISK = ("10Gi", "20Gi")
+NODE_PODS = ("110", "110", "110", "1", "0")
+CPU = ("100m", "1", "1900m", "2", "2001m", "3", "4", "4001m")
+MEMORY = ("128Mi", "2Gi", "4Gi", "4097Mi", "8Gi", "9Gi")
+DISK = (None, None, None, "1Gi", "10Gi", "10241Mi", "20Gi", "21Gi")
+STORAGE_URIS = ("gs://bucket/model", "pvc://claim/model", "oci://registry/model:1")
 LABEL_KEYS = ("tier", "example.com/gpu", "example.com/mem", POOL_LABEL)
 LABEL_VALUES = ("a", "b", "true", "0", "1", "2", "10", "007", "")
 NUMBERS = ("0", "1", "2", "5", "10", "7")
@@ -58,6 +74,17 @@ _WEIGHT = st.integers(1, 100)
 _ONE_TO_TWO = st.integers(1, 2)
 _ONE_TO_THREE = st.integers(1, 3)
 _KEYS = {n: st.lists(_KEY, unique=True, max_size=n) for n in (2, 3)}
+_ALLOCATABLE = st.fixed_dictionaries(
+    {
+        "cpu": st.sampled_from(NODE_CPU),
+        "memory": st.sampled_from(NODE_MEMORY),
+        "ephemeral-storage": st.sampled_from(NODE_DISK),
+        "pods": st.sampled_from(NODE_PODS),
+    }
+)
+_CPU = st.sampled_from(CPU)
+_MEMORY = st.sampled_from(MEMORY)
+_DISK = st.sampled_from(DISK)
 
 
 @st.composite
@@ -86,26 +113,35 @@ TAINTS = _taints()
 
 
 @st.composite
-def _pool(draw: Any) -> list[tuple[dict[str, str], list[dict[str, str]], int]]:
-    """One or two nodes (labels, taints, GPUs): an existing-nodes pool. Now and then its nodes
-    have different GPU counts (machines bought at different times)."""
+def _pool(draw: Any) -> list[tuple[dict[str, str], list[dict[str, str]], int, dict | None]]:
+    """One or two nodes (labels, taints, GPUs, allocatable): an existing-nodes pool. Now and
+    then its nodes have different GPU counts or allocatable (machines bought at different times),
+    or declare no allocatable (fit not judged: the rig gives them room for anything)."""
     gpus = draw(_POOL_GPUS)
+    held = draw(_ALLOCATABLE) if draw(_ONE_IN_4) else None
     nodes = []
     for _ in range(draw(_ONE_TO_TWO)):
         own = draw(_POOL_GPUS) if draw(_ONE_IN_4) == 0 else gpus
-        nodes.append((draw(NODE_LABELS), draw(TAINTS), own))
+        own_held = (draw(_ALLOCATABLE) if draw(_BOOL) else None) if draw(_ONE_IN_4) == 0 else held
+        nodes.append((draw(NODE_LABELS), draw(TAINTS), own, own_held))
     return nodes
 
 
 POOL = _pool()
 
 
-def pool_entries(index: int, nodes: list[tuple[dict, list, int]]) -> list[dict[str, Any]]:
-    """NodePatches sharing the pool label (one pool), each node's GPU count in an annotation."""
+def pool_entries(
+    index: int, nodes: list[tuple[dict, list, int, dict | None]]
+) -> list[dict[str, Any]]:
+    """NodePatches sharing the pool label (one pool), each node's GPU count and allocatable in
+    annotations."""
     entries = []
-    for j, (node_labels, node_taints, gpus) in enumerate(nodes):
+    for j, (node_labels, node_taints, gpus, held) in enumerate(nodes):
         node_labels = {k: v for k, v in node_labels.items() if k != POOL_LABEL}
         node_labels[POOL_LABEL] = f"p{index}"
+        annotations = {GPU_COUNT_KEYS[0]: str(gpus)}
+        if held is not None:
+            annotations[ALLOCATABLE_ANNOTATION] = json.dumps(held, sort_keys=True)
         entries.append(
             {
                 "type": NODE_PATCH,
@@ -114,7 +150,7 @@ def pool_entries(index: int, nodes: list[tuple[dict, list, int]]) -> list[dict[s
                     "metadata": {
                         "name": f"node-{index}-{j}",
                         "labels": node_labels,
-                        "annotations": {GPU_COUNT_KEYS[0]: str(gpus)},
+                        "annotations": annotations,
                     },
                     "spec": {"taints": node_taints},
                 },
@@ -210,7 +246,10 @@ _TOLERATIONS = st.lists(_toleration(), max_size=3)
 @st.composite
 def _container(draw: Any) -> dict[str, Any]:
     gpus = draw(_GPUS)
-    res: dict[str, Any] = {"requests": {"cpu": "100m", "memory": "128Mi"}}
+    res: dict[str, Any] = {"requests": {"cpu": draw(_CPU), "memory": draw(_MEMORY)}}
+    disk = draw(_DISK)
+    if disk:
+        res["requests"]["ephemeral-storage"] = disk
     if gpus is not None:
         quantity = draw(_GPU_TEXT).format(n=gpus, m=gpus * 1000)
         res["limits"] = {"nvidia.com/gpu": quantity}
@@ -229,7 +268,10 @@ def _pod(draw: Any) -> dict[str, Any]:
     tolerations."""
     spec: dict[str, Any] = {"containers": draw(_CONTAINERS)}
     if draw(_ONE_IN_5) == 0:
-        spec["initContainers"] = [draw(CONTAINER)]
+        init = draw(CONTAINER)
+        if draw(_ONE_IN_4) == 0:
+            init["restartPolicy"] = "Always"  # a native sidecar: it runs beside the containers
+        spec["initContainers"] = [init]
     selector = draw(SELECTOR)
     if selector:
         spec["nodeSelector"] = selector
@@ -256,14 +298,43 @@ def deployment_entry(index: int, spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def predictor_entry(index: int, spec: dict[str, Any], mode: str, uri: str) -> dict[str, Any]:
+    """A KServe InferenceService whose predictor is the pod's scheduling fields and a model with
+    its first container's resources (its other containers and init containers are dropped)."""
+    predictor = {k: v for k, v in spec.items() if k in ("nodeSelector", "affinity", "tolerations")}
+    model = {"modelFormat": {"name": "sklearn"}, "storageUri": uri}
+    model["resources"] = spec["containers"][0]["resources"]
+    predictor["model"] = model
+    return {
+        "type": ISVC,
+        "name": f"m{index}",
+        "inputs": {
+            "metadata": {
+                "name": f"m{index}",
+                "namespace": "default",
+                "annotations": {"serving.kserve.io/deploymentMode": mode},
+            },
+            "spec": {"predictor": predictor},
+        },
+    }
+
+
+_MODE = st.sampled_from(("Serverless", "RawDeployment"))
+_URI = st.sampled_from(STORAGE_URIS)
+
+
 @st.composite
 def _case(draw: Any) -> dict[str, Any]:
-    """{"ert": bool, "graph": [...]}: 1-3 pools, 1-3 pods."""
+    """{"ert": bool, "graph": [...]}: 1-3 pools, 1-3 pods (one in four a KServe predictor)."""
     graph: list[dict[str, Any]] = []
     for i in range(draw(_ONE_TO_THREE)):
         graph += pool_entries(i, draw(POOL))
     for i in range(draw(_ONE_TO_THREE)):
-        graph.append(deployment_entry(i, draw(POD)))
+        spec = draw(POD)
+        if draw(_ONE_IN_4) == 0:
+            graph.append(predictor_entry(i, spec, draw(_MODE), draw(_URI)))
+        else:
+            graph.append(deployment_entry(i, spec))
     return {"ert": draw(_BOOL), "graph": graph}
 
 

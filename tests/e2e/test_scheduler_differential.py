@@ -1,7 +1,10 @@
 """The placement check against the real kube-scheduler (issue #15): for every pod template and every
 pool, the check's "can land" must be what the scheduler does with that pool's node alone.
 
-Graphs: the preview of every example stack, and generated cases (Hypothesis). Each (pod, pool)
+Graphs: the preview of every example stack, and generated cases (Hypothesis). The nodes get the
+allocatable of the node shape the check computed (cpu, memory, ephemeral-storage, pods, GPUs) and
+the pods the template's requests with what Knative, KServe and Seldon add, so fit is held against
+the scheduler too; the summary counts the pairs a resource other than GPUs decided. Each (pod, pool)
 pair runs in its own slot of a shared control plane (see `differential`); ExtendedResourceToleration
 is on for the graphs the check judges with it on (GKE / EKS stacks, half the generated cases) and
 off for the others (on-prem). Replay a run with `GPU_INFERENCE_DIFF_SEED=<seed>` (printed in the
@@ -24,6 +27,7 @@ from differential import (
     ControlPlane,
     Pair,
     RunStats,
+    decided_by_fit,
     node_patch_nodes,
     pairs_from_graph,
     run_pairs,
@@ -44,6 +48,7 @@ STACKS = (
     "gke-computeclass",
     "gke-autopilot",
     "eks-automode",
+    "gke-dev-before-fit",
 )
 EXPECTED_ERT = {
     "gke-dev": True,
@@ -53,9 +58,30 @@ EXPECTED_ERT = {
     "gke-computeclass": True,
     "gke-autopilot": True,
     "eks-automode": True,
+    "gke-dev-before-fit": True,
 }
 # Stacks that are a variant of an example stack: (example, what to change in its text).
-VARIANTS = {"eks-automode": ("eks-karpenter", "_auto_mode")}
+VARIANTS = {
+    "eks-automode": ("eks-karpenter", "_auto_mode"),
+    "gke-dev-before-fit": ("gke-dev", "_before_fit"),
+}
+# The errors a variant is expected to have (the check says its pod stays Pending).
+EXPECTED_ERRORS = {"gke-dev-before-fit": ["GI021"]}
+
+
+def _before_fit(text: str) -> str:
+    """gke-dev as shipped before the fit check: seed 004's Server (40 CPUs, 360Gi, 290Gi) on an
+    a2-ultragpu-2g with the default boot disk. The scheduler must keep it off the pool's node
+    (23.87 CPUs allocatable), as the check says (GI021)."""
+    for new, old in (
+        ('cpu: "20"', 'cpu: "40"'),
+        ("memory: 300Gi", "memory: 360Gi"),
+        ("ephemeralStorage: 200Gi", "ephemeralStorage: 290Gi"),
+        ("      diskSizeGb: 400", "      # diskSizeGb: 400"),
+    ):
+        assert new in text, new
+        text = text.replace(new, old)
+    return text
 
 
 def _auto_mode(text: str) -> str:
@@ -126,7 +152,8 @@ def differential(
     for stack in STACKS:
         project = _project_of(stack, tmp_path_factory.mktemp(f"{stack}-project"))
         result = preview(stack, out_dir=tmp_path_factory.mktemp(stack), project_dir=project)
-        assert not result.placement.errors, (stack, result.placement.findings)
+        errors = [f.code for f in result.placement.findings if f.severity == "error"]
+        assert errors == EXPECTED_ERRORS.get(stack, []), (stack, result.placement.findings)
         pairs, ert = pairs_from_graph(stack, result.entries)
         run.examples[stack], run.example_ert[stack] = pairs, ert
     by_ert: dict[bool, list[Pair]] = {True: [], False: []}
@@ -203,7 +230,27 @@ def test_generated_placement_is_what_the_scheduler_does(differential: Run) -> No
     for reason in (
         "untolerated taint",
         "didn't match Pod's node affinity/selector",
-        "Insufficient",
+        "Insufficient nvidia.com/gpu",
+        "Insufficient cpu",
+        "Insufficient memory",
+        "Insufficient ephemeral-storage",
+        "Too many pods",
     ):
         assert reason in details, reason
     assert sum(p.bound for p in pairs) > 0
+    # Fit decides pairs on both sides of the allocatable boundary.
+    kept_out, landed = decided_by_fit(pairs)
+    assert kept_out > 0 and landed > 0, (kept_out, landed)
+
+
+def test_seed_004_server_is_kept_off_a2_ultragpu_2g_by_its_cpu(differential: Run) -> None:
+    """The pod the fit check was made for: labels, taints and GPUs let it onto infer-srv, the
+    node's 23.87 allocatable CPUs do not hold its 40.25, and the scheduler agrees."""
+    (pair,) = [
+        p
+        for p in differential.examples["gke-dev-before-fit"]
+        if p.workload == "Server/gpu-inference-server-mlserver-llm-local-gpu"
+        and p.pool == "infer-srv"
+    ]
+    assert pair.placed and not pair.predicted and pair.outcome == "unschedulable"
+    assert "Insufficient cpu" in pair.detail and "Insufficient memory" in pair.detail

@@ -29,10 +29,10 @@ def test_a_server_config_without_seldons_own_containers_is_refused(containers, m
         f"{NS}:seldon.serverConfigs[0].containers: ServerConfig 'mlserver-llm' has no "
         f"{missing} container: a ServerConfig is the whole server pod, and Seldon's agent and "
         "rclone containers (their env, ports and volume mounts, as in the seldon-core-v2-setup "
-        "chart's mlserver ServerConfig) are not made for you (allowed: base the Server on a "
-        "built-in ServerConfig instead (servers[].serverConfig: mlserver or triton, with the "
-        "pool, capabilities and resources on the Server), or give all of agent, rclone and the "
-        "server container)"
+        "chart's mlserver ServerConfig) are not made for you (allowed: base: mlserver or triton "
+        "(Seldon's pod as its chart makes it, with your containers, capabilities and placement "
+        "on top), or base the Server on a built-in ServerConfig (servers[].serverConfig: "
+        "mlserver or triton), or give all of agent, rclone and the server container)"
     )
 
 

@@ -32,7 +32,7 @@ def _sharing(**more):
 def graph():
     from components.preview.mockrun import run_program
 
-    config = _sharing(**{"inferenceServices[0].predictor.gpus": 8})
+    config = _sharing(**{"inferenceServices[0].predictor.gpus": 1})
     return run_program(lambda: InferencePlatform("gi", load_spec(config))).as_graph()
 
 
@@ -67,7 +67,8 @@ def test_device_plugin_release_gets_the_config_map(graph):
     assert plugin["inputs"]["values"]["config"] == {
         "map": {
             "default": "version: v1\n",
-            "time-sliced-4": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+            "time-sliced-4": "version: v1\nsharing:\n  timeSlicing:\n"
+            "    failRequestsGreaterThanOne: true\n    resources:\n"
             "    - name: nvidia.com/gpu\n      replicas: 4\n",
         },
         "default": "default",
@@ -92,9 +93,18 @@ def test_check_counts_gpus_times_replicas(graph):
     lands = {w.resource: w.pools for w in report.workloads}
     assert lands[PREDICTOR] == ("a100",)
     assert report.errors == []
-    fewer = check(_isvc_gpus(graph, 3))
-    assert {w.resource: w.pools for w in fewer.workloads}[PREDICTOR] == ("a100",)
-    assert fewer.errors == []
+    # Up to 8 shares fit a node, but the plugin (failRequestsGreaterThanOne) refuses a container
+    # more than one: the check says so (GI023).
+    more = check(_isvc_gpus(graph, 3))
+    assert {w.resource: w.pools for w in more.workloads}[PREDICTOR] == ("a100",)
+    assert [(f.code, f.message) for f in more.errors] == [
+        (
+            "GI023",
+            "container kserve-container asks 3 nvidia.com/gpu on pool a100, whose GPUs are "
+            "shared (the NVIDIA device plugin time-slicing): at most 1 per container, else it "
+            "fails at admission (UnexpectedAdmissionError)",
+        )
+    ]
 
 
 def test_check_refuses_more_than_gpus_times_replicas(graph):
@@ -113,7 +123,9 @@ def test_check_refuses_more_than_gpus_times_replicas(graph):
 def test_the_label_without_the_plugin_config_is_the_physical_count(graph):
     # The node label alone does nothing: with no device plugin config in the graph each node
     # has its 2 GPUs.
-    without = [e for e in graph if not (e["type"] == RELEASE and "nvidia" in e["name"])]
+    without = [
+        e for e in _isvc_gpus(graph, 8) if not (e["type"] == RELEASE and "nvidia" in e["name"])
+    ]
     report = check(without)
     assert {p.name: p.gpus_per_node for p in report.pools} == {"a100": 2, "cpu": 0}
     assert [(f.code, f.message) for f in report.errors] == [

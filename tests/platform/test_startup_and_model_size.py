@@ -90,3 +90,35 @@ def test_serving_component_writes_the_annotation_for_serverless_only():
         inference_service_body("x", raw)
     with pytest.raises(InputError, match="not a whole number of seconds"):
         inference_service_body("x", InferenceServiceArgs(predictor, progress_deadline_seconds=0))
+
+
+def predictor(run, config) -> dict:
+    g = run(lambda: InferencePlatform("gi", load_spec(config)))
+    (llm,) = [r for r in g.of_type(ISVC) if r.inputs["metadata"]["name"] == "llm"]
+    return llm.inputs["spec"]["predictor"]
+
+
+@pytest.mark.parametrize(
+    ("size", "asked"),
+    [(16, "17Gi"), (140, "144Gi"), (0.5, "1Gi"), (8.03, "9Gi")],
+)
+def test_model_size_asks_the_download_as_ephemeral_storage(run, size, asked):
+    """The storage-initializer writes the weights to the node's disk: the model container asks
+    for them (GB -> GiB, + 10%, rounded up), so the scheduler places the pod where they fit."""
+    config = mutated("gke", {"inferenceServices[0].predictor.modelSizeGb": size})
+    resources = predictor(run, config)["model"]["resources"]
+    assert resources["requests"]["ephemeral-storage"] == asked
+    assert "ephemeral-storage" not in resources.get("limits", {})
+
+
+@pytest.mark.parametrize("uri", ["pvc://weights/llama", "oci://registry/llama:1"])
+def test_no_ephemeral_request_for_a_model_kserve_does_not_download(run, uri):
+    config = mutated(
+        "gke",
+        {
+            "inferenceServices[0].predictor.modelSizeGb": 16,
+            "inferenceServices[0].predictor.model.storageUri": uri,
+        },
+    )
+    got = predictor(run, config)["model"]
+    assert "ephemeral-storage" not in got.get("resources", {}).get("requests", {})

@@ -104,12 +104,24 @@ def _deployment(name, fragment, gpus, wired):
 
 def test_more_than_the_shared_allocatable_is_a_finding(world):
     pools, g = world
-    ok = check([*g.as_graph(), _deployment("w", pools["ts"].placement.to_pod_spec(), 4, "ts")])
+    ok = check([*g.as_graph(), _deployment("w", pools["ts"].placement.to_pod_spec(), 1, "ts")])
     assert [f.code for f in ok.errors] == []
     too_many = check(
         [*g.as_graph(), _deployment("w", pools["ts"].placement.to_pod_spec(), 5, "ts")]
     )
     assert [f.code for f in too_many.errors] == ["GI004"]
+
+
+@pytest.mark.parametrize(("gpus", "codes"), [(1, []), (2, ["GI023"]), (4, ["GI023"])])
+def test_a_time_shared_pool_takes_one_gpu_per_container(world, gpus, codes):
+    """GKE refuses a container asking more than one shared GPU at admission ("at most 1
+    nvidia.com/gpu can be requested on GPU nodes"), though the node advertises 4."""
+    pools, g = world
+    report = check(
+        [*g.as_graph(), _deployment("w", pools["ts"].placement.to_pod_spec(), gpus, "ts")]
+    )
+    assert [f.code for f in report.errors] == codes
+    assert {w.resource: w.pools for w in report.workloads}["Deployment/w"] == ("ts",)
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,8 @@ def test_plugin_config_round_trips():
     config = plugin_config([4, 2, 4])
     assert list(config["map"]) == ["default", "time-sliced-2", "time-sliced-4"]
     assert config["map"]["time-sliced-4"] == (
-        "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n"
-        "      replicas: 4\n"
+        "version: v1\nsharing:\n  timeSlicing:\n    failRequestsGreaterThanOne: true\n"
+        "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
     )
     assert replicas_by_config(config) == {"time-sliced-2": 2, "time-sliced-4": 4}
 

@@ -31,6 +31,13 @@ from ..read import (
 from ..results import (
     NodeTemplate,
 )
+from .gke import gke_shape
+
+# A priority without `storage.bootDiskSize` gets the disk of a node pool GKE auto-creates: the
+# GKE API's AutoprovisioningNodePoolDefaults `diskSizeGb` "If unspecified, the default disk size
+# is 100GB" (google.container.v1 reference). That ComputeClass node pool auto-creation applies
+# the same default is our reading of it, not a statement of GKE's ComputeClass docs.
+COMPUTE_CLASS_DEFAULT_DISK_GB = 100
 
 
 def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
@@ -47,7 +54,7 @@ def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
     base = {**str_map(config.get("nodeLabels")), COMPUTE_CLASS_LABEL: class_name}
     taints = read_taints(config.get("taints"), rid, out)
     class_taint = Taint(COMPUTE_CLASS_LABEL, class_name, "NoSchedule")
-    nodes, counts, accelerators, spots = [], [], set(), []
+    nodes, counts, accelerators, spots, notes = [], [], set(), [], []
     for rule in as_list(spec.get("priorities")) or [{}]:
         rule = as_map(rule)
         gpu = as_map(rule.get("gpu"))
@@ -68,7 +75,17 @@ def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
             labels[GKE_SPOT_LABEL] = "true"
         spots.append(rule.get("spot") is True)
         counts.append(count)
-        nodes.append(NodeTemplate(None, labels, tuple(dict.fromkeys(node_taints)), count))
+        disk = as_map(rule.get("storage")).get("bootDiskSize")
+        shape, note = gke_shape(
+            rule.get("machineType"),
+            COMPUTE_CLASS_DEFAULT_DISK_GB if disk is None else disk,
+            count,
+        )
+        if note:
+            notes.append(note)
+        nodes.append(
+            NodeTemplate(None, labels, tuple(dict.fromkeys(node_taints)), count, shape=shape)
+        )
     return PoolDraft(
         name=base.get(POOL_LABEL) or class_name,
         provider="gke",
@@ -82,4 +99,5 @@ def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         max_nodes=None,  # a ComputeClass sets no node limit
         spot=all(spots),
         builtin_device_plugin=True,  # GKE-managed, as for GKE node pools
+        shape_note=notes[0] if notes else None,
     )

@@ -12,7 +12,7 @@ from ...model.scheduling import (
     Toleration,
 )
 from ...model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
-from ...model.sharing import replicas_by_config
+from ...model.sharing import sharing_by_config
 from ..contract import (
     DEVICE_PLUGIN_CHART,
     DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
@@ -30,26 +30,32 @@ from ..read import (
     read_tolerations,
     resource_id,
 )
+from ..results import SharedGpus
 
 
 def apply_time_slicing(
     graph: Sequence[Mapping[str, Any]], drafts: Mapping[str, list[PoolDraft]]
 ) -> None:
-    """GPUs of nodes the NVIDIA device plugin time-slices: its chart's `config.map` names configs
-    with `nvidia.com/gpu` replicas; a node picks one with the label
+    """GPUs of nodes the NVIDIA device plugin time-slices (or shares with MPS): its chart's
+    `config.map` names configs with `nvidia.com/gpu` replicas; a node picks one with the label
     `nvidia.com/device-plugin.config` (else `config.default`) and advertises GPUs x replicas.
-    Existing nodes carry their own count (`NodeTemplate.gpus`): it is multiplied too."""
+    Existing nodes carry their own count (`NodeTemplate.gpus`): it is multiplied too. The pool
+    is marked shared (`PoolDraft.shared`, for GI023)."""
     for entry in helm_releases(graph, DEVICE_PLUGIN_CHART):
         config = as_map(as_map(as_map(entry.get("inputs")).get("values")).get("config"))
-        replicas = replicas_by_config(config)
-        if not replicas:
+        sharing = sharing_by_config(config)
+        if not sharing:
             continue
         default = str(config.get("default") or "")
         for group in drafts.values():
             for d in group:
                 picked = d.node.labels.get(DEVICE_PLUGIN_CONFIG_LABEL, default)
-                if d.gpus and picked in replicas and d.provider != "gke":
-                    n = replicas[picked]
+                if d.gpus and picked in sharing and d.provider != "gke":
+                    how = sharing[picked]
+                    n = how.replicas
+                    d.shared = SharedGpus(
+                        how.strategy, "the NVIDIA device plugin", how.refuses_more_than_one
+                    )
                     d.gpus *= n
                     d.node = replace(d.node, gpus=d.node.gpus * n) if d.node.gpus else d.node
                     d.more_nodes = tuple(

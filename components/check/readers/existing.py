@@ -7,10 +7,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ...model.errors import InputError
 from ...model.scheduling import (
     GPU_RESOURCE,
 )
+from ...model.shapes import NodeShape, existing_node_shape
 from ..contract import (
+    ALLOCATABLE_ANNOTATION,
     GKE_ACCELERATOR_LABEL,
     GPU_COUNT_KEYS,
     POOL_LABEL,
@@ -41,6 +44,28 @@ def _present_labels(annotations: Mapping[str, str]) -> dict[str, str]:
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
+def node_shape(
+    name: str, annotations: Mapping[str, str], rid: str, out: Findings
+) -> tuple[NodeShape | None, str | None]:
+    """The node's shape from `ALLOCATABLE_ANNOTATION`; without it fit is not judged (None and
+    why); a value Kubernetes would not take is GI013."""
+    text = annotations.get(ALLOCATABLE_ANNOTATION)
+    if text is None:
+        return None, f"the nodes do not declare what they hold ({ALLOCATABLE_ANNOTATION})"
+    try:
+        declared = json.loads(text)
+        return existing_node_shape(name, declared, source=ALLOCATABLE_ANNOTATION), None
+    except (InputError, json.JSONDecodeError, TypeError, ValueError) as e:
+        out.add(
+            "GI013",
+            rid,
+            f"its {ALLOCATABLE_ANNOTATION} annotation is not readable: {e}",
+            'give JSON quantities, e.g. {"cpu": "32", "memory": "250Gi", '
+            '"ephemeral-storage": "400Gi"}',
+        )
+        return None, f"its {ALLOCATABLE_ANNOTATION} annotation is not readable"
+
+
 def node_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
     typ, name = str(entry["type"]), str(entry["name"])
     inputs = as_map(entry.get("inputs"))
@@ -62,11 +87,13 @@ def node_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         or any(t.key == GPU_RESOURCE for t in taints)
     )
     node_name = str(md["name"]) if md.get("name") else None
+    shape, note = node_shape(node_name or name, annotations, rid, out)
     return PoolDraft(
         name=labels.get(POOL_LABEL) or name,
         provider="existing",
         resource=rid,
-        node=NodeTemplate(node_name, labels, tuple(taints), gpus),
+        node=NodeTemplate(node_name, labels, tuple(taints), gpus, shape=shape),
+        shape_note=note,
         gpus=gpus,
         gpu=(gpus or 0) > 0 or (gpus is None and evidence),
         accelerator=labels.get("nvidia.com/gpu.product") or labels.get(GKE_ACCELERATOR_LABEL),

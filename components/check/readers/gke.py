@@ -8,6 +8,7 @@ from typing import Any
 
 from ...model.catalog import MIG_PROFILES, gke_accelerator, gke_gpus_for_machine
 from ...model.errors import InputError
+from ...model.shapes import GKE_DEFAULT_MAX_PODS, NodeShape, gke_node_shape_or_none
 from ..contract import (
     GKE_ACCELERATOR_COUNT_LABEL,
     GKE_ACCELERATOR_LABEL,
@@ -33,7 +34,12 @@ from ..read import (
 )
 from ..results import (
     NodeTemplate,
+    SharedGpus,
 )
+
+# GKE API `NodeConfig.diskSizeGb`: "If unspecified, the default disk size is 100GB" (the
+# google.container.v1 reference, e.g. googleapis `container_v1/NodeConfig/diskSizeGb`).
+GKE_DEFAULT_DISK_GB = 100
 
 
 def gke_memory(accelerator: str | None) -> float | None:
@@ -41,6 +47,55 @@ def gke_memory(accelerator: str | None) -> float | None:
         return float(gke_accelerator(accelerator).memory_gib) if accelerator else None
     except InputError:
         return None
+
+
+def gke_shape(
+    machine_type: Any, disk_gb: Any, physical_gpus: int, max_pods: Any = None
+) -> tuple[NodeShape | None, str | None]:
+    """A GKE node's shape, or None and why (a machine type the catalog lacks, a bad size)."""
+    if not isinstance(machine_type, str) or not machine_type:
+        return None, "its machine type is not given (GKE's default is not assumed)"
+    disk = as_int(disk_gb)
+    pods = as_int(max_pods) or GKE_DEFAULT_MAX_PODS
+    try:
+        shape = gke_node_shape_or_none(
+            machine_type,
+            disk_gb=GKE_DEFAULT_DISK_GB if disk is None else disk,
+            gpus=physical_gpus,
+            max_pods=pods,
+        )
+    except InputError as e:
+        return None, f"{machine_type}: {e.problem}"
+    if shape is None:
+        return None, f"machine type {machine_type} is not in the node-shape catalog"
+    return shape, None
+
+
+def gke_sharing(nc: Mapping[str, Any], physical_gpus: int) -> SharedGpus | None:
+    """GKE time-sharing or MPS on the node pool's GPUs. GKE's device plugin refuses a container
+    asking more than one shared GPU, except MPS on a node with one physical GPU
+    (GoogleCloudPlatform/container-engine-accelerators `pkg/gpu/nvidia/gpusharing/
+    gpusharing.go` `ValidateRequest`; GKE docs "About GPU sharing strategies in GKE")."""
+    for acc in as_list(nc.get("guestAccelerators")):
+        sharing = as_map(as_map(acc).get("gpuSharingConfig"))
+        if as_int(sharing.get("maxSharedClientsPerGpu")):
+            mps = str(sharing.get("gpuSharingStrategy") or "") == "MPS"
+            return SharedGpus(
+                "mps" if mps else "time-sharing",
+                "GKE",
+                not mps or physical_gpus > 1,
+                physical_gpus,
+            )
+    return None
+
+
+def _mig_instances(nc: Mapping[str, Any], accelerator: str | None) -> int:
+    """GPU instances per GPU (MIG); GKE's device plugin counts each as a physical device."""
+    for acc in as_list(nc.get("guestAccelerators")):
+        partition = as_map(acc).get("gpuPartitionSize")
+        if isinstance(partition, str) and partition:
+            return MIG_PROFILES.get(accelerator or "", {}).get(partition, 1)
+    return 1
 
 
 def _gke_shared(nc: Mapping[str, Any], accelerator: str | None, labels: dict[str, str]) -> int:
@@ -83,6 +138,13 @@ def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         if attached:
             accelerator, gpus = attached
     gpu = gpus > 0
+    physical = gpus
+    shape, note = gke_shape(
+        nc.get("machineType"),
+        nc.get("diskSizeGb"),
+        physical,
+        as_map(inputs.get("maxPodsConstraint")).get("maxPodsPerNode"),
+    )
     effective = dict(labels)
     if gpu:
         if accelerator:
@@ -114,10 +176,12 @@ def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         name=labels.get(POOL_LABEL) or name,
         provider="gke",
         resource=rid,
-        node=NodeTemplate(None, effective, tuple(taints)),
+        node=NodeTemplate(None, effective, tuple(taints), shape=shape),
         gpus=gpus,
         gpu=gpu,
         accelerator=accelerator,
+        shared=gke_sharing(nc, physical * _mig_instances(nc, accelerator)) if gpu else None,
+        shape_note=note,
         min_nodes=lo,
         max_nodes=hi,
         spot=spot,

@@ -16,6 +16,12 @@ from ...model.karpenter import (
     requirement_from_karpenter,
 )
 from ...model.karpenter import admitted as admitted_by_karpenter
+from ...model.quantities import parse_quantity
+from ...model.shapes import (
+    KARPENTER_DEFAULT_ROOT_VOLUME_GIB,
+    NodeShape,
+    karpenter_node_shape_or_none,
+)
 from ..contract import (
     POOL_LABEL,
 )
@@ -48,6 +54,48 @@ def node_classes(graph: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, A
     return found
 
 
+def node_class_disk_gib(node_class: Mapping[str, Any], bottlerocket: bool) -> int | None:
+    """The EC2NodeClass volume Karpenter counts as ephemeral storage, in whole GiB (rounded
+    down): the mapping with `rootVolume: true`, else the AMI family's ephemeral device
+    (`/dev/xvda` on AL2023, `/dev/xvdb` on Bottlerocket), else the 20Gi default (aws/karpenter-
+    provider-aws v1.14.1 `pkg/providers/instancetype/types.go` `ephemeralStorage`). None: a size
+    that is not a quantity."""
+    device = "/dev/xvdb" if bottlerocket else "/dev/xvda"
+    mappings = [as_map(m) for m in as_list(node_class.get("blockDeviceMappings"))]
+    chosen = next((m for m in mappings if m.get("rootVolume") is True), None)
+    if chosen is None:
+        chosen = next((m for m in mappings if m.get("deviceName") == device), None)
+    size = as_map(as_map(chosen).get("ebs")).get("volumeSize") if chosen else None
+    if size is None:
+        return KARPENTER_DEFAULT_ROOT_VOLUME_GIB
+    try:
+        return int(parse_quantity(size) // (1 << 30))
+    except (InputError, TypeError, ValueError):
+        return None
+
+
+def karpenter_shape(
+    instance: str, node_class: Mapping[str, Any], bottlerocket: bool
+) -> tuple[NodeShape | None, str | None]:
+    """The node Karpenter believes it launches for `instance` with this EC2NodeClass."""
+    disk = node_class_disk_gib(node_class, bottlerocket)
+    if disk is None or disk < 1:
+        return None, "its EC2NodeClass volume size is not readable"
+    max_pods = as_int(as_map(node_class.get("kubelet")).get("maxPods"))
+    try:
+        shape = karpenter_node_shape_or_none(
+            instance,
+            disk_gib=disk,
+            ami_family="Bottlerocket" if bottlerocket else "AL2023",
+            max_pods=max_pods,
+        )
+    except InputError as e:
+        return None, f"{instance}: {e.problem}"
+    if shape is None:
+        return None, f"instance type {instance} is not in the node-shape catalog"
+    return shape, None
+
+
 def karpenter_pool(
     entry: Mapping[str, Any], node_classes: Mapping[str, Mapping[str, Any]], out: Findings
 ) -> PoolDraft:
@@ -76,6 +124,17 @@ def karpenter_pool(
     auto = as_map(tspec.get("nodeClassRef")).get("group") == "eks.amazonaws.com"  # EKS Auto Mode
     prefix = "eks.amazonaws.com/" if auto else KARPENTER_AWS_PREFIX
     found = admitted_by_karpenter(reqs, auto)
+    node_class = node_classes.get(str(as_map(tspec.get("nodeClassRef")).get("name")), {})
+    aliases = [
+        str(as_map(t).get("alias") or "") for t in as_list(node_class.get("amiSelectorTerms"))
+    ]
+    bottlerocket = node_class.get("amiFamily") == "Bottlerocket" or any(
+        a.startswith("bottlerocket@") for a in aliases
+    )
+    shapes = {
+        i.instance_type: karpenter_shape(i.instance_type, node_class, bottlerocket)
+        for i in found.instances
+    }
     # Each shape has its instance type's GPUs: a pod that selects g6.xlarge cannot ask for 4.
     nodes = [
         NodeTemplate(
@@ -83,6 +142,7 @@ def karpenter_pool(
             {**instance_labels(i, auto), **labels, CAPACITY_TYPE_LABEL: c},
             tuple(taints),
             i.gpus,
+            shape=None if auto else shapes[i.instance_type][0],
         )
         for i in found.instances
         for c in found.capacity_types
@@ -98,13 +158,6 @@ def karpenter_pool(
     gpus: int | None = max((i.gpus for i in found.instances), default=0)
     if not found.instances and gpu_keyed and not admits_cpu:
         gpus = None  # GPU instance types the catalog does not know
-    node_class = node_classes.get(str(as_map(tspec.get("nodeClassRef")).get("name")), {})
-    aliases = [
-        str(as_map(t).get("alias") or "") for t in as_list(node_class.get("amiSelectorTerms"))
-    ]
-    bottlerocket = node_class.get("amiFamily") == "Bottlerocket" or any(
-        a.startswith("bottlerocket@") for a in aliases
-    )
     limits = as_map(spec.get("limits"))
     replicas = as_int(spec.get("replicas"))
     return PoolDraft(
@@ -122,4 +175,16 @@ def karpenter_pool(
         max_nodes=replicas if replicas is not None else as_int(limits.get("nodes")),
         spot=found.capacity_types == ("spot",),
         builtin_device_plugin=bottlerocket or auto,  # Auto Mode runs the NVIDIA plugin itself
+        shape_note=_shape_note(auto, admits_cpu, shapes),
     )
+
+
+def _shape_note(
+    auto: bool, admits_cpu: bool, shapes: Mapping[str, tuple[NodeShape | None, str | None]]
+) -> str | None:
+    if auto:
+        return "EKS Auto Mode's node reservations are not modelled"
+    notes = [why for shape, why in shapes.values() if shape is None and why]
+    if notes:
+        return notes[0]
+    return "instance types without GPUs are admitted (not in the catalog)" if admits_cpu else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...model.requests import seldon_builtin_containers
+from ...model.seldon_servers import BUILTIN_SERVER_CONFIGS
 from ..contract import (
     WIRED_POOL_ANNOTATION,
 )
@@ -83,6 +85,12 @@ def server_template(
         same = [v for (n, s), v in configs.items() if s == sc_name]
         sc = same[0] if len(same) == 1 else None
     sc_spec = as_map(as_map(sc.get("spec")).get("podSpec")) if sc else {}
+    added: tuple[str, ...] = ()
+    if sc is None and sc_name in BUILTIN_SERVER_CONFIGS:
+        # Seldon's own ServerConfig, installed by its setup chart (not in the graph): its
+        # containers as the pinned chart has them, the Server's merged in by name.
+        sc_spec = {"containers": seldon_builtin_containers(sc_name)}
+        added = tuple(str(c["name"]) for c in sc_spec["containers"])
     pod = merge_seldon_pod_specs(sc_spec, as_map(spec.get("podSpec")))
     wired = split_pools(annotations.get(WIRED_POOL_ANNOTATION))
     if not wired and sc:
@@ -102,4 +110,5 @@ def server_template(
         max_replicas=max(1 if replicas is None else replicas, as_int(spec.get("maxReplicas")) or 0),
         model_annotations=annotations,
         annotations=annotations,
+        added=added,
     )

@@ -1,0 +1,404 @@
+"""Fit: whether a pod's requests fit a node of the pools it can land on (GI021, GI022, GI024), and
+the device rules of shared GPUs (GI023, GI025).
+
+The pod's requests are what kube-scheduler sums (`model.requests.pod_requests`) over the
+containers it will really have: the template's, and what the controllers add (Knative's
+queue-proxy in Serverless InferenceService pods; KServe's storage-initializer init container for
+a `storageUri` it downloads; for a Seldon Server on Seldon's own ServerConfig, its rclone and
+agent containers, merged by the Seldon reader). Each pool's nodes are judged one by one: a pod
+lands on a node that lets it in (labels, taints), has its GPUs and holds the rest of its
+requests. GPUs stay with GI004 (placement); a node whose shape is unknown is given the benefit
+(GI022 says fit was not judged there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from decimal import ROUND_CEILING
+from typing import Any
+
+from ..model.errors import InputError
+from ..model.requests import (
+    QUEUE_PROXY,
+    STORAGE_INITIALIZER,
+    container_requests,
+    pod_requests,
+)
+from ..model.scheduling import GPU_RESOURCE, Placement, parse_quantity
+from ..model.shapes import (
+    RESOURCE_NAMES,
+    NodeShape,
+    Resources,
+    disk_to_hold,
+    format_resource,
+    larger_to_hold,
+)
+from .pod import resource_quantity
+from .read import Findings, Template, as_map, is_type
+from .results import NodeTemplate, PoolFacts, WorkloadFacts
+
+# KServe v0.20.0 `pkg/webhook/admission/pod/storage_initializer_injector.go`: a `pvc://` URI is
+# mounted, not downloaded, and an `oci://` one goes to the modelcar sidecar (`enableModelcar`
+# is on in the chart's values): only other schemes get the storage-initializer init container,
+# which writes the model into an emptyDir on the node's ephemeral storage.
+NOT_DOWNLOADED = ("pvc://", "oci://")
+GB = 1_000_000_000
+KSERVE_CONTAINER = "kserve-container"
+
+
+def storage_uri(t: Template) -> str | None:
+    """The `storageUri` KServe's storage-initializer downloads for this component, if any."""
+    if not is_type(t.type, "serving.kserve.io", "InferenceService"):
+        return None
+    for c in t.containers:
+        uri = c.get("storageUri")
+        if isinstance(uri, str) and uri and not uri.startswith(NOT_DOWNLOADED):
+            return uri
+    return None
+
+
+def pod_containers(
+    t: Template,
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], tuple[str, ...]]:
+    """(containers, init containers, names of those a controller adds) of the template's pods."""
+    containers = list(t.containers)
+    if is_type(t.type, "serving.kserve.io", "InferenceService"):
+        # KServe names the container of a model / framework spec `kserve-container`
+        # (kserve v0.20.0 pkg/constants InferenceServiceContainerName).
+        containers = [c if c.get("name") else {**c, "name": KSERVE_CONTAINER} for c in containers]
+    inits = list(t.init_containers)
+    added = list(t.added)
+    if t.serverless:
+        containers.append(QUEUE_PROXY.as_container())
+        added.append(QUEUE_PROXY.name)
+    if storage_uri(t):
+        inits.append(STORAGE_INITIALIZER.as_container())
+        added.append(STORAGE_INITIALIZER.name)
+    return containers, inits, tuple(added)
+
+
+def pod_ask(t: Template) -> Resources:
+    """What the template's pods ask a node for. Raises InputError for a bad quantity."""
+    containers, inits, _ = pod_containers(t)
+    overhead = t.fragment.get("overhead")
+    return pod_requests(containers, inits, as_map(overhead) if overhead else None)
+
+
+def admitting_nodes(pool: PoolFacts, placement: Placement, gpus: int) -> list[NodeTemplate]:
+    """The pool's nodes that let the pod in and have its GPUs."""
+    return [
+        n
+        for n in pool.nodes
+        if placement.admits(n.labels, n.taints, n.name) and pool.node_fits(n, gpus)
+    ]
+
+
+def _without_gpus(ask: Resources) -> Resources:
+    return replace(ask, gpus=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The judgement
+# ---------------------------------------------------------------------------------------------
+
+
+def judge_fit(
+    t: Template,
+    w: WorkloadFacts,
+    placement: Placement,
+    admitted: Sequence[PoolFacts],
+    pools: Sequence[PoolFacts],
+    out: Findings,
+    unknown: dict[str, list[str]],
+) -> WorkloadFacts:
+    """The workload with its requests and the pools it cannot fit; the findings GI021 / GI023 /
+    GI024 / GI025 for it; `unknown` collects pool -> workloads judged without a shape (GI022)."""
+    try:
+        ask = pod_ask(t)
+    except (InputError, TypeError, ValueError) as e:
+        out.add(
+            "GI013",
+            w.resource,
+            f"its pod spec is not valid Kubernetes: {e}",
+            "fix the cpu / memory / ephemeral-storage quantity named",
+        )
+        return w
+    check_shared_gpus(t, w, admitted, out)
+    check_mps_host_ipc(t, w, admitted, out)
+    need = _without_gpus(ask)
+    shapes: list[tuple[PoolFacts, NodeShape]] = []
+    unfit = []
+    judged = True  # every node it can land on has a known shape
+    for pool in admitted:
+        nodes = admitting_nodes(pool, placement, w.gpus)
+        known = [n.shape for n in nodes if n.shape is not None]
+        if len(known) < len(nodes):
+            unknown.setdefault(pool.name, []).append(w.resource)
+            judged = False
+            continue
+        shapes += [(pool, s) for s in known]
+        if not any(need.fits_in(s.allocatable) for s in known):
+            unfit.append(pool.name)
+    w = replace(w, requests=ask, unfit=tuple(unfit))
+    disk_full = judged and check_model_disk(t, w, shapes, out)
+    # A DaemonSet's controller makes its pod for every node it tolerates, whatever the pod asks
+    # (pkg/controller/daemon checks labels and taints): on a pool it does not fit, it is Pending.
+    if t.daemonset and unfit:
+        shapes = [(p, s) for p, s in shapes if p.name in unfit]
+    elif not admitted or len(unfit) < len(admitted):
+        return w
+    if disk_full:
+        need = replace(need, ephemeral_storage=0)  # said by GI024
+        if any(need.fits_in(s.allocatable) for _, s in shapes):
+            return w
+    _report_misfit(t, w, need, shapes, pools, out)
+    return w
+
+
+def _report_misfit(
+    t: Template,
+    w: WorkloadFacts,
+    need: Resources,
+    shapes: Sequence[tuple[PoolFacts, NodeShape]],
+    pools: Sequence[PoolFacts],
+    out: Findings,
+) -> None:
+    """GI021: name the resource, what it asks, the largest allocatable and its shape."""
+    most = {r: max(s.allocatable.get(r) for _, s in shapes) for r in RESOURCE_NAMES.values()}
+    resource = next((r for r in RESOURCE_NAMES.values() if need.get(r) > most[r]), None)
+    added = pod_containers(t)[2]
+    extra = f" (with {', '.join(added)})" if added else ""
+    if resource is not None:
+        pool, best = max(shapes, key=lambda ps: ps[1].allocatable.get(resource))
+        detail = (
+            f"asks {format_resource(resource, need.get(resource))} {resource} in all "
+            f"({_breakdown(t, resource)}) but the largest allocatable is "
+            f"{format_resource(resource, best.allocatable.get(resource))} "
+            f"({best.name}, pool {pool.name})"
+        )
+    else:
+        parts = []
+        for pool, s in shapes:
+            r = need.first_misfit(s.allocatable) or "cpu"
+            parts.append(
+                f"{s.name} (pool {pool.name}) has {format_resource(r, s.allocatable.get(r))} {r}"
+            )
+        detail = f"asks {_describe(need)}{extra} and no node holds all of it: " + "; ".join(
+            dict.fromkeys(parts)
+        )
+    out.add(
+        "GI021",
+        w.resource,
+        f"fits no node of the pool(s) it can land on: it {detail}; it stays Pending",
+        _fit_fix(need, shapes, pools, resource),
+    )
+
+
+def _breakdown(t: Template, resource: str) -> str:
+    """Who asks for `resource`: `mlserver 40, agent 200m, rclone 50m`."""
+    containers, inits, _ = pod_containers(t)
+    parts = []
+    for c in [*containers, *inits]:
+        try:
+            amount = container_requests(c).get(resource)
+        except (InputError, TypeError, ValueError):
+            continue
+        if amount:
+            parts.append((amount, f"{c.get('name') or '?'} {format_resource(resource, amount)}"))
+    return ", ".join(text for _, text in sorted(parts, key=lambda p: -p[0]))
+
+
+def _describe(need: Resources) -> str:
+    return ", ".join(
+        f"{format_resource(k, v)} {k}" for k, v in need.items() if v and k not in ("pods",)
+    )
+
+
+def _fit_fix(
+    need: Resources,
+    shapes: Sequence[tuple[PoolFacts, NodeShape]],
+    pools: Sequence[PoolFacts],
+    resource: str | None,
+) -> str:
+    """One line: a disk, a machine / instance type, or a pool of the graph that would hold it."""
+    fixes = []
+    disk_only = all(replace(need, ephemeral_storage=0).fits_in(s.allocatable) for _, s in shapes)
+    seen: set[str] = set()
+    for pool, s in shapes:
+        if pool.name in seen:
+            continue
+        seen.add(pool.name)
+        if disk_only:
+            size = disk_to_hold(s, need)
+            if size is not None:
+                unit = "GB" if s.kind == "gke" else "GiB"
+                fixes.append(f"give pool {pool.name} a boot disk of {size} {unit}")
+                continue
+        bigger = larger_to_hold(s, replace(need, ephemeral_storage=0))
+        if bigger is not None:
+            unit = "GB" if s.kind == "gke" else "GiB"
+            disk = None if need.fits_in(bigger.allocatable) else disk_to_hold(bigger, need)
+            with_disk = f" with a boot disk of {disk} {unit}" if disk else ""
+            fixes.append(f"use {bigger.name}{with_disk} for pool {pool.name}")
+    landing = {p.name for p, _ in shapes}
+    others = [
+        p.name
+        for p in pools
+        if p.name not in landing
+        and any(n.shape is not None and need.fits_in(n.shape.allocatable) for n in p.nodes)
+    ]
+    if others:
+        fixes.append(f"wire it to pool {others[0]}")
+    if resource is not None:
+        most = max(s.allocatable.get(resource) for _, s in shapes)
+        fixes.append(f"ask at most {format_resource(resource, most)} {resource} in all")
+    return ", or ".join(fixes) if fixes else "lower its requests"
+
+
+# -- GI024: the model does not fit on the node's disk -------------------------------------------
+
+
+def check_model_disk(
+    t: Template,
+    w: WorkloadFacts,
+    shapes: Sequence[tuple[PoolFacts, NodeShape]],
+    out: Findings,
+) -> bool:
+    """A predictor whose stated model size is above the ephemeral storage every node it can land
+    on leaves allocatable: the storage-initializer's download fills the disk (the kubelet evicts
+    the pod, or the scheduler never places its ephemeral-storage request). True when reported."""
+    if w.model_size_gb is None or not shapes or storage_uri(t) is None:
+        return False
+    size = int(w.model_size_gb * GB)
+    most = max(s.allocatable.ephemeral_storage for _, s in shapes)
+    if size <= most:
+        return False
+    pool, best = max(shapes, key=lambda ps: ps[1].allocatable.ephemeral_storage)
+    disk = disk_to_hold(best, Resources(ephemeral_storage=size))
+    unit = "GB" if best.kind == "gke" else "GiB"
+    fix = (
+        f"give pool {pool.name} a boot disk of at least {disk} {unit} (diskSizeGb)"
+        if disk is not None
+        else "serve the weights from a PVC (pvc://) or a modelcar (oci://) instead"
+    )
+    out.add(
+        "GI024",
+        w.resource,
+        f"its model ({w.model_size_gb:g} GB) is downloaded to the node's ephemeral storage, but "
+        f"the most any node it can land on leaves allocatable is "
+        f"{format_resource('ephemeral-storage', most)} ({best.name}, pool {pool.name})",
+        fix,
+    )
+    return True
+
+
+# -- GI023: more than one shared GPU in a container ---------------------------------------------
+
+
+def _container_gpus(c: Mapping[str, Any]) -> int:
+    q = resource_quantity(c, GPU_RESOURCE)
+    if q is None:
+        return 0
+    return int(parse_quantity(q).to_integral_value(rounding=ROUND_CEILING))
+
+
+def check_shared_gpus(
+    t: Template, w: WorkloadFacts, admitted: Sequence[PoolFacts], out: Findings
+) -> None:
+    """A container asking more than one `nvidia.com/gpu` on a pool whose GPUs are shares: GKE's
+    device plugin fails it at admission (UnexpectedAdmissionError "at most 1 nvidia.com/gpu can
+    be requested on GPU nodes"; MPS only on nodes with several physical GPUs), the NVIDIA device
+    plugin fails it with MPS or `failRequestsGreaterThanOne`, and otherwise hands out replicas
+    that may all be the same GPU."""
+    shared = [
+        p
+        for p in admitted
+        if p.shared_gpus is not None
+        and not (p.shared_gpus.by == "GKE" and not p.shared_gpus.refuses_more_than_one)
+    ]
+    if not shared:
+        return
+    containers, inits, _ = pod_containers(t)
+    asking = [
+        (str(c.get("name") or "?"), n)
+        for c in [*containers, *inits]
+        if (n := _container_gpus(c)) > 1
+    ]
+    if not asking:
+        return
+    name, n = asking[0]
+    pool = shared[0]
+    how = pool.shared_gpus
+    assert how is not None
+    outcome = (
+        "it fails at admission (UnexpectedAdmissionError)"
+        if how.refuses_more_than_one
+        else "the plugin hands out replicas that may all be one physical GPU"
+    )
+    out.add(
+        "GI023",
+        w.resource,
+        f"container {name} asks {n} nvidia.com/gpu on pool {pool.name}, whose GPUs are shared "
+        f"({how.describe()}): at most 1 per container, else {outcome}",
+        "ask 1 nvidia.com/gpu per container (run more replicas), or use a pool without GPU sharing",
+    )
+
+
+# -- GI025: MPS without hostIPC -----------------------------------------------------------------
+
+
+def check_mps_host_ipc(
+    t: Template, w: WorkloadFacts, admitted: Sequence[PoolFacts], out: Findings
+) -> None:
+    """A GPU pod on a GKE MPS pool without `hostIPC: true`. GKE's device plugin mounts only the
+    MPS pipe directory (/tmp/nvidia-mps) into the container, not the control daemon's shared
+    memory, so the CUDA client reaches the daemon only through the host's IPC namespace
+    (GoogleCloudPlatform/container-engine-accelerators @992db81 `pkg/gpu/nvidia/manager.go`;
+    NVIDIA's own plugin mounts the daemon's shm instead, k8s-device-plugin v0.17.1
+    `internal/plugin/mps.go`). GKE's "Share GPUs with NVIDIA MPS" page sets `hostIPC: true` in
+    its workload; we could read it only in a secondary copy."""
+    if w.gpus == 0 or t.fragment.get("hostIPC") is True:
+        return
+    mps = [
+        p.name
+        for p in admitted
+        if p.shared_gpus is not None
+        and p.shared_gpus.by == "GKE"
+        and p.shared_gpus.strategy == "mps"
+    ]
+    if mps:
+        out.add(
+            "GI025",
+            w.resource,
+            f"can land on GKE MPS pool(s) {', '.join(mps)} without hostIPC: true: its CUDA "
+            "client cannot reach the node's MPS control daemon",
+            "set hostIPC: true in its pod spec (a Serverless InferenceService also needs the "
+            "Knative feature kubernetes.podspec-hostipc enabled)",
+        )
+
+
+# -- GI022: fit not judged ----------------------------------------------------------------------
+
+
+def check_fit_unknown(
+    pools: Sequence[PoolFacts], unknown: Mapping[str, list[str]], out: Findings
+) -> None:
+    """Pools with a node of unknown shape that pods land on: fit is not judged there."""
+    for pool in pools:
+        workloads = unknown.get(pool.name)
+        if not workloads:
+            continue
+        why = pool.shape_note or "its nodes' shape is unknown"
+        fix = (
+            "declare what the nodes hold (pools[].nodeAllocatable, the NodePatch annotation "
+            "gpu-inference.dev/allocatable)"
+            if pool.provider == "existing"
+            else "use a machine / instance type the catalog knows, or check the fit by hand"
+        )
+        out.add(
+            "GI022",
+            pool.resource,
+            f"fit of {', '.join(sorted(set(workloads)))} on pool {pool.name} is not judged: {why}",
+            fix,
+        )
