@@ -98,7 +98,10 @@ SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "required": ["name"],
             "properties": {
-                "name": {"type": "string", "pattern": "^(?!gke)(?!autopilot)[a-z0-9-]+$"}
+                "name": {"type": "string", "pattern": "^(?!gke)(?!autopilot)[a-z0-9-]+$"},
+                # ObjectMeta's maps (the API server's, not the CRD's): the stack's field manager.
+                "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
             },
         },
         "spec": {

@@ -150,7 +150,10 @@ def test_kserve_waits_for_knative_ready_and_services_for_runtimes(previews, stac
     for e in entries(result, ISVC):
         assert waits_for(result, e, ref(runtimes)), e["name"]
     for cr in entries(result, KNATIVE_CR):
-        assert cr["inputs"]["metadata"]["annotations"] == {"pulumi.com/waitFor": "condition=Ready"}
+        assert cr["inputs"]["metadata"]["annotations"] == {
+            "pulumi.com/waitFor": "condition=Ready",
+            "pulumi.com/patchFieldManager": f"gpu-inference/gpu-inference/{stack}",
+        }
         for name in ("kserve-crd", "kserve", "kserve-runtime-configs"):
             assert waits_for(result, releases[name], ref(cr)), name
 

@@ -26,6 +26,9 @@ CLOUD_EFFECTS = {
 EFFECTS_FROM_CLOUD = {v: k for k, v in CLOUD_EFFECTS.items()}
 
 GPU_RESOURCE = "nvidia.com/gpu"
+OWN_TAINTS_ANNOTATION = "gpu-inference.dev/taints"
+"""On a node patch that adds taints: those taints (JSON), so that the hook run before the patch
+is deleted takes exactly them off the node."""
 
 
 @dataclass(frozen=True, order=True)
@@ -262,3 +265,24 @@ def extended_resource_tolerations(resources: Iterable[str]) -> tuple[Toleration,
         if _is_extended_resource(name):
             out.append(Toleration(name, "Exists", "", "NoSchedule"))
     return tuple(out)
+
+
+def taint_entry(t: Any) -> dict[str, str]:
+    """A live taint (a dict, or the SDK's object) as `{key, value, effect}` without empty fields."""
+    return {
+        k: v
+        for k in ("key", "value", "effect")
+        if (v := (t.get(k) if isinstance(t, Mapping) else getattr(t, k, None)))
+    }
+
+
+def taints_without(current: Any, ours: Iterable[Mapping[str, str]]) -> list[dict[str, str]]:
+    """The node's taints less ours (matched by key and effect, as the taint list itself keys
+    them): what a node keeps when its pool goes."""
+    mine = {(t["key"], t.get("effect", "NoSchedule")) for t in ours}
+    kept = []
+    for t in current or ():
+        entry = taint_entry(t)
+        if (entry.get("key", ""), entry.get("effect", "")) not in mine:
+            kept.append(entry)
+    return kept

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
-import pulumi_kubernetes as k8s
 
+from ..kube.provider import KubeProvider
 from ..model.inputs import stack
 
 PROVIDERS = ("gke", "eks", "existing")
@@ -93,7 +93,7 @@ def eks_exec(cluster: str, region: Optional[str]) -> dict[str, Any]:
 class ClusterAccess(pulumi.ComponentResource):
     """The Kubernetes provider every in-cluster resource of the platform uses.
 
-    Attributes: `provider` (k8s.Provider), `cluster_name` (Output[str], for node pools), `cluster`
+    Attributes: `provider` (a `KubeProvider`: server-side apply, upsert, hooks on its cluster), `cluster_name` (Output[str], for node pools), `cluster`
     (the created GKE cluster or None), `subnet_ids` (EKS: the cluster's subnets).
     """
 
@@ -118,11 +118,10 @@ class ClusterAccess(pulumi.ComponentResource):
         provider_opts = pulumi.ResourceOptions(
             parent=self, depends_on=[self.cluster] if self.cluster else None
         )
-        self.provider = k8s.Provider(
+        self.provider = KubeProvider(
             f"{name}-k8s",
             kubeconfig=kubeconfig,
             context=args.context if args.provider == "existing" else None,
-            enable_server_side_apply=True,
             opts=provider_opts,
         )
         self.register_outputs({"clusterName": self.cluster_name})

@@ -38,6 +38,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..kube.provider import create_opts, owned
 from ..model.catalog import gke_accelerator, validate_gke_accelerator
 from ..model.errors import InputError, show
 from ..model.inputs import stack
@@ -314,9 +315,9 @@ class GkeGpuComputeClass(PoolComponent):
             name,
             api_version=API_VERSION,
             kind="ComputeClass",
-            metadata=plan.compute_class["metadata"],
+            metadata=owned(plan.compute_class["metadata"]),
             spec=plan.compute_class["spec"],
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=create_opts(self),
         )
         self.register_outputs(
             {

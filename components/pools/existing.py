@@ -13,10 +13,15 @@ placement that lands on them.
   `spec` at all (never `taints: []`, which would wipe or conflict); a pool that adds taints
   reads each node at deploy time (`Node.get`) and applies the node's current taints plus the
   pool's (`merged_taints`), forced (the list always has another owner). On `pulumi destroy`
-  pulumi-kubernetes relinquishes the patch's fields (`ssa.Relinquish`: fields left without a
-  manager are removed): labels we added go, but releasing the taint list would remove the node's
-  own taints too, so a tainting patch is kept on destroy (`retain_on_delete`): the node keeps
-  its labels and taints, and the README says how to remove ours.
+  pulumi-kubernetes relinquishes the patch's fields (v4.32.0 `ssa.Relinquish`: fields left
+  without a manager are removed): the labels and annotations we added go. Releasing the taint
+  list would take the node's own taints too, so under a `KubeProvider` a hook first sets the
+  node's taints to what it has less ours (named in the patch's `gpu-inference.dev/taints`
+  annotation; `components.kube.hooks.restore_taints`), which moves the list to another field
+  manager: the node is left as found. That hook runs where the program runs: `pulumi up` that
+  drops the pool, `pulumi destroy --run-program` (plain `destroy` refuses to run without it).
+  Under another provider there is no hook: a tainting patch is then kept on destroy
+  (`retain_on_delete`) and the README says how to remove ours.
 - `extended_resource_toleration`: whether the cluster runs the ExtendedResourceToleration
   admission plugin. Self-managed and on-prem clusters often do not (it is off upstream), so the
   default is False and workloads must carry the GPU toleration explicitly (they always do here).
@@ -40,12 +45,14 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..kube.provider import hooks_of, owned
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.scheduling import Taint, validate_dns1123_subdomain, validate_labels
 from ..model.shapes import existing_node_shape
 from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.sharing import config_name, validate_replicas
+from ..model.taints import OWN_TAINTS_ANNOTATION
 from .component import PoolComponent
 from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts
 
@@ -280,6 +287,10 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
         if args.patch_force or facts.taints:
             # Adding taints always takes the atomic list over from its owner (the kubelet).
             annotations[PATCH_FORCE] = "true"
+        if facts.taints:
+            annotations[OWN_TAINTS_ANNOTATION] = json.dumps(
+                [t.to_dict() for t in facts.taints], sort_keys=True
+            )
         metadata: dict[str, Any] = {
             "name": node,
             "labels": dict(own_labels),
@@ -310,6 +321,7 @@ class ExistingGpuNodes(PoolComponent):
         import pulumi_kubernetes as k8s
 
         self._take_facts(plan.facts)
+        hooks = hooks_of(self)
         self.patches = []
         for node, body in plan.patches.items():
             spec: Any = None
@@ -321,9 +333,13 @@ class ExistingGpuNodes(PoolComponent):
             self.patches.append(
                 k8s.core.v1.NodePatch(
                     f"{name}-{node}",
-                    metadata=body["metadata"],
+                    metadata=owned(body["metadata"]),
                     spec=spec,
-                    opts=pulumi.ResourceOptions(parent=self, retain_on_delete=bool(plan.taints)),
+                    opts=pulumi.ResourceOptions(
+                        parent=self,
+                        retain_on_delete=bool(plan.taints) and hooks is None,
+                        hooks=hooks.node_taints() if hooks and plan.taints else None,
+                    ),
                 )
             )
         self.register_outputs(

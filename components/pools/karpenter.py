@@ -43,6 +43,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..kube.provider import create_opts, owned
 from ..model.catalog import AWS_GPU_INSTANCES, aws_gpu_families, aws_instance
 from ..model.errors import InputError, show
 from ..model.inputs import stack
@@ -652,27 +653,27 @@ class KarpenterGpuNodePool(PoolComponent):
                 f"{name}-nodeclass",
                 api_version=NODECLASS_API,
                 kind="EC2NodeClass",
-                metadata=plan.node_class["metadata"],
+                metadata=owned(plan.node_class["metadata"]),
                 spec=plan.node_class["spec"],
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=create_opts(self),
             )
             depends.append(self.node_class)
         self.node_pool = k8s.apiextensions.CustomResource(
             name,
             api_version=NODEPOOL_API,
             kind="NodePool",
-            metadata=plan.node_pool["metadata"],
+            metadata=owned(plan.node_pool["metadata"]),
             spec=plan.node_pool["spec"],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+            opts=create_opts(self, depends),
         )
         self.node_overlays = [
             k8s.apiextensions.CustomResource(
                 f"{name}-overlay-{o['metadata']['name']}",
                 api_version=NODEOVERLAY_API,
                 kind="NodeOverlay",
-                metadata=o["metadata"],
+                metadata=owned(o["metadata"]),
                 spec=o["spec"],
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=create_opts(self),
             )
             for o in plan.node_overlays
         ]

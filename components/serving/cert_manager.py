@@ -5,6 +5,7 @@ from typing import Optional
 
 import pulumi
 
+from ..kube.provider import release_namespace
 from ..model import versions
 from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
@@ -35,14 +36,17 @@ class CertManager(pulumi.ComponentResource):
     ) -> None:
         check_local_charts(f"CertManager({name!r})", {"chart": args.chart})
         super().__init__("gpu-inference:index:CertManager", name, None, opts)
+        namespace = args.namespace or "cert-manager"
         self.ready = chart_release(
             f"{name}-release",
             versions.CERT_MANAGER,
             release="cert-manager",
-            namespace=args.namespace or "cert-manager",
+            namespace=namespace,
             values=cert_manager_values(),
             version=args.version,
             local_chart=args.chart,
+            create_namespace=False,
+            depends_on=release_namespace(f"{name}-namespace", namespace, self),
             parent=self,
         )
         self.register_outputs({})

@@ -6,6 +6,7 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..kube.provider import hooks_of
 from ..model.charts import check_local_chart
 from ..model.errors import InputError
 from ..model.versions import Chart
@@ -43,7 +44,10 @@ def chart_release(
     `repository_opts`. `local_chart` (a chart directory or `.tgz`, checked by the caller) replaces
     the repository: no `repository_opts`, no version (a local chart carries its own).
     `atomic`: a failed install rolls back instead of leaving half a release. `skip_crds`: leave
-    out the chart's `crds/` directory (another release installs the CRDs).
+    out the chart's `crds/` directory (another release installs the CRDs). Under a `KubeProvider`
+    a release an interrupted `up` left half made is cleared and retried (its error hook).
+    `create_namespace` lets Helm make the namespace, which `destroy` then leaves: callers make it
+    with `owned_namespace` instead.
     """
     oci = chart.repo.startswith("oci://")
     repo: Optional[k8s.helm.v3.RepositoryOptsArgsDict]
@@ -65,5 +69,9 @@ def chart_release(
         atomic=True,
         skip_crds=True if skip_crds else None,
         timeout=900,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=list(depends_on),
+            hooks=hooks.release() if (hooks := hooks_of(parent)) else None,
+        ),
     )

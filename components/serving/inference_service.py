@@ -25,6 +25,7 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..kube.provider import create_opts, owned
 from ..model import versions
 from ..model.errors import InputError, show
 from ..model.inputs import stack
@@ -778,9 +779,9 @@ class InferenceService(pulumi.ComponentResource):
             name,
             api_version=API_VERSION,
             kind=KIND,
-            metadata=body["metadata"],
+            metadata=owned(body["metadata"]),
             spec=body["spec"],
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=create_opts(self),
         )
         self.name = pulumi.Output.from_input(self.isvc_name)
         self.namespace = pulumi.Output.from_input(self.isvc_namespace)

@@ -31,6 +31,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..kube.provider import release_namespace
 from ..model import versions
 from ..model.errors import InputError, show
 from ..model.identity import ROLE_ARN
@@ -226,8 +227,6 @@ class KarpenterInstall(pulumi.ComponentResource):
         )
         super().__init__("gpu-inference:index:KarpenterInstall", name, None, opts)
         namespace = args.namespace or "kube-system"
-        # kube-system always exists; another namespace is made by the first release.
-        create = namespace != "kube-system"
         self.crds = chart_release(
             f"{name}-crd",
             versions.KARPENTER_CRD,
@@ -235,7 +234,8 @@ class KarpenterInstall(pulumi.ComponentResource):
             namespace=namespace,
             version=args.version,
             local_chart=args.crd_chart,
-            create_namespace=create,
+            create_namespace=False,
+            depends_on=release_namespace(f"{name}-namespace", namespace, self),
             parent=self,
         )
         self.ready = chart_release(

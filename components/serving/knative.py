@@ -20,6 +20,7 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..kube.provider import create_opts, hooks_of, owned, owned_namespace
 from ..model import versions
 from ..model.charts import check_local_chart
 from ..model.errors import InputError, show
@@ -176,20 +177,21 @@ class KnativeServing(pulumi.ComponentResource):
         if self.mode == "patch":
             self.ready = k8s.core.v1.ConfigMapPatch(
                 f"{name}-config-features",
-                metadata={
-                    "name": "config-features",
-                    "namespace": SERVING_NAMESPACE,
-                    # Take over these keys from whoever set them before (kubectl edit, a manifest).
-                    "annotations": {"pulumi.com/patchForce": "true"},
-                },
+                metadata=owned(
+                    {
+                        "name": "config-features",
+                        "namespace": SERVING_NAMESPACE,
+                        # Take over these keys from whoever set them before (kubectl edit, a
+                        # manifest).
+                        "annotations": {"pulumi.com/patchForce": "true"},
+                    }
+                ),
                 data=features,
                 opts=child,
             )
         else:
             chart = versions.KNATIVE_OPERATOR
-            operator_ns = k8s.core.v1.Namespace(
-                f"{name}-operator-ns", metadata={"name": OPERATOR_NAMESPACE}, opts=child
-            )
+            operator_ns = owned_namespace(f"{name}-operator-ns", OPERATOR_NAMESPACE, self)
             local = args.operator_chart
             operator = k8s.helm.v3.Release(
                 f"{name}-operator",
@@ -198,24 +200,28 @@ class KnativeServing(pulumi.ComponentResource):
                 version=None if local else args.operator_chart_version or chart.version,
                 repository_opts=None if local else {"repo": chart.repo},
                 namespace=OPERATOR_NAMESPACE,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_ns]),
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[operator_ns],
+                    hooks=hooks.release() if (hooks := hooks_of(self)) else None,
+                ),
             )
-            serving_ns = k8s.core.v1.Namespace(
-                f"{name}-serving-ns", metadata={"name": SERVING_NAMESPACE}, opts=child
-            )
+            serving_ns = owned_namespace(f"{name}-serving-ns", SERVING_NAMESPACE, self)
             self.ready = k8s.apiextensions.CustomResource(
                 f"{name}-serving",
                 api_version="operator.knative.dev/v1beta1",
                 kind="KnativeServing",
-                metadata={
-                    "name": "knative-serving",
-                    "namespace": SERVING_NAMESPACE,
-                    # pulumi-kubernetes counts a custom resource as ready once created; KServe
-                    # decides at start whether Knative is there, so wait for the operator to
-                    # report Serving Ready (`pulumi.com/waitFor`, pulumi-kubernetes >= 4.18).
-                    "annotations": {WAIT_FOR: "condition=Ready"},
-                },
+                metadata=owned(
+                    {
+                        "name": "knative-serving",
+                        "namespace": SERVING_NAMESPACE,
+                        # pulumi-kubernetes counts a custom resource as ready once created; KServe
+                        # decides at start whether Knative is there, so wait for the operator to
+                        # report Serving Ready (`pulumi.com/waitFor`, pulumi-kubernetes >= 4.18).
+                        "annotations": {WAIT_FOR: "condition=Ready"},
+                    }
+                ),
                 spec=knative_serving_spec(args, features),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[operator, serving_ns]),
+                opts=create_opts(self, [operator, serving_ns]),
             )
         self.register_outputs({"mode": self.mode, "features": features})

@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..kube.provider import release_namespace
 from ..model import versions
 from ..model.errors import InputError
 from ..model.inputs import stack
@@ -90,6 +91,8 @@ class KServeInstall(pulumi.ComponentResource):
             namespace=namespace,
             version=args.version,
             local_chart=args.crd_chart,
+            create_namespace=False,
+            depends_on=release_namespace(f"{name}-namespace", namespace, self),
             parent=self,
         )
         controller = chart_release(
@@ -100,6 +103,7 @@ class KServeInstall(pulumi.ComponentResource):
             values=values,
             version=args.version,
             local_chart=args.controller_chart,
+            create_namespace=False,
             depends_on=[crds],
             parent=self,
         )
@@ -116,6 +120,7 @@ class KServeInstall(pulumi.ComponentResource):
                 values=RUNTIME_VALUES,
                 version=args.version,
                 local_chart=args.runtime_chart,
+                create_namespace=False,
                 depends_on=[controller],
                 parent=self,
             )

@@ -18,9 +18,11 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..kube.provider import create_opts, owned, owned_namespace
 from ..model.errors import InputError, show
 from ..model.identity import GSA_EMAIL, validate_workload_identity
 from ..model.inputs import stack
+from ..model.ownership import SYSTEM_NAMESPACES
 from ..model.scheduling import validate_dns1123_label
 
 POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
@@ -75,6 +77,13 @@ def validate_model_namespace_args(args: ModelNamespaceArgs) -> None:
         validate_dns1123_label(args.namespace)
     except InputError as e:
         raise e.at("namespace") from None
+    if args.namespace in SYSTEM_NAMESPACES:
+        raise InputError(
+            f"namespace {args.namespace!r} is one every cluster has: the stack makes (and "
+            "`destroy` deletes) its model namespaces",
+            f"a namespace of the models' own (not {', '.join(sorted(SYSTEM_NAMESPACES))})",
+            "namespace",
+        )
     try:
         validate_dns1123_label(args.service_account or "", max_length=63)
     except InputError as e:
@@ -148,36 +157,35 @@ class ModelNamespace(pulumi.ComponentResource):
         self.namespace_name = args.namespace
         self.service_account_name = ksa
 
-        ns = k8s.core.v1.Namespace(
-            f"{name}-ns",
-            metadata={"name": args.namespace, "labels": namespace_labels(level)},
-            opts=child,
-        )
-        after_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
+        ns = owned_namespace(f"{name}-ns", args.namespace, self, labels=namespace_labels(level))
         secret_refs: list[dict[str, Any]] = []
         if args.static_credentials:
             secret_name = f"{ksa}-storage"
             k8s.core.v1.Secret(
                 f"{name}-storage",
-                metadata={
-                    "name": secret_name,
-                    "namespace": args.namespace,
-                    "annotations": dict(args.secret_annotations or {}),
-                },
+                metadata=owned(
+                    {
+                        "name": secret_name,
+                        "namespace": args.namespace,
+                        "annotations": dict(args.secret_annotations or {}),
+                    }
+                ),
                 type="Opaque",
                 string_data=pulumi.Output.secret(dict(args.static_credentials)),
-                opts=after_ns,
+                opts=create_opts(self, [ns]),
             )
             secret_refs.append({"name": secret_name})
         sa = k8s.core.v1.ServiceAccount(
             f"{name}-sa",
-            metadata={
-                "name": ksa,
-                "namespace": args.namespace,
-                "annotations": service_account_annotations(args),
-            },
+            metadata=owned(
+                {
+                    "name": ksa,
+                    "namespace": args.namespace,
+                    "annotations": service_account_annotations(args),
+                }
+            ),
             secrets=secret_refs or None,
-            opts=after_ns,
+            opts=create_opts(self, [ns]),
         )
         if args.gcp_service_account:
             import pulumi_gcp as gcp  # only GKE stacks pay for this import

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..kube.provider import release_namespace
 from ..model import versions
 from ..model.inputs import stack
 from ..model.scheduling import Taint
@@ -101,14 +102,17 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         check_local_charts(f"NvidiaDevicePlugin({name!r})", {"chart": args.chart})
         super().__init__("gpu-inference:index:NvidiaDevicePlugin", name, None, opts)
         self.tolerations = device_plugin_tolerations(list(args.pool_taints or ()))
+        namespace = args.namespace or "nvidia-device-plugin"
         self.ready = chart_release(
             f"{name}-release",
             versions.NVIDIA_DEVICE_PLUGIN,
             release="nvidia-device-plugin",
-            namespace=args.namespace or "nvidia-device-plugin",
+            namespace=namespace,
             values=device_plugin_values(args),
             version=args.version,
             local_chart=args.chart,
+            create_namespace=False,
+            depends_on=release_namespace(f"{name}-namespace", namespace, self),
             parent=self,
         )
         self.register_outputs({})

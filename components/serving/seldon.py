@@ -23,6 +23,7 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..kube.provider import create_opts, owned
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.scheduling import (
@@ -655,9 +656,9 @@ def _register(
         name,
         api_version=API_VERSION,
         kind=str(body["kind"]),
-        metadata=dict(body["metadata"]),
+        metadata=owned(body["metadata"]),
         spec=dict(body["spec"]),
-        opts=pulumi.ResourceOptions(parent=component),
+        opts=create_opts(component),
     )
 
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import pulumi
-import pulumi_kubernetes as k8s
 
+from ..kube.provider import owned_namespace
 from ..model import versions
 from ..model.errors import InputError
 from ..model.inputs import stack
@@ -91,17 +91,15 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             local_chart=args.crds_chart,
             parent=self,
         )
-        namespace = k8s.core.v1.Namespace(
+        namespace = owned_namespace(
             f"{name}-runtime-ns",
-            metadata={
-                "name": runtime_ns,
-                "labels": {
-                    "pod-security.kubernetes.io/enforce": level,
-                    "pod-security.kubernetes.io/warn": level,
-                    "pod-security.kubernetes.io/audit": level,
-                },
+            runtime_ns,
+            self,
+            labels={
+                "pod-security.kubernetes.io/enforce": level,
+                "pod-security.kubernetes.io/warn": level,
+                "pod-security.kubernetes.io/audit": level,
             },
-            opts=pulumi.ResourceOptions(parent=self),
         )
         # The controller in the runtime namespace (watching only it, its default): it reads
         # ServerConfigs there, and the chart puts the built-in ones (mlserver, triton) there.

@@ -44,7 +44,13 @@ def test_eks_uses_aws_get_token(run):
 
 def test_existing_cluster_by_context(run):
     g = run(lambda: ClusterAccess("c", ClusterAccessArgs("existing", "lab", context="lab-admin")))
-    assert g.one(PROVIDER).inputs == {"context": "lab-admin", "enableServerSideApply": "true"}
+    # Upsert: an `up` killed after the API server made an object re-applies it (the field manager
+    # annotation keeps it this stack's); server-side apply for the node and ConfigMap patches.
+    assert g.one(PROVIDER).inputs == {
+        "context": "lab-admin",
+        "enableServerSideApply": "true",
+        "upsertExistingObjects": "true",
+    }
 
 
 @pytest.fixture(scope="module")

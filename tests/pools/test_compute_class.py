@@ -15,6 +15,7 @@ from components.pools.compute_class import (
 )
 from components.preview.mockrun import run_program
 from tests.computeclass_schema import validate_compute_class
+from tests.conftest import owned
 
 CC = "kubernetes:cloud.google.com/v1:ComputeClass"
 GPU = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
@@ -59,7 +60,7 @@ def test_compute_class_inputs_exact(world):
     cr = g.one(CC, "l4")
     gpu = {"type": "nvidia-l4", "count": 1, "driverVersion": "latest"}
     shape = {"gpu": gpu, "machineType": "g2-standard-12"}
-    assert cr.inputs["metadata"] == {"name": "l4"}
+    assert cr.inputs["metadata"] == owned({"name": "l4"})
     assert cr.inputs["spec"] == {
         "priorities": [
             {**shape, "reservations": {"affinity": "AnyBestEffort"}, "spot": False},

@@ -15,8 +15,10 @@ from components.pools.existing import (
 )
 from components.pools.pool import GPU_TAINT, POOL_LABEL
 from components.preview.mockrun import FakeCloud, run_program
+from tests.conftest import MANAGER
 
 PATCH = "kubernetes:core/v1:NodePatch"
+GPU_TAINT_JSON = '[{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]'
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +65,11 @@ def test_node_patches(world):
                 "pulumi.com/patchForce": "true",
                 # Known to the placement check, never patched onto the node.
                 "gpu-inference.dev/present-labels": '{"nvidia.com/gpu.product": "A100-SXM4-80GB"}',
+                # What the hook before the patch is deleted takes off the node again.
+                "gpu-inference.dev/taints": '[{"effect": "NoSchedule", "key": "seldon-gpu-srv", '
+                '"value": "true"}]',
+                # The stack's field manager: the same after a crash, released on destroy.
+                "pulumi.com/patchFieldManager": MANAGER,
             },
         },
         "spec": {"taints": [{"key": "seldon-gpu-srv", "value": "true", "effect": "NoSchedule"}]},
@@ -74,7 +81,12 @@ def test_node_patches(world):
         "labels": {POOL_LABEL: "rack-a"},
         # spec.taints is atomic under server-side apply and the kubelet owns it: adding taints
         # always takes it over.
-        "annotations": {"gpu-inference.dev/gpus-per-node": "8", "pulumi.com/patchForce": "true"},
+        "annotations": {
+            "gpu-inference.dev/gpus-per-node": "8",
+            "pulumi.com/patchForce": "true",
+            "gpu-inference.dev/taints": GPU_TAINT_JSON,
+            "pulumi.com/patchFieldManager": MANAGER,
+        },
     }
     assert plain.inputs["spec"] == {
         "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
@@ -82,7 +94,10 @@ def test_node_patches(world):
     cpu = g.one(PATCH, "cpu-nodes-cpu-1")
     # No taint added: no spec at all (`taints: []` would wipe the node's taints, or conflict).
     assert "spec" not in cpu.inputs
-    assert cpu.inputs["metadata"]["annotations"] == {"gpu-inference.dev/gpus-per-node": "0"}
+    assert cpu.inputs["metadata"]["annotations"] == {
+        "gpu-inference.dev/gpus-per-node": "0",
+        "pulumi.com/patchFieldManager": MANAGER,
+    }
     comp = g.one("gpu-inference:index:ExistingGpuNodes", "infer-srv")
     assert p1.parent == comp.urn
 
@@ -137,6 +152,7 @@ def test_extended_resource_toleration_is_recorded():
         "gpu-inference.dev/gpus-per-node": "1",
         "gpu-inference.dev/extended-resource-toleration": "true",
         "pulumi.com/patchForce": "true",
+        "gpu-inference.dev/taints": GPU_TAINT_JSON,
     }
 
 

@@ -12,6 +12,7 @@ from components.pools.existing import (
 )
 from components.pools.pool import POOL_LABEL
 from components.preview.mockrun import run_program
+from tests.conftest import MANAGER
 
 PATCH = "kubernetes:core/v1:NodePatch"
 LABEL = "nvidia.com/device-plugin.config"
@@ -42,6 +43,9 @@ def test_node_patch_carries_the_config_label():
             "annotations": {
                 "gpu-inference.dev/gpus-per-node": "2",
                 "pulumi.com/patchForce": "true",
+                "gpu-inference.dev/taints": '[{"effect": "NoSchedule", "key": "nvidia.com/gpu", '
+                '"value": "present"}]',
+                "pulumi.com/patchFieldManager": MANAGER,
             },
         },
         "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},

@@ -16,7 +16,7 @@ from components.pools.karpenter import (
     validate_karpenter_pool_args,
 )
 from components.preview.mockrun import run_program
-from tests.conftest import CRDS
+from tests.conftest import CRDS, owned
 
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -62,7 +62,7 @@ def test_node_pool_inputs_exact(world):
     _, g = world
     cr = g.one(NODEPOOL, "l4")
     assert cr.inputs["apiVersion"] == "karpenter.sh/v1"
-    assert cr.inputs["metadata"] == {"name": "l4"}
+    assert cr.inputs["metadata"] == owned({"name": "l4"})
     assert cr.inputs["spec"] == {
         "template": {
             "metadata": {"labels": {"gpu-inference.dev/pool": "l4"}},
@@ -111,7 +111,7 @@ def test_node_pool_inputs_exact(world):
 def test_node_class_inputs_exact(world):
     _, g = world
     cr = g.one(NODECLASS, "l4-nodeclass")
-    assert cr.inputs["metadata"] == {"name": "l4"}
+    assert cr.inputs["metadata"] == owned({"name": "l4"})
     assert cr.inputs["spec"] == {
         "role": "KarpenterNodeRole-inference",
         "amiSelectorTerms": [{"alias": "al2023@latest"}],

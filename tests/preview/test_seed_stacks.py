@@ -33,6 +33,8 @@ ADDED: dict[str, tuple[str, ...]] = {
         r"\.metadata\.annotations\.gpu-inference\.dev/[\w./-]+",
         # Knative waits this long for a GPU node to start from zero (the pools' start-up).
         r"\.metadata\.annotations\.serving\.knative\.dev/progress-deadline",
+        # The stack's server-side apply field manager, on every object we make.
+        r"\.metadata\.annotations\.pulumi\.com/patchFieldManager",
     ),
     # The model namespace's ServiceAccount (workload identity), and minReplicas resolved from the
     # deployment mode (0 for Serverless, 1 for RawDeployment).

@@ -23,6 +23,7 @@ from components.serving.inference_service import (
     inference_service_placements,
 )
 from components.serving.workload import ContainerArgs
+from tests.conftest import owned
 
 ISVC_TYPE = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
 ALL_FLAGS_ON = {
@@ -520,11 +521,13 @@ def test_component_registers_one_cr(graph) -> None:
     comp = graph.one("gpu-inference:index:InferenceService", "iris")
     (cr,) = graph.children(comp)
     assert cr.type == ISVC_TYPE and cr.name == "iris"
-    assert cr.inputs["metadata"] == {
-        "name": "iris-v1",
-        "namespace": "models",
-        "annotations": {"serving.kserve.io/deploymentMode": "Knative"},
-    }
+    assert cr.inputs["metadata"] == owned(
+        {
+            "name": "iris-v1",
+            "namespace": "models",
+            "annotations": {"serving.kserve.io/deploymentMode": "Knative"},
+        }
+    )
     assert set(cr.inputs["spec"]) == {"predictor", "transformer"}
     assert cr.inputs["spec"]["predictor"]["model"]["resources"]["limits"] == {"nvidia.com/gpu": 1}
 

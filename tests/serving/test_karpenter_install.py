@@ -9,6 +9,7 @@ from components.serving.karpenter_install import (
     KarpenterInstallArgs,
     karpenter_values,
 )
+from tests.conftest import owned
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 ROLE = "arn:aws:iam::123456789012:role/inference-karpenter"
@@ -81,8 +82,12 @@ def test_pod_identity_other_namespace_version_and_local_charts(run, tmp_path):
     # A local chart: the path, no repository, no version.
     assert rel["karpenter-crd"].inputs["chart"] == str(tmp_path / "karpenter-crd")
     assert "version" not in rel["karpenter"].inputs
-    # The first release makes the namespace; Pod Identity: no role annotation.
-    assert rel["karpenter-crd"].inputs["createNamespace"] is True
+    # The stack makes the namespace (destroy deletes it), not Helm; Pod Identity: no role
+    # annotation.
+    (ns,) = g.of_type("kubernetes:core/v1:Namespace")
+    assert ns.inputs["metadata"] == owned({"name": "karpenter"})
+    assert g.depends_on(rel["karpenter-crd"], ns)
+    assert rel["karpenter-crd"].inputs["createNamespace"] is False
     assert rel["karpenter"].inputs["createNamespace"] is False
     assert rel["karpenter"].inputs["namespace"] == "karpenter"
     assert rel["karpenter"].inputs["values"] == {"settings": {"clusterName": "c"}}

@@ -7,6 +7,7 @@ from components.model.errors import InputError
 from components.model.knative_features import required_features
 from components.model.versions import KNATIVE_OPERATOR
 from components.serving.knative import KnativeServing, KnativeServingArgs, knative_features
+from tests.conftest import owned
 
 CR = "kubernetes:operator.knative.dev/v1beta1:KnativeServing"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -41,11 +42,13 @@ def test_operator_mode_installs_the_operator_chart_then_the_cr(operator):
     assert namespaces == {"knative-operator", "knative-serving"}
     cr = g.one(CR)
     # Awaited: pulumi-kubernetes counts a custom resource as ready once created otherwise.
-    assert cr.inputs["metadata"] == {
-        "name": "knative-serving",
-        "namespace": "knative-serving",
-        "annotations": {"pulumi.com/waitFor": "condition=Ready"},
-    }
+    assert cr.inputs["metadata"] == owned(
+        {
+            "name": "knative-serving",
+            "namespace": "knative-serving",
+            "annotations": {"pulumi.com/waitFor": "condition=Ready"},
+        }
+    )
     assert g.depends_on(cr, release)
     assert not g.of_type(PATCH)
 
@@ -78,11 +81,13 @@ def test_patch_mode_patches_config_features_only(run):
     g = run(lambda: KnativeServing("k", KnativeServingArgs(mode="patch")))
     assert [r.type for r in g.resources if r.custom] == [PATCH]
     patch = g.one(PATCH)
-    assert patch.inputs["metadata"] == {
-        "name": "config-features",
-        "namespace": "knative-serving",
-        "annotations": {"pulumi.com/patchForce": "true"},
-    }
+    assert patch.inputs["metadata"] == owned(
+        {
+            "name": "config-features",
+            "namespace": "knative-serving",
+            "annotations": {"pulumi.com/patchForce": "true"},
+        }
+    )
     assert patch.inputs["data"] == FLAGS
 
 

@@ -43,7 +43,8 @@ def test_device_plugin_from_a_local_directory(run):
         "name": "nvidia-device-plugin",
         "chart": PLUGIN,
         "namespace": "nvidia-device-plugin",
-        "createNamespace": True,
+        # Made by the stack as a Namespace (destroy deletes it), not by Helm.
+        "createNamespace": False,
         "values": {
             "tolerations": [
                 {"key": "CriticalAddonsOnly", "operator": "Exists"},

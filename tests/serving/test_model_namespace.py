@@ -9,6 +9,7 @@ from components.serving.model_namespace import (
     validate_model_namespace_args,
     workload_identity_member,
 )
+from tests.conftest import owned
 
 GSA = "model-reader@my-proj.iam.gserviceaccount.com"
 ROLE = "arn:aws:iam::123456789012:role/model-reader"
@@ -17,20 +18,24 @@ ROLE = "arn:aws:iam::123456789012:role/model-reader"
 def test_gke_workload_identity(run):
     g = run(lambda: ModelNamespace("models", ModelNamespaceArgs("models", gcp_service_account=GSA)))
     ns = g.one("kubernetes:core/v1:Namespace")
-    assert ns.inputs["metadata"] == {
-        "name": "models",
-        "labels": {
-            "pod-security.kubernetes.io/enforce": "baseline",
-            "pod-security.kubernetes.io/warn": "baseline",
-            "pod-security.kubernetes.io/audit": "baseline",
-        },
-    }
+    assert ns.inputs["metadata"] == owned(
+        {
+            "name": "models",
+            "labels": {
+                "pod-security.kubernetes.io/enforce": "baseline",
+                "pod-security.kubernetes.io/warn": "baseline",
+                "pod-security.kubernetes.io/audit": "baseline",
+            },
+        }
+    )
     sa = g.one("kubernetes:core/v1:ServiceAccount")
-    assert sa.inputs["metadata"] == {
-        "name": "model-reader",
-        "namespace": "models",
-        "annotations": {"iam.gke.io/gcp-service-account": GSA},
-    }
+    assert sa.inputs["metadata"] == owned(
+        {
+            "name": "model-reader",
+            "namespace": "models",
+            "annotations": {"iam.gke.io/gcp-service-account": GSA},
+        }
+    )
     member = g.one("gcp:serviceaccount/iAMMember:IAMMember")
     assert member.inputs == {
         "serviceAccountId": f"projects/my-proj/serviceAccounts/{GSA}",
@@ -61,7 +66,10 @@ def test_eks_irsa_restricted(run):
         == "restricted"
     )
     sa = g.one("kubernetes:core/v1:ServiceAccount")
-    assert sa.inputs["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": ROLE}
+    assert (
+        sa.inputs["metadata"]["annotations"]
+        == owned({"annotations": {"eks.amazonaws.com/role-arn": ROLE}})["annotations"]
+    )
     assert not g.of_type("gcp:serviceaccount/iAMMember:IAMMember")
 
 

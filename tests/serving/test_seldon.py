@@ -24,7 +24,7 @@ from components.serving.seldon import (
     server_config_body,
 )
 from components.serving.workload import ContainerArgs
-from tests.conftest import CRDS
+from tests.conftest import CRDS, owned
 
 GPU_LABELS = {"gpu-inference/pool": "a100", "cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}
 GPU_TAINTS = [Taint("gpu-inference/pool", "a100"), Taint("nvidia.com/gpu", "present")]
@@ -255,8 +255,8 @@ def test_components_under_mocks() -> None:
     model = graph.one("kubernetes:mlops.seldon.io/v1alpha1:Model", "llm")
     assert graph.by_urn(cfg.parent).type == "gpu-inference:index:SeldonServerConfig"
     assert server.inputs["spec"]["serverConfig"] == "gpu-config"
-    assert server.inputs["metadata"] == {"name": "mlserver-gpu", "namespace": "seldon-mesh"}
-    assert model.inputs["metadata"] == {"name": "llm", "namespace": "seldon-mesh"}
+    assert server.inputs["metadata"] == owned({"name": "mlserver-gpu", "namespace": "seldon-mesh"})
+    assert model.inputs["metadata"] == owned({"name": "llm", "namespace": "seldon-mesh"})
     assert model_fits_server(model.inputs, server.inputs, cfg.inputs)
 
 

@@ -1,0 +1,109 @@
+"""The cluster as the deploy-time hooks see it: a few reads and writes through the official
+Kubernetes Python client, reached the way the kubernetes provider reaches it (the same kubeconfig
+and context). `Cluster` is the interface the hooks use, so that tests give them a fake."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional, Protocol
+
+TIMEOUT = 30
+"""Seconds each API call may take: a hook must not hang an `up`."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the provider talks: its kubeconfig (a path or the document itself; None: the ambient
+    one, `$KUBECONFIG` else `~/.kube/config`) and context (None: the kubeconfig's current one)."""
+
+    kubeconfig: Optional[str] = None
+    context: Optional[str] = None
+
+
+class Cluster(Protocol):
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: Optional[str]
+    ) -> Optional[dict[str, Any]]: ...
+
+    def secrets(self, namespace: str, selector: str) -> list[dict[str, Any]]: ...
+
+    def delete_secret(self, namespace: str, name: str) -> None: ...
+
+    def patch_node(self, name: str, ops: Sequence[Mapping[str, Any]], manager: str) -> None: ...
+
+
+def _is_document(kubeconfig: str) -> bool:
+    text = kubeconfig.lstrip()
+    return "\n" in text or text.startswith(("{", "apiVersion"))
+
+
+class LiveCluster:
+    """`Cluster` over the Kubernetes Python client."""
+
+    def __init__(self, target: Target) -> None:
+        import yaml
+        from kubernetes import config  # imported here: only hooks need the client
+
+        if target.kubeconfig and _is_document(target.kubeconfig):
+            self.api = config.new_client_from_config_dict(
+                yaml.safe_load(target.kubeconfig), context=target.context, persist_config=False
+            )
+        else:
+            path = os.path.expanduser(target.kubeconfig) if target.kubeconfig else None
+            self.api = config.new_client_from_config(
+                config_file=path, context=target.context, persist_config=False
+            )
+        self._dynamic: Any = None
+
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: Optional[str]
+    ) -> Optional[dict[str, Any]]:
+        from kubernetes import dynamic
+        from kubernetes.client.exceptions import ApiException
+
+        if self._dynamic is None:
+            self._dynamic = dynamic.DynamicClient(self.api)
+        try:
+            res = self._dynamic.resources.get(api_version=api_version, kind=kind)
+            obj = res.get(name=name, namespace=namespace, _request_timeout=TIMEOUT)
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            raise
+        except dynamic.exceptions.ResourceNotFoundError:
+            return None  # the kind is not served (its CRD is not installed): no object either
+        out: dict[str, Any] = obj.to_dict()
+        return out
+
+    def secrets(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        from kubernetes import client
+
+        found = client.CoreV1Api(self.api).list_namespaced_secret(
+            namespace, label_selector=selector, _request_timeout=TIMEOUT
+        )
+        return [self.api.sanitize_for_serialization(s) for s in found.items]
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            client.CoreV1Api(self.api).delete_namespaced_secret(
+                name, namespace, _request_timeout=TIMEOUT
+            )
+        except ApiException as e:
+            if e.status != 404:
+                raise
+
+    def patch_node(self, name: str, ops: Sequence[Mapping[str, Any]], manager: str) -> None:
+        from kubernetes import client
+
+        client.CoreV1Api(self.api).patch_node(
+            name,
+            [dict(o) for o in ops],
+            field_manager=manager,
+            _content_type="application/json-patch+json",
+            _request_timeout=TIMEOUT,
+        )

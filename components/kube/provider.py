@@ -1,0 +1,174 @@
+"""`KubeProvider`: the kubernetes provider of the platform, which knows its cluster.
+
+It applies server-side and upserts (`upsertExistingObjects`: since pulumi-kubernetes v4.29 a
+create of an object that exists fails with AlreadyExists, which leaves an `up` killed after the
+API server made an object unable to converge), and it registers the hooks that talk to its
+cluster (`hooks.py`), named after it so that `pulumi destroy --run-program` and an `up` that
+drops a pool find them registered: the program always makes the provider. Components find the
+hooks through the provider they were given (`hooks_of`); under another provider (a plain
+`k8s.Provider`, a provider passed in from another language) there are none, and each component
+says what it does instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..model.ownership import SYSTEM_NAMESPACES, field_manager, with_manager
+from . import hooks as bodies
+from .cluster import Cluster, LiveCluster, Target
+
+MIN_PULUMI = "3.244.0"
+"""The Pulumi CLI that runs these hooks: resource hooks since v3.182.0, error hooks since
+v3.217.0, every provider error passed to them since v3.244.0 (pulumi CHANGELOG)."""
+
+
+def stack_manager() -> str:
+    """This stack's field manager (`components.model.ownership`)."""
+    return field_manager(pulumi.get_project(), pulumi.get_stack())
+
+
+def owned(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """`metadata` of an object we create or patch, with this stack's field manager annotation."""
+    return with_manager(metadata, stack_manager())
+
+
+@dataclass(frozen=True)
+class ClusterHooks:
+    """The hooks bound to one provider's cluster."""
+
+    refuse_foreign: pulumi.ResourceHook
+    restore_taints: pulumi.ResourceHook
+    recover_release: pulumi.ErrorHook
+
+    def create(self) -> pulumi.ResourceHookBinding:
+        """For an object we create: refuse one of that name that is not this stack's."""
+        return pulumi.ResourceHookBinding(before_create=[self.refuse_foreign])
+
+    def release(self) -> pulumi.ResourceHookBinding:
+        """For a Helm release: recover a half-made one."""
+        return pulumi.ResourceHookBinding(on_error=[self.recover_release])
+
+    def node_taints(self) -> pulumi.ResourceHookBinding:
+        """For a node patch that adds taints: give the node its own taints back first."""
+        return pulumi.ResourceHookBinding(before_delete=[self.restore_taints])
+
+
+def _bind(name: str, target: pulumi.Output[Target]) -> ClusterHooks:
+    clusters: dict[Target, Cluster] = {}
+
+    async def cluster() -> Cluster:
+        where = await target.future()
+        where = where if isinstance(where, Target) else Target()
+        if where not in clusters:
+            clusters[where] = await asyncio.to_thread(LiveCluster, where)
+        return clusters[where]
+
+    async def refuse_foreign(args: pulumi.ResourceHookArgs) -> None:
+        live = await cluster()
+        await asyncio.to_thread(bodies.refuse_foreign, live, args.new_inputs or {})
+
+    async def restore_taints(args: pulumi.ResourceHookArgs) -> None:
+        live = await cluster()
+        await asyncio.to_thread(bodies.restore_taints, live, args.old_inputs or {})
+
+    async def recover_release(args: pulumi.ErrorHookArgs) -> bool:
+        live = await cluster()
+        cleared = await asyncio.to_thread(
+            bodies.recover_release,
+            live,
+            args.failed_operation,
+            args.errors,
+            args.new_inputs or {},
+        )
+        if cleared:
+            pulumi.log.warn(
+                f"Helm release {(args.new_inputs or {}).get('name')}: cleared the records an "
+                f"interrupted run left ({', '.join(cleared)}); retrying the {args.failed_operation}"
+            )
+        return bool(cleared)
+
+    return ClusterHooks(
+        pulumi.ResourceHook(f"{name}-refuse-foreign", refuse_foreign),
+        pulumi.ResourceHook(f"{name}-restore-taints", restore_taints),
+        pulumi.ErrorHook(f"{name}-recover-release", recover_release),
+    )
+
+
+class KubeProvider(k8s.Provider):
+    """A kubernetes provider (server-side apply, upsert) with hooks on its cluster."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        kubeconfig: Optional[pulumi.Input[str]] = None,
+        context: Optional[pulumi.Input[str]] = None,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        super().__init__(
+            resource_name,
+            kubeconfig=kubeconfig,
+            context=context,
+            enable_server_side_apply=True,
+            upsert_existing_objects=True,
+            opts=opts,
+        )
+        self.target: pulumi.Output[Target] = pulumi.Output.all(kubeconfig, context).apply(
+            lambda v: Target(v[0], v[1])
+        )
+        self.cluster_hooks = _bind(resource_name, self.target)
+
+
+def hooks_of(resource: pulumi.Resource) -> Optional[ClusterHooks]:
+    """The hooks of the kubernetes provider `resource`'s children use, if it is a `KubeProvider`."""
+    provider = resource.get_provider("kubernetes:core/v1:Namespace")
+    return provider.cluster_hooks if isinstance(provider, KubeProvider) else None
+
+
+def create_opts(
+    parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = (), **more: Any
+) -> pulumi.ResourceOptions:
+    """Options for an object we create under `parent`: the refuse-foreign hook when the provider
+    has it (a create never takes over another's object)."""
+    found = hooks_of(parent)
+    return pulumi.ResourceOptions(
+        parent=parent,
+        depends_on=list(depends_on),
+        hooks=found.create() if found else None,
+        **more,
+    )
+
+
+def owned_namespace(
+    resource_name: str,
+    name: pulumi.Input[str],
+    parent: pulumi.Resource,
+    labels: Optional[Mapping[str, str]] = None,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> k8s.core.v1.Namespace:
+    """A namespace this stack makes (and `destroy` deletes); one of that name that exists and is
+    not this stack's is refused, not taken."""
+    if isinstance(name, str) and name in SYSTEM_NAMESPACES:
+        raise ValueError(f"{name} is a namespace every cluster has: use it, do not make it")
+    metadata: dict[str, Any] = {"name": name}
+    if labels:
+        metadata["labels"] = dict(labels)
+    return k8s.core.v1.Namespace(
+        resource_name, metadata=owned(metadata), opts=create_opts(parent, depends_on)
+    )
+
+
+def release_namespace(
+    resource_name: str, name: str, parent: pulumi.Resource
+) -> list[pulumi.Resource]:
+    """What a Helm release into namespace `name` waits for: the namespace this stack makes, or
+    nothing for a namespace every cluster has."""
+    if name in SYSTEM_NAMESPACES:
+        return []
+    return [owned_namespace(resource_name, name, parent)]
