@@ -169,6 +169,10 @@ CODES: dict[str, tuple[str, str]] = {
     "GI018": ("warning", "seldon-model-capacity"),
     "GI019": ("error", "model-too-large"),
     "GI020": ("warning", "progress-deadline-short"),
+    "GI026": ("error", "karpenter-will-not-launch"),
+    "GI027": ("error", "dra-not-provisioned"),
+    "GI028": ("error", "dra-driver-label"),
+    "GI029": ("error", "autopilot-request-out-of-range"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -176,6 +180,12 @@ EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 NODE_PATCH = "kubernetes:core/v1:NodePatch"
 AUTOPILOT_POOL = "gpu-inference:index:GkeAutopilotGpuPool"
 """GPUs on GKE Autopilot have no cloud resource; the component registers what they will be."""
+AUTOPILOT_CLUSTER = "gcp:container/cluster:Cluster"
+"""A GKE cluster; with `enableAutopilot: true` its GPU nodes are Autopilot's (read when the graph
+has no GkeAutopilotGpuPool)."""
+ASG_GROUP = "aws:autoscaling/group:Group"
+"""A self-managed Auto Scaling group of nodes (gpu-inference makes none)."""
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INFERENCE_SERVICE = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
 SELDON_SERVER = "kubernetes:mlops.seldon.io/v1alpha1:Server"
 SELDON_SERVER_CONFIG = "kubernetes:mlops.seldon.io/v1alpha1:ServerConfig"
