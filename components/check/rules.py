@@ -145,6 +145,10 @@ def check(
         # also has the GPUs it asks for (the scheduler's NodeResourcesFit): where it can land.
         placed = [p for p in pools if p.admits(placement)]
         admitted = [p for p in placed if p.lands(placement, gpus)]
+        # A node Karpenter launches takes the labels the pod asks for (a zone, a value of a
+        # requirement with several): where Karpenter would launch for it, it lands.
+        launched = scale.karpenter_landing(t, placement, [p for p in pools if p not in placed])
+        placed, admitted = placed + launched, admitted + launched
         facts = WorkloadFacts(
             resource=rid,
             type=t.type,

@@ -147,6 +147,27 @@ class ScaleUp:
         pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
         return [launch(pod, kp.spec, kp.instance_types) for kp in self.karpenter_pools(pool)]
 
+    def karpenter_landing(
+        self, t: Template, placement: Placement, pools: Sequence[PoolFacts]
+    ) -> list[PoolFacts]:
+        """Of `pools`, the Karpenter pools on which Karpenter would launch a node for the pod:
+        their node templates carry only the labels known before launch, the node Karpenter makes
+        also those the pod's selectors pick (`karpenter_launch.launch`)."""
+        if t.daemonset or not any(self.karpenter_pools(p) for p in pools):
+            return []
+        try:
+            pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
+        except (InputError, TypeError, ValueError):
+            return []
+        return [
+            p
+            for p in pools
+            if any(
+                not kp.spec.static and launch(pod, kp.spec, kp.instance_types).launches
+                for kp in self.karpenter_pools(p)
+            )
+        ]
+
     def check(
         self,
         t: Template,

@@ -387,3 +387,18 @@ def test_an_eks_managed_groups_own_asg_is_not_a_second_pool():
 
 def test_scale_pairs_cover_the_codes():
     assert {p.values[0] for p in SCALE_PAIRS} == {"GI026", "GI027", "GI028", "GI029"}
+
+
+def test_a_pod_lands_where_karpenter_would_launch_for_it_beyond_the_node_templates():
+    """Found by the Karpenter differential: the node Karpenter makes takes the value the pod
+    selects for a NodePool key with several values (or Exists), and a zone; the node templates
+    carry only labels known before launch."""
+    team = nodepool("g6", [*G6, req("example.com/team", "In", "a", "b")])
+    for selector in ({"example.com/team": "a"}, {"topology.kubernetes.io/zone": "us-west-2a"}):
+        report = check([nodeclass(), team, deployment("a", pod("g6", selector=selector))])
+        assert report.workloads[0].pools == ("g6",), selector
+        assert report.errors == []
+    report = check(
+        [nodeclass(), team, deployment("a", pod("g6", selector={"example.com/team": "c"}))]
+    )
+    assert [f.code for f in report.errors] == ["GI001"]
