@@ -341,7 +341,16 @@ class Requirements:
 
 
 def requirements_of(items: Iterable[tuple[str, str, Sequence[str]]]) -> Requirements:
-    return Requirements(Req.of(k, op, v) for k, op, v in items)
+    """The requirements Karpenter can read; one it cannot (an unknown operator, a bound that is no
+    integer) is left out: `requirement_problem` reports it, and a NodePool holding one is never
+    Ready."""
+    reqs = Requirements()
+    for k, op, v in items:
+        try:
+            reqs.add(Req.of(k, op, v))
+        except ValueError:
+            continue
+    return reqs
 
 
 def label_requirements(labels: Mapping[str, str]) -> Requirements:
