@@ -271,9 +271,10 @@ class ScaleUp:
         admitted: Sequence[PoolFacts],
         out: Findings,
     ) -> None:
-        selector = placement.node_selector or {}
-        accelerator = selector.get(GKE_ACCELERATOR_LABEL)
-        count = selector.get(GKE_ACCELERATOR_COUNT_LABEL)
+        accelerator = _selected(placement, GKE_ACCELERATOR_LABEL)
+        count = _selected(placement, GKE_ACCELERATOR_COUNT_LABEL)
+        if accelerator == _SEVERAL or count == _SEVERAL:
+            return  # one of several: which one Autopilot sees is not known here
         if not any(_on_autopilot(p) for p in admitted) and accelerator is None and w.gpus == 0:
             return
         problem = autopilot_gpu_problem(accelerator, count, w.gpus)
@@ -284,6 +285,28 @@ class ScaleUp:
                 f"Autopilot would reject it: {problem[0]}",
                 f"request what Autopilot accepts ({problem[1]})",
             )
+
+
+_SEVERAL = "(several)"
+
+
+def _selected(placement: Placement, key: str) -> str | None:
+    """The value the pod selects for `key`: by nodeSelector, or `In` one value in every required
+    node affinity term; `_SEVERAL` when the terms allow several; None when it selects none."""
+    value = (placement.node_selector or {}).get(key)
+    if value is not None:
+        return value
+    affinity = placement.node_affinity
+    terms = affinity.required if affinity is not None else None
+    values: set[str] = set()
+    for term in terms or ():
+        found = [r for r in term.match_expressions or () if r.key == key and r.operator == "In"]
+        if not found:
+            return None
+        values.update(found[0].values or ())
+    if not values:
+        return None
+    return values.pop() if len(values) == 1 else _SEVERAL
 
 
 def _type_of(key: str) -> str:

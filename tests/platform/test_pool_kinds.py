@@ -297,7 +297,15 @@ def test_autopilot_stack_creates_no_node_pool_and_places_on_the_accelerator(tmp_
         (
             "      gpusPerNode: 1\n      spot: true\n",
             "      gpusPerNode: 3\n      spot: true\n",
-            f"{NS}:pools[0].gpusPerNode: 3 nvidia-l4 GPUs per node is not a shape GKE offers",
+            f"{NS}:pools[0].gpusPerNode: 3 nvidia-l4 GPUs per node is not a quantity Autopilot "
+            "accepts",
+        ),
+        (
+            "        gpus: 1\n        minReplicas: 0\n",
+            "        gpus: 3\n        minReplicas: 0\n",
+            f"{NS}:inferenceServices[0].predictor.gpus: on Autopilot pool 'l4-spot': it requests 3 "
+            "nvidia-l4 GPUs, a quantity Autopilot does not support for that type (Autopilot "
+            "rejects the Pod) (allowed: nvidia-l4: 1, 2, 4, 8 GPUs)",
         ),
         (
             "      gpusPerNode: 1\n      spot: true\n",
@@ -317,7 +325,7 @@ def test_autopilot_stack_creates_no_node_pool_and_places_on_the_accelerator(tmp_
             f"{NS}:cluster.create: cluster.autopilot with create: true",
         ),
     ],
-    ids=["count", "no-count", "machine-type", "create"],
+    ids=["count", "workload-count", "no-count", "machine-type", "create"],
 )
 def test_autopilot_refusals(tmp_path, capsys, old, new, message):
     assert old in AUTOPILOT
