@@ -113,6 +113,10 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
             )
         if name in (k.system_pools or [])[:i]:
             raise InputError(f"pool {name!r} is listed twice", "each pool once", path)
+    try:
+        validate_karpenter_install_args(karpenter_install_args(spec))
+    except InputError as e:
+        raise relocate(e, base, KarpenterInstallArgs, namespace=base.split(":", 1)[0]) from None
     if not k.system_pools and not k.node_groups and not fit:
         raise InputError(
             "the Karpenter controller needs a node to run on before Karpenter can launch any, and "
@@ -122,7 +126,3 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
             "(eks.amazonaws.com/nodegroup), or a node-group pool with minNodes >= 1 (systemPools)",
             f"{base}.nodeGroups",
         )
-    try:
-        validate_karpenter_install_args(karpenter_install_args(spec))
-    except InputError as e:
-        raise relocate(e, base, KarpenterInstallArgs, namespace=base.split(":", 1)[0]) from None
