@@ -25,6 +25,13 @@ Node pools (each pool is one or more node templates with effective labels and ta
   `catalog.aws_instance(instanceTypes[i]).gpus` (several types: the smallest), nodes from
   `scalingConfig.minSize/maxSize`. EKS adds `eks.amazonaws.com/nodegroup=<nodeGroupName>` (when
   set) and `eks.amazonaws.com/capacityType=ON_DEMAND|SPOT`; it adds NO GPU taint.
+- `aws:autoscaling/group:Group` (self-managed; not one tagged `eks:nodegroup-name`): labels and
+  taints from its launch template's user data (`--node-labels`, `--register-with-taints`) and its
+  node-template tags, GPUs from the launch template's instance type (`readers.asg`).
+- `gcp:container/cluster:Cluster` with `enableAutopilot: true` (when no GkeAutopilotGpuPool is in
+  the graph): one node template per GPU type and count Autopilot offers (`readers.autopilot`).
+- `resource.k8s.io` ResourceClaims / ResourceClaimTemplates / DeviceClasses: which pods take
+  devices (GPUs) through DRA (`readers.dra`).
 - `kubernetes:core/v1:NodePatch`: `metadata.labels`, `spec.taints` (Kubernetes casing). GPUs per
   node from the first of `GPU_COUNT_KEYS` found in the node's annotations or labels, else unknown.
   NodePatches carrying the same `gpu-inference.dev/pool` label form one pool (a pod lands on the
@@ -108,11 +115,15 @@ Findings (stable codes):
 | GI013 | error    | invalid-spec: a taint, toleration, selector or GPU quantity Kubernetes would refuse |
 | GI014 | warning  | cold-pool-label: selects a label nodes get only after they boot (`BOOT_LABEL_PREFIXES`: GPU / node feature discovery) on a gke/eks pool with min 0 nodes, and would land there with it: the autoscaler's node template lacks it |
 | GI015 | warning  | gpu-budget: for a set of pools some GPU workload can land on, the max replicas x GPUs of the workloads confined to it exceed its maxNodes x GPUs per node |
-| GI016 | error    | asg-node-template-tags: an EKS node group with min 0 nodes lacks an ASG tag `k8s.io/cluster-autoscaler/node-template/{taint,label,resources}/...` for a taint, a selected label or `nvidia.com/gpu` |
+| GI016 | error    | asg-node-template-tags: a group with min 0 nodes lacks a tag `k8s.io/cluster-autoscaler/node-template/{taint,label}/...` for a taint or a selected label: an error on a self-managed Auto Scaling group (`aws:autoscaling/group:Group`), a warning on an EKS managed node group (cluster-autoscaler 1.24+ reads it from EKS DescribeNodegroup given `eks:DescribeNodegroup`; `resources/nvidia.com/gpu` too) |
 | GI017 | error    | knative-config-reverted: a `knative-serving/config-*` ConfigMap or ConfigMapPatch while a KnativeServing CR is in the graph |
 | GI018 | warning  | seldon-model-capacity: a Model's `replicas` / `memory` above every capable Server's replicas / memory request x (1 + overcommit) |
 | GI019 | error    | model-too-large: weights (`MODEL_SIZE_ANNOTATION`, or parameters x dtype) x (1 + `MODEL_MEMORY_OVERHEAD`) above GPUs requested x one GPU's memory on every pool it can land on |
 | GI020 | warning  | progress-deadline-short: a Serverless GPU component scaling to zero on a gke/eks pool with min 0 nodes has a Knative progress deadline below the pool's start-up (`POOL_STARTUP_ANNOTATION`, else `catalog.node_startup_seconds`) |
+| GI026 | error    | karpenter-will-not-launch: the pod lands on a Karpenter pool but Karpenter would create no NodeClaim for it from that NodePool (`scaleup`, `model.karpenter_launch`), the cause named (requirements, requests, limits, capacity-type, taints, nodepool, pod) |
+| GI027 | error    | dra-not-provisioned: a pod with DRA ResourceClaims lands on a Karpenter or EKS Auto Mode pool (Karpenter ignores DRA pods) |
+| GI028 | error    | dra-driver-label: a DRA GPU pod lands on a GKE pool without DRA's node labels, or on Autopilot |
+| GI029 | error    | autopilot-request-out-of-range: a GPU pod Autopilot would reject (`model.autopilot.autopilot_gpu_problem`) |
 """
 
 from __future__ import annotations
