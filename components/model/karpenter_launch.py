@@ -50,7 +50,7 @@ the catalog does not describe (they narrow nothing here).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from .aws_instances import EC2_INSTANCES
@@ -371,27 +371,35 @@ def launch(pod: PendingPod, pool: NodePoolSpec, instance_types: Sequence[Instanc
     allowed = within_limits(pool, admitted)
     if not allowed:
         return no("limits", _limits_reason(pool, admitted))
-    template = pool.template_requirements()
+    result = Launch(pool.name)
+    for state in _relaxations(pod, [pool]):
+        result = _try(state, pool, pool.template_requirements(), allowed)
+        if result.launches:
+            return result
+    return result
+
+
+def _relaxations(pod: PendingPod, pools: Sequence[NodePoolSpec]) -> Iterator[PendingPod]:
+    """The pod as `trySchedule` tries it, least relaxed first (`Preferences.Relax`): with every
+    term, then without the first required term while more than one is left, then without the
+    heaviest preferred term, then tolerating PreferNoSchedule taints when a NodePool has one."""
     required = pod.required
     preferred = tuple(sorted(pod.preferred, key=lambda p: -p[0]))
     tolerations = pod.tolerations
-    tolerate_soft = any(t.effect == "PreferNoSchedule" for t in pool.taints)
+    soft = any(t.effect == "PreferNoSchedule" for p in pools for t in p.taints)
     while True:
-        attempt = replace(pod, required=required, preferred=preferred, tolerations=tolerations)
-        result = _try(attempt, pool, template, allowed)
-        if result.launches:
-            return result
+        yield replace(pod, required=required, preferred=preferred, tolerations=tolerations)
         if required and len(required) > 1:
             required = required[1:]
         elif preferred:
             preferred = preferred[1:]
-        elif tolerate_soft and not any(
+        elif soft and not any(
             t.operator == "Exists" and not t.key and t.effect == "PreferNoSchedule"
             for t in tolerations
         ):
             tolerations = (*tolerations, Toleration("", "Exists", "", "PreferNoSchedule"))
         else:
-            return result
+            return
 
 
 def _try(
@@ -570,13 +578,31 @@ def _show(resource: str, value: int) -> str:
 def choose(
     pod: PendingPod, pools: Sequence[tuple[NodePoolSpec, Sequence[InstanceType]]]
 ) -> Launch | None:
-    """With all these NodePools: the first, by weight (then name, descending: `OrderByWeight`),
-    that launches for the pod; None when none does."""
+    """With all these NodePools: the NodePool and instance types Karpenter picks for the pod, or
+    None. The NodePools it considers (not static, Ready, admitting an instance type) are tried by
+    weight, then name descending (`OrderByWeight`), the first that launches winning, at each
+    relaxation of the pod in turn: a lighter NodePool that fits the pod as written beats a heavier
+    one that fits it only once a preference is dropped."""
+    if pod.problem() or pod.dra:
+        return None
     ordered = sorted(pools, key=lambda p: (-p[0].weight, _desc(p[0].name)))
+    usable = []
     for spec, types in ordered:
-        result = launch(pod, spec, types)
-        if result.launches:
-            return result
+        if spec.static or spec.problem:
+            continue
+        admitted = admitted_by(spec, types)
+        if admitted:
+            usable.append((spec, admitted))
+    for state in _relaxations(pod, [spec for spec, _ in usable]):
+        for spec, admitted in usable:
+            if spec.limits.get("nodes", 1) <= 0:
+                continue
+            allowed = within_limits(spec, admitted)
+            if not allowed:
+                continue
+            result = _try(state, spec, spec.template_requirements(), allowed)
+            if result.launches:
+                return result
     return None
 
 

@@ -40,7 +40,13 @@ from components.check.pod import extended_resources
 from components.check.read import Findings, Template
 from components.check.scaleup import ScaleUp, karpenter_pod_requests, pending_pod
 from components.model.catalog import AWS_GPU_INSTANCES
-from components.model.karpenter_launch import InstanceType, Launch, NodeClassInfo, launch
+from components.model.karpenter_launch import (
+    InstanceType,
+    Launch,
+    NodeClassInfo,
+    choose,
+    launch,
+)
 from components.model.scheduling import Placement, extended_resource_tolerations
 from components.model.shapes import RESOURCE_NAMES, Resources, karpenter_node_shape
 
@@ -251,6 +257,75 @@ def pairs_from_graph(
         name=source,
     )
     return pairs, request
+
+
+@dataclass
+class KarpenterChoice:
+    """One pod against all the NodePools of its graph: which one Karpenter picks (by weight, then
+    name, the least relaxed pod first), with which instance and capacity types."""
+
+    source: str
+    pod: str
+    ours: Launch | None
+    judge_pod: str
+    judge: kj.Verdict | None = None
+
+    @property
+    def agrees(self) -> bool:
+        v = self.judge
+        if v is None or v.scheduled != (self.ours is not None):
+            return False
+        if self.ours is None:
+            return True
+        return (v.node_pool, v.instance_types, v.capacity_types) == (
+            self.ours.node_pool,
+            self.ours.instance_types,
+            self.ours.capacity_types,
+        )
+
+    def describe(self) -> str:
+        v = self.judge
+        ours = (
+            f"NodePool {self.ours.node_pool} {list(self.ours.instance_types)}"
+            if self.ours
+            else "none"
+        )
+        theirs = (
+            "not judged"
+            if v is None
+            else f"NodePool {v.node_pool} {list(v.instance_types)}"
+            if v.scheduled
+            else f"none ({v.error})"
+        )
+        return f"{self.source}: {self.pod} with every NodePool: check {ours}; Karpenter {theirs}"
+
+
+def choices_from_graph(
+    source: str, graph: Sequence[Mapping[str, Any]]
+) -> tuple[list[KarpenterChoice], dict[str, Any] | None]:
+    """For a graph with two NodePools or more: each pod against all of them at once, the check's
+    `karpenter_launch.choose` and the judge request (all NodePools together)."""
+    pairs, request = pairs_from_graph(source, graph)
+    if request is None or len(request["nodePools"]) < 2:
+        return [], None
+    entries = [dict(e) for e in graph]
+    scale = ScaleUp(entries, Findings())
+    templates = {t.resource: t for t in read_templates(entries, True)}
+    choices = []
+    for judged in dict.fromkeys((p.pod, p.judge_pod) for p in pairs):
+        t = templates[judged[0]]
+        placement = Placement.from_pod_spec(t.fragment).with_tolerations(
+            extended_resource_tolerations(extended_resources(t))
+        )
+        pod = pending_pod(placement, karpenter_pod_requests(t), scale.dra_use(t).any)
+        pools = [(kp.spec, kp.instance_types) for kp in scale.karpenter.values()]
+        choices.append(KarpenterChoice(source, judged[0], choose(pod, pools), judged[1]))
+    return choices, {**request, "perNodePool": False, "name": f"{source} (every NodePool)"}
+
+
+def attach_choices(choices: Sequence[KarpenterChoice], answer: kj.CaseAnswer) -> None:
+    for c in choices:
+        c.judge = answer.verdict(c.judge_pod)
 
 
 def _spec_of(entries: Sequence[Mapping[str, Any]], key: str) -> dict[str, Any]:
@@ -540,9 +615,12 @@ def draw_cases(count: int, seed: int) -> list[list[dict[str, Any]]]:
 
 
 __all__ = [
+    "KarpenterChoice",
     "KarpenterPair",
     "NodeClassInfo",
     "attach",
+    "attach_choices",
+    "choices_from_graph",
     "draw_cases",
     "judge_instance_types",
     "judge_pod",

@@ -4,7 +4,8 @@ through `karpenter_judge`) would create a NodeClaim for the pod from that NodePo
 which instance types and capacity types, must be the check's answer (`karpenter_cases`).
 
 Graphs: the preview of the example stacks with Karpenter pools (eks-karpenter, and a variant of it
-whose H100 pool uses a capacity reservation) and generated cases (Hypothesis). EKS Auto Mode is
+whose H100 pool uses a capacity reservation) and generated cases (Hypothesis); for generated cases
+with two NodePools, also the NodePool Karpenter picks among all of them (weights). EKS Auto Mode is
 not judged: its provisioner is not public, so the judge cannot link it. Replay a run with
 `GPU_INFERENCE_KARPENTER_DIFF_SEED=<seed>` (printed in the summary);
 `GPU_INFERENCE_KARPENTER_DIFF_CASES` sets how many cases are generated (default 400).
@@ -22,7 +23,16 @@ from typing import Any
 
 import karpenter_judge as kj
 import pytest
-from karpenter_cases import KarpenterPair, attach, draw_cases, pairs_from_graph, summary
+from karpenter_cases import (
+    KarpenterChoice,
+    KarpenterPair,
+    attach,
+    attach_choices,
+    choices_from_graph,
+    draw_cases,
+    pairs_from_graph,
+    summary,
+)
 
 from components.preview.preview import preview
 
@@ -77,6 +87,7 @@ class Run:
     def __init__(self) -> None:
         self.examples: dict[str, list[KarpenterPair]] = {}
         self.generated: list[KarpenterPair] = []
+        self.choices: list[KarpenterChoice] = []
         self.cases = 0
 
 
@@ -95,6 +106,8 @@ def differential(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Run:
     run = Run()
     requests: list[dict[str, Any]] = []
     groups: list[list[KarpenterPair]] = []
+    choice_groups: list[list[KarpenterChoice]] = []
+    choice_requests: list[dict[str, Any]] = []
     for stack in STACKS:
         project = _project_of(stack, tmp_path_factory.mktemp(f"{stack}-project"))
         result = preview(stack, out_dir=tmp_path_factory.mktemp(stack), project_dir=project)
@@ -104,6 +117,11 @@ def differential(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Run:
         run.examples[stack] = pairs
         groups.append(pairs)
         requests.append(req)
+        choices, every = choices_from_graph(stack, result.entries)
+        if every is not None:
+            run.choices += choices
+            choice_groups.append(choices)
+            choice_requests.append(every)
     cases = draw_cases(CASES, SEED)
     run.cases = len(cases)
     for i, case in enumerate(cases):
@@ -113,9 +131,16 @@ def differential(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Run:
         run.generated += pairs
         groups.append(pairs)
         requests.append(req)
-    answer = kj.run({"cases": requests})
-    for pairs, case_answer in zip(groups, answer.cases, strict=True):
+        choices, every = choices_from_graph(f"case {i}", case)
+        if every is not None:
+            run.choices += choices
+            choice_groups.append(choices)
+            choice_requests.append(every)
+    answer = kj.run({"cases": requests + choice_requests})
+    for pairs, case_answer in zip(groups, answer.cases[: len(groups)], strict=True):
         attach(pairs, case_answer)
+    for choices, case_answer in zip(choice_groups, answer.cases[len(groups) :], strict=True):
+        attach_choices(choices, case_answer)
     seconds = time.monotonic() - t0
     report.lines.append(
         f"seed {SEED} (replay: GPU_INFERENCE_KARPENTER_DIFF_SEED={SEED}), {run.cases} cases, "
@@ -126,6 +151,11 @@ def differential(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Run:
     report.lines.append(summary(f"{run.cases} generated cases", run.generated))
     everything = [p for pairs in run.examples.values() for p in pairs] + run.generated
     report.lines.append(summary("total", everything) + f" in {seconds:.0f}s")
+    agreeing = sum(c.agrees for c in run.choices)
+    report.lines.append(
+        f"every NodePool at once (weights): {len(run.choices)} pods compared, {agreeing} agreeing "
+        f"({sum(c.ours is not None for c in run.choices)} launched)"
+    )
     for line in report.lines:
         print(line)
     return run
@@ -159,3 +189,15 @@ def test_generated_scale_up_is_what_karpenter_does(differential: Run) -> None:
     causes = {p.ours.cause for p in pairs}
     assert {"", "requirements", "requests", "limits", "taints", "dra"} <= causes, causes
     assert sum(p.ours.launches for p in pairs) > len(pairs) // 10
+
+
+def test_the_nodepool_karpenter_picks_among_several_is_the_checks(differential: Run) -> None:
+    """Weights, then names, the least relaxed pod first (`karpenter_launch.choose`)."""
+    choices = differential.choices
+    assert choices
+    bad = [c for c in choices if not c.agrees]
+    assert not bad, (
+        f"seed {SEED} (replay: GPU_INFERENCE_KARPENTER_DIFF_SEED={SEED}): {len(bad)} of "
+        f"{len(choices)} disagree; the first:\n" + "\n".join(c.describe() for c in bad[:8])
+    )
+    assert len({c.ours.node_pool for c in choices if c.ours}) > 1

@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 
 import karpenter_judge as kj
-from karpenter_cases import KarpenterPair, draw_cases, judge_instance_types, pairs_from_graph
+from karpenter_cases import (
+    KarpenterPair,
+    choices_from_graph,
+    draw_cases,
+    judge_instance_types,
+    pairs_from_graph,
+)
 
 from components.model.karpenter_launch import Launch, NodeClassInfo, catalog_instance_types
 from components.model.shapes import karpenter_node_shape
@@ -118,3 +124,17 @@ def test_generated_cases_are_the_same_for_the_same_seed():
     assert first != draw_cases(20, 6)
     kinds = {e["type"].rsplit(":", 1)[-1] for case in first for e in case}
     assert kinds == {"EC2NodeClass", "NodePool", "Deployment"}
+
+
+def test_choices_ask_for_every_nodepool_at_once():
+    graph = [
+        nodeclass(),
+        nodepool("heavy", G6, weight=50),
+        nodepool("light", [req("karpenter.k8s.aws/instance-family", "In", "g5")]),
+        deployment("a", pod()),
+    ]
+    choices, request = choices_from_graph("g", graph)
+    assert request is not None and request["perNodePool"] is False
+    (choice,) = choices
+    assert choice.ours is not None and choice.ours.node_pool == "heavy"
+    assert choices_from_graph("one", graph[:2] + graph[3:]) == ([], None)

@@ -164,6 +164,18 @@ def test_the_heaviest_pool_first_then_by_name_descending():
     assert chosen is not None and chosen.node_pool == "b"
 
 
+def test_a_lighter_pool_that_fits_the_pod_as_written_beats_a_heavier_one_after_relaxing():
+    """Karpenter relaxes the pod only once no NodePool takes it as written (trySchedule loops
+    over every template before `Preferences.Relax`)."""
+    prefers_g5 = gpu_pod(preferred=((10, ((FAMILY, "In", ("g5",)),)),))
+    heavy = (pool("heavy", weight=50), TYPES)  # g6 only
+    light = (pool("light", (FAMILY, "In", ("g5",))), TYPES)
+    chosen = choose(prefers_g5, [heavy, light])
+    assert chosen is not None and chosen.node_pool == "light"
+    chosen = choose(gpu_pod(), [heavy, light])
+    assert chosen is not None and chosen.node_pool == "heavy"
+
+
 def test_whether_a_nodepool_admits_cpu_instance_types():
     assert admits_cpu_types(pool("any", ("kubernetes.io/arch", "In", ("amd64",))))
     assert not admits_cpu_types(pool())
