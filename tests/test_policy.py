@@ -38,6 +38,23 @@ if str(ROOT / "policy") not in sys.path:
 
 import gpu_inference_policies as gp  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tests" / "check"))
+from scale_graphs import (  # noqa: E402
+    ASG_TAGS,
+    DRA_CLAIM,
+    NODEADM_USER_DATA,
+    asg,
+    autopilot_cluster,
+    claim_template,
+    gke_dra_pool,
+    launch_template,
+    nodeclass,
+    nodepool,
+    req,
+)
+from scale_graphs import deployment as sdeployment  # noqa: E402
+from scale_graphs import pod as spod  # noqa: E402
+
 GKE = "gcp:container/nodePool:NodePool"
 EKS = "aws:eks/nodeGroup:NodeGroup"
 NODE = "kubernetes:core/v1:NodePatch"
@@ -471,9 +488,13 @@ PAIRS += [
     ),
     pytest.param(
         "GI016",
-        [*BASE, eks_group(), *g5_tags()[:2], isvc(predictor=on_pool("g5"), wired="g5")],
-        [*BASE, eks_group(), *g5_tags(), isvc(predictor=on_pool("g5"), wired="g5")],
-        "NodeGroup/g5",
+        [launch_template(user_data=NODEADM_USER_DATA), asg(), sdeployment("a", spod("g5-asg"))],
+        [
+            launch_template(user_data=NODEADM_USER_DATA),
+            asg(tags=ASG_TAGS),
+            sdeployment("a", spod("g5-asg")),
+        ],
+        "Group/gpu-asg",
         id="GI016",
     ),
     pytest.param(
@@ -558,6 +579,64 @@ PAIRS += [
         [shared_pool("MPS"), deployment("srv", gpu_pod(1, host_ipc=True), replicas=0)],
         "Deployment/srv",
         id="GI025",
+    ),
+]
+
+
+# The scale-up findings (issue 23), on the graphs of tests/check/scale_graphs.py.
+_P5 = [req("node.kubernetes.io/instance-type", "In", "p5.48xlarge")]
+_G6 = [req("karpenter.k8s.aws/instance-family", "In", "g6")]
+_DRA_POD = spod("g6", gpus=0, claims=DRA_CLAIM)
+_L4 = {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+PAIRS += [
+    pytest.param(
+        "GI026",
+        [
+            nodeclass(),
+            nodepool("p5", _P5, limits={"nvidia.com/gpu": "4"}),
+            sdeployment("a", spod("p5")),
+        ],
+        [
+            nodeclass(),
+            nodepool("p5", _P5, limits={"nvidia.com/gpu": "8"}),
+            sdeployment("a", spod("p5")),
+        ],
+        "Deployment/a",
+        id="GI026",
+    ),
+    pytest.param(
+        "GI027",
+        [nodeclass(), nodepool("g6", _G6), claim_template(), sdeployment("a", _DRA_POD)],
+        [nodeclass(), nodepool("g6", _G6), sdeployment("a", spod("g6"))],
+        "Deployment/a",
+        id="GI027",
+    ),
+    pytest.param(
+        "GI028",
+        [
+            gke_dra_pool(),
+            claim_template(),
+            sdeployment("a", spod("l4-dra", gpus=0, claims=DRA_CLAIM)),
+        ],
+        [
+            gke_dra_pool(
+                labels={
+                    "gke-no-default-nvidia-gpu-device-plugin": "true",
+                    "nvidia.com/gpu.present": "true",
+                }
+            ),
+            claim_template(),
+            sdeployment("a", spod("l4-dra", gpus=0, claims=DRA_CLAIM)),
+        ],
+        "Deployment/a",
+        id="GI028",
+    ),
+    pytest.param(
+        "GI029",
+        [autopilot_cluster(), sdeployment("a", spod(selector=_L4, gpus=3, tolerations=[]))],
+        [autopilot_cluster(), sdeployment("a", spod(selector=_L4, gpus=4, tolerations=[]))],
+        "Deployment/a",
+        id="GI029",
     ),
 ]
 

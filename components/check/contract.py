@@ -25,6 +25,13 @@ Node pools (each pool is one or more node templates with effective labels and ta
   `catalog.aws_instance(instanceTypes[i]).gpus` (several types: the smallest), nodes from
   `scalingConfig.minSize/maxSize`. EKS adds `eks.amazonaws.com/nodegroup=<nodeGroupName>` (when
   set) and `eks.amazonaws.com/capacityType=ON_DEMAND|SPOT`; it adds NO GPU taint.
+- `aws:autoscaling/group:Group` (self-managed; not one tagged `eks:nodegroup-name`): labels and
+  taints from its launch template's user data (`--node-labels`, `--register-with-taints`) and its
+  node-template tags, GPUs from the launch template's instance type (`readers.asg`).
+- `gcp:container/cluster:Cluster` with `enableAutopilot: true` (when no GkeAutopilotGpuPool is in
+  the graph): one node template per GPU type and count Autopilot offers (`readers.autopilot`).
+- `resource.k8s.io` ResourceClaims / ResourceClaimTemplates / DeviceClasses: which pods take
+  devices (GPUs) through DRA (`readers.dra`).
 - `kubernetes:core/v1:NodePatch`: `metadata.labels`, `spec.taints` (Kubernetes casing). GPUs per
   node from the first of `GPU_COUNT_KEYS` found in the node's annotations or labels, else unknown.
   NodePatches carrying the same `gpu-inference.dev/pool` label form one pool (a pod lands on the
@@ -115,7 +122,7 @@ Findings (stable codes):
 | GI013 | error    | invalid-spec: a taint, toleration, selector or GPU quantity Kubernetes would refuse |
 | GI014 | warning  | cold-pool-label: selects a label nodes get only after they boot (`BOOT_LABEL_PREFIXES`: GPU / node feature discovery) on a gke/eks pool with min 0 nodes, and would land there with it: the autoscaler's node template lacks it |
 | GI015 | warning  | gpu-budget: for a set of pools some GPU workload can land on, the max replicas x GPUs of the workloads confined to it exceed its maxNodes x GPUs per node |
-| GI016 | error    | asg-node-template-tags: an EKS node group with min 0 nodes lacks an ASG tag `k8s.io/cluster-autoscaler/node-template/{taint,label,resources}/...` for a taint, a selected label or `nvidia.com/gpu` |
+| GI016 | error    | asg-node-template-tags: a group with min 0 nodes lacks a tag `k8s.io/cluster-autoscaler/node-template/{taint,label}/...` for a taint or a selected label: an error on a self-managed Auto Scaling group (`aws:autoscaling/group:Group`), a warning on an EKS managed node group (cluster-autoscaler 1.24+ reads it from EKS DescribeNodegroup given `eks:DescribeNodegroup`; `resources/nvidia.com/gpu` too) |
 | GI017 | error    | knative-config-reverted: a `knative-serving/config-*` ConfigMap or ConfigMapPatch while a KnativeServing CR is in the graph |
 | GI018 | warning  | seldon-model-capacity: a Model's `replicas` / `memory` above every capable Server's replicas / memory request x (1 + overcommit) |
 | GI019 | error    | model-too-large: weights (`MODEL_SIZE_ANNOTATION`, or parameters x dtype) x (1 + `MODEL_MEMORY_OVERHEAD`) above GPUs requested x one GPU's memory on every pool it can land on |
@@ -125,6 +132,10 @@ Findings (stable codes):
 | GI023 | error    | shared-gpu-request: a container asks more than 1 `nvidia.com/gpu` on a pool whose GPUs are shared (GKE time-sharing / MPS on multi-GPU nodes, the NVIDIA device plugin's time-slicing or MPS) |
 | GI024 | error    | model-exceeds-disk: a predictor's model size (`MODEL_SIZE_ANNOTATION`), which KServe's storage-initializer downloads to the node's ephemeral storage, is above the ephemeral-storage allocatable of every node it can land on |
 | GI025 | error    | mps-without-host-ipc: a GPU pod on a GKE MPS pool without `hostIPC: true` |
+| GI026 | error    | karpenter-will-not-launch: the pod lands on a Karpenter pool but Karpenter would create no NodeClaim for it from that NodePool (`scaleup`, `model.karpenter_launch`), the cause named (requirements, requests, limits, capacity-type, taints, nodepool, pod) |
+| GI027 | error    | dra-not-provisioned: a pod with DRA ResourceClaims lands on a Karpenter or EKS Auto Mode pool (Karpenter ignores DRA pods) |
+| GI028 | error    | dra-driver-label: a DRA GPU pod lands on a GKE pool without DRA's node labels, or on Autopilot |
+| GI029 | error    | autopilot-request-out-of-range: a GPU pod Autopilot would reject (`model.autopilot.autopilot_gpu_problem`) |
 """
 
 from __future__ import annotations
@@ -189,6 +200,10 @@ CODES: dict[str, tuple[str, str]] = {
     "GI023": ("error", "shared-gpu-request"),
     "GI024": ("error", "model-exceeds-disk"),
     "GI025": ("error", "mps-without-host-ipc"),
+    "GI026": ("error", "karpenter-will-not-launch"),
+    "GI027": ("error", "dra-not-provisioned"),
+    "GI028": ("error", "dra-driver-label"),
+    "GI029": ("error", "autopilot-request-out-of-range"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -196,6 +211,12 @@ EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 NODE_PATCH = "kubernetes:core/v1:NodePatch"
 AUTOPILOT_POOL = "gpu-inference:index:GkeAutopilotGpuPool"
 """GPUs on GKE Autopilot have no cloud resource; the component registers what they will be."""
+AUTOPILOT_CLUSTER = "gcp:container/cluster:Cluster"
+"""A GKE cluster; with `enableAutopilot: true` its GPU nodes are Autopilot's (read when the graph
+has no GkeAutopilotGpuPool)."""
+ASG_GROUP = "aws:autoscaling/group:Group"
+"""A self-managed Auto Scaling group of nodes (gpu-inference makes none)."""
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INFERENCE_SERVICE = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
 SELDON_SERVER = "kubernetes:mlops.seldon.io/v1alpha1:Server"
 SELDON_SERVER_CONFIG = "kubernetes:mlops.seldon.io/v1alpha1:ServerConfig"

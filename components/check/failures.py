@@ -11,6 +11,7 @@ from typing import Any
 from ..model.catalog import node_startup_seconds
 from ..model.scheduling import Placement, parse_quantity, untolerated
 from .contract import (
+    ASG_GROUP,
     ASG_TAG,
     BOOT_LABEL_PREFIXES,
     CREATION_GPU_LABELS,
@@ -34,6 +35,7 @@ from .read import (
     metadata,
     resource_id,
 )
+from .readers.asg import asg_tags
 from .results import PoolFacts, WorkloadFacts
 
 KNATIVE_DEFAULT_PROGRESS_DEADLINE = 600
@@ -153,7 +155,7 @@ def check_gpu_budget(
         )
 
 
-# -- GI016: cluster-autoscaler node-template tags on EKS node groups ----------------------------
+# -- GI016: cluster-autoscaler node-template tags ------------------------------------------------
 
 
 def check_asg_tags(
@@ -162,24 +164,38 @@ def check_asg_tags(
     selected_keys: Mapping[str, set[str]],
     out: Findings,
 ) -> None:
-    """An EKS managed node group at 0 nodes is scaled up by cluster-autoscaler from its Auto
-    Scaling group's `k8s.io/cluster-autoscaler/node-template/...` tags (managed node group tags do
-    not propagate there: aws/containers-roadmap#724). Every taint, every label a workload selects
-    and `nvidia.com/gpu` must be tagged, or the pods it should take never trigger a scale-up."""
+    """cluster-autoscaler scales a group at 0 nodes up from a template node it builds itself
+    (kubernetes/autoscaler cluster-autoscaler-1.36.1 `cloudprovider/aws/aws_manager.go`
+    `buildNodeFromTemplate`): CPU, memory and GPUs from the instance type, labels and taints from
+    the Auto Scaling group's `k8s.io/cluster-autoscaler/node-template/{label,taint}/...` tags.
+    - Self-managed Auto Scaling groups: the tags are all it knows, so every taint and every label
+      a workload selects must be tagged (error).
+    - EKS managed node groups: since cluster-autoscaler-1.24.0 it also takes the node group's
+      labels and taints from EKS `DescribeNodegroup` (`managed_nodegroup_cache.go`; the README of
+      `cloudprovider/aws`: while the group is at 0 nodes and has never had one, and again after a
+      restart; afterwards from the nodes it saw), which needs the IAM permission
+      `eks:DescribeNodegroup`. Missing tags are then a warning: they matter only without it."""
+    tag_entries = [e for e in graph if e.get("type") == ASG_TAG]
     groups = [p for p in pools if any(k.startswith(EKS_NODE_GROUP) for k in p.keys)]
-    tags = [e for e in graph if e.get("type") == ASG_TAG]
-    for pool in groups:
-        if pool.min_nodes != 0:
+    for pool in pools:
+        managed = pool in groups
+        own = [e for e in graph if f"{e.get('type')}::{e.get('name')}" in pool.keys]
+        asgs = [e for e in own if e.get("type") == ASG_GROUP]
+        if pool.min_nodes != 0 or not (managed or asgs):
             continue
         have: dict[str, str] = {}
-        for entry in tags:
+        names = {str(as_map(e.get("inputs")).get("name") or e.get("name")) for e in asgs}
+        for entry in asgs:
+            have.update(asg_tags(entry))
+        for entry in tag_entries:
             inputs = as_map(entry.get("inputs"))
             asg = str(inputs.get("autoscalingGroupName") or "")
             depends = {_dependency_key(str(d)) for d in as_list(entry.get("dependsOn"))}
             if (
                 depends & set(pool.keys)
-                or (pool.node_group and asg.startswith(f"eks-{pool.node_group}-"))
-                or len(groups) == 1
+                or asg in names
+                or (managed and pool.node_group and asg.startswith(f"eks-{pool.node_group}-"))
+                or (managed and len(groups) == 1)
             ):
                 tag = as_map(inputs.get("tag"))
                 have[str(tag.get("key"))] = str(tag.get("value"))
@@ -187,18 +203,35 @@ def check_asg_tags(
         for key in sorted(selected_keys.get(pool.name, ())):
             if key in pool.labels:
                 want[f"{NODE_TEMPLATE_TAG}label/{key}"] = pool.labels[key]
-        if pool.gpu and pool.gpus_per_node:
+        if managed and pool.gpu and pool.gpus_per_node:
             want[f"{NODE_TEMPLATE_TAG}resources/nvidia.com/gpu"] = str(pool.gpus_per_node)
         wrong = [f"{k}={v}" for k, v in sorted(want.items()) if have.get(k) != v]
-        if wrong:
+        if not wrong:
+            continue
+        if managed:
             out.add(
                 "GI016",
                 pool.resource,
-                f"node group {pool.node_group or pool.name} can be at 0 nodes but its Auto Scaling "
-                f"group lacks the cluster-autoscaler node-template tag(s) {_names(wrong)}: pods "
-                "needing them never trigger a scale-up",
-                "add aws.autoscaling.Tag resources (propagateAtLaunch false) on the node group's "
-                "Auto Scaling group for each",
+                f"node group {pool.node_group or pool.name} can be at 0 nodes and its Auto Scaling "
+                f"group lacks the cluster-autoscaler node-template tag(s) {_names(wrong)}: "
+                "cluster-autoscaler (1.24 or later) reads an EKS managed node group's labels and "
+                "taints from EKS DescribeNodegroup and its GPUs from the instance type, but only "
+                "with the IAM permission eks:DescribeNodegroup; without it, pods needing them "
+                "never trigger a scale-up",
+                "grant cluster-autoscaler eks:DescribeNodegroup, or add aws.autoscaling.Tag "
+                "resources (propagateAtLaunch false) on the node group's Auto Scaling group for "
+                "each",
+                severity="warning",
+            )
+        else:
+            out.add(
+                "GI016",
+                pool.resource,
+                f"Auto Scaling group {sorted(names)[0]} can be at 0 nodes but lacks the "
+                f"cluster-autoscaler node-template tag(s) {_names(wrong)}: cluster-autoscaler "
+                "knows a self-managed group's labels and taints only from them, so pods needing "
+                "them never trigger a scale-up",
+                "add the tags to the Auto Scaling group (tags with propagateAtLaunch false)",
             )
 
 

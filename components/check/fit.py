@@ -132,6 +132,10 @@ def judge_fit(
     judged = True  # every node it can land on has a known shape
     for pool in admitted:
         nodes = admitting_nodes(pool, placement, w.gpus)
+        if not nodes:
+            # Admitted by what Karpenter would launch for it (a zone, one value of a NodePool
+            # key): its requests are judged there (GI026).
+            continue
         known = [n.shape for n in nodes if n.shape is not None]
         if len(known) < len(nodes):
             unknown.setdefault(pool.name, []).append(w.resource)

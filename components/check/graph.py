@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .contract import AUTOPILOT_POOL, EKS_NODE_GROUP, GKE_NODE_POOL, NODE_PATCH
+from .contract import ASG_GROUP, AUTOPILOT_POOL, EKS_NODE_GROUP, GKE_NODE_POOL, NODE_PATCH
 from .read import Findings, PoolDraft, Template, is_type, least
 from .readers.apps import apps_template, is_apps_workload
-from .readers.autopilot import autopilot_pool
+from .readers.asg import asg_pool, is_self_managed
+from .readers.autopilot import autopilot_cluster_pool, autopilot_pool, is_autopilot_cluster
 from .readers.compute_class import compute_class_pool
 from .readers.daemonsets import apply_time_slicing
 from .readers.eks import eks_pool, launch_templates
@@ -25,12 +26,15 @@ from .results import PoolFacts
 def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFacts]:
     drafts: dict[str, list[PoolDraft]] = {}
     templates = launch_templates(graph)
+    autopilot_pools = any(e.get("type") == AUTOPILOT_POOL for e in graph)
     for entry in graph:
         typ = str(entry.get("type", ""))
         if typ == GKE_NODE_POOL:
             draft = gke_pool(entry, out)
         elif typ == EKS_NODE_GROUP:
             draft = eks_pool(entry, out, templates)
+        elif typ == ASG_GROUP and is_self_managed(entry):
+            draft = asg_pool(entry, graph, out)
         elif typ == NODE_PATCH:
             draft = node_pool(entry, out)
         elif is_type(typ, "karpenter.sh", "NodePool"):
@@ -39,6 +43,8 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
             draft = compute_class_pool(entry, out)
         elif typ == AUTOPILOT_POOL:
             draft = autopilot_pool(entry)
+        elif is_autopilot_cluster(entry) and not autopilot_pools:
+            draft = autopilot_cluster_pool(entry)
         else:
             continue
         draft.key = f"{typ}::{entry.get('name')}"

@@ -59,6 +59,9 @@ from .read import (
     resource_id,
     str_map,
 )
+from .readers.compute_class import (
+    compute_class_tolerations,
+)
 from .readers.daemonsets import (
     device_plugins,
 )
@@ -73,6 +76,7 @@ from .results import (
     Report,
     WorkloadFacts,
 )
+from .scaleup import ScaleUp
 
 # ---------------------------------------------------------------------------------------------
 # The check
@@ -107,6 +111,8 @@ def check(
             for e in entries
         )
     pool_by_name = {p.name: p for p in pools}
+    gke = any(p.provider == "gke" for p in pools)
+    scale = ScaleUp(entries, out)
     features, features_where, scale_to_zero_allowed = knative_settings(entries)
 
     workloads: list[WorkloadFacts] = []
@@ -135,10 +141,16 @@ def check(
         placement = base
         if extended_resource_toleration:
             placement = base.with_tolerations(extended_resource_tolerations(extended_resources(t)))
+        if gke:  # GKE's admission: a pod selecting a ComputeClass tolerates its taint
+            placement = placement.with_tolerations(compute_class_tolerations(base))
         # Pools the label and taint filters let it onto; of those, the ones with a node that
         # also has the GPUs it asks for (the scheduler's NodeResourcesFit): where it can land.
         placed = [p for p in pools if p.admits(placement)]
         admitted = [p for p in placed if p.lands(placement, gpus)]
+        # A node Karpenter launches takes the labels the pod asks for (a zone, a value of a
+        # requirement with several): where Karpenter would launch for it, it lands.
+        launched = scale.karpenter_landing(t, placement, [p for p in pools if p not in placed])
+        placed, admitted = placed + launched, admitted + launched
         facts = WorkloadFacts(
             resource=rid,
             type=t.type,
@@ -172,9 +184,11 @@ def check(
             if admitted or t.daemonset
             else [(p, labels) for p in pools if (labels := lands_once_booted(placement, p, gpus))]
         )
+        dra = scale.dra_use(t).any
         _check_workload(
-            t, facts, placement, placed, admitted, pools, pool_by_name, out, booting, selected
+            t, facts, placement, placed, admitted, pools, pool_by_name, out, booting, selected, dra
         )
+        scale.check(t, facts, placement, admitted, out)
         check_cold_pools(facts, booting, out)
         check_model_fits(facts, pools, out)
         check_progress_deadline(t, facts, pools, deadline_default, out)
@@ -202,7 +216,10 @@ def _check_workload(
     out: Findings,
     booting: Sequence[tuple[PoolFacts, list[str]]] = (),
     selected: list[PoolFacts] | None = None,
+    dra: bool = False,
 ) -> None:
+    """`dra`: the pod takes devices through DRA ResourceClaims (a GPU pod without
+    `nvidia.com/gpu`)."""
     rid = w.resource
     names = [p.name for p in admitted]
     gpu_pools = [p for p in admitted if p.gpu]
@@ -290,7 +307,7 @@ def _check_workload(
     if t.daemonset:
         return
 
-    if w.gpus == 0 and gpu_pools:
+    if w.gpus == 0 and gpu_pools and not dra:
         untainted = [p.name for p in gpu_pools if not _filtering(p.taints)]
         tolerated = [p for p in gpu_pools if _filtering(p.taints)]
         fixes = []

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..model.autopilot import autopilot_gpu_problem
 from ..model.charts import check_local_chart
 from ..model.errors import InputError
 from ..model.knative_features import HOST_IPC_FLAG
 from ..model.seldon_servers import builtin_server_config
+from ..pools.autopilot import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL
 from ..pools.pool import GPU_TAINT
 from .config import (
     HOST_LABEL_MAX,
@@ -429,6 +431,16 @@ class Checker:
                         ),
                         f"{path}.gpus",
                     )
+                if pool.kind.autopilot and w.gpu_count:
+                    accelerator = pool.facts.labels.get(GKE_ACCELERATOR_LABEL)
+                    count = pool.facts.labels.get(GKE_ACCELERATOR_COUNT_LABEL)
+                    problem = autopilot_gpu_problem(accelerator, count, w.gpu_count)
+                    if problem:
+                        raise InputError(
+                            f"on Autopilot pool {name!r}: {problem[0]} (Autopilot rejects the Pod)",
+                            problem[1],
+                            f"{path}.gpus",
+                        )
                 if pool.is_gpu and need > pool.gpus:
                     what = "gpuLimit" if need > w.gpu_count else "gpus"
                     raise InputError(

@@ -117,3 +117,12 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
         validate_karpenter_install_args(karpenter_install_args(spec))
     except InputError as e:
         raise relocate(e, base, KarpenterInstallArgs, namespace=base.split(":", 1)[0]) from None
+    if not k.system_pools and not k.node_groups and not fit:
+        raise InputError(
+            "the Karpenter controller needs a node to run on before Karpenter can launch any, and "
+            "none is known: no node-group pool of this stack keeps an untainted node up "
+            "(minNodes >= 1) and nodeGroups names none of the cluster's own node groups",
+            "nodeGroups: the EKS managed node groups the cluster already runs "
+            "(eks.amazonaws.com/nodegroup), or a node-group pool with minNodes >= 1 (systemPools)",
+            f"{base}.nodeGroups",
+        )

@@ -316,6 +316,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     p.facts.name for p in self.pools.values() if _needs_plugin(p)
                 )
                 or None,
+                avoid_auto_mode=self.spec.provider == "eks",
             )
             with from_args("addons.nvidiaDevicePlugin", NvidiaDevicePluginArgs):
                 out["nvidiaDevicePlugin"] = NvidiaDevicePlugin(

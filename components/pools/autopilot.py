@@ -2,6 +2,11 @@
 none to manage); it hands out the placement Autopilot needs to provision a GPU node for a pod and
 registers what that node will be, so the placement check sees the pool.
 
+The accelerator and GPUs per node are refused unless Autopilot offers them
+(`components.model.autopilot`, from GKE's "Deploy GPU workloads in Autopilot"); the stack config
+refuses a workload whose GPU count Autopilot would reject on the pool it is wired to (GI029 in the
+placement check is the same rule).
+
 Autopilot provisions GPU nodes for pods that select `cloud.google.com/gke-accelerator` (optionally
 `cloud.google.com/gke-accelerator-count`) and request `nvidia.com/gpu`; for Spot Pods they also
 select `cloud.google.com/gke-spot: "true"`, and "GKE automatically taints nodes that run Spot
@@ -21,6 +26,7 @@ from typing import Optional
 
 import pulumi
 
+from ..model.autopilot import AUTOPILOT_GPU_QUANTITIES
 from ..model.catalog import gke_accelerator
 from ..model.errors import InputError, show
 from ..model.inputs import stack
@@ -79,15 +85,22 @@ def plan_autopilot_pool(name: str, args: GkeAutopilotGpuPoolArgs) -> PoolFacts:
         (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
     )
     validate_pool_name(pool_name, name_path)
+    if args.accelerator not in AUTOPILOT_GPU_QUANTITIES:
+        raise InputError(
+            f"{show(args.accelerator)} is not a GPU type GKE Autopilot offers (Autopilot rejects a "
+            "Pod that selects it)",
+            ", ".join(AUTOPILOT_GPU_QUANTITIES),
+            "args.accelerator",
+        )
     try:
         acc = gke_accelerator(args.accelerator)
     except InputError as e:
         raise e.at("args.accelerator") from None
-    offered = sorted({c for counts in acc.machines.values() for c in counts})
+    offered = list(AUTOPILOT_GPU_QUANTITIES[acc.name])
     count = args.gpu_count
     if count is not None and (isinstance(count, bool) or count not in offered):
         raise InputError(
-            f"{show(count)} {acc.name} GPUs per node is not a shape GKE offers",
+            f"{show(count)} {acc.name} GPUs per node is not a quantity Autopilot accepts",
             ", ".join(map(str, offered)),
             "args.gpu_count",
         )

@@ -142,10 +142,13 @@ class KarpenterGpuNodePoolArgs:
     """How long a node stays empty before Karpenter removes it (`disruption.consolidateAfter`,
     policy `WhenEmpty`: a busy node is never consolidated away): a Karpenter duration such as
     `30s`, `5m`, `1h30m`, or `Never`."""
-    expire_after: Optional[str] = None
-    """How long a node lives before Karpenter replaces it (`template.spec.expireAfter`: a
-    duration such as 720h, or Never); None leaves Karpenter's own default (720h), which replaces
-    a busy GPU node, and reloads its model, every 30 days."""
+    expire_after: Optional[str] = "Never"
+    """How long a node lives before Karpenter replaces it (`template.spec.expireAfter`: a duration
+    such as 720h, or Never). Never by default: Karpenter's own default, 720h, drains a busy GPU
+    node and reloads its model on a new one every 30 days, while drift still replaces nodes when
+    their AMI or the NodePool changes (aws/karpenter-provider-aws v1.14.1 website
+    docs/concepts/disruption.md, "Expiration" and "Drift"). None: the NodePool leaves it out
+    (Karpenter's 720h)."""
     weight: Optional[int] = field(default=None, metadata=stack(ge=1, le=100))
     """NodePool weight (higher: preferred over other NodePools a pod fits)."""
     ami_alias: Optional[str] = "al2023@latest"

@@ -22,6 +22,7 @@ from ..model.scheduling import Taint
 from ..model.sharing import plugin_config
 from .helm import chart_release, check_local_charts
 
+AUTO_MODE_COMPUTE_TYPE_LABEL = "eks.amazonaws.com/compute-type"
 CHART_DEFAULT_TOLERATIONS = (
     {"key": "CriticalAddonsOnly", "operator": "Exists"},
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
@@ -40,6 +41,10 @@ class NvidiaDevicePluginArgs:
     """A node label key that marks the GPU pools (e.g. `gpu-inference.dev/pool`)."""
     pool_label_values: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The values of `pool_label` on GPU pools: the plugin runs only there."""
+    avoid_auto_mode: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """EKS: keep off EKS Auto Mode nodes (`eks.amazonaws.com/compute-type: auto`), which run
+    Auto Mode's own NVIDIA device plugin (awsdocs/amazon-eks-user-guide
+    latest/ug/automode/auto-accelerated.adoc), when no pool label pins the plugin."""
     time_slicing_replicas: Optional[Sequence[int]] = field(
         default=None, metadata=stack(hidden=True)
     )
@@ -72,21 +77,20 @@ def device_plugin_values(args: NvidiaDevicePluginArgs) -> dict[str, Any]:
     }
     if args.time_slicing_replicas:
         values["config"] = plugin_config(args.time_slicing_replicas)
+    expressions: list[dict[str, Any]] = []
     if args.pool_label and args.pool_label_values:
+        expressions.append(
+            {"key": args.pool_label, "operator": "In", "values": sorted(args.pool_label_values)}
+        )
+    elif args.avoid_auto_mode:
+        expressions.append(
+            {"key": AUTO_MODE_COMPUTE_TYPE_LABEL, "operator": "NotIn", "values": ["auto"]}
+        )
+    if expressions:
         values["affinity"] = {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {
-                                    "key": args.pool_label,
-                                    "operator": "In",
-                                    "values": sorted(args.pool_label_values),
-                                }
-                            ]
-                        }
-                    ]
+                    "nodeSelectorTerms": [{"matchExpressions": expressions}]
                 }
             }
         }

@@ -7,6 +7,9 @@ import copy
 from typing import Any
 
 import pytest
+from scale_graphs import ASG_TAGS, NODEADM_USER_DATA, asg, launch_template
+from scale_graphs import deployment as scale_deployment
+from scale_graphs import pod as scale_pod
 from test_fit import PAIRS as FIT_PAIRS
 from test_placement_check import PAIRS as FIRST_PAIRS
 from test_placement_check import gpu_container, only, seldon, workload
@@ -233,9 +236,17 @@ PAIRS = [
     ),
     pytest.param(
         "GI016",
-        [G5_GROUP, ML_ON_G5, *G5_TAGS[:2]],
-        [G5_GROUP, ML_ON_G5, *G5_TAGS],
-        id="GI016-asg-tags",
+        [
+            launch_template(user_data=NODEADM_USER_DATA),
+            asg(),
+            scale_deployment("srv", scale_pod("g5-asg")),
+        ],
+        [
+            launch_template(user_data=NODEADM_USER_DATA),
+            asg(tags=ASG_TAGS),
+            scale_deployment("srv", scale_pod("g5-asg")),
+        ],
+        id="GI016-self-managed-asg-tags",
     ),
     pytest.param(
         "GI017",
@@ -290,7 +301,9 @@ def test_finding_triggered_and_silenced_by_its_fix(code: str, bad: list, good: l
 
 
 def test_every_code_has_a_pair():
-    paired = {p.values[0] for p in [*PAIRS, *FIRST_PAIRS, *FIT_PAIRS]}
+    from test_scale_up import SCALE_PAIRS
+
+    paired = {p.values[0] for p in [*PAIRS, *FIRST_PAIRS, *FIT_PAIRS, *SCALE_PAIRS]}
     assert paired == set(CODES)
     assert {p.values[0] for p in PAIRS} == NEW_CODES
 
@@ -361,15 +374,20 @@ def test_gi015_leaves_serverless_without_max_replicas_alone():
 
 
 def test_gi016_names_every_missing_or_wrong_tag():
+    """On an EKS managed node group a warning: cluster-autoscaler reads its labels and taints
+    from EKS DescribeNodegroup when it may."""
     wrong = [tag("g5", "label/team", "ai"), G5_TAGS[2]]
     report = check([G5_GROUP, ML_ON_G5, *wrong])
-    (finding,) = report.errors
+    assert report.errors == []
+    (finding,) = report.warnings
     assert finding.code == "GI016"
     assert finding.message == (
-        "node group g5 can be at 0 nodes but its Auto Scaling group lacks the cluster-autoscaler "
+        "node group g5 can be at 0 nodes and its Auto Scaling group lacks the cluster-autoscaler "
         "node-template tag(s) k8s.io/cluster-autoscaler/node-template/label/team=ml, "
-        "k8s.io/cluster-autoscaler/node-template/taint/seldon-gpu-srv=true:NoSchedule: pods "
-        "needing them never trigger a scale-up"
+        "k8s.io/cluster-autoscaler/node-template/taint/seldon-gpu-srv=true:NoSchedule: "
+        "cluster-autoscaler (1.24 or later) reads an EKS managed node group's labels and taints "
+        "from EKS DescribeNodegroup and its GPUs from the instance type, but only with the IAM "
+        "permission eks:DescribeNodegroup; without it, pods needing them never trigger a scale-up"
     )
 
 
@@ -381,7 +399,9 @@ def test_gi016_not_for_a_group_that_never_reaches_zero():
 def test_gi016_tags_of_another_group_do_not_count():
     other = eks("g6", labels={"team": "ml"}, taints=[A100_TAINT])
     report = check([G5_GROUP, other, ML_ON_G5, *G5_TAGS])
-    assert [(f.code, f.resource) for f in report.errors] == [("GI016", "NodeGroup/g6")]
+    assert [(f.code, f.resource) for f in report.warnings if f.code == "GI016"] == [
+        ("GI016", "NodeGroup/g6")
+    ]
 
 
 def test_gi017_points_at_the_section_of_the_cr():

@@ -92,7 +92,7 @@ def _auto_mode(text: str) -> str:
     )
     text = re.sub(r"^\s+nodeRole: .*\n", "", text, flags=re.M)
     text = re.sub(r"^(    karpenter:\n      enabled:) true", r"\1 false", text, flags=re.M)
-    text = re.sub(r"^\s+(roleArn|interruptionQueue): .*\n", "", text, flags=re.M)
+    text = re.sub(r"^\s+(roleArn|interruptionQueue|nodeGroups): .*\n", "", text, flags=re.M)
     assert text.count("autoMode: true") == 2 and "nodeRole" not in text, text
     return text
 

@@ -198,8 +198,29 @@ def test_refusals_name_the_stack_key(config, message):
 def test_a_karpenter_pool_is_not_required():
     """The controller may serve NodePools defined outside this stack."""
     config = copy.deepcopy(EKS)
-    config[f"{NS}:addons"]["karpenter"] = {"enabled": True, "podIdentity": True}
+    config[f"{NS}:addons"]["karpenter"] = {
+        "enabled": True,
+        "podIdentity": True,
+        "nodeGroups": ["system"],
+    }
     assert load_spec(config).addons.karpenter.enabled is True
+
+
+def test_refused_when_no_pool_can_host_the_controller():
+    """Karpenter launches no node for its own controller: a stack whose only untainted node
+    group can be at zero, and that names none of the cluster's node groups, leaves it Pending."""
+    config = stack({"enabled": True, "podIdentity": True})
+    config[f"{NS}:pools"][-1]["minNodes"] = 0
+    with pytest.raises(InputError) as e:
+        load_spec(config)
+    assert str(e.value).startswith(
+        f"{K}.nodeGroups: the Karpenter controller needs a node to run on before Karpenter can "
+        "launch any, and none is known"
+    )
+    # An untainted pool of the stack with a node up is where the chart puts it.
+    assert load_spec(stack({"enabled": True, "podIdentity": True})).addons.karpenter.enabled
+    config[f"{NS}:addons"]["karpenter"]["nodeGroups"] = ["system"]
+    assert load_spec(config).addons.karpenter.node_groups == ["system"]
 
 
 def test_example_stack_installs_the_controller_before_its_node_pools(tmp_path):
@@ -218,6 +239,25 @@ def test_example_stack_installs_the_controller_before_its_node_pools(tmp_path):
         "serviceAccount": {
             "annotations": {
                 "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/inference-karpenter"
+            }
+        },
+        # On the cluster's own node group `system`, never on a node Karpenter launched.
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"},
+                                {
+                                    "key": "eks.amazonaws.com/nodegroup",
+                                    "operator": "In",
+                                    "values": ["system"],
+                                },
+                            ]
+                        }
+                    ]
+                }
             }
         },
     }

@@ -5,6 +5,7 @@ for a GPU its pool cannot provide) exits 1 with the finding; config refusals nam
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -297,7 +298,15 @@ def test_autopilot_stack_creates_no_node_pool_and_places_on_the_accelerator(tmp_
         (
             "      gpusPerNode: 1\n      spot: true\n",
             "      gpusPerNode: 3\n      spot: true\n",
-            f"{NS}:pools[0].gpusPerNode: 3 nvidia-l4 GPUs per node is not a shape GKE offers",
+            f"{NS}:pools[0].gpusPerNode: 3 nvidia-l4 GPUs per node is not a quantity Autopilot "
+            "accepts",
+        ),
+        (
+            "        gpus: 1\n        minReplicas: 0\n",
+            "        gpus: 3\n        minReplicas: 0\n",
+            f"{NS}:inferenceServices[0].predictor.gpus: on Autopilot pool 'l4-spot': it requests 3 "
+            "nvidia-l4 GPUs, a quantity Autopilot does not support for that type (Autopilot "
+            "rejects the Pod) (allowed: nvidia-l4: 1, 2, 4, 8 GPUs)",
         ),
         (
             "      gpusPerNode: 1\n      spot: true\n",
@@ -317,7 +326,7 @@ def test_autopilot_stack_creates_no_node_pool_and_places_on_the_accelerator(tmp_
             f"{NS}:cluster.create: cluster.autopilot with create: true",
         ),
     ],
-    ids=["count", "no-count", "machine-type", "create"],
+    ids=["count", "workload-count", "no-count", "machine-type", "create"],
 )
 def test_autopilot_refusals(tmp_path, capsys, old, new, message):
     assert old in AUTOPILOT
@@ -440,6 +449,7 @@ def test_auto_mode_pool_uses_auto_modes_node_class_and_plugin(tmp_path, capsys):
         .replace("    karpenter:\n      enabled: true\n", "    karpenter:\n      enabled: false\n")
         .replace("      roleArn: arn:aws:iam::123456789012:role/inference-karpenter\n", "")
         .replace("      interruptionQueue: inference\n", "")
+        .replace("      nodeGroups: [system]\n", "")
     )
     assert "autoMode: true" in text
     project = _project(tmp_path, "auto", text)
@@ -468,6 +478,45 @@ def test_auto_mode_pool_uses_auto_modes_node_class_and_plugin(tmp_path, capsys):
     plugin = next(e for e in graph if e["name"].endswith("nvidia-device-plugin-release"))
     affinity = json.dumps(plugin["inputs"]["values"]["affinity"])
     assert '"h100"' in affinity and "l4-a10g" not in affinity  # Auto Mode runs its own plugin
+
+
+def test_the_device_plugin_stays_off_auto_mode_nodes_when_every_gpu_pool_is_auto_mode(
+    tmp_path, capsys
+):
+    """Auto Mode runs its own NVIDIA device plugin (awsdocs/amazon-eks-user-guide
+    latest/ug/automode/auto-accelerated.adoc); ours, with no other GPU pool to pin it to, keeps
+    off nodes labeled eks.amazonaws.com/compute-type=auto."""
+    text = _karpenter_text()
+    for name in ("gpuNames: [l4, a10g]", "instanceFamilies: [p5, p5e, p5en]"):
+        text = text.replace(f"        {name}\n", f"        autoMode: true\n        {name}\n")
+    text = re.sub(r"^\s+nodeRole: .*\n", "", text, flags=re.M)
+    text = text.replace(
+        "    karpenter:\n      enabled: true\n", "    karpenter:\n      enabled: false\n"
+    )
+    text = re.sub(r"^      (roleArn|interruptionQueue|nodeGroups): .*\n", "", text, flags=re.M)
+    assert text.count("autoMode: true") == 2
+    project = _project(tmp_path, "auto", text)
+    code, out = _preview(capsys, project, "auto")
+    assert code == 0, out
+    graph = json.loads((project / "out" / "resources.json").read_text())
+    plugin = next(e for e in graph if e["name"].endswith("nvidia-device-plugin-release"))
+    assert plugin["inputs"]["values"]["affinity"] == {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {
+                                "key": "eks.amazonaws.com/compute-type",
+                                "operator": "NotIn",
+                                "values": ["auto"],
+                            }
+                        ]
+                    }
+                ]
+            }
+        }
+    }
 
 
 # -- time-sliced GPUs on EKS (NVIDIA device plugin) -------------------------------------------

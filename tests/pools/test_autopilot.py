@@ -112,9 +112,24 @@ def test_each_placement_lands_on_its_own_pool_only(world):
 
 
 def test_two_gpus_on_a_one_gpu_pool_is_a_finding(world):
+    """The node has 1 GPU (GI004), and Autopilot rejects a Pod whose gke-accelerator-count is
+    below its GPU quantity (GI029)."""
     pools, g = world
     report = check([*g.as_graph(), _deployment("b", pools["od"].placement.to_pod_spec(), 2, "l4")])
-    assert [f.code for f in report.errors] == ["GI004"]
+    assert [f.code for f in report.errors] == ["GI004", "GI029"]
+
+
+def test_three_gpus_is_a_quantity_autopilot_rejects(world):
+    pools, g = world
+    spot = pools["spot"].placement.to_pod_spec()
+    report = check([*g.as_graph(), _deployment("a", spot, 3, "l4-spot")])
+    assert [(f.code, f.message) for f in report.errors] == [
+        (
+            "GI029",
+            "Autopilot would reject it: it requests 3 nvidia-l4 GPUs, a quantity Autopilot does "
+            "not support for that type",
+        )
+    ]
 
 
 @pytest.mark.parametrize(
@@ -122,17 +137,25 @@ def test_two_gpus_on_a_one_gpu_pool_is_a_finding(world):
     [
         (
             dict(accelerator="nvidia-l5"),
-            "args.accelerator: accelerator 'nvidia-l5' is not offered by GKE (allowed: "
-            "nvidia-a100-80gb, nvidia-h100-80gb, nvidia-h100-mega-80gb, nvidia-h200-141gb, "
-            "nvidia-l4, nvidia-rtx-pro-6000, nvidia-tesla-a100, nvidia-tesla-p100, "
-            "nvidia-tesla-p4, nvidia-tesla-t4, nvidia-tesla-v100)",
+            "args.accelerator: 'nvidia-l5' is not a GPU type GKE Autopilot offers (Autopilot "
+            "rejects a Pod that selects it) (allowed: nvidia-b200, nvidia-h200-141gb, "
+            "nvidia-h100-mega-80gb, nvidia-h100-80gb, nvidia-a100-80gb, nvidia-tesla-a100, "
+            "nvidia-rtx-pro-6000, nvidia-l4, nvidia-tesla-t4)",
+        ),
+        (
+            dict(accelerator="nvidia-tesla-v100"),
+            "args.accelerator: 'nvidia-tesla-v100' is not a GPU type GKE Autopilot offers "
+            "(Autopilot rejects a Pod that selects it) (allowed: nvidia-b200, nvidia-h200-141gb, "
+            "nvidia-h100-mega-80gb, nvidia-h100-80gb, nvidia-a100-80gb, nvidia-tesla-a100, "
+            "nvidia-rtx-pro-6000, nvidia-l4, nvidia-tesla-t4)",
         ),
         (
             dict(accelerator="nvidia-l4", gpu_count=3),
-            "args.gpu_count: 3 nvidia-l4 GPUs per node is not a shape GKE offers (allowed: 1, 2, 4, 8)",
+            "args.gpu_count: 3 nvidia-l4 GPUs per node is not a quantity Autopilot accepts "
+            "(allowed: 1, 2, 4, 8)",
         ),
     ],
-    ids=["accelerator", "count"],
+    ids=["accelerator", "not-on-autopilot", "count"],
 )
 def test_bad_arguments(kw, message):
     with pytest.raises(InputError) as e:

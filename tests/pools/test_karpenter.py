@@ -67,6 +67,7 @@ def test_node_pool_inputs_exact(world):
         "template": {
             "metadata": {"labels": {"gpu-inference.dev/pool": "l4"}},
             "spec": {
+                "expireAfter": "Never",
                 "nodeClassRef": {
                     "group": "karpenter.k8s.aws",
                     "kind": "EC2NodeClass",
@@ -604,6 +605,12 @@ def test_expire_after_is_the_node_pools_template_expire_after(given, emitted):
     assert plan.node_pool["spec"]["template"]["spec"].get("expireAfter") == emitted
 
 
+def test_expire_after_is_never_by_default():
+    """Karpenter's own default (720h) would replace a busy GPU node every 30 days."""
+    plan = validate_karpenter_pool_args("l4", args(gpu_names=["l4"]))
+    assert plan.node_pool["spec"]["template"]["spec"]["expireAfter"] == "Never"
+
+
 def _stack(karpenter: dict) -> dict:
     return {
         "gpu-inference:cluster": {"provider": "eks", "name": "inference"},
@@ -621,7 +628,7 @@ def test_expire_after_from_the_stack_config_reaches_the_node_pool():
     spec = load_spec(_stack({"nodeRole": "r", "expireAfter": "Never"}))
     pool = spec.pools[0]
     assert pool_args(pool, {"cluster.name": "inference"}).expire_after == "Never"
-    assert "| `karpenter.expireAfter` | string | — |" in _reference()
+    assert "| `karpenter.expireAfter` | string | `Never` |" in _reference()
 
 
 def test_a_bad_expire_after_in_the_stack_names_its_key():

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...model.autopilot import AUTOPILOT_GPU_QUANTITIES
 from ...model.catalog import gke_accelerator
 from ...model.errors import InputError
 from ...model.scheduling import (
     Taint,
 )
 from ..contract import (
+    AUTOPILOT_CLUSTER,
     GKE_ACCELERATOR_COUNT_LABEL,
     GKE_ACCELERATOR_LABEL,
     GKE_GPU_TAINT,
@@ -67,4 +69,49 @@ def autopilot_pool(entry: Mapping[str, Any]) -> PoolDraft:
         # tables (not verified), so fit is not judged on Autopilot: GI022 says so.
         shape_note="Autopilot sizes the node to the pod; its per-accelerator CPU, memory and "
         "ephemeral-storage limits are not in the catalog (not verified)",
+    )
+
+
+def is_autopilot_cluster(entry: Mapping[str, Any]) -> bool:
+    """A `gcp:container/cluster:Cluster` with `enableAutopilot: true`."""
+    return entry.get("type") == AUTOPILOT_CLUSTER and as_map(entry.get("inputs")).get(
+        "enableAutopilot"
+    ) in (True, "true")
+
+
+def autopilot_cluster_pool(entry: Mapping[str, Any]) -> PoolDraft:
+    """The GPU nodes an Autopilot cluster makes on demand, read from a plain cluster resource:
+    one node template per accelerator Autopilot offers and GPU count it accepts
+    (`model.autopilot.AUTOPILOT_GPU_QUANTITIES`), spot or not, with GKE's accelerator labels and
+    GPU taint. Autopilot adds the tolerations for the taints it puts on GPU and Spot nodes to the
+    Pods that ask for them (GKE docs, how-to/autopilot-gpus, "How GPU allocation works in
+    Autopilot"), so a spot node carries only the GPU taint here."""
+    inputs = as_map(entry.get("inputs"))
+    name = str(inputs.get("name") or entry["name"])
+    nodes = [
+        NodeTemplate(
+            None,
+            {
+                GKE_ACCELERATOR_LABEL: accelerator,
+                GKE_ACCELERATOR_COUNT_LABEL: str(count),
+                **({GKE_SPOT_LABEL: "true"} if spot else {}),
+            },
+            (GKE_GPU_TAINT,),
+            count,
+        )
+        for accelerator, counts in AUTOPILOT_GPU_QUANTITIES.items()
+        for count in counts
+        for spot in (False, True)
+    ]
+    return PoolDraft(
+        name=name,
+        provider="gke",
+        resource=resource_id(str(entry["type"]), str(entry["name"])),
+        node=nodes[0],
+        more_nodes=tuple(nodes[1:]),
+        gpus=max(n.gpus or 0 for n in nodes),
+        gpu=True,
+        min_nodes=0,
+        max_nodes=None,
+        builtin_device_plugin=True,
     )

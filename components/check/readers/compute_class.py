@@ -7,7 +7,9 @@ from typing import Any
 
 from ...model.catalog import gke_gpus_for_machine
 from ...model.scheduling import (
+    Placement,
     Taint,
+    Toleration,
 )
 from ..contract import (
     COMPUTE_CLASS_LABEL,
@@ -101,3 +103,16 @@ def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         builtin_device_plugin=True,  # GKE-managed, as for GKE node pools
         shape_note=notes[0] if notes else None,
     )
+
+
+def compute_class_tolerations(placement: Placement) -> tuple[Toleration, ...]:
+    """The toleration GKE's admission gives a pod that selects a ComputeClass by nodeSelector:
+    `cloud.google.com/compute-class=<name>:NoSchedule`, the taint of the class's nodes. GKE's
+    docs request a class with the nodeSelector alone ("About custom ComputeClasses", "Request a
+    ComputeClass in a workload"; "Deploy GPU workloads in Autopilot" shows a GPU pod with only
+    `cloud.google.com/compute-class` selected); that admission adds the toleration is reported by
+    users who read it back from the pod spec, not stated in the docs (a secondary source)."""
+    name = (placement.node_selector or {}).get(COMPUTE_CLASS_LABEL)
+    if not name:
+        return ()
+    return (Toleration(COMPUTE_CLASS_LABEL, "Equal", name, "NoSchedule"),)

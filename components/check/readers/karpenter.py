@@ -4,6 +4,7 @@ catalog instance type and capacity type the requirements admit."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import ROUND_FLOOR
 from typing import Any
 
 from ...model.errors import InputError
@@ -16,6 +17,8 @@ from ...model.karpenter import (
     requirement_from_karpenter,
 )
 from ...model.karpenter import admitted as admitted_by_karpenter
+from ...model.karpenter_launch import NodeClassInfo, NodePoolSpec
+from ...model.karpenter_requirements import Requirements, nodepool_problem, requirements_of
 from ...model.quantities import parse_quantity
 from ...model.shapes import (
     KARPENTER_DEFAULT_ROOT_VOLUME_GIB,
@@ -188,3 +191,158 @@ def _shape_note(
     if notes:
         return notes[0]
     return "instance types without GPUs are admitted (not in the catalog)" if admits_cpu else None
+
+
+# ---------------------------------------------------------------------------------------------
+# What Karpenter's provisioner reads of a NodePool (the scale-up rule, GI026)
+# ---------------------------------------------------------------------------------------------
+
+_AMI_ALIASES = {"al2023": "AL2023", "bottlerocket": "Bottlerocket"}
+# The volume an AMI family takes ephemeral storage from (aws/karpenter-provider-aws v1.14.1
+# pkg/providers/amifamily al2023.go / bottlerocket.go `EphemeralBlockDevice`), and Karpenter's
+# default size when no mapping names it (`DefaultEBS`, 20Gi).
+_EPHEMERAL_DEVICE = {"AL2023": "/dev/xvda", "Bottlerocket": "/dev/xvdb"}
+_DEFAULT_VOLUME_GIB = 20
+# kubelet settings of an EC2NodeClass that change allocatable in ways the shapes do not model.
+_KUBELET_RESERVATIONS = (
+    "kubeReserved",
+    "systemReserved",
+    "evictionHard",
+    "evictionSoft",
+    "podsPerCore",
+)
+
+
+def node_class_info(name: str, spec: Mapping[str, Any] | None, auto_mode: bool) -> NodeClassInfo:
+    """What of an EC2NodeClass changes the instance types Karpenter offers (aws/karpenter-provider-
+    aws v1.14.1 `pkg/providers/instancetype/types.go` `ephemeralStorage`, the kubelet settings,
+    `capacityReservationSelectorTerms`). Not in the graph: reservations are assumed selected and
+    allocatable unknown (nothing refused on their account)."""
+    if auto_mode:
+        return NodeClassInfo(name=name, auto_mode=True, shape_known=False)
+    if spec is None:
+        return NodeClassInfo(name=name, disk_gib=None, reservations=True, shape_known=False)
+    aliases = [str(as_map(t).get("alias") or "") for t in as_list(spec.get("amiSelectorTerms"))]
+    family = str(spec.get("amiFamily") or "")
+    if not family and aliases:
+        family = _AMI_ALIASES.get(aliases[0].partition("@")[0], aliases[0])
+    family = {"al2023": "AL2023", "bottlerocket": "Bottlerocket"}.get(family.lower(), family)
+    modelled = family in _EPHEMERAL_DEVICE
+    disk: int | None = _DEFAULT_VOLUME_GIB
+    mappings = [as_map(m) for m in as_list(spec.get("blockDeviceMappings"))]
+    chosen = next((m for m in mappings if m.get("rootVolume") is True), None)
+    if chosen is None and modelled:
+        chosen = next(
+            (m for m in mappings if m.get("deviceName") == _EPHEMERAL_DEVICE[family]), None
+        )
+    if chosen is not None:
+        disk = _whole_gib(as_map(chosen.get("ebs")).get("volumeSize"))
+    kubelet = as_map(spec.get("kubelet"))
+    return NodeClassInfo(
+        name=name,
+        disk_gib=disk,
+        ami_family=family if modelled else None,
+        max_pods=as_int(kubelet.get("maxPods")),
+        reservations=bool(as_list(spec.get("capacityReservationSelectorTerms"))),
+        shape_known=modelled
+        and disk is not None
+        and not spec.get("instanceStorePolicy")
+        and not any(kubelet.get(k) for k in _KUBELET_RESERVATIONS),
+    )
+
+
+def _whole_gib(value: Any) -> int | None:
+    try:
+        size = parse_quantity(str(value))
+    except (InputError, TypeError, ValueError):
+        return None
+    gib = size / 2**30
+    return int(gib) if gib == int(gib) and gib >= 1 else None
+
+
+def _limits(value: Any, where: str, out: Findings) -> dict[str, int]:
+    """`spec.limits` in `Resources` units (cpu millicores, bytes), `nodes` a count; rounded down,
+    which keeps `capacity <= limit` exact for whole capacities."""
+    limits: dict[str, int] = {}
+    for k, q in as_map(value).items():
+        try:
+            amount = parse_quantity(q if isinstance(q, str) else str(q))
+        except (InputError, TypeError, ValueError) as e:
+            out.add("GI013", where, f"invalid limit {k}: {q!r}: {e}", "fix the quantity")
+            continue
+        limits[str(k)] = int(
+            (amount * 1000 if k == "cpu" else amount).to_integral_value(ROUND_FLOOR)
+        )
+    return limits
+
+
+def karpenter_launch_spec(
+    entry: Mapping[str, Any], node_classes: Mapping[str, Mapping[str, Any]], out: Findings
+) -> tuple[NodePoolSpec, NodeClassInfo]:
+    """A NodePool as Karpenter's scheduler reads it, and what of its node class matters."""
+    typ, name = str(entry["type"]), str(entry["name"])
+    inputs = as_map(entry.get("inputs"))
+    rid = resource_id(typ, name)
+    spec = as_map(inputs.get("spec"))
+    template = as_map(spec.get("template"))
+    tspec = as_map(template.get("spec"))
+    nodepool = str(metadata(inputs).get("name") or name)
+    labels = str_map(as_map(template.get("metadata")).get("labels"))
+    requirements = tuple(
+        (
+            str(as_map(r).get("key")),
+            str(as_map(r).get("operator")),
+            tuple(str(v) for v in as_list(as_map(r).get("values"))),
+        )
+        for r in as_list(tspec.get("requirements"))
+    )
+    ref = as_map(tspec.get("nodeClassRef"))
+    auto = ref.get("group") == "eks.amazonaws.com"
+    group = str(ref.get("group") or "karpenter.k8s.aws")
+    kind = str(ref.get("kind") or "EC2NodeClass").lower()
+    class_name = str(ref.get("name") or "")
+    weight = as_int(spec.get("weight")) or 0
+    pool = NodePoolSpec(
+        name=nodepool,
+        requirements=requirements,
+        labels=labels,
+        taints=tuple(read_taints(tspec.get("taints"), rid, Findings())),
+        limits=_limits(spec.get("limits"), rid, out),
+        weight=weight,
+        node_class=(f"{group}/{kind}", class_name),
+        static=spec.get("replicas") is not None,
+        problem=_validate(requirements, labels),
+    )
+    return pool, node_class_info(class_name, node_classes.get(class_name), auto)
+
+
+def _validate(requirements: Any, labels: Mapping[str, str]) -> str | None:
+    try:
+        return nodepool_problem(requirements, labels)
+    except ValueError as e:
+        return str(e)
+
+
+def node_overlays(graph: Sequence[Mapping[str, Any]]) -> list[tuple[Requirements, dict[str, int]]]:
+    """NodeOverlays (karpenter.sh/v1alpha1): requirements and the capacity they set."""
+    found = []
+    for entry in graph:
+        if not is_type(str(entry.get("type", "")), "karpenter.sh", "NodeOverlay"):
+            continue
+        spec = as_map(as_map(entry.get("inputs")).get("spec"))
+        try:
+            reqs = requirements_of(
+                (
+                    str(r.get("key")),
+                    str(r.get("operator")),
+                    [str(v) for v in as_list(r.get("values"))],
+                )
+                for r in map(as_map, as_list(spec.get("requirements")))
+            )
+            capacity = {
+                str(k): int(parse_quantity(str(v))) for k, v in as_map(spec.get("capacity")).items()
+            }
+        except (InputError, TypeError, ValueError):
+            continue
+        found.append((reqs, capacity))
+    return found

@@ -1,0 +1,343 @@
+"""The scale-up proof: for a pool that can be at zero, will its autoscaler make a node for the pod?
+
+- GI026 karpenter-will-not-launch: the pod lands on a Karpenter pool (its node templates admit it)
+  but Karpenter's provisioner would create no NodeClaim for it from that NodePool
+  (`components.model.karpenter_launch.launch`: requirements, requests against allocatable,
+  `limits` against capacity, capacity types and their offerings). Judged against the catalog's
+  GPU instance types, so only for pods that request GPUs or pools that admit nothing but GPU
+  instance types (a CPU pod may get a CPU type the catalog does not list), unless the reason
+  holds whatever the instance types (an ignored pod, a NodePool never Ready, a taint).
+- GI027 dra-not-provisioned: a pod taking devices through DRA ResourceClaims lands on a Karpenter
+  (or EKS Auto Mode) pool: Karpenter ignores such pods (IGNORE_DRA_REQUESTS, default true at
+  kubernetes-sigs/karpenter v1.14.1; kubernetes-sigs/karpenter#3228,
+  aws/karpenter-provider-aws#9519), so no node is launched for it.
+- GI028 dra-driver-label: a pod taking GPUs through DRA lands on a GKE pool whose nodes lack the
+  labels GKE's DRA setup needs (`readers.gke_dra`), or on Autopilot, which has no DRA.
+- GI029 autopilot-request-out-of-range: a GPU pod Autopilot would reject
+  (`components.model.autopilot.autopilot_gpu_problem`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..model.autopilot import autopilot_gpu_problem
+from ..model.errors import InputError
+from ..model.karpenter_launch import (
+    InstanceType,
+    Launch,
+    NodeClassInfo,
+    NodePoolSpec,
+    PendingPod,
+    admits_cpu_types,
+    catalog_instance_types,
+    launch,
+)
+from ..model.scheduling import Placement
+from ..model.shapes import Resources
+from .contract import (
+    AUTOPILOT_CLUSTER,
+    AUTOPILOT_POOL,
+    GKE_ACCELERATOR_COUNT_LABEL,
+    GKE_ACCELERATOR_LABEL,
+    GKE_NODE_POOL,
+)
+from .fit import pod_ask
+from .read import Findings, Template, is_type
+from .readers.autopilot import is_autopilot_cluster
+from .readers.dra import DraIndex, DraUse, missing_dra_labels, read_dra
+from .readers.karpenter import karpenter_launch_spec, node_classes, node_overlays
+from .results import PoolFacts, WorkloadFacts
+
+# Reasons that hold whatever instance types exist: judged for every pod.
+_ANY_UNIVERSE = ("pod", "nodepool", "taints")
+
+
+@dataclass(frozen=True)
+class KarpenterPool:
+    """One NodePool of the graph with what Karpenter would offer it."""
+
+    key: str  # `type::name`, as PoolFacts.keys holds it
+    spec: NodePoolSpec
+    node_class: NodeClassInfo
+    instance_types: tuple[InstanceType, ...]
+    admits_cpu: bool
+
+
+def karpenter_pod_requests(t: Template) -> Resources:
+    """What Karpenter (and kube-scheduler) count for the pod template: the pod as it runs, with
+    what Knative, KServe and Seldon add to it, as the fit judgement counts it (`fit.pod_ask`:
+    containers, sidecars, the largest init container, overhead, `pods: 1`). Raises InputError for
+    a quantity Kubernetes would refuse."""
+    return pod_ask(t)
+
+
+def pending_pod(placement: Placement, requests: Resources, dra: bool) -> PendingPod:
+    """The pod as Karpenter reads it (`placement` with the tolerations admission adds)."""
+    affinity = placement.node_affinity
+    required = None
+    match_fields = False
+    if affinity is not None and affinity.required is not None:
+        terms = []
+        for term in affinity.required:
+            match_fields = match_fields or bool(term.match_fields)
+            terms.append(
+                tuple(
+                    (r.key, r.operator, tuple(r.values or ())) for r in term.match_expressions or ()
+                )
+            )
+        required = tuple(terms) or None
+    preferred = tuple(
+        (
+            p.weight,
+            tuple(
+                (r.key, r.operator, tuple(r.values or ()))
+                for r in p.preference.match_expressions or ()
+            ),
+        )
+        for p in (affinity.preferred if affinity is not None else ()) or ()
+    )
+    return PendingPod(
+        node_selector=dict(placement.node_selector or {}),
+        required=required,
+        preferred=preferred,
+        tolerations=tuple(placement.tolerations or ()),
+        requests=requests,
+        dra=dra,
+        match_fields=match_fields,
+    )
+
+
+class ScaleUp:
+    """The scale-up facts of one graph: its Karpenter NodePools, its DRA objects, Autopilot."""
+
+    def __init__(self, graph: Sequence[Mapping[str, Any]], out: Findings) -> None:
+        classes = node_classes(graph)
+        overlays = node_overlays(graph)
+        self.karpenter: dict[str, KarpenterPool] = {}
+        for entry in graph:
+            typ = str(entry.get("type", ""))
+            if not is_type(typ, "karpenter.sh", "NodePool"):
+                continue
+            spec, nc = karpenter_launch_spec(entry, classes, out)
+            types = catalog_instance_types(nc, overlays, spec.name)
+            self.karpenter[f"{typ}::{entry.get('name')}"] = KarpenterPool(
+                f"{typ}::{entry.get('name')}",
+                spec,
+                nc,
+                tuple(types),
+                admits_cpu_types(spec, nc.auto_mode),
+            )
+        self.dra: DraIndex = read_dra(graph)
+        self.autopilot = any(
+            entry.get("type") == AUTOPILOT_POOL or is_autopilot_cluster(entry) for entry in graph
+        )
+
+    def karpenter_pools(self, pool: PoolFacts) -> list[KarpenterPool]:
+        return [self.karpenter[k] for k in pool.keys if k in self.karpenter]
+
+    def dra_use(self, t: Template) -> DraUse:
+        return self.dra.use(t)
+
+    def launches(self, t: Template, placement: Placement, pool: PoolFacts) -> list[Launch]:
+        """Karpenter's decision for the pod on each NodePool of `pool` (none: not Karpenter).
+        Raises InputError for a request quantity Kubernetes would refuse."""
+        pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
+        return [launch(pod, kp.spec, kp.instance_types) for kp in self.karpenter_pools(pool)]
+
+    def karpenter_landing(
+        self, t: Template, placement: Placement, pools: Sequence[PoolFacts]
+    ) -> list[PoolFacts]:
+        """Of `pools`, the Karpenter pools on which Karpenter would launch a node for the pod:
+        their node templates carry only the labels known before launch, the node Karpenter makes
+        also those the pod's selectors pick (`karpenter_launch.launch`)."""
+        if t.daemonset or not any(self.karpenter_pools(p) for p in pools):
+            return []
+        try:
+            pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
+        except (InputError, TypeError, ValueError):
+            return []
+        return [
+            p
+            for p in pools
+            if any(
+                not kp.spec.static and launch(pod, kp.spec, kp.instance_types).launches
+                for kp in self.karpenter_pools(p)
+            )
+        ]
+
+    def check(
+        self,
+        t: Template,
+        w: WorkloadFacts,
+        placement: Placement,
+        admitted: Sequence[PoolFacts],
+        out: Findings,
+    ) -> None:
+        if t.daemonset:
+            return
+        use = self.dra_use(t)
+        if use.any:
+            self._check_dra(w, use, admitted, out)
+        self._check_karpenter(t, w, placement, admitted, use, out)
+        if self.autopilot:
+            self._check_autopilot(w, placement, admitted, out)
+
+    def _check_karpenter(
+        self,
+        t: Template,
+        w: WorkloadFacts,
+        placement: Placement,
+        admitted: Sequence[PoolFacts],
+        use: DraUse,
+        out: Findings,
+    ) -> None:
+        if use.any:
+            return  # GI027 says it
+        try:
+            requests = karpenter_pod_requests(t)
+        except (InputError, TypeError, ValueError):
+            return  # GI013 names the quantity
+        pod = pending_pod(placement, requests, False)
+        for pool in admitted:
+            for kp in self.karpenter_pools(pool):
+                if kp.spec.static:
+                    continue
+                result = launch(pod, kp.spec, kp.instance_types)
+                if result.launches:
+                    continue
+                if w.gpus == 0 and kp.admits_cpu and result.cause not in _ANY_UNIVERSE:
+                    continue
+                if result.cause == "requests" and pool.name in w.unfit:
+                    continue  # no node of the pool holds it: GI021 / GI024 say which resource
+                out.add(
+                    "GI026",
+                    w.resource,
+                    f"lands on pool {pool.name} but Karpenter would launch no node for it from "
+                    f"NodePool {kp.spec.name} ({result.cause}): {result.reason}",
+                    _fix(result, kp),
+                )
+
+    def _check_dra(
+        self, w: WorkloadFacts, use: DraUse, admitted: Sequence[PoolFacts], out: Findings
+    ) -> None:
+        claims = ", ".join(use.claims)
+        for pool in admitted:
+            nodepools = [kp.spec.name for kp in self.karpenter_pools(pool) if not kp.spec.static]
+            if nodepools:
+                out.add(
+                    "GI027",
+                    w.resource,
+                    f"takes its devices through DRA ResourceClaim(s) ({claims}) and lands on pool "
+                    f"{pool.name}, which Karpenter provisions (NodePool {', '.join(nodepools)}); "
+                    "Karpenter ignores pods with DRA requests (IGNORE_DRA_REQUESTS, default true "
+                    "in v1.14.1): no node is ever launched for it",
+                    "request nvidia.com/gpu instead of a ResourceClaim on Karpenter pools, or run "
+                    "it on a pool that keeps nodes up",
+                )
+            if use.gpu is not True or pool.provider != "gke":
+                continue
+            if _on_autopilot(pool):
+                out.add(
+                    "GI028",
+                    w.resource,
+                    f"takes its GPU(s) through DRA ResourceClaim(s) ({claims}) on Autopilot pool "
+                    f"{pool.name}: Autopilot clusters do not support DRA",
+                    "request nvidia.com/gpu on Autopilot, or use a GKE Standard node pool set up "
+                    "for DRA",
+                )
+                continue
+            if not any(
+                _type_of(k) == GKE_NODE_POOL or _type_of(k).endswith(":ComputeClass")
+                for k in pool.keys
+            ):
+                continue
+            missing = missing_dra_labels(pool.labels)
+            if missing:
+                out.add(
+                    "GI028",
+                    w.resource,
+                    f"takes its GPU(s) through DRA ResourceClaim(s) ({claims}) on GKE pool "
+                    f"{pool.name}, whose nodes lack {', '.join(missing)}: no DRA driver publishes "
+                    "their GPUs, so the claim is never allocated",
+                    f"label pool {pool.name}'s nodes {', '.join(missing)} (GKE's DRA setup; also "
+                    "gpu-driver-version=disabled), and install NVIDIA's DRA driver",
+                )
+
+    def _check_autopilot(
+        self,
+        w: WorkloadFacts,
+        placement: Placement,
+        admitted: Sequence[PoolFacts],
+        out: Findings,
+    ) -> None:
+        accelerator = _selected(placement, GKE_ACCELERATOR_LABEL)
+        count = _selected(placement, GKE_ACCELERATOR_COUNT_LABEL)
+        if accelerator == _SEVERAL or count == _SEVERAL:
+            return  # one of several: which one Autopilot sees is not known here
+        if not any(_on_autopilot(p) for p in admitted) and accelerator is None and w.gpus == 0:
+            return
+        problem = autopilot_gpu_problem(accelerator, count, w.gpus)
+        if problem:
+            out.add(
+                "GI029",
+                w.resource,
+                f"Autopilot would reject it: {problem[0]}",
+                f"request what Autopilot accepts ({problem[1]})",
+            )
+
+
+_SEVERAL = "(several)"
+
+
+def _selected(placement: Placement, key: str) -> str | None:
+    """The value the pod selects for `key`: by nodeSelector, or `In` one value in every required
+    node affinity term; `_SEVERAL` when the terms allow several; None when it selects none."""
+    value = (placement.node_selector or {}).get(key)
+    if value is not None:
+        return value
+    affinity = placement.node_affinity
+    terms = affinity.required if affinity is not None else None
+    values: set[str] = set()
+    for term in terms or ():
+        found = [r for r in term.match_expressions or () if r.key == key and r.operator == "In"]
+        if not found:
+            return None
+        values.update(found[0].values or ())
+    if not values:
+        return None
+    return values.pop() if len(values) == 1 else _SEVERAL
+
+
+def _type_of(key: str) -> str:
+    return key.rsplit("::", 1)[0]
+
+
+def _on_autopilot(pool: PoolFacts) -> bool:
+    return any(_type_of(k) in (AUTOPILOT_POOL, AUTOPILOT_CLUSTER) for k in pool.keys)
+
+
+def _fix(result: Launch, kp: KarpenterPool) -> str:
+    name = kp.spec.name
+    if result.cause == "limits":
+        return (
+            f"raise NodePool {name}'s limits (karpenter.maxTotalGpus / maxNodes) to at least one "
+            "instance type's capacity, or admit smaller instance types"
+        )
+    if result.cause == "capacity-type":
+        return (
+            f"select capacity reservations on node class {kp.node_class.name} "
+            "(capacityReservationSelectorTerms; karpenter.capacityReservations) or allow "
+            "on-demand / spot capacity"
+        )
+    if result.cause == "requests":
+        return f"lower the pod's requests or let NodePool {name} admit larger instance types"
+    if result.cause == "nodepool":
+        return f"fix NodePool {name} (Karpenter leaves a NodePool that fails validation unused)"
+    if result.cause == "pod":
+        return "drop the restricted node selector / affinity (Karpenter ignores the pod)"
+    if result.cause == "taints":
+        return f"tolerate NodePool {name}'s taints"
+    return f"loosen NodePool {name}'s requirements or the pod's node selector / affinity"

@@ -1,0 +1,647 @@
+"""Whether Karpenter launches a node for a pending pod from one NodePool, from zero, and with which
+instance types and capacity types: its provisioning scheduler's decision, in pure Python.
+
+Pure (imports nothing but `components.model`). The placement check turns a NodePool found in any
+graph into a `NodePoolSpec`, our catalog into `InstanceType`s (`catalog_instance_types`), a pod
+template into a `PendingPod`, and reports `launch(...)` when it launches nothing (GI026). The e2e
+differential (tests/e2e/test_karpenter_differential.py) holds it against Karpenter's own scheduler.
+
+Sources: kubernetes-sigs/karpenter at v1.14.1 (commit 6e7eab7a0f48, the version
+aws/karpenter-provider-aws v1.14.1 pins); paths below are under its `pkg/`:
+- `scheduling/requirement.go`, `requirements.go`: the requirement algebra (`Requirement`:
+  a value set or its complement, with integer bounds; Gt n is Gte n+1, Lt n is Lte n-1;
+  `Compatible` = every key the other side names is defined here, well-known, or NotIn /
+  DoesNotExist there, then `Intersects` on the shared keys; NotIn / DoesNotExist on both sides
+  always intersect).
+- `controllers/provisioning/scheduling/nodeclaimtemplate.go` `NewNodeClaimTemplate`: a
+  NodePool's requirements plus its template labels, `karpenter.sh/nodepool`, the node class
+  label `<group>/<kind lower case>` and `karpenter.sh/{registered,initialized} In [true]`.
+- `controllers/provisioning/scheduling/scheduler.go`: `NewScheduler` keeps the instance types
+  compatible with the template that have a compatible offering (:155-170); `add` refuses DRA pods
+  while IGNORE_DRA_REQUESTS (default true, `operator/options/options.go`:133) (:583-586);
+  `addToNewNodeClaim` stops at `limits.nodes` 0 and drops every instance type whose *capacity*
+  of a limited resource exceeds what remains (`filterByRemainingResources` :1069-1085);
+  `trySchedule` relaxes the pod on failure (`preferences.go`: drop the first required node
+  affinity term while more than one is left, then the heaviest preferred term, then tolerate
+  PreferNoSchedule taints when a NodePool has one).
+- `controllers/provisioning/scheduling/nodeclaim.go` `CanAdd`: every template taint (any effect)
+  tolerated; the pod's requirements (`scheduling.NewPodRequirements`: nodeSelector, the heaviest
+  preferred term, the first required term) compatible with the template's; then
+  `filterInstanceTypesByRequirements`: compatible, requests (`resources.RequestsForPods`: the pod's
+  requests plus `pods: 1`) within allocatable (capacity - kubeReserved - systemReserved -
+  eviction), and an available offering compatible with the requirements. `FinalizeScheduling`
+  narrows the capacity type to `reserved` when a reserved offering was taken (ReservedCapacity is
+  on by default); the NodeClaim lists every remaining instance type (`MaxInstanceTypes` 600).
+- `controllers/provisioning/provisioner.go` `Validate` (:561-653): a pod that requires
+  `karpenter.sh/nodepool DoesNotExist`, or selects a restricted label, is ignored.
+- `apis/v1/nodepool_validation.go` `RuntimeValidate`: a NodePool with restricted template
+  labels or requirement keys is never Ready, so never used.
+- aws/karpenter-provider-aws v1.14.1 `pkg/apis/v1/labels.go`:31-74 registers its labels as
+  well-known and `karpenter.k8s.aws` as a restricted domain; `pkg/providers/instancetype/types.go`
+  :171-245 gives each instance type `karpenter.sh/capacity-type In` the capacity types it is offered
+  in, reserved only where the EC2NodeClass selects a capacity reservation.
+
+Not modelled (lenient: they never make this module refuse what Karpenter would launch): zones
+and topology spread, pod (anti-)affinity, volumes, DaemonSet overhead, existing and in-flight
+nodes (limits count from zero), minValues, instance types the catalog lacks, requirement keys
+the catalog does not describe (they narrow nothing here).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from .aws_instances import EC2_INSTANCES
+from .catalog import AWS_GPU_INSTANCES, AwsGpuInstance
+from .karpenter import (
+    ARCHES,
+    AUTO_MODE_PREFIX,
+    AWS_PREFIX,
+    CAPACITY_TYPE_LABEL,
+    NODEPOOL_LABEL,
+    instance_labels,
+)
+from .karpenter_requirements import (
+    ABSENT_ON_GPU_TYPES,
+    CAPACITY_TYPE_VALUES,
+    INITIALIZED_LABEL,
+    REGISTERED_LABEL,
+    RESERVATION_ID_LABEL,
+    RESERVATION_LABELS,
+    Req,
+    Requirements,
+    label_requirements,
+    requirement_problem,
+    requirements_of,
+)
+from .shapes import RESOURCE_NAMES, Resources, karpenter_node_shape_or_none
+from .taints import Taint, Toleration
+
+# ---------------------------------------------------------------------------------------------
+# Instance types, NodePools, pods
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Offering:
+    """Where an instance type can be launched: a capacity type (reserved: in a reservation)."""
+
+    capacity_type: str
+    reservation_id: str | None = None
+
+    @property
+    def requirements(self) -> Requirements:
+        """As the AWS resolvers shape them (offering/base_resolver.go:127-139,
+        reserved_capacity_resolver.go:90-103); zones are not modelled."""
+        reqs = Requirements([Req.of(CAPACITY_TYPE_LABEL, "In", [self.capacity_type])])
+        if self.reservation_id is None:
+            reqs.add(*(Req.of(k, "DoesNotExist") for k in RESERVATION_LABELS))
+        else:
+            reqs.add(Req.of(RESERVATION_ID_LABEL, "In", [self.reservation_id]))
+        return reqs
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """What the cloud provider hands the scheduler for one EC2 instance type."""
+
+    name: str
+    labels: Mapping[str, str]
+    capacity: Resources
+    allocatable: Resources | None  # None: not known (EKS Auto Mode): only GPUs are judged
+    offerings: tuple[Offering, ...]
+    absent: tuple[str, ...] = ABSENT_ON_GPU_TYPES  # keys it has as DoesNotExist
+
+    @property
+    def requirements(self) -> Requirements:
+        reqs = label_requirements(self.labels)
+        reqs.add(Req.of("node.kubernetes.io/instance-type", "In", [self.name]))
+        types = sorted({o.capacity_type for o in self.offerings})
+        reqs.add(Req.of(CAPACITY_TYPE_LABEL, "In", types))
+        ids = sorted({o.reservation_id for o in self.offerings if o.reservation_id})
+        if ids:
+            reqs.add(Req.of(RESERVATION_ID_LABEL, "In", ids))
+        else:
+            reqs.add(*(Req.of(k, "DoesNotExist") for k in RESERVATION_LABELS))
+        reqs.add(*(Req.of(k, "DoesNotExist") for k in self.absent if k not in self.labels))
+        return reqs
+
+    def fits(self, requests: Resources) -> bool:
+        """`resources.Fits(requests, allocatable)`; with allocatable unknown, GPUs only."""
+        if self.allocatable is None:
+            return requests.gpus <= self.capacity.gpus
+        held = self.allocatable
+        if any(v < 0 for _, v in held.items()):
+            return False
+        return requests.fits_in(held)
+
+
+@dataclass(frozen=True)
+class NodePoolSpec:
+    """A `karpenter.sh/v1` NodePool as the scheduler reads it."""
+
+    name: str
+    requirements: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    limits: Mapping[str, int] = field(default_factory=dict)
+    """Resource name -> amount in `Resources` units (cpu millicores, bytes), plus `nodes`."""
+    weight: int = 0
+    node_class: tuple[str, str] = ("karpenter.k8s.aws/ec2nodeclass", "default")
+    """The template label `<group>/<kind lower case>` = the node class name."""
+    static: bool = False  # spec.replicas: nodes the provisioner never launches for pods
+    problem: str | None = None  # why RuntimeValidate fails (the NodePool is never Ready)
+
+    def template_requirements(self) -> Requirements:
+        reqs = requirements_of(self.requirements)
+        reqs.add(*label_requirements(self.labels).by_key.values())
+        reqs.add(Req.of(NODEPOOL_LABEL, "In", [self.name]))
+        reqs.add(Req.of(self.node_class[0], "In", [self.node_class[1]]))
+        reqs.add(
+            Req.of(REGISTERED_LABEL, "In", ["true"]), Req.of(INITIALIZED_LABEL, "In", ["true"])
+        )
+        return reqs
+
+
+Term = tuple[tuple[str, str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True)
+class PendingPod:
+    """What Karpenter reads of a pending pod."""
+
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    required: tuple[Term, ...] | None = None  # required node affinity terms (ORed)
+    preferred: tuple[tuple[int, Term], ...] = ()  # (weight, term)
+    tolerations: tuple[Toleration, ...] = ()
+    requests: Resources = field(default_factory=lambda: Resources(pods=1))
+    dra: bool = False  # spec.resourceClaims or a container's resources.claims
+    match_fields: bool = False  # a required term uses matchFields
+
+    def requirements(self) -> Requirements:
+        """`NewPodRequirements`: nodeSelector, the heaviest preferred term, the first required
+        term."""
+        reqs = label_requirements(self.node_selector)
+        if self.preferred:
+            heaviest = sorted(self.preferred, key=lambda p: -p[0])[0][1]
+            reqs.add(*requirements_of(heaviest).by_key.values())
+        if self.required:
+            reqs.add(*requirements_of(self.required[0]).by_key.values())
+        return reqs
+
+    def problem(self) -> str | None:
+        """`Provisioner.Validate`: why Karpenter ignores the pod, or None."""
+        if self.required and self.match_fields:
+            return "node selector term with matchFields is not supported"
+        exprs: list[tuple[str, str, tuple[str, ...]]]
+        exprs = [(k, "In", (v,)) for k, v in self.node_selector.items()]
+        exprs += [r for t in self.required or () for r in t]
+        for key, op, values in exprs:
+            p = requirement_problem(key, op, values)
+            if p:
+                return p
+        reqs = self.requirements()
+        nodepool = reqs.by_key.get(NODEPOOL_LABEL)
+        if nodepool is not None and nodepool.operator == "DoesNotExist":
+            return f"configured to not run on a Karpenter provisioned node ({NODEPOOL_LABEL} DoesNotExist)"
+        return None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Karpenter's decision for one pod and one NodePool."""
+
+    node_pool: str
+    instance_types: tuple[str, ...] = ()  # sorted; empty: nothing launched
+    capacity_types: tuple[str, ...] = ()  # sorted
+    cause: str = (
+        ""  # "" | pod | dra | nodepool | requirements | capacity-type | limits | taints | requests
+    )
+    reason: str = ""
+
+    @property
+    def launches(self) -> bool:
+        return bool(self.instance_types)
+
+
+# ---------------------------------------------------------------------------------------------
+# Our catalog as Karpenter's instance types
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeClassInfo:
+    """What of an EC2NodeClass (or EKS Auto Mode NodeClass) changes the instance types."""
+
+    name: str = "default"
+    disk_gib: int | None = 20  # the root (ephemeral) volume; None: not known
+    ami_family: str | None = "AL2023"  # AL2023 | Bottlerocket; None: other (shape not known)
+    max_pods: int | None = None
+    reservations: bool = False  # capacityReservationSelectorTerms given
+    auto_mode: bool = False
+    shape_known: bool = True  # False: kubelet reservations or instance stores we do not model
+
+
+def catalog_instance_types(
+    node_class: NodeClassInfo,
+    overlays: Sequence[tuple[Requirements, Mapping[str, int]]] = (),
+    pool: str | None = None,
+) -> list[InstanceType]:
+    """Every GPU instance type of the catalog as the AWS provider would hand it over for this
+    node class: labels (`karpenter.instance_labels`), capacity and allocatable
+    (`shapes.karpenter_node_shape`, the node class's volume, AMI family and maxPods), offerings
+    (on-demand and spot; reserved where the node class selects reservations; Auto Mode: on-demand
+    and spot). `overlays`: NodeOverlay (requirements, capacity) pairs whose capacity replaces the
+    instance type's (`ApplyCapacityOverlay`) where the requirements match its labels (and `pool`'s
+    NodePool label)."""
+    out = []
+    for inst in AWS_GPU_INSTANCES.values():
+        out.append(_instance_type(inst, node_class, overlays, pool))
+    return out
+
+
+def _instance_type(
+    inst: AwsGpuInstance,
+    nc: NodeClassInfo,
+    overlays: Sequence[tuple[Requirements, Mapping[str, int]]],
+    pool: str | None,
+) -> InstanceType:
+    labels = instance_labels(inst, nc.auto_mode)
+    shape = None
+    if nc.shape_known and not nc.auto_mode and nc.ami_family and nc.disk_gib:
+        shape = karpenter_node_shape_or_none(
+            inst.instance_type,
+            disk_gib=nc.disk_gib,
+            ami_family=nc.ami_family,
+            max_pods=nc.max_pods,
+        )
+    if shape is not None:
+        capacity, allocatable = shape.capacity, shape.allocatable
+    else:
+        ec2 = EC2_INSTANCES.get(inst.instance_type)
+        vcpus = ec2.vcpus if ec2 is not None else 0
+        capacity, allocatable = Resources(cpu=vcpus * 1000, gpus=inst.gpus), None
+    offerings = [Offering("on-demand"), Offering("spot")]
+    if nc.reservations and not nc.auto_mode:
+        offerings.append(Offering("reserved", f"cr-{inst.instance_type}"))
+    it = InstanceType(inst.instance_type, labels, capacity, allocatable, tuple(offerings))
+    for reqs, amounts in overlays:
+        own = it.requirements
+        if pool is not None:
+            own.add(Req.of(NODEPOOL_LABEL, "In", [pool]))
+        if own.compatible(reqs) is None:
+            it = replace(it, capacity=_override(it.capacity, amounts))
+            if it.allocatable is not None:
+                it = replace(it, allocatable=_override(it.allocatable, amounts))
+    return it
+
+
+def _override(res: Resources, amounts: Mapping[str, int]) -> Resources:
+    fields = {f: getattr(res, f) for f in RESOURCE_NAMES}
+    for name, value in amounts.items():
+        for f, k8s in RESOURCE_NAMES.items():
+            if k8s == name:
+                fields[f] = value
+    return Resources(**fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# The decision
+# ---------------------------------------------------------------------------------------------
+
+
+def admitted_by(pool: NodePoolSpec, instance_types: Sequence[InstanceType]) -> list[InstanceType]:
+    """`NewScheduler`'s pre-filter: instance types compatible with the NodePool's template that
+    have an offering compatible with it."""
+    reqs = pool.template_requirements()
+    return [
+        it
+        for it in instance_types
+        if it.requirements.intersects(reqs) is None
+        and any(reqs.compatible(o.requirements) is None for o in it.offerings)
+    ]
+
+
+def _capacity(it: InstanceType, resource: str) -> int:
+    if resource == "nodes":
+        return 0
+    try:
+        return it.capacity.get(resource)
+    except KeyError:
+        return 0  # a resource the instance type does not have
+
+
+def within_limits(pool: NodePoolSpec, instance_types: Sequence[InstanceType]) -> list[InstanceType]:
+    """`filterByRemainingResources` from zero usage: capacity (not allocatable) of each limited
+    resource at most the limit."""
+    return [
+        it
+        for it in instance_types
+        if all(_capacity(it, r) <= limit for r, limit in pool.limits.items())
+    ]
+
+
+def launch(pod: PendingPod, pool: NodePoolSpec, instance_types: Sequence[InstanceType]) -> Launch:
+    """Would Karpenter, with this NodePool alone and no nodes, create a NodeClaim for the pod?
+    Which instance types and capacity types would it list? (See the module docstring.)"""
+
+    def no(cause: str, reason: str) -> Launch:
+        return Launch(pool.name, cause=cause, reason=reason)
+
+    problem = pod.problem()
+    if problem:
+        return no("pod", f"Karpenter ignores the pod: {problem}")
+    if pool.static:
+        return no("nodepool", f"NodePool {pool.name} is static (replicas): it launches for no pod")
+    if pool.problem:
+        return no("nodepool", f"NodePool {pool.name} is never Ready: {pool.problem}")
+    if pod.dra:
+        return no(
+            "dra",
+            "the pod takes devices through DRA ResourceClaims, which Karpenter does not provision "
+            "for (IGNORE_DRA_REQUESTS defaults to true)",
+        )
+    admitted = admitted_by(pool, instance_types)
+    if not admitted:
+        return no(*_why_none_admitted(pool, instance_types))
+    if pool.limits.get("nodes", 1) <= 0:
+        return no("limits", f"NodePool {pool.name} has limits.nodes {pool.limits['nodes']}")
+    allowed = within_limits(pool, admitted)
+    if not allowed:
+        return no("limits", _limits_reason(pool, admitted))
+    result = Launch(pool.name)
+    for state in _relaxations(pod, [pool]):
+        result = _try(state, pool, pool.template_requirements(), allowed)
+        if result.launches:
+            return result
+    return result
+
+
+def _relaxations(pod: PendingPod, pools: Sequence[NodePoolSpec]) -> Iterator[PendingPod]:
+    """The pod as `trySchedule` tries it, least relaxed first (`Preferences.Relax`): with every
+    term, then without the first required term while more than one is left, then without the
+    heaviest preferred term, then tolerating PreferNoSchedule taints when a NodePool has one."""
+    required = pod.required
+    preferred = tuple(sorted(pod.preferred, key=lambda p: -p[0]))
+    tolerations = pod.tolerations
+    soft = any(t.effect == "PreferNoSchedule" for p in pools for t in p.taints)
+    while True:
+        yield replace(pod, required=required, preferred=preferred, tolerations=tolerations)
+        if required and len(required) > 1:
+            required = required[1:]
+        elif preferred:
+            preferred = preferred[1:]
+        elif soft and not any(
+            t.operator == "Exists" and not t.key and t.effect == "PreferNoSchedule"
+            for t in tolerations
+        ):
+            tolerations = (*tolerations, Toleration("", "Exists", "", "PreferNoSchedule"))
+        else:
+            return
+
+
+def _try(
+    pod: PendingPod,
+    pool: NodePoolSpec,
+    template: Requirements,
+    instance_types: Sequence[InstanceType],
+) -> Launch:
+    name = pool.name
+    for taint in pool.taints:
+        if not any(t.tolerates(taint) for t in pod.tolerations):
+            return Launch(name, cause="taints", reason=f"it does not tolerate the taint {taint}")
+    own = pod.requirements()
+    conflict = template.compatible(own)
+    if conflict:
+        return Launch(
+            name,
+            cause="requirements",
+            reason=f"its node selector / affinity and NodePool {name}'s requirements are "
+            f"incompatible ({conflict})",
+        )
+    merged = template.copy().add(*own.by_key.values())
+    compatible, fitting, remaining = [], [], []
+    for it in instance_types:
+        if it.requirements.intersects(merged) is not None:
+            continue
+        compatible.append(it)
+        if not it.fits(pod.requests):
+            continue
+        fitting.append(it)
+        if any(
+            merged.compatible(o.requirements) is None for o in it.offerings
+        ):  # available offering
+            remaining.append(it)
+    if not remaining:
+        if not compatible:
+            return Launch(
+                name,
+                cause=_requirements_cause(merged, instance_types),
+                reason=(
+                    "no instance type the NodePool admits meets the pod's node selector / affinity"
+                    f" ({_failing(merged, instance_types)})"
+                ),
+            )
+        if not fitting:
+            return Launch(name, cause="requests", reason=_requests_reason(pod.requests, compatible))
+        return Launch(
+            name,
+            cause="capacity-type",
+            reason="no instance type that holds the pod is offered in the capacity type it "
+            f"needs ({merged.get(CAPACITY_TYPE_LABEL)})",
+        )
+    reserved = [
+        o
+        for it in remaining
+        for o in it.offerings
+        if o.capacity_type == "reserved" and merged.compatible(o.requirements) is None
+    ]
+    if reserved:
+        types: tuple[str, ...] = ("reserved",)
+    else:
+        types = tuple(
+            sorted(
+                {
+                    o.capacity_type
+                    for it in remaining
+                    for o in it.offerings
+                    if merged.compatible(o.requirements) is None
+                }
+            )
+        )
+    return Launch(name, tuple(sorted(it.name for it in remaining)), types)
+
+
+def _why_none_admitted(
+    pool: NodePoolSpec, instance_types: Sequence[InstanceType]
+) -> tuple[str, str]:
+    """Why the NodePool's template admits nothing: its capacity types (no instance type is
+    offered in them, e.g. reserved without a selected reservation) or its other requirements."""
+    reqs = pool.template_requirements()
+    wanted = reqs.get(CAPACITY_TYPE_LABEL)
+    relaxed = reqs.copy()
+    relaxed.by_key.pop(CAPACITY_TYPE_LABEL, None)
+    shaped = [it for it in instance_types if it.requirements.intersects(relaxed) is None]
+    if shaped and CAPACITY_TYPE_LABEL in reqs:
+        offered = sorted({o.capacity_type for it in shaped for o in it.offerings})
+        why = ""
+        if wanted.has("reserved") and "reserved" not in offered:
+            why = (
+                "; reserved capacity needs capacityReservationSelectorTerms on its node class "
+                f"{pool.node_class[1]}, which selects no capacity reservation"
+            )
+        return (
+            "capacity-type",
+            f"NodePool {pool.name} allows only capacity type(s) "
+            f"{', '.join(c for c in CAPACITY_TYPE_VALUES if wanted.has(c)) or 'none'} but the "
+            f"instance types it admits are offered as {', '.join(offered)}{why}",
+        )
+    return (
+        "requirements",
+        f"NodePool {pool.name}'s requirements admit no instance type of the catalog "
+        f"({_failing(reqs, instance_types)})",
+    )
+
+
+def _failing(reqs: Requirements, instance_types: Sequence[InstanceType]) -> str:
+    """The requirement keys that rule instance types out, most often first."""
+    counts: dict[str, int] = {}
+    for it in instance_types:
+        bad = it.requirements.intersects(reqs)
+        if bad is not None:
+            counts[bad.key] = counts.get(bad.key, 0) + 1
+    keys = sorted(counts, key=lambda k: (-counts[k], k))[:3]
+    return "; ".join(str(reqs.get(k)) for k in keys) or "no instance type"
+
+
+def _requirements_cause(reqs: Requirements, instance_types: Sequence[InstanceType]) -> str:
+    """`capacity-type` when only the capacity type keeps every instance type out."""
+    relaxed = reqs.copy()
+    relaxed.by_key.pop(CAPACITY_TYPE_LABEL, None)
+    if CAPACITY_TYPE_LABEL in reqs and any(
+        it.requirements.intersects(relaxed) is None for it in instance_types
+    ):
+        return "capacity-type"
+    return "requirements"
+
+
+def _limits_reason(pool: NodePoolSpec, admitted: Sequence[InstanceType]) -> str:
+    over: dict[str, list[str]] = {}
+    for it in admitted:
+        for r, limit in sorted(pool.limits.items()):
+            if _capacity(it, r) > limit:
+                over.setdefault(r, []).append(f"{it.name}: {_show(r, _capacity(it, r))}")
+    r, examples = sorted(over.items(), key=lambda kv: -len(kv[1]))[0]
+    shown = ", ".join(examples[:3]) + (
+        f" and {len(examples) - 3} more" if len(examples) > 3 else ""
+    )
+    return (
+        f"every instance type NodePool {pool.name} admits exceeds its limits: {r} limit "
+        f"{_show(r, pool.limits[r])}, capacity {shown} (Karpenter counts capacity, not "
+        "allocatable)"
+    )
+
+
+def _requests_reason(requests: Resources, compatible: Sequence[InstanceType]) -> str:
+    known = [it for it in compatible if it.allocatable is not None]
+    misfits: dict[str, tuple[int, str]] = {}
+    for it in compatible:
+        held = it.allocatable if it.allocatable is not None else Resources(gpus=it.capacity.gpus)
+        name = requests.first_misfit(held)
+        if name is None:
+            continue
+        have = held.get(name)
+        if name not in misfits or have > misfits[name][0]:
+            misfits[name] = (have, it.name)
+    if not misfits:
+        return "no instance type holds the pod's requests"
+    name, (have, biggest) = sorted(misfits.items())[0]
+    return (
+        f"it requests {_show(name, requests.get(name))} {name} but the largest allocatable of the "
+        f"instance types it may use is {_show(name, have)} ({biggest}"
+        + (", Karpenter's estimate before any node was seen" if known else "")
+        + ")"
+    )
+
+
+def _show(resource: str, value: int) -> str:
+    if resource == "cpu":
+        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
+    if resource in ("memory", "ephemeral-storage"):
+        gib = value / 2**30
+        return f"{gib:.2f}".rstrip("0").rstrip(".") + "Gi"
+    return str(value)
+
+
+def choose(
+    pod: PendingPod, pools: Sequence[tuple[NodePoolSpec, Sequence[InstanceType]]]
+) -> Launch | None:
+    """With all these NodePools: the NodePool and instance types Karpenter picks for the pod, or
+    None. The NodePools it considers (not static, Ready, admitting an instance type) are tried by
+    weight, then name descending (`OrderByWeight`), the first that launches winning, at each
+    relaxation of the pod in turn: a lighter NodePool that fits the pod as written beats a heavier
+    one that fits it only once a preference is dropped."""
+    if pod.problem() or pod.dra:
+        return None
+    ordered = sorted(pools, key=lambda p: (-p[0].weight, _desc(p[0].name)))
+    usable = []
+    for spec, types in ordered:
+        if spec.static or spec.problem:
+            continue
+        admitted = admitted_by(spec, types)
+        if admitted:
+            usable.append((spec, admitted))
+    for state in _relaxations(pod, [spec for spec, _ in usable]):
+        for spec, admitted in usable:
+            if spec.limits.get("nodes", 1) <= 0:
+                continue
+            allowed = within_limits(spec, admitted)
+            if not allowed:
+                continue
+            result = _try(state, spec, spec.template_requirements(), allowed)
+            if result.launches:
+                return result
+    return None
+
+
+def _desc(name: str) -> tuple[int, ...]:
+    return (*(-ord(c) for c in name), 1)
+
+
+_CATEGORY = re.compile(r"(^[a-z]+)(\-[0-9]+tb)?([0-9]+).*\.")  # types.go computeRequirements
+
+
+def admits_cpu_types(pool: NodePoolSpec, auto_mode: bool = False) -> bool:
+    """Whether the NodePool's requirements also admit EC2 instance types without GPUs (those of
+    `aws_instances` the GPU catalog does not hold): then a pod that asks for no GPU may get one of
+    them, which this module does not model."""
+    reqs = pool.template_requirements()
+    prefix = AUTO_MODE_PREFIX if auto_mode else AWS_PREFIX
+    for inst in EC2_INSTANCES.values():
+        if inst.name in AWS_GPU_INSTANCES:
+            continue
+        family, _, size = inst.name.partition(".")
+        labels = {
+            "kubernetes.io/arch": ARCHES[inst.arch],
+            "kubernetes.io/os": "linux",
+            prefix + "instance-family": family,
+            prefix + "instance-size": size,
+        }
+        m = _CATEGORY.match(inst.name)
+        if m:
+            labels[prefix + "instance-category"] = m.group(1)
+            labels[prefix + "instance-generation"] = m.group(3)
+        gpu_keys = ("instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count")
+        it = InstanceType(
+            inst.name,
+            labels,
+            Resources(),
+            None,
+            (Offering("on-demand"), Offering("spot"), Offering("reserved", "cr")),
+            absent=tuple(prefix + k for k in gpu_keys),
+        )
+        if it.requirements.intersects(reqs) is None:
+            return True
+    return False

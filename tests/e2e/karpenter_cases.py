@@ -1,0 +1,629 @@
+"""The pure half of the Karpenter differential: a graph (an example stack's preview, or a generated
+case) and our catalog turned into requests for Karpenter's own scheduler (`karpenter_judge`), and
+the check's own answer for every (pod template, NodePool) pair.
+
+The check's answer is what `components.check.scaleup` decides (the same readers, the same model):
+whether Karpenter launches a node for the pod from that NodePool alone, from zero, with which
+instance types and capacity types; and, for pods the check judges in full (GPU pods, or pools that
+admit nothing but GPU instance types), whether the check lets the pod land there with no GI026 /
+GI027 for that NodePool. The judge gets the same NodePools (as the graph holds them), the same
+pods (the template's placement with the tolerations ExtendedResourceToleration adds on EKS, its
+containers with limits copied to absent requests as the API server defaults them, overhead,
+resource claims), and instance types built from the same catalog shapes for each node class
+(capacity, kubeReserved = capacity - allocatable, labels, offerings: on-demand and spot, reserved
+where the EC2NodeClass selects reservations).
+
+Generated cases (`draw_cases`): NodePools with requirements (In, NotIn, Exists, DoesNotExist, Gt,
+Lt, Gte, Lte) on GPU count, GPU name, family, category, size, instance type, arch, capacity type
+and a key of their own (`example.com/team`: the node gets the value the pod selects),
+limits, taints, weights, node classes (volume, AMI family, maxPods, reservations); pods with
+requests at and around the allocatable of a catalog instance type, selectors and required /
+preferred affinity on those keys, tolerations, DRA claims.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import karpenter_judge as kj
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+from components.check import check
+from components.check.graph import read_templates
+from components.check.pod import extended_resources
+from components.check.read import Findings, Template
+from components.check.scaleup import ScaleUp, karpenter_pod_requests, pending_pod
+from components.model.catalog import AWS_GPU_INSTANCES
+from components.model.karpenter_launch import (
+    InstanceType,
+    Launch,
+    NodeClassInfo,
+    choose,
+    launch,
+)
+from components.model.scheduling import Placement, extended_resource_tolerations
+from components.model.shapes import RESOURCE_NAMES, Resources, karpenter_node_shape
+
+ZONE = "us-west-2a"
+NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+POOL_LABEL = "gpu-inference.dev/pool"
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests for the judge
+# ---------------------------------------------------------------------------------------------
+
+
+def _quantities(res: Resources) -> dict[str, str]:
+    out = {}
+    for field, name in RESOURCE_NAMES.items():
+        value = getattr(res, field)
+        out[name] = f"{value}m" if name == "cpu" else str(value)
+    return out
+
+
+def judge_instance_types(types: Sequence[InstanceType]) -> list[dict[str, Any]]:
+    """Our catalog's instance types as the judge takes them (one zone; prices only order)."""
+    out = []
+    for it in types:
+        if it.allocatable is None:
+            raise ValueError(
+                f"{it.name}: allocatable unknown; the judge needs a node class we model"
+            )
+        reserved = it.capacity - it.allocatable
+        offerings = []
+        for o in it.offerings:
+            price = it.capacity.cpu / 1000 / (3 if o.capacity_type == "spot" else 1)
+            if o.capacity_type == "reserved":
+                offerings.append(
+                    kj.offering(
+                        "reserved",
+                        ZONE,
+                        price=price / 2,
+                        reservation_id=o.reservation_id,
+                        reservation_capacity=1,
+                    )
+                )
+            else:
+                offerings.append(kj.offering(o.capacity_type, ZONE, price=price))
+        out.append(
+            kj.instance_type(
+                it.name,
+                capacity=_quantities(it.capacity),
+                kube_reserved={
+                    k: v
+                    for k, v in _quantities(reserved).items()
+                    if k in ("cpu", "memory", "ephemeral-storage")
+                },
+                labels=dict(it.labels),
+                offerings=offerings,
+            )
+        )
+    return out
+
+
+def _defaulted(container: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A container with exactly the template's resources, limits copied to absent requests (the
+    API server's defaulting, which the judge does not run)."""
+    res = container.get("resources") if isinstance(container.get("resources"), Mapping) else {}
+    requests = dict(res.get("requests") or {})
+    limits = dict(res.get("limits") or {})
+    for k, v in limits.items():
+        requests.setdefault(k, v)
+    out: dict[str, Any] = {"name": name, "image": "judge"}
+    body: dict[str, Any] = {}
+    if requests:
+        body["requests"] = {str(k): kj.quantity(v) for k, v in requests.items()}
+    if limits:
+        body["limits"] = {str(k): kj.quantity(v) for k, v in limits.items()}
+    if res.get("claims"):
+        body["claims"] = list(res["claims"])
+    if body:
+        out["resources"] = body
+    if container.get("restartPolicy"):
+        out["restartPolicy"] = container["restartPolicy"]
+    return out
+
+
+def judge_pod(name: str, t: Template, placement: Placement) -> dict[str, Any]:
+    spec: dict[str, Any] = dict(placement.to_pod_spec())
+    spec["containers"] = [_defaulted(c, f"c{i}") for i, c in enumerate(t.containers or [{}])]
+    if t.init_containers:
+        spec["initContainers"] = [_defaulted(c, f"i{i}") for i, c in enumerate(t.init_containers)]
+    for key in ("overhead", "resourceClaims"):
+        if t.fragment.get(key):
+            spec[key] = t.fragment[key]
+    return kj.pod_from_spec(name, spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pairs
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class KarpenterPair:
+    """One (pod template, NodePool): the check's answer, and Karpenter's once judged."""
+
+    source: str
+    pod: str  # the template's resource id
+    node_pool: str
+    ours: Launch
+    check_lands: bool | None  # the check lets it land with no GI026 / GI027; None: not judged
+    judge_pod: str  # the pod's name in the request
+    judge: kj.Verdict | None = None
+
+    @property
+    def agrees(self) -> bool:
+        v = self.judge
+        if v is None:
+            return False
+        same = v.scheduled == self.ours.launches
+        if same and v.scheduled:
+            same = (v.instance_types, v.capacity_types) == (
+                self.ours.instance_types,
+                self.ours.capacity_types,
+            )
+        if self.check_lands is not None:
+            same = same and self.check_lands == v.scheduled
+        return same
+
+    def describe(self) -> str:
+        v = self.judge
+        theirs = (
+            "not judged"
+            if v is None
+            else f"launches {list(v.instance_types)} {list(v.capacity_types)}"
+            if v.scheduled
+            else f"no ({v.error})"
+        )
+        ours = (
+            f"launches {list(self.ours.instance_types)} {list(self.ours.capacity_types)}"
+            if self.ours.launches
+            else f"no ({self.ours.cause}: {self.ours.reason})"
+        )
+        return (
+            f"{self.source}: {self.pod} on NodePool {self.node_pool}: check {ours}"
+            f" (lands: {self.check_lands}); Karpenter {theirs}"
+        )
+
+
+def pairs_from_graph(
+    source: str, graph: Sequence[Mapping[str, Any]]
+) -> tuple[list[KarpenterPair], dict[str, Any] | None]:
+    """Every (pod template, NodePool) pair of the graph with the check's answer, and the judge
+    request (one case, each NodePool alone) that asks Karpenter; None when the graph has no
+    NodePool or no pod."""
+    entries = [dict(e) for e in graph]
+    scale = ScaleUp(entries, Findings())
+    report = check(entries)
+    templates = [t for t in read_templates(entries, True) if not t.daemonset]
+    if not scale.karpenter or not templates:
+        return [], None
+    workloads = {w.resource: w for w in report.workloads}
+    pools = {k: p for p in report.pools for k in p.keys}
+    pairs: list[KarpenterPair] = []
+    pods = []
+    for i, t in enumerate(templates):
+        w = workloads.get(t.resource)
+        if w is None:
+            continue  # GI013: not valid Kubernetes
+        placement = Placement.from_pod_spec(t.fragment).with_tolerations(
+            extended_resource_tolerations(extended_resources(t))
+        )
+        name = f"p{i}"
+        pods.append(judge_pod(name, t, placement))
+        pod = pending_pod(placement, karpenter_pod_requests(t), scale.dra_use(t).any)
+        for key, kp in scale.karpenter.items():
+            ours = launch(pod, kp.spec, kp.instance_types)
+            facts = pools[key]
+            judged = w.gpus > 0 or not kp.admits_cpu or scale.dra_use(t).any
+            named = [
+                f
+                for f in report.findings
+                if f.resource == w.resource
+                and f.code in ("GI026", "GI027")
+                and f"NodePool {kp.spec.name}" in f.message
+            ]
+            lands = facts.name in w.pools and not named
+            pairs.append(
+                KarpenterPair(
+                    source, t.resource, kp.spec.name, ours, lands if judged else None, name
+                )
+            )
+    node_pools = [
+        {"metadata": {"name": kp.spec.name}, "spec": _spec_of(entries, key)}
+        for key, kp in scale.karpenter.items()
+    ]
+    by_class = {
+        kp.node_class.name: judge_instance_types(kp.instance_types)
+        for kp in scale.karpenter.values()
+    }
+    default = next(iter(by_class.values()))
+    request = kj.request(
+        instance_types=default,
+        node_class_instance_types=by_class,
+        node_pools=node_pools,
+        pods=pods,
+        per_node_pool=True,
+        name=source,
+    )
+    return pairs, request
+
+
+@dataclass
+class KarpenterChoice:
+    """One pod against all the NodePools of its graph: which one Karpenter picks (by weight, then
+    name, the least relaxed pod first), with which instance and capacity types."""
+
+    source: str
+    pod: str
+    ours: Launch | None
+    judge_pod: str
+    judge: kj.Verdict | None = None
+
+    @property
+    def agrees(self) -> bool:
+        v = self.judge
+        if v is None or v.scheduled != (self.ours is not None):
+            return False
+        if self.ours is None:
+            return True
+        return (v.node_pool, v.instance_types, v.capacity_types) == (
+            self.ours.node_pool,
+            self.ours.instance_types,
+            self.ours.capacity_types,
+        )
+
+    def describe(self) -> str:
+        v = self.judge
+        ours = (
+            f"NodePool {self.ours.node_pool} {list(self.ours.instance_types)}"
+            if self.ours
+            else "none"
+        )
+        theirs = (
+            "not judged"
+            if v is None
+            else f"NodePool {v.node_pool} {list(v.instance_types)}"
+            if v.scheduled
+            else f"none ({v.error})"
+        )
+        return f"{self.source}: {self.pod} with every NodePool: check {ours}; Karpenter {theirs}"
+
+
+def choices_from_graph(
+    source: str, graph: Sequence[Mapping[str, Any]]
+) -> tuple[list[KarpenterChoice], dict[str, Any] | None]:
+    """For a graph with two NodePools or more: each pod against all of them at once, the check's
+    `karpenter_launch.choose` and the judge request (all NodePools together)."""
+    pairs, request = pairs_from_graph(source, graph)
+    if request is None or len(request["nodePools"]) < 2:
+        return [], None
+    entries = [dict(e) for e in graph]
+    scale = ScaleUp(entries, Findings())
+    templates = {t.resource: t for t in read_templates(entries, True)}
+    choices = []
+    for judged in dict.fromkeys((p.pod, p.judge_pod) for p in pairs):
+        t = templates[judged[0]]
+        placement = Placement.from_pod_spec(t.fragment).with_tolerations(
+            extended_resource_tolerations(extended_resources(t))
+        )
+        pod = pending_pod(placement, karpenter_pod_requests(t), scale.dra_use(t).any)
+        pools = [(kp.spec, kp.instance_types) for kp in scale.karpenter.values()]
+        choices.append(KarpenterChoice(source, judged[0], choose(pod, pools), judged[1]))
+    return choices, {**request, "perNodePool": False, "name": f"{source} (every NodePool)"}
+
+
+def attach_choices(choices: Sequence[KarpenterChoice], answer: kj.CaseAnswer) -> None:
+    for c in choices:
+        c.judge = answer.verdict(c.judge_pod)
+
+
+def _spec_of(entries: Sequence[Mapping[str, Any]], key: str) -> dict[str, Any]:
+    for e in entries:
+        if f"{e['type']}::{e['name']}" == key:
+            return dict(e["inputs"]["spec"])
+    raise KeyError(key)
+
+
+def attach(pairs: Sequence[KarpenterPair], answer: kj.CaseAnswer) -> None:
+    """Give each pair Karpenter's verdict from the judge's answer to its case."""
+    for p in pairs:
+        p.judge = answer.verdict(p.judge_pod, p.node_pool)
+
+
+def summary(label: str, pairs: Sequence[KarpenterPair]) -> str:
+    agreeing = sum(p.agrees for p in pairs)
+    launched = sum(bool(p.judge and p.judge.scheduled) for p in pairs)
+    return (
+        f"{label}: {len(pairs)} (pod, NodePool) pairs compared, {agreeing} agreeing "
+        f"({launched} launched, {len(pairs) - launched} not)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated cases
+# ---------------------------------------------------------------------------------------------
+
+GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
+GPU_NAME = "karpenter.k8s.aws/instance-gpu-name"
+FAMILY = "karpenter.k8s.aws/instance-family"
+CATEGORY = "karpenter.k8s.aws/instance-category"
+SIZE = "karpenter.k8s.aws/instance-size"
+TYPE = "node.kubernetes.io/instance-type"
+ARCH = "kubernetes.io/arch"
+CAPACITY = "karpenter.sh/capacity-type"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+TYPES = sorted(AWS_GPU_INSTANCES)
+_VALUES: dict[str, tuple[str, ...]] = {
+    GPU_COUNT: ("0", "1", "2", "4", "8", "16"),
+    GPU_NAME: ("l4", "a10g", "t4", "t4g", "h100", "h200", "a100", "l40s", "v100", "b200"),
+    FAMILY: ("g6", "g5", "g4dn", "g6e", "g5g", "p5", "p4d", "p3", "p5en", "m5"),
+    CATEGORY: ("g", "p", "m"),
+    SIZE: ("xlarge", "2xlarge", "4xlarge", "12xlarge", "48xlarge", "metal"),
+    TYPE: (
+        "g6.xlarge",
+        "g6.12xlarge",
+        "g5.xlarge",
+        "g5.48xlarge",
+        "p5.48xlarge",
+        "p5.4xlarge",
+        "g4dn.metal",
+        "g5g.xlarge",
+    ),
+    ARCH: ("amd64", "arm64"),
+    CAPACITY: ("on-demand", "spot", "reserved"),
+    "example.com/team": ("a", "b", "c"),
+}
+_NUMERIC = (GPU_COUNT,)
+_KEYS = tuple(_VALUES)
+
+
+def _requirement(rnd: random.Random, keys: Sequence[str] = _KEYS) -> dict[str, Any]:
+    key = rnd.choice(keys)
+    ops = (
+        ("In", "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Gt", "Lt", "Gte", "Lte")
+        if key in _NUMERIC
+        else ("In", "In", "In", "NotIn", "Exists")
+    )
+    op = rnd.choice(ops)
+    if op in ("Exists", "DoesNotExist"):
+        return {"key": key, "operator": op}
+    if op in ("Gt", "Lt", "Gte", "Lte"):
+        return {
+            "key": key,
+            "operator": op,
+            "values": [str(rnd.choice((0, 0, 1, 1, 2, 3, 4, 7, 8, 9)))],
+        }
+    values = rnd.sample(_VALUES[key], min(len(_VALUES[key]), rnd.choice((1, 1, 2, 3))))
+    return {"key": key, "operator": op, "values": values}
+
+
+def _node_class(rnd: random.Random, name: str) -> dict[str, Any]:
+    family = rnd.choice(("al2023", "al2023", "bottlerocket"))
+    spec: dict[str, Any] = {
+        "role": "KarpenterNodeRole",
+        "amiSelectorTerms": [{"alias": f"{family}@latest"}],
+        "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "c"}}],
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "c"}}],
+    }
+    if rnd.random() < 0.6:
+        device = "/dev/xvdb" if family == "bottlerocket" else "/dev/xvda"
+        volume = rnd.choice((20, 50, 100, 200))
+        spec["blockDeviceMappings"] = [{"deviceName": device, "ebs": {"volumeSize": f"{volume}Gi"}}]
+    if rnd.random() < 0.2:
+        spec["kubelet"] = {"maxPods": rnd.choice((8, 29, 110))}
+    if rnd.random() < 0.3:
+        spec["capacityReservationSelectorTerms"] = [{"id": "cr-0123456789abcdef0"}]
+    return {"type": NODECLASS, "name": name, "inputs": {"metadata": {"name": name}, "spec": spec}}
+
+
+# NodePools shaped like ours (GPU count and manufacturer), then random requirements.
+_OURS = (
+    [],
+    [{"key": GPU_COUNT, "operator": "Gt", "values": ["0"]}],
+    [
+        {
+            "key": "karpenter.k8s.aws/instance-gpu-manufacturer",
+            "operator": "In",
+            "values": ["nvidia"],
+        },
+        {"key": GPU_COUNT, "operator": "Gt", "values": ["0"]},
+    ],
+)
+_TAINTS = (
+    [GPU_TAINT],
+    [GPU_TAINT],
+    [GPU_TAINT],
+    [],
+    [GPU_TAINT, {"key": "dedicated", "value": "llm", "effect": "NoSchedule"}],
+    [{"key": "example.com/soft", "effect": "PreferNoSchedule"}],
+)
+
+
+def _node_pool(rnd: random.Random, name: str, node_class: str) -> dict[str, Any]:
+    reqs = [*rnd.choice(_OURS)]
+    reqs += [_requirement(rnd) for _ in range(rnd.choice((0, 1, 1, 1, 2, 2, 3)))]
+    spec: dict[str, Any] = {
+        "template": {
+            "metadata": {"labels": {POOL_LABEL: name}},
+            "spec": {
+                "nodeClassRef": {
+                    "group": "karpenter.k8s.aws",
+                    "kind": "EC2NodeClass",
+                    "name": node_class,
+                },
+                "requirements": reqs,
+                "taints": rnd.choice(_TAINTS),
+            },
+        }
+    }
+    limits = {}
+    if rnd.random() < 0.3:
+        limits["nvidia.com/gpu"] = rnd.choice(("0", "1", "2", "4", "8", "16", "32"))
+    if rnd.random() < 0.15:
+        limits["cpu"] = rnd.choice(("4", "8", "48", "96", "192"))
+    if rnd.random() < 0.15:
+        limits["memory"] = rnd.choice(("16Gi", "64Gi", "256Gi", "2000Gi"))
+    if rnd.random() < 0.1:
+        limits["nodes"] = rnd.choice(("0", "1", "3"))
+    if limits:
+        spec["limits"] = limits
+    if rnd.random() < 0.25:
+        spec["weight"] = rnd.randint(1, 100)
+    return {"type": NODEPOOL, "name": name, "inputs": {"metadata": {"name": name}, "spec": spec}}
+
+
+def _boundary(instance_type: str, node_class: Mapping[str, Any]) -> Resources:
+    """The allocatable Karpenter computes for this instance type under this node class."""
+    spec = node_class["inputs"]["spec"]
+    family = (
+        "Bottlerocket" if spec["amiSelectorTerms"][0]["alias"].startswith("bottle") else "AL2023"
+    )
+    disk = 20
+    for m in spec.get("blockDeviceMappings", ()):
+        disk = int(m["ebs"]["volumeSize"].removesuffix("Gi"))
+    max_pods = spec.get("kubelet", {}).get("maxPods")
+    return karpenter_node_shape(
+        instance_type, disk_gib=disk, ami_family=family, max_pods=max_pods
+    ).allocatable
+
+
+_TOLERATIONS = (
+    [],
+    [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    [
+        {"key": "nvidia.com/gpu", "operator": "Exists"},
+        {"key": "dedicated", "operator": "Equal", "value": "llm"},
+    ],
+    [{"operator": "Exists"}],
+)
+
+
+def _pod(rnd: random.Random, pools: Sequence[str], node_class: Mapping[str, Any]) -> dict[str, Any]:
+    """Requests at or one unit around the allocatable of a catalog instance type (one resource at a
+    time), selectors and affinity on the instance keys, tolerations, now and then a DRA claim."""
+    edge = _boundary(rnd.choice(TYPES), node_class)
+    nudge = rnd.choice((-1, 0, 1))
+    at_edge = rnd.choice(("cpu", "memory", "ephemeral-storage", None, None, None))
+    requests: dict[str, Any] = {
+        "cpu": f"{edge.cpu + nudge * 10}m"
+        if at_edge == "cpu"
+        else rnd.choice(("100m", "1", "4", "8")),
+        "memory": str(edge.memory + nudge * 2**20)
+        if at_edge == "memory"
+        else rnd.choice(("1Gi", "8Gi", "30Gi", "180Gi")),
+    }
+    if at_edge == "ephemeral-storage":
+        requests["ephemeral-storage"] = str(edge.ephemeral_storage + nudge * 2**20)
+    container: dict[str, Any] = {"name": "main", "resources": {"requests": requests}}
+    gpus = rnd.choice((0, 1, 1, 1, 1, 2, 4, 8))
+    if gpus:
+        if rnd.random() < 0.5:  # else the limit alone: the API server copies it to the request
+            requests["nvidia.com/gpu"] = gpus
+        container["resources"]["limits"] = {"nvidia.com/gpu": gpus}
+    spec: dict[str, Any] = {"containers": [container]}
+    selector: dict[str, str] = {}
+    if rnd.random() < 0.75:
+        selector[POOL_LABEL] = rnd.choice((*pools, *pools, "elsewhere"))
+    if rnd.random() < 0.3:
+        key = rnd.choice((GPU_COUNT, GPU_NAME, CAPACITY, TYPE, "example.com/team"))
+        selector[key] = rnd.choice(_VALUES[key])
+    if rnd.random() < 0.05:  # the one zone the judge's offerings are in
+        selector["topology.kubernetes.io/zone"] = ZONE
+    if selector:
+        spec["nodeSelector"] = selector
+    affinity: dict[str, Any] = {}
+    if rnd.random() < 0.3:
+        terms = [
+            [_requirement(rnd) for _ in range(rnd.randint(1, 2))] for _ in range(rnd.randint(1, 2))
+        ]
+        affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]
+        }
+    if rnd.random() < 0.2:
+        weights = rnd.sample(range(1, 101), rnd.randint(1, 2))
+        affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": w, "preference": {"matchExpressions": [_requirement(rnd)]}} for w in weights
+        ]
+    if affinity:
+        spec["affinity"] = {"nodeAffinity": affinity}
+    tolerations = rnd.choice(_TOLERATIONS)
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if rnd.random() < 0.04:
+        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+    return spec
+
+
+@st.composite
+def case(draw: Any) -> list[dict[str, Any]]:
+    """One graph: one or two node classes, one or two NodePools, one to three pods (drawn from a
+    Random that Hypothesis seeds, so that the odds written here are the odds drawn)."""
+    rnd = draw(st.randoms(use_true_random=True))
+    classes = [_node_class(rnd, f"nc{i}") for i in range(rnd.randint(1, 2))]
+    pools = [
+        _node_pool(rnd, f"np{i}", classes[i % len(classes)]["name"])
+        for i in range(rnd.randint(1, 2))
+    ]
+    names = [p["name"] for p in pools]
+    pods = [
+        {
+            "type": DEPLOYMENT,
+            "name": f"w{i}",
+            "inputs": {
+                "metadata": {"name": f"w{i}", "namespace": "apps"},
+                "spec": {"replicas": 1, "template": {"spec": _pod(rnd, names, classes[0])}},
+            },
+        }
+        for i in range(rnd.randint(1, 3))
+    ]
+    return [*classes, *pools, *pods]
+
+
+def draw_cases(count: int, seed: int) -> list[list[dict[str, Any]]]:
+    """`count` distinct cases, the same ones for the same seed (and Hypothesis version)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    attempt = 0
+    while len(found) < count:
+
+        @hypothesis_seed(seed + attempt)
+        @settings(
+            max_examples=count,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(case())
+        def collect(c: list[dict[str, Any]]) -> None:
+            found.setdefault(json.dumps(c, sort_keys=True), c)
+
+        collect()
+        attempt += 1
+    return list(found.values())[:count]
+
+
+__all__ = [
+    "KarpenterChoice",
+    "KarpenterPair",
+    "NodeClassInfo",
+    "attach",
+    "attach_choices",
+    "choices_from_graph",
+    "draw_cases",
+    "judge_instance_types",
+    "judge_pod",
+    "pairs_from_graph",
+    "summary",
+]
