@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from pathlib import Path
 
-TIERS = ("control plane", "Pulumi half", "TypeScript")
+TIERS = ("control plane", "Karpenter judge", "Pulumi half", "TypeScript")
 
 
 def outcome(case: ET.Element) -> tuple[str, str]:
@@ -96,6 +96,19 @@ def differential_line(props: dict[str, str]) -> str | None:
     )
 
 
+def karpenter_line(props: dict[str, str]) -> str | None:
+    if "karpenter_pairs" not in props:
+        return None
+    seed = props.get("karpenter_seed", "?")
+    return (
+        f"Karpenter differential: {props['karpenter_pairs']} (pod, NodePool) pairs compared, "
+        f"{props.get('karpenter_agree', '?')} agree; NodePool picked among several: "
+        f"{props.get('karpenter_choices_agree', '?')} of {props.get('karpenter_choices', '?')} "
+        f"agree; seed {seed} (replay: GPU_INFERENCE_KARPENTER_DIFF_SEED={seed}), "
+        f"{props.get('karpenter_seconds', '?')} s"
+    )
+
+
 def load(path: Path) -> ET.Element | None:
     try:
         return ET.parse(path).getroot()
@@ -123,9 +136,8 @@ def summary(out: Path, status: int, total: int) -> str:
         lines.append(f"e2e tests: not run ({why(stopped)})")
     else:
         lines += e2e_lines(e2e)
-        diff = differential_line(suite_properties(e2e))
-        if diff:
-            lines.append(diff)
+        props = suite_properties(e2e)
+        lines += [x for x in (differential_line(props), karpenter_line(props)) if x]
     failed = [
         *(failed_names(unit) if unit is not None else []),
         *(failed_names(e2e) if e2e is not None else []),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,3 +32,23 @@ def run():
     from components.preview.mockrun import run_program
 
     return run_program
+
+
+def helm_secret(
+    release: str, revision: int, status: str, chart: str = "nvidia-device-plugin"
+) -> dict:
+    """A release Secret as the API returns it (Helm's base64 of gzip, base64 again by the API)."""
+    body = {"name": release, "version": revision, "chart": {"metadata": {"name": chart}}}
+    helm = base64.b64encode(gzip.compress(json.dumps(body).encode()))
+    return {
+        "metadata": {
+            "name": f"sh.helm.release.v1.{release}.v{revision}",
+            "labels": {
+                "owner": "helm",
+                "name": release,
+                "status": status,
+                "version": str(revision),
+            },
+        },
+        "data": {"release": base64.b64encode(helm).decode()},
+    }

@@ -27,6 +27,7 @@ def e2e(failing: bool) -> str:
     cases = [
         ("test_rig", "test_ert[on]", "control plane", failure),
         ("test_rig", "test_ert[off]", "control plane", ""),
+        ("test_karpenter_differential", "test_generated", "Karpenter judge", ""),
         ("test_rig", "test_up", "Pulumi half", f'<skipped message="{PULUMI}" />'),
         ("test_onprem", "test_up", "Pulumi half", f'<skipped message="{PULUMI}" />'),
         ("test_other_language", "test_ts", "TypeScript", f'<skipped message="{PULUMI}" />'),
@@ -40,7 +41,13 @@ def e2e(failing: bool) -> str:
         '<properties><property name="differential_seed" value="42" />'
         '<property name="differential_pairs" value="1857" />'
         '<property name="differential_agree" value="1857" />'
-        '<property name="differential_seconds" value="52" /></properties>'
+        '<property name="differential_seconds" value="52" />'
+        '<property name="karpenter_seed" value="7" />'
+        '<property name="karpenter_pairs" value="1169" />'
+        '<property name="karpenter_agree" value="1169" />'
+        '<property name="karpenter_choices" value="381" />'
+        '<property name="karpenter_choices_agree" value="381" />'
+        '<property name="karpenter_seconds" value="60" /></properties>'
     )
     return f'<testsuites><testsuite name="pytest">{props}{body}</testsuite></testsuites>'
 
@@ -78,12 +85,16 @@ def test_a_whole_run_reports_phases_counts_tiers_and_the_differential(tmp_path: 
             "unit tests: 2 passed, 1 skipped",
             "e2e tests, per tier:",
             "  control plane: run (2 passed)",
+            "  Karpenter judge: run (1 passed)",
             "  Pulumi half: skipped (2 skipped)",
             f"    skipped 2: {PULUMI}",
             "  TypeScript: skipped (1 skipped)",
             f"    skipped 1: {PULUMI}",
             "scheduler differential: 1857 (pod, pool) pairs compared, 1857 agree, seed 42 "
             "(replay: GPU_INFERENCE_DIFF_SEED=42), 52 s",
+            "Karpenter differential: 1169 (pod, NodePool) pairs compared, 1169 agree; NodePool "
+            "picked among several: 381 of 381 agree; seed 7 "
+            "(replay: GPU_INFERENCE_KARPENTER_DIFF_SEED=7), 60 s",
         ]
     )
 

@@ -81,3 +81,12 @@ def test_bounds_of_the_specifiers_used() -> None:
     assert bounds(SpecifierSet(">=3.166.0,<4")) == (Version("3.166.0"), Version("4"))
     assert bounds(SpecifierSet("==1.21.0")) == (Version("1.21.0"), Version("1.21.0"))
     assert bounds(SpecifierSet(">=6.0")) == (Version("6.0"), None)
+
+
+def test_the_pulumi_floor_is_the_one_the_hooks_need() -> None:
+    """The stack's provider registers resource and error hooks (`components.kube.provider`):
+    pyproject's pulumi floor is the version that has them all."""
+    from components.kube.provider import MIN_PULUMI
+
+    low, _ = bounds(project_dependencies()["pulumi"].specifier)
+    assert low == Version(MIN_PULUMI)

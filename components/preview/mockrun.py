@@ -41,6 +41,9 @@ class Registered:
     custom: bool
     depends_on: list[str] = field(default_factory=list)
     provider: str | None = None
+    retain_on_delete: bool = False
+    hooks: dict[str, list[str]] = field(default_factory=dict)
+    """The resource hooks bound to it, by kind (`before_create`, `on_error`, ...)."""
 
     def as_graph_entry(self) -> dict[str, Any]:
         return {
@@ -175,9 +178,29 @@ class Recorder(_mocks.MockMonitor):
                     custom=bool(request.custom),
                     depends_on=sorted(deps),
                     provider=request.provider or None,
+                    retain_on_delete=bool(request.retainOnDelete),
+                    hooks=_hooks(request),
                 )
             )
         return response
+
+
+_HOOK_KINDS = (
+    "before_create",
+    "after_create",
+    "before_update",
+    "after_update",
+    "before_delete",
+    "after_delete",
+    "on_error",
+)
+
+
+def _hooks(request: Any) -> dict[str, list[str]]:
+    binding = getattr(request, "hooks", None)
+    if binding is None:
+        return {}
+    return {k: list(getattr(binding, k)) for k in _HOOK_KINDS if list(getattr(binding, k, ()))}
 
 
 @dataclass

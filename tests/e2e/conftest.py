@@ -35,6 +35,8 @@ def tier(item: pytest.Item) -> str:
         return "TypeScript"
     if "pulumi_install" in names:
         return "Pulumi half"
+    if "karpenter" in item.nodeid:
+        return "Karpenter judge"
     return "control plane"
 
 

@@ -18,6 +18,7 @@ import random
 import re
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,11 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def differential(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Run:
+def differential(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: Any,
+    record_testsuite_property: Callable[[str, object], None],
+) -> Run:
     reason = kj.unavailable_reason()
     if reason:
         pytest.skip(reason)
@@ -158,6 +163,13 @@ def differential(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Run:
     )
     for line in report.lines:
         print(line)
+    # For the CI summary (.ci/summary.py).
+    record_testsuite_property("karpenter_seed", SEED)
+    record_testsuite_property("karpenter_pairs", len(everything))
+    record_testsuite_property("karpenter_agree", sum(p.agrees for p in everything))
+    record_testsuite_property("karpenter_choices", len(run.choices))
+    record_testsuite_property("karpenter_choices_agree", agreeing)
+    record_testsuite_property("karpenter_seconds", round(seconds))
     return run
 
 

@@ -1,0 +1,94 @@
+"""The provider that knows its cluster, under mocks: every object every example stack makes
+carries the stack's field manager, every create the refuse-foreign hook, every Helm release the
+recovery hook, every tainting node patch the restore hook; and under a plain provider, the
+fallbacks the README describes."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from components.model.ownership import FIELD_MANAGER_ANNOTATION
+from components.platform.cluster_access import ClusterAccess, ClusterAccessArgs
+from components.pools.existing import ExistingGpuNodes, ExistingGpuNodesArgs
+from components.preview.mockrun import run_program
+from components.preview.preview import load_project, load_stack_config, run_stack
+from components.serving.nvidia_device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from tests.conftest import ROOT
+
+STACKS = sorted(p.name.split(".")[1] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+PATCH = "kubernetes:core/v1:NodePatch"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+PROVIDER = "pulumi:providers:kubernetes"
+
+
+def is_patch(typ: str) -> bool:
+    return typ.endswith("Patch")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_kubernetes_object_of_a_stack_is_this_stacks_and_hooked(stack: str) -> None:
+    project = load_project(ROOT)
+    graph = run_stack(project, load_stack_config(project, stack))
+    (provider,) = [r for r in graph.resources if r.type == PROVIDER]
+    hook = f"{provider.name}-refuse-foreign"
+    objects = [
+        r
+        for r in graph.resources
+        if r.custom and r.type.startswith("kubernetes:") and r.type not in (RELEASE,)
+    ]
+    assert objects
+    for r in objects:
+        if r.type.startswith("kubernetes:yaml/"):
+            continue  # upstream manifests, applied whole (the LLM install's CRDs)
+        annotations = r.inputs["metadata"].get("annotations", {})
+        assert (
+            annotations.get(FIELD_MANAGER_ANNOTATION) == f"gpu-inference/gpu-inference/{stack}"
+        ), (
+            r.type,
+            r.name,
+        )
+        if not is_patch(r.type):
+            assert r.hooks.get("before_create") == [hook], (r.type, r.name)
+        assert not r.retain_on_delete, (r.type, r.name)
+    for r in graph.resources:
+        if r.type == RELEASE:
+            assert r.hooks == {"on_error": [f"{provider.name}-recover-release"]}, r.name
+            # The stack makes the namespace (destroy deletes it), never Helm.
+            assert r.inputs.get("createNamespace") in (False, None), r.name
+
+
+def existing(provider: pulumi.ProviderResource) -> None:
+    opts = pulumi.ResourceOptions(provider=provider)
+    ExistingGpuNodes(
+        "gpu", ExistingGpuNodesArgs(nodes=["g1"], gpus_per_node=1, gpu_model="A100"), opts
+    )
+    ExistingGpuNodes("cpu", ExistingGpuNodesArgs(nodes=["c1"]), opts)
+
+
+def test_under_the_kube_provider_a_tainting_patch_gives_the_taints_back_on_delete() -> None:
+    def program() -> None:
+        access = ClusterAccess("c", ClusterAccessArgs("existing", "lab", context="lab"))
+        existing(access.provider)
+
+    g = run_program(program)
+    gpu, cpu = g.one(PATCH, "gpu-g1"), g.one(PATCH, "cpu-c1")
+    assert gpu.hooks == {"before_delete": ["c-k8s-restore-taints"]} and not gpu.retain_on_delete
+    # No taint added: nothing to give back, the patch's fields are simply released.
+    assert cpu.hooks == {} and not cpu.retain_on_delete
+
+
+def test_under_a_plain_provider_there_are_no_hooks_and_a_tainting_patch_is_kept() -> None:
+    def program() -> None:
+        provider = k8s.Provider("plain", context="lab")
+        existing(provider)
+        NvidiaDevicePlugin(
+            "dp", NvidiaDevicePluginArgs(), pulumi.ResourceOptions(provider=provider)
+        )
+
+    g = run_program(program)
+    gpu = g.one(PATCH, "gpu-g1")
+    assert gpu.retain_on_delete and gpu.hooks == {}
+    assert g.one(RELEASE).hooks == {}
+    assert g.one("kubernetes:core/v1:Namespace").hooks == {}
