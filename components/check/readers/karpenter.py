@@ -4,6 +4,7 @@ catalog instance type and capacity type the requirements admit."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from decimal import ROUND_FLOOR
 from typing import Any
 
@@ -99,6 +100,32 @@ def karpenter_shape(
     return shape, None
 
 
+@dataclass(frozen=True)
+class NodePoolHead:
+    """What every reading of a NodePool starts from."""
+
+    rid: str
+    spec: Mapping[str, Any]
+    tspec: Mapping[str, Any]
+    name: str
+    labels: dict[str, str]
+    """The template's labels, as written."""
+
+
+def nodepool_head(entry: Mapping[str, Any]) -> NodePoolHead:
+    typ, name = str(entry["type"]), str(entry["name"])
+    inputs = as_map(entry.get("inputs"))
+    spec = as_map(inputs.get("spec"))
+    template = as_map(spec.get("template"))
+    return NodePoolHead(
+        resource_id(typ, name),
+        spec,
+        as_map(template.get("spec")),
+        str(metadata(inputs).get("name") or name),
+        str_map(as_map(template.get("metadata")).get("labels")),
+    )
+
+
 def karpenter_pool(
     entry: Mapping[str, Any], node_classes: Mapping[str, Mapping[str, Any]], out: Findings
 ) -> PoolDraft:
@@ -106,14 +133,9 @@ def karpenter_pool(
     requirements admit (labels as Karpenter sets them: `components.model.karpenter`), plus a
     shape without GPUs when the requirements also admit instance types without GPUs. GPUs per
     node: the most any admitted type has (Karpenter launches the type the pod fits)."""
-    typ, name = str(entry["type"]), str(entry["name"])
-    inputs = as_map(entry.get("inputs"))
-    rid = resource_id(typ, name)
-    spec = as_map(inputs.get("spec"))
-    template = as_map(spec.get("template"))
-    tspec = as_map(template.get("spec"))
-    nodepool = str(metadata(inputs).get("name") or name)
-    labels = {**str_map(as_map(template.get("metadata")).get("labels")), NODEPOOL_LABEL: nodepool}
+    head = nodepool_head(entry)
+    rid, spec, tspec, nodepool = head.rid, head.spec, head.tspec, head.name
+    labels = {**head.labels, NODEPOOL_LABEL: nodepool}
     taints = read_taints(tspec.get("taints"), rid, out)
     reqs = []
     for r in as_list(tspec.get("requirements")):
@@ -280,14 +302,8 @@ def karpenter_launch_spec(
     entry: Mapping[str, Any], node_classes: Mapping[str, Mapping[str, Any]], out: Findings
 ) -> tuple[NodePoolSpec, NodeClassInfo]:
     """A NodePool as Karpenter's scheduler reads it, and what of its node class matters."""
-    typ, name = str(entry["type"]), str(entry["name"])
-    inputs = as_map(entry.get("inputs"))
-    rid = resource_id(typ, name)
-    spec = as_map(inputs.get("spec"))
-    template = as_map(spec.get("template"))
-    tspec = as_map(template.get("spec"))
-    nodepool = str(metadata(inputs).get("name") or name)
-    labels = str_map(as_map(template.get("metadata")).get("labels"))
+    head = nodepool_head(entry)
+    rid, spec, tspec, nodepool, labels = head.rid, head.spec, head.tspec, head.name, head.labels
     requirements = tuple(
         (
             str(as_map(r).get("key")),
