@@ -31,6 +31,7 @@ from ..model.shapes import (
     NodeShape,
     Resources,
     disk_to_hold,
+    format_apart,
     format_resource,
     larger_to_hold,
 )
@@ -175,11 +176,10 @@ def _report_misfit(
     extra = f" (with {', '.join(added)})" if added else ""
     if resource is not None:
         pool, best = max(shapes, key=lambda ps: ps[1].allocatable.get(resource))
+        asked, held = format_apart(resource, need.get(resource), best.allocatable.get(resource))
         detail = (
-            f"asks {format_resource(resource, need.get(resource))} {resource} in all "
-            f"({_breakdown(t, resource)}) but the largest allocatable is "
-            f"{format_resource(resource, best.allocatable.get(resource))} "
-            f"({best.name}, pool {pool.name})"
+            f"asks {asked} {resource} in all ({_breakdown(t, resource)}) but the largest "
+            f"allocatable is {held} ({best.name}, pool {pool.name})"
         )
     else:
         parts = []

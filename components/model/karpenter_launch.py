@@ -76,7 +76,13 @@ from .karpenter_requirements import (
     requirement_problem,
     requirements_of,
 )
-from .shapes import RESOURCE_NAMES, Resources, karpenter_node_shape_or_none
+from .shapes import (
+    RESOURCE_NAMES,
+    Resources,
+    format_apart,
+    format_resource,
+    karpenter_node_shape_or_none,
+)
 from .taints import Taint, Toleration
 
 # ---------------------------------------------------------------------------------------------
@@ -532,14 +538,14 @@ def _limits_reason(pool: NodePoolSpec, admitted: Sequence[InstanceType]) -> str:
     for it in admitted:
         for r, limit in sorted(pool.limits.items()):
             if _capacity(it, r) > limit:
-                over.setdefault(r, []).append(f"{it.name}: {_show(r, _capacity(it, r))}")
+                over.setdefault(r, []).append(f"{it.name}: {format_resource(r, _capacity(it, r))}")
     r, examples = sorted(over.items(), key=lambda kv: -len(kv[1]))[0]
     shown = ", ".join(examples[:3]) + (
         f" and {len(examples) - 3} more" if len(examples) > 3 else ""
     )
     return (
         f"every instance type NodePool {pool.name} admits exceeds its limits: {r} limit "
-        f"{_show(r, pool.limits[r])}, capacity {shown} (Karpenter counts capacity, not "
+        f"{format_resource(r, pool.limits[r])}, capacity {shown} (Karpenter counts capacity, not "
         "allocatable)"
     )
 
@@ -558,21 +564,13 @@ def _requests_reason(requests: Resources, compatible: Sequence[InstanceType]) ->
     if not misfits:
         return "no instance type holds the pod's requests"
     name, (have, biggest) = sorted(misfits.items())[0]
+    asked, held = format_apart(name, requests.get(name), have)
     return (
-        f"it requests {_show(name, requests.get(name))} {name} but the largest allocatable of the "
-        f"instance types it may use is {_show(name, have)} ({biggest}"
+        f"it requests {asked} {name} but the largest allocatable of the "
+        f"instance types it may use is {held} ({biggest}"
         + (", Karpenter's estimate before any node was seen" if known else "")
         + ")"
     )
-
-
-def _show(resource: str, value: int) -> str:
-    if resource == "cpu":
-        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
-    if resource in ("memory", "ephemeral-storage"):
-        gib = value / 2**30
-        return f"{gib:.2f}".rstrip("0").rstrip(".") + "Gi"
-    return str(value)
 
 
 def choose(

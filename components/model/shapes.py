@@ -149,6 +149,17 @@ def format_resource(name: str, value: int) -> str:
     return str(value)
 
 
+def format_apart(name: str, value: int, other: int) -> tuple[str, str]:
+    """Two different amounts as a message compares them, never shown alike (`179Gi` against
+    `179Gi`): where rounding would hide the difference, both are shown exactly."""
+    a, b = format_resource(name, value), format_resource(name, other)
+    if a == b and value != other:
+        if name == "cpu":
+            return f"{value}m", f"{other}m"
+        return str(value), str(other)
+    return a, b
+
+
 # ---------------------------------------------------------------------------------------------
 # Shared rules
 # ---------------------------------------------------------------------------------------------

@@ -233,7 +233,8 @@ def pairs_from_graph(
                 and f.code in ("GI026", "GI027")
                 and f"NodePool {kp.spec.name}" in f.message
             ]
-            lands = facts.name in w.pools and not named
+            # A pool whose nodes cannot hold the pod is said by GI021 (fit), not GI026.
+            lands = facts.name in w.pools and facts.name not in w.unfit and not named
             pairs.append(
                 KarpenterPair(
                     source, t.resource, kp.spec.name, ours, lands if judged else None, name

@@ -138,3 +138,18 @@ def test_choices_ask_for_every_nodepool_at_once():
     (choice,) = choices
     assert choice.ours is not None and choice.ours.node_pool == "heavy"
     assert choices_from_graph("one", graph[:2] + graph[3:]) == ([], None)
+
+
+def test_a_pod_no_node_of_the_pool_holds_does_not_land_there():
+    """Seed 2143733283's disagreement: 8 CPUs asked of g4dn.2xlarge (7910m allocatable). The check
+    says it with GI021 (fit) rather than GI026, and Karpenter launches nothing: the pair says
+    "does not land", as the judge does."""
+    graph = [
+        nodeclass("gpu"),
+        nodepool("g4dn", [req("node.kubernetes.io/instance-type", "In", "g4dn.2xlarge")]),
+        deployment("a", pod("g4dn", cpu="8")),
+    ]
+    (pair,), _ = pairs_from_graph("g", graph)
+    assert (pair.ours.launches, pair.ours.cause, pair.check_lands) == (False, "requests", False)
+    assert "it requests 8 cpu but the largest allocatable" in pair.ours.reason
+    assert "is 7910m (g4dn.2xlarge" in pair.ours.reason

@@ -31,6 +31,7 @@ from components.model.shapes import (
     eks_node_shape_or_none,
     eni_max_pods,
     existing_node_shape,
+    format_apart,
     format_resource,
     gke_ephemeral_allocatable,
     gke_node_shape,
@@ -92,6 +93,22 @@ def test_first_misfit_reports_kubernetes_names_in_order() -> None:
 )
 def test_format_resource(name: str, value: int, text: str) -> None:
     assert format_resource(name, value) == text
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "other", "texts"),
+    [
+        ("cpu", 8000, 7910, ("8", "7910m")),
+        ("memory", 180 * Gi, 160 * Gi, ("180Gi", "160Gi")),
+        ("memory", Gi, Gi, ("1Gi", "1Gi")),  # equal amounts read equal
+        # Rounding would show 179Gi against 179Gi: both exactly (seed 2143733283's message).
+        ("ephemeral-storage", 192200835072, 192198877184, ("192200835072", "192198877184")),
+    ],
+)
+def test_format_apart_never_shows_two_amounts_alike(
+    name: str, value: int, other: int, texts: tuple[str, str]
+) -> None:
+    assert format_apart(name, value, other) == texts
 
 
 # ---------------------------------------------------------------------------------------------
