@@ -140,6 +140,11 @@ Findings (stable codes):
 
 from __future__ import annotations
 
+from ..model.llmisvc import (  # the LLMInferenceService annotations: one spelling, the model's
+    GPU_MEMORY_UTILIZATION_ANNOTATION as GPU_MEMORY_UTILIZATION_ANNOTATION,
+)
+from ..model.llmisvc import MAX_MODEL_LEN_ANNOTATION as MAX_MODEL_LEN_ANNOTATION
+from ..model.llmisvc import MODEL_ANNOTATION as MODEL_ANNOTATION
 from ..model.scheduling import (
     GPU_RESOURCE,
     Taint,
@@ -204,6 +209,9 @@ CODES: dict[str, tuple[str, str]] = {
     "GI027": ("error", "dra-not-provisioned"),
     "GI028": ("error", "dra-driver-label"),
     "GI029": ("error", "autopilot-request-out-of-range"),
+    "GI030": ("error", "tensor-parallel-heads"),
+    "GI031": ("error", "parallelism-gpus"),
+    "GI032": ("error", "data-parallel-pod-gpus"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"

@@ -269,10 +269,12 @@ def check_model_disk(
     shapes: Sequence[tuple[PoolFacts, NodeShape]],
     out: Findings,
 ) -> bool:
-    """A predictor whose stated model size is above the ephemeral storage every node it can land
-    on leaves allocatable: the storage-initializer's download fills the disk (the kubelet evicts
+    """A predictor (or an LLMInferenceService vLLM pod with an hf:// / s3:// model: KServe's
+    storage-initializer downloads it into an emptyDir too) whose model size is above the
+    ephemeral storage every node it can land on leaves allocatable: the storage-initializer's download fills the disk (the kubelet evicts
     the pod, or the scheduler never places its ephemeral-storage request). True when reported."""
-    if w.model_size_gb is None or not shapes or storage_uri(t) is None:
+    downloads = storage_uri(t) is not None or (t.llm is not None and t.llm.downloads)
+    if w.model_size_gb is None or not shapes or not downloads:
         return False
     size = int(w.model_size_gb * GB)
     most = max(s.allocatable.ephemeral_storage for _, s in shapes)

@@ -9,7 +9,7 @@ from typing import Any
 
 from .contract import ASG_GROUP, AUTOPILOT_POOL, EKS_NODE_GROUP, GKE_NODE_POOL, NODE_PATCH
 from .read import Findings, PoolDraft, Template, is_type, least
-from .readers.apps import apps_template, is_apps_workload
+from .readers.apps import apps_template, is_apps_workload, leader_worker_set_templates
 from .readers.asg import asg_pool, is_self_managed
 from .readers.autopilot import autopilot_cluster_pool, autopilot_pool, is_autopilot_cluster
 from .readers.compute_class import compute_class_pool
@@ -19,6 +19,7 @@ from .readers.existing import node_pool
 from .readers.gke import gke_pool
 from .readers.karpenter import karpenter_pool, node_classes
 from .readers.kserve import inference_service_templates, kserve_default_mode
+from .readers.llmisvc import llm_inference_service_templates
 from .readers.seldon import server_configs, server_template
 from .results import PoolFacts
 
@@ -93,6 +94,12 @@ def read_templates(
             out += inference_service_templates(entry, default_mode, scale_to_zero_allowed)
         elif is_type(typ, "mlops.seldon.io", "Server"):
             out.append(server_template(entry, configs))
+        elif is_type(typ, "serving.kserve.io", "LLMInferenceService"):
+            out += llm_inference_service_templates(entry)
+        elif is_type(typ, "leaderworkerset.x-k8s.io", "LeaderWorkerSet"):
+            out += leader_worker_set_templates(entry)
         elif is_apps_workload(typ):
             out.append(apps_template(entry))
+        # An InferencePool (inference.networking.k8s.io) selects the model pods for the gateway;
+        # it makes no pod, so it has nothing to place and is not read.
     return out

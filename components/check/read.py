@@ -165,6 +165,30 @@ def least(values: list[float | None]) -> float | None:
     return min(known) if known and len(known) == len(values) else None
 
 
+@dataclass(frozen=True)
+class LLMPod:
+    """What vLLM in one pod of an LLMInferenceService is told, for the LLM rules (`check.llm`):
+    the part of the spec it serves, its parallelism as vLLM gets it, the model and its limits."""
+
+    cr: str  # the LLMInferenceService's resource id (`LLMInferenceService/<name>`)
+    role: str  # decode | leader | worker | prefill | prefill-leader | prefill-worker
+    mode: str  # single (one pod) | data (LWS, data parallel) | pipeline (LWS, pipeline)
+    tensor: int
+    pipeline: int
+    data: int | None
+    data_local: int | None
+    expert: bool
+    pods_per_group: int
+    model: str | None  # MODEL_ANNOTATION: a row of `model.llm.MODELS`
+    uri: str
+    max_model_len: int | None
+    gpu_memory_utilization: float | None
+    dtype: str | None
+    kv_dtype: str | None
+    downloads: bool  # the storage-initializer downloads the weights to the node's disk
+    unreadable: tuple[str, ...] = ()  # annotations / flags that could not be read (GI013)
+
+
 @dataclass
 class Template:
     type: str
@@ -183,6 +207,7 @@ class Template:
     model_annotations: Mapping[str, Any] = field(default_factory=dict)  # where its size is stated
     annotations: Mapping[str, Any] = field(default_factory=dict)  # of the CR / Deployment
     added: tuple[str, ...] = ()  # containers a controller put into `containers` (Seldon's)
+    llm: LLMPod | None = None  # a vLLM pod of an LLMInferenceService
 
     @property
     def resource(self) -> str:

@@ -41,6 +41,7 @@ from .graph import (
     read_pools,
     read_templates,
 )
+from .llm import check_llm, llm_shape, stated_weights
 from .pod import (
     extended_resources,
     pod_gpus,
@@ -138,6 +139,8 @@ def check(
         except (TypeError, ValueError) as e:
             out.add("GI013", rid, f"its model size is not readable: {e}", "fix the annotation")
             model_size = None
+        if t.llm is not None and model_size is None:  # the weights of its shape, when known
+            model_size = stated_weights(t.llm, None, llm_shape(t.llm)[0])
         placement = base
         if extended_resource_toleration:
             placement = base.with_tolerations(extended_resource_tolerations(extended_resources(t)))
@@ -190,7 +193,10 @@ def check(
         )
         scale.check(t, facts, placement, admitted, out)
         check_cold_pools(facts, booting, out)
-        check_model_fits(facts, pools, out)
+        if t.llm is None:
+            check_model_fits(facts, pools, out)
+        else:
+            check_llm(t.llm, facts, pools, out)
         check_progress_deadline(t, facts, pools, deadline_default, out)
         if t.serverless:
             _check_knative(t, base, features, features_where, out)

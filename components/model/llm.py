@@ -338,10 +338,12 @@ def fit(
     dtype: str | None = None,
     kv_dtype: str | None = None,
     gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION,
+    weights: int | None = None,
 ) -> Fit:
     """Whether the weights (split over tensor x pipeline GPUs) and the KV cache of one sequence
     of `max_model_len` tokens (default: the model's max_position_embeddings, as vLLM defaults it)
-    fit `gpu_memory_utilization` x one GPU's memory."""
+    fit `gpu_memory_utilization` x one GPU's memory. `weights`: their bytes when stated (a
+    quantized checkpoint), else parameters x dtype."""
     for value, what in ((tensor, "tensor"), (pipeline, "pipeline")):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InputError(f"{what} parallelism {show(value)} is not a size", "an integer >= 1")
@@ -351,7 +353,8 @@ def fit(
         )
     dtype = dtype or shape.dtype
     length = max_model_len or shape.max_position_embeddings
-    weights = weights_bytes(shape.parameters, dtype)
+    if weights is None:
+        weights = weights_bytes(shape.parameters, dtype)
     gpus = tensor * pipeline
     per_gpu = math.ceil(weights / gpus)
     kv = kv_bytes_for_sequence(
@@ -375,9 +378,52 @@ def fit(
     return Fit(ok, weights, per_gpu, kv, budget, message)
 
 
+def fit_weights(
+    name: str,
+    weights: int,
+    gpu_memory_gb: float,
+    *,
+    gpu_name: str = "GPU",
+    tensor: int = 1,
+    pipeline: int = 1,
+    gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION,
+) -> Fit:
+    """`fit` for a model whose shape is not known, only its weights' bytes: the KV cache is not
+    counted, so "fits" is weaker still (the weights alone fit the budget)."""
+    if not 0 < gpu_memory_utilization <= 1:
+        raise InputError(
+            f"gpu_memory_utilization {show(gpu_memory_utilization)} is out of range", "0 < u <= 1"
+        )
+    gpus = tensor * pipeline
+    per_gpu = math.ceil(weights / gpus)
+    budget = math.floor(gpu_memory_gb * GB * gpu_memory_utilization)
+    ok = per_gpu <= budget
+    message = (
+        f"{name} needs {_gb(weights)} GB of weights ({_gb(per_gpu)} GB per GPU over tensor "
+        f"{tensor} x pipeline {pipeline}; its KV cache is not known: its shape is not in the "
+        f"table); {gpus} x {gpu_name} ({gpu_memory_gb:g} GB) at {gpu_memory_utilization:g} "
+        f"utilization hold{'s' if gpus == 1 else ''} {_gb(budget)} GB per GPU"
+    )
+    if not ok:
+        message += ": the weights alone do not fit"
+    return Fit(ok, weights, per_gpu, 0, budget, message)
+
+
 # ---------------------------------------------------------------------------------------------
 # Parallelism
 # ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParallelismIssue:
+    """One thing `parallelism_problems` says, with what kind it is: `heads` (tensor does not divide
+    the attention heads), `node` (a pod asks more GPUs than a node has), `pod` (a data-parallel
+    pod's GPUs are not dataLocal x tensor), `group` (the worker group's GPUs are not vLLM's world
+    size); `short`: fewer GPUs than vLLM needs (it cannot start), else more (some sit idle)."""
+
+    kind: str
+    message: str
+    short: bool = True
 
 
 def parallelism_problems(
@@ -391,7 +437,35 @@ def parallelism_problems(
     pods_per_group: int = 1,
     gpus_per_node: int | None = None,
 ) -> list[str]:
-    """What vLLM (and KServe's launch of it) would refuse or cannot place, one sentence each.
+    """What vLLM (and KServe's launch of it) would refuse or cannot place, one sentence each
+    (`parallelism_issues`' messages)."""
+    return [
+        i.message
+        for i in parallelism_issues(
+            shape,
+            tensor=tensor,
+            pipeline=pipeline,
+            data=data,
+            data_local=data_local,
+            gpus_per_pod=gpus_per_pod,
+            pods_per_group=pods_per_group,
+            gpus_per_node=gpus_per_node,
+        )
+    ]
+
+
+def parallelism_issues(
+    shape: ModelShape | None,
+    *,
+    tensor: int = 1,
+    pipeline: int = 1,
+    data: int | None = None,
+    data_local: int | None = None,
+    gpus_per_pod: int | None = None,
+    pods_per_group: int = 1,
+    gpus_per_node: int | None = None,
+) -> list[ParallelismIssue]:
+    """What vLLM (and KServe's launch of it) would refuse or cannot place.
 
     - tensor must divide the attention heads (vLLM verify_with_parallel_config);
     - a pod's GPUs sit on one node, so the GPUs a pod requests must not exceed the node's;
@@ -401,25 +475,35 @@ def parallelism_problems(
     - a worker group (the pods of one LeaderWorkerSet replica) holds pipeline x tensor GPUs
       (vLLM world size), or data x tensor in data-parallel mode.
     """
-    problems: list[str] = []
+    problems: list[ParallelismIssue] = []
     if shape is not None and shape.attention_heads % tensor:
         problems.append(
-            f"tensor parallelism {tensor} does not divide {shape.name}'s "
-            f"{shape.attention_heads} attention heads (vLLM: 'Total number of attention heads "
-            f"({shape.attention_heads}) must be divisible by tensor parallel size ({tensor})')"
+            ParallelismIssue(
+                "heads",
+                f"tensor parallelism {tensor} does not divide {shape.name}'s "
+                f"{shape.attention_heads} attention heads (vLLM: 'Total number of attention heads "
+                f"({shape.attention_heads}) must be divisible by tensor parallel size ({tensor})')",
+            )
         )
     dp = data is not None or data_local is not None
     per_pod_expected = tensor * (data_local or 1) if dp else None
     if gpus_per_pod is not None:
         if gpus_per_node is not None and gpus_per_pod > gpus_per_node:
             problems.append(
-                f"a pod requests {gpus_per_pod} GPUs but a node has {gpus_per_node}: the pod "
-                "cannot be scheduled (tensor parallelism stays inside one pod's node)"
+                ParallelismIssue(
+                    "node",
+                    f"a pod requests {gpus_per_pod} GPUs but a node has {gpus_per_node}: the pod "
+                    "cannot be scheduled (tensor parallelism stays inside one pod's node)",
+                )
             )
         if per_pod_expected is not None and gpus_per_pod != per_pod_expected:
             problems.append(
-                f"a data-parallel pod runs dataLocal {data_local or 1} x tensor {tensor} = "
-                f"{per_pod_expected} GPUs but requests {gpus_per_pod}"
+                ParallelismIssue(
+                    "pod",
+                    f"a data-parallel pod runs dataLocal {data_local or 1} x tensor {tensor} = "
+                    f"{per_pod_expected} GPUs but requests {gpus_per_pod}",
+                    gpus_per_pod < per_pod_expected,
+                )
             )
         group = gpus_per_pod * pods_per_group
         world = tensor * (data or 1) if dp else tensor * pipeline
@@ -430,7 +514,11 @@ def parallelism_problems(
         )
         if group != world:
             problems.append(
-                f"{what} = {world} GPUs, but the worker group has {pods_per_group} pod(s) x "
-                f"{gpus_per_pod} GPUs = {group}"
+                ParallelismIssue(
+                    "group",
+                    f"{what} = {world} GPUs, but the worker group has {pods_per_group} pod(s) x "
+                    f"{gpus_per_pod} GPUs = {group}",
+                    group < world,
+                )
             )
     return problems

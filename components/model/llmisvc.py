@@ -65,6 +65,29 @@ DOWNLOAD_SCHEMES = ("hf", "s3")
 LORA_URI_SCHEMES = ("hf", "s3", "pvc")
 """LoRASpec.Adapters: 'supports hf://, s3://, and pvc:// schemes'."""
 
+# What the serving component writes for the placement check, and the check reads (one spelling,
+# here: the check may import the model layer, the serving layer may too).
+WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
+MODEL_ANNOTATION = "gpu-inference.dev/model"
+"""The model's row in `llm.MODELS` (its shape: layers, heads, KV heads)."""
+MAX_MODEL_LEN_ANNOTATION = "gpu-inference.dev/max-model-len"
+GPU_MEMORY_UTILIZATION_ANNOTATION = "gpu-inference.dev/gpu-memory-utilization"
+WIRING_COMPONENTS = ("decode", "worker", "prefill", "prefill-worker", "scheduler")
+"""The `<component>` of `gpu-inference.dev/pool.<component>` on an LLMInferenceService."""
+ROLE_WIRING: dict[str, tuple[str, ...]] = {
+    "decode": ("decode",),
+    "leader": ("decode",),
+    "worker": ("worker", "decode"),
+    "prefill": ("prefill",),
+    "prefill-leader": ("prefill",),
+    "prefill-worker": ("prefill-worker", "prefill"),
+    "scheduler": ("scheduler",),
+}
+"""For each pod role, the wiring components that name its pools, first found wins (a worker
+without its own is wired like its leader)."""
+MODEL_ROLES = ("decode", "leader", "worker", "prefill", "prefill-leader", "prefill-worker")
+"""Roles whose pods run vLLM with the model's weights (the scheduler does not)."""
+
 SUFFIX_DECODE = "-kserve"
 SUFFIX_PREFILL = "-kserve-prefill"
 SUFFIX_MULTI_NODE = "-kserve-mn"
@@ -225,3 +248,58 @@ def generated_pods(cr: dict[str, Any]) -> list[GeneratedPods]:
             )
         )
     return out
+
+
+def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on `base`, maps merged key by key, anything else replaced (a strategic merge patch
+    of a container: `resources.requests` merge by resource name)."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merged(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) else v
+    return out
+
+
+def merge_containers(added: list[dict[str, Any]], own: list[Any]) -> list[dict[str, Any]]:
+    """The pod's containers: those the presets / controller add, each merged by name with the
+    service's own of that name (the service's fields win), then the service's other ones."""
+    own_maps = [dict(c) for c in own if isinstance(c, dict)]
+    by_name = {c.get("name"): c for c in own_maps}
+    out = [_merged(a, by_name[a["name"]]) if a["name"] in by_name else dict(a) for a in added]
+    taken = {a["name"] for a in added}
+    return out + [c for c in own_maps if c.get("name") not in taken]
+
+
+def pod_containers(g: GeneratedPods) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(containers, init containers) of the pods of `g`, as the controller makes them."""
+    return (
+        merge_containers(g.added_containers, list(g.pod_spec.get("containers") or [])),
+        merge_containers(g.added_init_containers, list(g.pod_spec.get("initContainers") or [])),
+    )
+
+
+VLLM_ARGS_ENV = "VLLM_ADDITIONAL_ARGS"
+_FLAG_ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size"}
+
+
+def vllm_flags(container: dict[str, Any]) -> dict[str, str]:
+    """The options the presets' `vllm serve` command line gets from the `main` container: it
+    ends with `${VLLM_ADDITIONAL_ARGS} $@` (charts/kserve-runtime-configs
+    files/llmisvcconfigs/resources.yaml), so the env var's words, then the container's `args`,
+    come after the preset's own `--tensor-parallel-size`; the last occurrence wins (argparse).
+    `--flag value` and `--flag=value` both read; `-tp` / `-pp` are vLLM's short forms."""
+    words: list[str] = []
+    for env in container.get("env") or []:
+        if isinstance(env, dict) and env.get("name") == VLLM_ARGS_ENV:
+            words += str(env.get("value") or "").split()
+    words += [str(a) for a in container.get("args") or [] if not isinstance(a, dict)]
+    flags: dict[str, str] = {}
+    for i, word in enumerate(words):
+        name, eq, value = word.partition("=")
+        name = _FLAG_ALIASES.get(name, name)
+        if not name.startswith("--"):
+            continue
+        if not eq:
+            nxt = words[i + 1] if i + 1 < len(words) else ""
+            value = "" if nxt.startswith("-") else nxt
+        flags[name[2:]] = value
+    return flags

@@ -42,3 +42,46 @@ def apps_template(entry: Mapping[str, Any]) -> Template:
         annotations=annotations,
         daemonset=daemonset,
     )
+
+
+def leader_worker_set_templates(entry: Mapping[str, Any]) -> list[Template]:
+    """A LeaderWorkerSet (`leaderworkerset.x-k8s.io`, written by anyone): `replicas` groups
+    (default 1) of `leaderWorkerTemplate.size` pods (default 1, the leader included). The leader
+    pods come from `leaderTemplate`, or from `workerTemplate` when it is absent (LWS:
+    "if leader template is nil, use worker template"); the other size - 1 pods of a group from
+    `workerTemplate`. Resource ids `LeaderWorkerSet/<name>/leader` and `.../worker`; wired like
+    an apps workload (the LWS's annotation, else its template's)."""
+    typ, name = str(entry.get("type", "")), str(entry.get("name", ""))
+    inputs = as_map(entry.get("inputs"))
+    annotations = as_map(metadata(inputs).get("annotations"))
+    spec = as_map(inputs.get("spec"))
+    lwt = as_map(spec.get("leaderWorkerTemplate"))
+    replicas = as_int(spec.get("replicas"))
+    replicas = 1 if replicas is None else replicas
+    size = as_int(lwt.get("size")) or 1
+    worker = as_map(lwt.get("workerTemplate"))
+    parts = [("leader", as_map(lwt.get("leaderTemplate")) or worker, replicas)]
+    if size > 1:
+        parts.append(("worker", worker, replicas * (size - 1)))
+    out = []
+    for role, template, pods in parts:
+        pod_spec = as_map(template.get("spec"))
+        own = as_map(metadata(template).get("annotations"))
+        out.append(
+            Template(
+                type=typ,
+                name=name,
+                component=role,
+                namespace=namespace_of(inputs),
+                fragment=pod_spec,
+                containers=[as_map(c) for c in as_list(pod_spec.get("containers"))],
+                init_containers=[as_map(c) for c in as_list(pod_spec.get("initContainers"))],
+                wired=split_pools(annotations.get(WIRED_POOL_ANNOTATION))
+                or split_pools(own.get(WIRED_POOL_ANNOTATION)),
+                scales_to_zero=replicas == 0,
+                max_replicas=pods,
+                model_annotations={**own, **annotations},
+                annotations=annotations,
+            )
+        )
+    return out

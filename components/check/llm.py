@@ -1,0 +1,227 @@
+"""The LLM rules: the model a vLLM pod of an LLMInferenceService serves (`read.LLMPod`), against
+its parallelism and the GPUs of the pools the pod can land on (`model.llm` has vLLM's rules and
+their sources).
+
+- GI019, LLM-grade: `llm.fit`: the weights split over tensor x pipeline GPUs and the KV cache of
+  one max-model-len sequence within gpu_memory_utilization x one GPU's memory, on each pool the
+  pod can land on (GPU memory known on all of them); reported when it fits on none. The shape is
+  the `MODEL_ANNOTATION` row of `llm.MODELS`, else the row whose Hugging Face repo the `hf://`
+  URI names; stated weights (`MODEL_SIZE_ANNOTATION`, or parameters x dtype) win over the shape's
+  parameters (a quantized checkpoint); with no shape, the weights alone (`llm.fit_weights`). Not
+  judged: a pod requesting no GPU, a mixture-of-experts model with expert parallelism (its
+  experts are spread over data x tensor GPUs: not modelled).
+- GI030 tensor-parallel-heads: tensor parallelism does not divide the attention heads (said on
+  the part's first pod: decode, leader, prefill, prefill leader).
+- GI031 parallelism-gpus: vLLM's world size (tensor x pipeline on one pod or over a pipeline
+  group; data x tensor over a data-parallel group) against the GPUs the pod / group requests.
+- GI032 data-parallel-pod-gpus: a data-parallel pod's GPUs against dataLocal x tensor.
+GI031 / GI032 are errors when the GPUs are fewer than vLLM's ranks (it cannot start them) and
+warnings when more (GPUs sit idle). A pod asking more GPUs than a node has is GI004's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..model.errors import InputError
+from ..model.llm import (
+    GB,
+    MODELS,
+    Fit,
+    ModelShape,
+    fit,
+    fit_weights,
+    model_shape,
+    parallelism_issues,
+)
+from .contract import MODEL_ANNOTATION, MODEL_SIZE_ANNOTATION
+from .read import Findings, LLMPod
+from .results import PoolFacts, WorkloadFacts
+
+FIRST_ROLES = ("decode", "leader", "prefill", "prefill-leader")
+"""The pod of each part that carries the part's own findings (not repeated on its workers)."""
+
+
+def llm_shape(p: LLMPod) -> tuple[ModelShape | None, str | None]:
+    """(the model's shape, or None; why the annotation could not be read, or None)."""
+    if p.model:
+        try:
+            return model_shape(p.model), None
+        except InputError as e:
+            return None, f"{MODEL_ANNOTATION}: {e}"
+    if p.uri.startswith("hf://"):
+        repo = p.uri.removeprefix("hf://").strip("/").lower()
+        for shape in MODELS.values():
+            if shape.hf_repo.lower() == repo:
+                return shape, None
+    return None, None
+
+
+def check_llm(
+    p: LLMPod,
+    w: WorkloadFacts,
+    pools: Sequence[PoolFacts],
+    out: Findings,
+) -> None:
+    """The LLM findings of one vLLM pod template (see the module docstring)."""
+    for text in p.unreadable:
+        out.add("GI013", w.resource, f"{text}: vLLM refuses it", "give it a number")
+    shape, problem = llm_shape(p)
+    if problem:
+        out.add(
+            "GI013",
+            p.cr,
+            problem,
+            f"name a row of the table in {MODEL_ANNOTATION}, or state {MODEL_SIZE_ANNOTATION}",
+        )
+    _check_parallelism(p, w, shape, out)
+    _check_fits(p, w, shape, pools, out)
+
+
+def _divisors(heads: int) -> str:
+    return ", ".join(str(d) for d in range(1, min(heads, 16) + 1) if heads % d == 0)
+
+
+def _check_parallelism(
+    p: LLMPod, w: WorkloadFacts, shape: ModelShape | None, out: Findings
+) -> None:
+    issues = parallelism_issues(
+        shape,
+        tensor=p.tensor,
+        pipeline=p.pipeline,
+        data=p.data,
+        data_local=p.data_local,
+        gpus_per_pod=w.gpus if w.gpus > 0 else None,
+        pods_per_group=p.pods_per_group,
+    )
+    kinds = {i.kind for i in issues}
+    for issue in issues:
+        if issue.kind == "heads" and shape is not None and p.role in FIRST_ROLES:
+            out.add(
+                "GI030",
+                w.resource,
+                f"{issue.message}: vLLM refuses to start",
+                f"set parallelism.tensor to a divisor of {shape.attention_heads} "
+                f"({_divisors(shape.attention_heads)}, ...) and request that many GPUs per pod",
+            )
+        elif issue.kind == "pod" or (issue.kind == "group" and "pod" not in kinds):
+            code = "GI032" if issue.kind == "pod" else "GI031"
+            where = "pod" if p.mode == "single" or issue.kind == "pod" else "worker group"
+            if issue.short:
+                what = f"the {where} has fewer GPUs than vLLM's ranks: it cannot start them"
+            else:
+                what = f"the {where} has more GPUs than vLLM uses: they sit idle"
+            expected = _expected_gpus(p)
+            out.add(
+                code,
+                w.resource,
+                f"{issue.message}: {what}",
+                f"request {expected} nvidia.com/gpu per pod (or change parallelism to match)",
+                severity=None if issue.short else "warning",
+            )
+
+
+def _expected_gpus(p: LLMPod) -> int:
+    """GPUs one pod of this part should request."""
+    if p.mode == "data":
+        return p.tensor * (p.data_local or 1)
+    if p.mode == "pipeline":
+        return p.tensor
+    return p.tensor * p.pipeline
+
+
+def stated_weights(p: LLMPod, stated_gb: float | None, shape: ModelShape | None) -> float | None:
+    """The weights in GB: stated, else the shape's parameters x dtype."""
+    if stated_gb is not None:
+        return stated_gb
+    if shape is None:
+        return None
+    try:
+        return fit(shape, 1, dtype=p.dtype).weights / GB
+    except InputError:
+        return None
+
+
+def _fit(p: LLMPod, w: WorkloadFacts, shape: ModelShape | None, pool: PoolFacts) -> Fit | None:
+    gpu = pool.accelerator or f"GPU of pool {pool.name}"
+    memory = pool.gpu_memory_gib or 0
+    util = (
+        {}
+        if p.gpu_memory_utilization is None
+        else {"gpu_memory_utilization": p.gpu_memory_utilization}
+    )
+    weights = None if w.model_size_gb is None else round(w.model_size_gb * GB)
+    if shape is not None:
+        return fit(
+            shape,
+            memory,
+            gpu_name=gpu,
+            tensor=p.tensor,
+            pipeline=p.pipeline,
+            max_model_len=p.max_model_len,
+            dtype=p.dtype,
+            kv_dtype=p.kv_dtype,
+            weights=weights,
+            **util,
+        )
+    if weights is None:
+        return None
+    name = p.uri.rsplit("/", 1)[-1] or "the model"
+    return fit_weights(
+        name, weights, memory, gpu_name=gpu, tensor=p.tensor, pipeline=p.pipeline, **util
+    )
+
+
+def _check_fits(
+    p: LLMPod,
+    w: WorkloadFacts,
+    shape: ModelShape | None,
+    pools: Sequence[PoolFacts],
+    out: Findings,
+) -> None:
+    if w.gpus == 0 or (p.expert and shape is not None and shape.experts):
+        return
+    landing = [pool for pool in pools if pool.name in w.pools]
+    if not landing or any(pool.gpu_memory_gib is None for pool in landing):
+        return
+    try:
+        fits = [(pool, _fit(p, w, shape, pool)) for pool in landing]
+    except InputError as e:
+        out.add("GI013", w.resource, f"its model cannot be judged: {e}", "fix the value named")
+        return
+    verdicts = [(pool, f) for pool, f in fits if f is not None]
+    if not verdicts or any(f.fits for _, f in verdicts):
+        return
+    pool, best = max(verdicts, key=lambda pf: pf[1].budget_per_gpu)
+    others = [q.name for q, _ in verdicts if q is not pool]
+    also = f" (nor on {', '.join(others)})" if others else ""
+    out.add(
+        "GI019",
+        w.resource,
+        f"its model does not fit its GPUs on pool {pool.name}{also}: {best.message}",
+        _fit_fix(p, shape, best),
+    )
+
+
+def _fit_fix(p: LLMPod, shape: ModelShape | None, best: Fit) -> str:
+    """What would make it fit: more tensor parallelism, a shorter max-model-len, larger GPUs."""
+    fixes = []
+    if best.weights_per_gpu <= best.budget_per_gpu and shape is not None:
+        fixes.append("lower max-model-len (vLLM --max-model-len) so one sequence's KV cache fits")
+    need = -(-best.weights // max(best.budget_per_gpu, 1))
+    tensor = next(
+        (
+            t
+            for t in (2, 4, 8, 16)
+            if t * p.pipeline >= need
+            and t > p.tensor
+            and (shape is None or shape.attention_heads % t == 0)
+        ),
+        None,
+    )
+    if tensor is not None:
+        fixes.append(
+            f"use tensor parallelism {tensor} ({tensor * p.pipeline} GPUs, on nodes that have them)"
+        )
+    fixes.append("use a pool with larger GPUs, or fp8 / int4 weights")
+    return "; ".join(fixes)
