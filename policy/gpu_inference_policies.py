@@ -249,11 +249,14 @@ def stack_graph(
 
 
 def _finding_rid(finding: Finding, urns: Mapping[str, Optional[str]]) -> Optional[str]:
-    """The `Kind/name` a finding's resource (`Kind/name[/component]`) belongs to, if in the stack."""
-    if finding.resource in urns:
-        return finding.resource
-    head, _, _ = finding.resource.rpartition("/")
-    return head if head in urns else None
+    """The `Kind/name` a finding's resource (`Kind/name[/component...]`: an LLMInferenceService's
+    `LLMInferenceService/llm/llm-kserve-mn/worker`) belongs to, if in the stack."""
+    head = finding.resource
+    while head:
+        if head in urns:
+            return head
+        head = head.rpartition("/")[0]
+    return None
 
 
 def violation_message(finding: Finding, unknown: Sequence[str] = ()) -> str:

@@ -52,6 +52,8 @@ from scale_graphs import (  # noqa: E402
     nodepool,
     req,
 )
+from llm_graphs import POOLS as LLM_POOLS  # noqa: E402
+from llm_graphs import llmisvc, multi_node, vllm  # noqa: E402
 from scale_graphs import deployment as sdeployment  # noqa: E402
 from scale_graphs import pod as spod  # noqa: E402
 
@@ -637,6 +639,34 @@ PAIRS += [
         [autopilot_cluster(), sdeployment("a", spod(selector=_L4, gpus=4, tolerations=[]))],
         "Deployment/a",
         id="GI029",
+    ),
+]
+
+
+# The LLM findings (issue 24): an LLMInferenceService's pods, named Kind/name/<workload>[/role],
+# are tied to the LLMInferenceService's URN.
+_8B = {"model": "llama-3.1-8b"}
+PAIRS += [
+    pytest.param(
+        "GI030",
+        [*LLM_POOLS, llmisvc(**_8B, parallelism={"tensor": 3}, template=vllm("h100", 3))],
+        [*LLM_POOLS, llmisvc(**_8B, parallelism={"tensor": 4}, template=vllm("h100", 4))],
+        "LLMInferenceService/llama",
+        id="GI030",
+    ),
+    pytest.param(
+        "GI031",
+        [*LLM_POOLS, llmisvc(template=vllm("h100", 2))],
+        [*LLM_POOLS, llmisvc(template=vllm("h100", 4))],
+        "LLMInferenceService/llama",
+        id="GI031",
+    ),
+    pytest.param(
+        "GI032",
+        [*LLM_POOLS, multi_node(gpus=4)],
+        [*LLM_POOLS, multi_node()],
+        "LLMInferenceService/llama",
+        id="GI032",
     ),
 ]
 

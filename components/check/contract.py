@@ -62,6 +62,20 @@ Pod templates (workloads):
   scaled to zero only at `replicas: 0`) and `DaemonSet` (on every node it tolerates, never scaled
   to zero; the cluster autoscaler ignores DaemonSet pods when it drains a node, so DaemonSets are
   exempt from the cpu-on-gpu-pool, never-scales-to-zero and wildcard findings).
+- `kubernetes:serving.kserve.io/v1alpha2:LLMInferenceService` (v1alpha1 alike; `readers.llmisvc`):
+  a template per pod KServe v0.20.0's controller makes (`model.llmisvc.generated_pods`): decode
+  `<name>-kserve` from `spec.template`, LeaderWorkerSet `<name>-kserve-mn` (leader from
+  `spec.template`, `size - 1` workers per group from `spec.worker`), prefill
+  `<name>-kserve-prefill` / `<name>-kserve-mn-prefill`, scheduler `<name>-kserve-router-scheduler`,
+  each with the containers the presets and the controller add (storage-initializer, routing
+  sidecar, the scheduler preset's requests). Resource ids
+  `LLMInferenceService/<name>/<workload>[/leader|/worker]`. Replicas `replicas` (absent 1) or
+  `scaling.maxReplicas`; only `replicas: 0` is scaled to zero. Wired by
+  `gpu-inference.dev/pool.<component>` (decode, worker, prefill, prefill-worker, scheduler; a
+  worker without its own: its leader's), else the CR's `gpu-inference.dev/pool`.
+- `kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet` written by anyone: `leaderTemplate`
+  (absent: `workerTemplate`) for the leaders, `workerTemplate` for the other `size - 1` pods of
+  each of `replicas` groups; wired like an apps workload. An InferencePool makes no pod: not read.
 - Node shapes (fit): `NodeTemplate.shape` from `model.shapes`: GKE `nodeConfig.machineType`,
   `diskSizeGb` (GKE's default 100), `maxPodsConstraint.maxPodsPerNode`; an EKS node group's first
   `instanceTypes` entry on AL2023 with its launch template's `/dev/xvda` volume (tied by
@@ -125,7 +139,7 @@ Findings (stable codes):
 | GI016 | error    | asg-node-template-tags: a group with min 0 nodes lacks a tag `k8s.io/cluster-autoscaler/node-template/{taint,label}/...` for a taint or a selected label: an error on a self-managed Auto Scaling group (`aws:autoscaling/group:Group`), a warning on an EKS managed node group (cluster-autoscaler 1.24+ reads it from EKS DescribeNodegroup given `eks:DescribeNodegroup`; `resources/nvidia.com/gpu` too) |
 | GI017 | error    | knative-config-reverted: a `knative-serving/config-*` ConfigMap or ConfigMapPatch while a KnativeServing CR is in the graph |
 | GI018 | warning  | seldon-model-capacity: a Model's `replicas` / `memory` above every capable Server's replicas / memory request x (1 + overcommit) |
-| GI019 | error    | model-too-large: weights (`MODEL_SIZE_ANNOTATION`, or parameters x dtype) x (1 + `MODEL_MEMORY_OVERHEAD`) above GPUs requested x one GPU's memory on every pool it can land on |
+| GI019 | error    | model-too-large: weights (`MODEL_SIZE_ANNOTATION`, or parameters x dtype) x (1 + `MODEL_MEMORY_OVERHEAD`) above GPUs requested x one GPU's memory on every pool it can land on; for an LLMInferenceService vLLM pod, vLLM's need (`llm.fit`: weights over tensor x pipeline + one max-model-len sequence's KV cache) above gpu_memory_utilization x one GPU's memory (`check.llm`) |
 | GI020 | warning  | progress-deadline-short: a Serverless GPU component scaling to zero on a gke/eks pool with min 0 nodes has a Knative progress deadline below the pool's start-up (`POOL_STARTUP_ANNOTATION`, else `catalog.node_startup_seconds`) |
 | GI021 | error    | fits-no-node: the pod's requests (containers, the largest init container, overhead, and what Knative / KServe / Seldon add: `fit.pod_containers`) fit no node of any pool it can land on (the resource, what it asks, the largest allocatable and its shape; GPUs are GI004's) |
 | GI022 | info     | fit-unknown: a pool pods land on has a node whose shape is unknown (a type the catalog lacks, existing nodes without `ALLOCATABLE_ANNOTATION`, Autopilot): fit not judged there |
@@ -136,6 +150,9 @@ Findings (stable codes):
 | GI027 | error    | dra-not-provisioned: a pod with DRA ResourceClaims lands on a Karpenter or EKS Auto Mode pool (Karpenter ignores DRA pods) |
 | GI028 | error    | dra-driver-label: a DRA GPU pod lands on a GKE pool without DRA's node labels, or on Autopilot |
 | GI029 | error    | autopilot-request-out-of-range: a GPU pod Autopilot would reject (`model.autopilot.autopilot_gpu_problem`) |
+| GI030 | error    | tensor-parallel-heads: an LLMInferenceService's tensor parallelism does not divide its model's attention heads (vLLM refuses) |
+| GI031 | error    | parallelism-gpus: vLLM's world size (tensor x pipeline, or data x tensor over a data-parallel group) is not the GPUs of the pod / worker group (a warning when the GPUs are more: idle) |
+| GI032 | error    | data-parallel-pod-gpus: a data-parallel vLLM pod requests other than dataLocal x tensor GPUs (a warning when more) |
 """
 
 from __future__ import annotations
@@ -226,6 +243,8 @@ ASG_GROUP = "aws:autoscaling/group:Group"
 """A self-managed Auto Scaling group of nodes (gpu-inference makes none)."""
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INFERENCE_SERVICE = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
+LLM_INFERENCE_SERVICE = "kubernetes:serving.kserve.io/v1alpha2:LLMInferenceService"
+LEADER_WORKER_SET = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 SELDON_SERVER = "kubernetes:mlops.seldon.io/v1alpha1:Server"
 SELDON_SERVER_CONFIG = "kubernetes:mlops.seldon.io/v1alpha1:ServerConfig"
 SELDON_MODEL = "kubernetes:mlops.seldon.io/v1alpha1:Model"
