@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..model.autopilot import autopilot_gpu_problem
@@ -32,6 +33,7 @@ from ..model.karpenter_launch import (
     NodePoolSpec,
     PendingPod,
     admits_cpu_types,
+    admitted_by,
     catalog_instance_types,
     launch,
 )
@@ -64,6 +66,15 @@ class KarpenterPool:
     node_class: NodeClassInfo
     instance_types: tuple[InstanceType, ...]
     admits_cpu: bool
+
+    @cached_property
+    def admitted(self) -> list[InstanceType]:
+        """The instance types the NodePool admits, whatever the pod: computed once."""
+        return admitted_by(self.spec, self.instance_types)
+
+    def launch(self, pod: PendingPod) -> Launch:
+        """Karpenter's decision for the pod with this NodePool alone (`karpenter_launch.launch`)."""
+        return launch(pod, self.spec, self.instance_types, self.admitted)
 
 
 def karpenter_pod_requests(t: Template) -> Resources:
@@ -145,7 +156,7 @@ class ScaleUp:
         """Karpenter's decision for the pod on each NodePool of `pool` (none: not Karpenter).
         Raises InputError for a request quantity Kubernetes would refuse."""
         pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
-        return [launch(pod, kp.spec, kp.instance_types) for kp in self.karpenter_pools(pool)]
+        return [kp.launch(pod) for kp in self.karpenter_pools(pool)]
 
     def karpenter_landing(
         self, t: Template, placement: Placement, pools: Sequence[PoolFacts]
@@ -162,10 +173,7 @@ class ScaleUp:
         return [
             p
             for p in pools
-            if any(
-                not kp.spec.static and launch(pod, kp.spec, kp.instance_types).launches
-                for kp in self.karpenter_pools(p)
-            )
+            if any(not kp.spec.static and kp.launch(pod).launches for kp in self.karpenter_pools(p))
         ]
 
     def check(
@@ -205,7 +213,7 @@ class ScaleUp:
             for kp in self.karpenter_pools(pool):
                 if kp.spec.static:
                     continue
-                result = launch(pod, kp.spec, kp.instance_types)
+                result = kp.launch(pod)
                 if result.launches:
                     continue
                 if w.gpus == 0 and kp.admits_cpu and result.cause not in _ANY_UNIVERSE:

@@ -52,6 +52,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from .aws_instances import EC2_INSTANCES
 from .catalog import AWS_GPU_INSTANCES, AwsGpuInstance
@@ -97,7 +98,7 @@ class Offering:
     capacity_type: str
     reservation_id: str | None = None
 
-    @property
+    @cached_property
     def requirements(self) -> Requirements:
         """As the AWS resolvers shape them (offering/base_resolver.go:127-139,
         reserved_capacity_resolver.go:90-103); zones are not modelled."""
@@ -120,8 +121,10 @@ class InstanceType:
     offerings: tuple[Offering, ...]
     absent: tuple[str, ...] = ABSENT_ON_GPU_TYPES  # keys it has as DoesNotExist
 
-    @property
+    @cached_property
     def requirements(self) -> Requirements:
+        """Its labels, type, capacity types and reservations as requirements; computed once per
+        instance type (every pod x NodePool pair reads them): callers `copy()` before adding."""
         reqs = label_requirements(self.labels)
         reqs.add(Req.of("node.kubernetes.io/instance-type", "In", [self.name]))
         types = sorted({o.capacity_type for o in self.offerings})
@@ -294,7 +297,7 @@ def _instance_type(
         offerings.append(Offering("reserved", f"cr-{inst.instance_type}"))
     it = InstanceType(inst.instance_type, labels, capacity, allocatable, tuple(offerings))
     for reqs, amounts in overlays:
-        own = it.requirements
+        own = it.requirements.copy()
         if pool is not None:
             own.add(Req.of(NODEPOOL_LABEL, "In", [pool]))
         if own.compatible(reqs) is None:
@@ -349,9 +352,15 @@ def within_limits(pool: NodePoolSpec, instance_types: Sequence[InstanceType]) ->
     ]
 
 
-def launch(pod: PendingPod, pool: NodePoolSpec, instance_types: Sequence[InstanceType]) -> Launch:
+def launch(
+    pod: PendingPod,
+    pool: NodePoolSpec,
+    instance_types: Sequence[InstanceType],
+    admitted: Sequence[InstanceType] | None = None,
+) -> Launch:
     """Would Karpenter, with this NodePool alone and no nodes, create a NodeClaim for the pod?
-    Which instance types and capacity types would it list? (See the module docstring.)"""
+    Which instance types and capacity types would it list? (See the module docstring.)
+    `admitted`: `admitted_by(pool, instance_types)`, where the caller keeps it for many pods."""
 
     def no(cause: str, reason: str) -> Launch:
         return Launch(pool.name, cause=cause, reason=reason)
@@ -369,7 +378,8 @@ def launch(pod: PendingPod, pool: NodePoolSpec, instance_types: Sequence[Instanc
             "the pod takes devices through DRA ResourceClaims, which Karpenter does not provision "
             "for (IGNORE_DRA_REQUESTS defaults to true)",
         )
-    admitted = admitted_by(pool, instance_types)
+    if admitted is None:
+        admitted = admitted_by(pool, instance_types)
     if not admitted:
         return no(*_why_none_admitted(pool, instance_types))
     if pool.limits.get("nodes", 1) <= 0:
@@ -564,10 +574,10 @@ def _requests_reason(requests: Resources, compatible: Sequence[InstanceType]) ->
     if not misfits:
         return "no instance type holds the pod's requests"
     name, (have, biggest) = sorted(misfits.items())[0]
-    asked, held = format_apart(name, requests.get(name), have)
+    asked, most = format_apart(name, requests.get(name), have)
     return (
         f"it requests {asked} {name} but the largest allocatable of the "
-        f"instance types it may use is {held} ({biggest}"
+        f"instance types it may use is {most} ({biggest}"
         + (", Karpenter's estimate before any node was seen" if known else "")
         + ")"
     )
