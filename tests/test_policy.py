@@ -39,6 +39,8 @@ if str(ROOT / "policy") not in sys.path:
 import gpu_inference_policies as gp  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests" / "check"))
+from llm_graphs import POOLS as LLM_POOLS  # noqa: E402
+from llm_graphs import llmisvc, multi_node, vllm  # noqa: E402
 from scale_graphs import (  # noqa: E402
     ASG_TAGS,
     DRA_CLAIM,
@@ -52,8 +54,6 @@ from scale_graphs import (  # noqa: E402
     nodepool,
     req,
 )
-from llm_graphs import POOLS as LLM_POOLS  # noqa: E402
-from llm_graphs import llmisvc, multi_node, vllm  # noqa: E402
 from scale_graphs import deployment as sdeployment  # noqa: E402
 from scale_graphs import pod as spod  # noqa: E402
 

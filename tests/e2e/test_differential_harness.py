@@ -109,3 +109,44 @@ def test_the_pod_is_the_template_plus_the_slot_selector() -> None:
     assert node["metadata"]["name"] == "drun1-7-1"
     assert node["metadata"]["labels"][SLOT_LABEL] == "7"
     assert node["status"]["allocatable"]["nvidia.com/gpu"] == "1"
+
+
+def test_llm_service_pods_become_judge_pods() -> None:
+    """Each pod an LLMInferenceService makes is a pair against every pool, submitted as the
+    controller would make it: its placement, its GPUs, the containers the presets add (the
+    routing sidecar stays a restartable init container)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "check"))
+    from llm_graphs import POOLS, multi_node, prefill_decode
+
+    pairs = []
+    for i, service in enumerate((prefill_decode(), multi_node())):
+        found, ert = pairs_from_graph(f"llm {i}", [*POOLS, service])
+        assert ert is True
+        pairs += found
+    landing = {(p.workload, p.pool) for p in pairs if p.predicted}
+    rid = "LLMInferenceService/llama/llama-kserve"
+    assert landing == {
+        (rid, "h100"),
+        (f"{rid}-prefill", "h100"),
+        (f"{rid}-router-scheduler", "cpu"),
+        (f"{rid}-mn/leader", "h100"),
+        (f"{rid}-mn/worker", "h100"),
+    }
+    assert len(pairs) == 6 * 3
+    spec = {p.workload: p.pod_spec for p in pairs}
+    assert [c.get("restartPolicy") for c in spec[rid]["initContainers"]] == ["Always", None]
+    assert spec[rid]["containers"][0]["resources"] == {
+        "requests": {"cpu": "4", "memory": "24Gi", "nvidia.com/gpu": "4"},
+        "limits": {"nvidia.com/gpu": "4"},
+    }
+    assert spec[f"{rid}-router-scheduler"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "1", "memory": "2Gi"},
+        "limits": {"cpu": "6", "memory": "16Gi"},
+    }
+    for index, pair in enumerate(pairs):
+        body = _pod_body("run1", 1, index, 0, pair)
+        assert body["spec"]["nodeSelector"][SLOT_LABEL] == "1"
+        assert _asks_gpus(body["spec"]) == ("router-scheduler" not in pair.workload)

@@ -163,3 +163,60 @@ def test_default_length_is_the_models_and_utilization_is_respected():
 )
 def test_parallelism_problems(kwargs, expected):
     assert parallelism_problems(MODELS["llama-3.1-8b"], **kwargs) == expected
+
+
+def test_stated_weights_replace_parameters_times_dtype():
+    shape = MODELS["llama-3.1-70b"]
+    quantized = fit(shape, 80, max_model_len=8192, weights=40 * GB)
+    assert (quantized.fits, quantized.weights, quantized.weights_per_gpu) == (
+        True,
+        40 * GB,
+        40 * GB,
+    )
+    assert quantized.message.startswith("llama-3.1-70b in bfloat16 needs 40 GB of weights")
+    assert fit(shape, 80, max_model_len=8192).weights == llm.weights_bytes(shape.parameters, "bf16")
+
+
+def test_weights_alone_when_the_shape_is_not_known():
+    verdict = llm.fit_weights("my-model", 40 * GB, 24, gpu_name="nvidia-l4", tensor=2)
+    assert (verdict.fits, verdict.weights_per_gpu, verdict.kv_per_gpu) == (True, 20 * GB, 0)
+    assert verdict.message == (
+        "my-model needs 40 GB of weights (20 GB per GPU over tensor 2 x pipeline 1; its KV cache "
+        "is not known: its shape is not in the table); 2 x nvidia-l4 (24 GB) at 0.9 utilization "
+        "hold 21.6 GB per GPU"
+    )
+    short = llm.fit_weights("my-model", 40 * GB, 24, gpu_name="nvidia-l4")
+    assert not short.fits and short.message.endswith(": the weights alone do not fit")
+    with pytest.raises(InputError, match="out of range"):
+        llm.fit_weights("m", GB, 24, gpu_memory_utilization=1.5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        (dict(tensor=3), [("heads", True)]),
+        (dict(tensor=4, gpus_per_pod=2), [("group", True)]),
+        (dict(tensor=4, gpus_per_pod=8), [("group", False)]),
+        (dict(tensor=2, pipeline=2, gpus_per_pod=2, pods_per_group=2), []),
+        (
+            dict(tensor=4, data=4, data_local=2, gpus_per_pod=4, pods_per_group=2),
+            [
+                ("pod", True),
+                ("group", True),
+            ],
+        ),
+        (
+            dict(tensor=4, data=4, data_local=2, gpus_per_pod=16, pods_per_group=2),
+            [
+                ("pod", False),
+                ("group", False),
+            ],
+        ),
+        (dict(tensor=8, gpus_per_pod=8, gpus_per_node=4), [("node", True)]),
+    ],
+)
+def test_parallelism_issues_say_their_kind_and_whether_gpus_are_short(kwargs, expected):
+    shape = MODELS["llama-3.1-8b"]
+    issues = llm.parallelism_issues(shape, **kwargs)
+    assert [(i.kind, i.short) for i in issues] == expected
+    assert [i.message for i in issues] == parallelism_problems(shape, **kwargs)

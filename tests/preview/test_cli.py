@@ -202,6 +202,52 @@ def test_check_a_hand_written_graph(tmp_path: Path, capsys, fake_check) -> None:
     assert _run(capsys, "check", str(graph))[0] == 0
 
 
+# A KServe LLMInferenceService as anyone would write it: decode over LeaderWorkerSet groups on an
+# H100 pool tainted dedicated=llm, whose worker pods lack the toleration.
+LLM_GRAPH = """[
+  {"type": "gcp:container/nodePool:NodePool", "name": "h100",
+   "inputs": {"name": "h100", "autoscaling": {"minNodeCount": 1, "maxNodeCount": 2},
+              "nodeConfig": {"machineType": "a3-highgpu-8g", "diskSizeGb": 500,
+                             "guestAccelerators": [{"type": "nvidia-h100-80gb", "count": 8}],
+                             "labels": {"pool": "h100"},
+                             "taints": [{"key": "dedicated", "value": "llm",
+                                         "effect": "NO_SCHEDULE"}]}}},
+  {"type": "kubernetes:serving.kserve.io/v1alpha2:LLMInferenceService", "name": "deepseek",
+   "inputs": {"apiVersion": "serving.kserve.io/v1alpha2", "kind": "LLMInferenceService",
+              "metadata": {"name": "deepseek", "namespace": "llm"},
+              "spec": {"model": {"uri": "pvc://models/deepseek"},
+                       "parallelism": {"data": 16, "dataLocal": 8, "expert": true},
+                       "template": {"nodeSelector": {"pool": "h100"},
+                                    "tolerations": [{"key": "dedicated", "operator": "Exists"}],
+                                    "containers": [{"name": "main", "resources": {
+                                        "limits": {"nvidia.com/gpu": "8"}}}]},
+                       "worker": {"nodeSelector": {"pool": "h100"},
+                                  "containers": [{"name": "main", "resources": {
+                                      "limits": {"nvidia.com/gpu": "8"}}}]}}}}
+]"""
+
+
+def test_check_refuses_an_llm_service_whose_workers_do_not_tolerate_their_pool(
+    tmp_path: Path, capsys
+) -> None:
+    graph = tmp_path / "graph.json"
+    graph.write_text(LLM_GRAPH)
+    code, out, _ = _run(capsys, "check", str(graph))
+    assert code == 1
+    assert out.splitlines() == [
+        "2 resources; placement: 1 error, 0 warnings",
+        "  error GI001 LLMInferenceService/deepseek/deepseek-kserve-mn/worker: selects pool(s) "
+        "h100 by label but none admits it (pool h100: taint dedicated=llm:NoSchedule not "
+        "tolerated): it stays Pending. Fix: tolerate dedicated=llm:NoSchedule or select the "
+        "labels of a pool it may run on",
+    ]
+    fixed = json.loads(LLM_GRAPH)
+    spec = fixed[1]["inputs"]["spec"]
+    spec["worker"]["tolerations"] = spec["template"]["tolerations"]
+    graph.write_text(json.dumps(fixed))
+    assert _run(capsys, "check", str(graph))[0] == 0
+
+
 @pytest.mark.parametrize("which", ["stand-in", "real"])
 def test_check_gives_the_same_report_as_the_preview(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, which: str

@@ -1,0 +1,71 @@
+"""What KServe's presets put in an LLMInferenceService pod: containers merged by name, and the
+vLLM options the `main` container adds to the preset's command line."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.model import llmisvc
+
+
+@pytest.mark.parametrize(
+    ("container", "expected"),
+    [
+        ({"name": "main"}, {}),
+        (
+            {"args": ["--max-model-len=8192", "--tensor-parallel-size", "4"]},
+            {
+                "max-model-len": "8192",
+                "tensor-parallel-size": "4",
+            },
+        ),
+        (
+            {"args": ["-tp", "2", "-pp=2", "--enforce-eager"]},
+            {
+                "tensor-parallel-size": "2",
+                "pipeline-parallel-size": "2",
+                "enforce-eager": "",
+            },
+        ),
+        (  # the env var comes before the args on the command line: the args win
+            {
+                "env": [{"name": "VLLM_ADDITIONAL_ARGS", "value": "--max-model-len 4096 -tp 8"}],
+                "args": ["--max-model-len", "16384"],
+            },
+            {"max-model-len": "16384", "tensor-parallel-size": "8"},
+        ),
+        ({"args": ["--max-model-len", "--dtype", "fp8"]}, {"max-model-len": "", "dtype": "fp8"}),
+    ],
+)
+def test_vllm_flags(container, expected):
+    assert llmisvc.vllm_flags(container) == expected
+
+
+def test_containers_merge_by_name_the_service_winning_field_by_field():
+    added = [dict(llmisvc.SCHEDULER_MAIN), dict(llmisvc.STORAGE_INITIALIZER)]
+    own = [
+        {"name": "main", "image": "epp:mine", "resources": {"requests": {"cpu": "2"}}},
+        {"name": "extra", "image": "x"},
+    ]
+    assert llmisvc.merge_containers(added, own) == [
+        {
+            "name": "main",
+            "image": "epp:mine",
+            "resources": {
+                "requests": {"cpu": "2", "memory": "2Gi"},
+                "limits": {"cpu": "6", "memory": "16Gi"},
+            },
+        },
+        llmisvc.STORAGE_INITIALIZER,
+        {"name": "extra", "image": "x"},
+    ]
+    assert llmisvc.SCHEDULER_MAIN["resources"]["requests"] == {"cpu": "1", "memory": "2Gi"}
+
+
+def test_every_role_is_wired_by_a_component_the_serving_side_writes():
+    roles = {"decode", "leader", "worker", "prefill", "prefill-leader", "prefill-worker"}
+    assert set(llmisvc.ROLE_WIRING) == roles | {"scheduler"}
+    assert set(llmisvc.MODEL_ROLES) == roles
+    assert {c for chain in llmisvc.ROLE_WIRING.values() for c in chain} == set(
+        llmisvc.WIRING_COMPONENTS
+    )
