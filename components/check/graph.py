@@ -84,7 +84,9 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
 def read_templates(
     graph: Sequence[Mapping[str, Any]], scale_to_zero_allowed: bool
 ) -> list[Template]:
-    """Every pod template of the graph, in graph order, each read by its workload kind's reader."""
+    """Every pod template of the graph, in graph order, each read by its workload kind's reader.
+    An InferencePool (`inference.networking.k8s.io`) is not read: it selects the model pods for
+    the gateway and makes no pod, so it has nothing to place."""
     out: list[Template] = []
     default_mode = kserve_default_mode(graph)
     configs = server_configs(graph)
@@ -100,6 +102,4 @@ def read_templates(
             out += leader_worker_set_templates(entry)
         elif is_apps_workload(typ):
             out.append(apps_template(entry))
-        # An InferencePool (inference.networking.k8s.io) selects the model pods for the gateway;
-        # it makes no pod, so it has nothing to place and is not read.
     return out

@@ -65,7 +65,7 @@ def check_llm(
 ) -> None:
     """The LLM findings of one vLLM pod template (see the module docstring)."""
     for text in p.unreadable:
-        out.add("GI013", w.resource, f"{text}: vLLM refuses it", "give it a number")
+        out.add("GI013", w.resource, text, "write it as a number")
     shape, problem = llm_shape(p)
     if problem:
         out.add(
@@ -137,7 +137,7 @@ def stated_weights(p: LLMPod, stated_gb: float | None, shape: ModelShape | None)
     if shape is None:
         return None
     try:
-        return fit(shape, 1, dtype=p.dtype).weights / GB
+        return round(fit(shape, 1, dtype=p.dtype).weights / GB, 3)
     except InputError:
         return None
 

@@ -23,6 +23,8 @@ from llm_graphs import (
     prefill_decode,
     vllm,
 )
+from scale_graphs import nodeclass, nodepool, req
+from scale_graphs import pod as spod
 
 from components.check import CODES, check
 from components.check.contract import (
@@ -312,6 +314,31 @@ CASES = [
         id="GI031-data-not-a-multiple-of-data-local",
     ),
     pytest.param(
+        llmisvc(parallelism={"tensor": 16}, template=vllm("h100", 16)),
+        [("GI004", "error", f"{RID}/llama-kserve")],
+        "requests 16 GPU(s) per pod but the nodes it can land on have fewer (h100: 8)",
+        id="GI004-tensor-16-asks-more-gpus-than-a-node-has",
+    ),
+    pytest.param(
+        llmisvc(
+            prefill={
+                "parallelism": {"data": 2, "dataLocal": 1, "tensor": 4},
+                "template": vllm("h100", 4),
+                "worker": vllm("h100", 4, tolerate=False),
+            },
+            wiring={"decode": "h100", "prefill": "h100", "scheduler": "cpu"},
+        ),
+        [("GI001", "error", f"{RID}/llama-kserve-mn-prefill/worker")],
+        "wired to h100 but can land on no pool (pool h100: taint dedicated=llm:NoSchedule",
+        id="GI001-prefill-worker-wired-like-its-leader",
+    ),
+    pytest.param(
+        llmisvc(template=vllm("h100", 4, args=["--gpu-memory-utilization", "most"])),
+        [("GI013", "error", f"{RID}/llama-kserve")],
+        "the vLLM option --gpu-memory-utilization (vLLM refuses it): 'most' is not a number",
+        id="GI013-vllm-option-not-a-number",
+    ),
+    pytest.param(
         llmisvc(model="llama-3-8b"),
         [("GI013", "error", RID)],
         "gpu-inference.dev/model: model 'llama-3-8b' is not in the table",
@@ -320,7 +347,7 @@ CASES = [
     pytest.param(
         llmisvc(annotations={MAX_MODEL_LEN_ANNOTATION: "long"}),
         [("GI013", "error", f"{RID}/llama-kserve")],
-        "max-model-len 'long' is not a number: vLLM refuses it",
+        "the annotation gpu-inference.dev/max-model-len: 'long' is not a number",
         id="GI013-max-model-len-not-a-number",
     ),
 ]
@@ -360,6 +387,20 @@ def test_the_downloaded_model_must_fit_the_node_disk():
     assert "GI024" not in {f.code for f in check([H100, CPU, entry]).findings}
     pvc = llmisvc(uri="pvc://models/llama")
     assert "GI024" not in {f.code for f in check([small_disk, CPU, pvc]).findings}
+
+
+def test_karpenter_judges_whether_it_launches_a_node_for_the_vllm_pod():
+    p5 = [req("node.kubernetes.io/instance-type", "In", "p5.48xlarge")]
+
+    def graph(limit: str) -> list[dict]:
+        service = llmisvc(
+            parallelism={"tensor": 8}, template=spod("p5", gpus=8), wiring={"decode": "p5"}
+        )
+        return [nodeclass(), nodepool("p5", p5, limits={"nvidia.com/gpu": limit}), service]
+
+    found = only(graph("4"), "GI026")
+    assert found.resource == f"{RID}/llama-kserve"
+    assert "GI026" not in {f.code for f in check(graph("8")).findings}
 
 
 # ---------------------------------------------------------------------------------------------

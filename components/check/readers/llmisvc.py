@@ -17,7 +17,10 @@ files/llmisvcconfigs/resources.yaml): a single-node pod runs `vllm serve` with
 worker group (`worker` with `data`) runs `--data-parallel-size data --data-parallel-size-local
 dataLocal` engines of `tensor` GPUs; a pipeline worker group (`worker` with `pipeline`) has
 `pipeline` pods, but v0.20.0 ships no preset for it (ConfigNotFound), so it is judged as vLLM
-would run it (pipeline x tensor GPUs over the group).
+would run it (pipeline x tensor GPUs over the group). The options read from the `main`
+container (`model.llmisvc.vllm_flags`): --tensor-parallel-size, --pipeline-parallel-size,
+--max-model-len, --gpu-memory-utilization, --dtype, --kv-cache-dtype; they win over the
+`gpu-inference.dev/max-model-len` / `gpu-memory-utilization` annotations (vLLM sees them).
 
 The spec of `baseRefs` (LLMInferenceServiceConfigs) is not merged: a service that takes its
 placement or resources from one is judged on its own spec.
@@ -84,15 +87,21 @@ def _replicas(part: Mapping[str, Any]) -> tuple[bool, int | None]:
     return replicas == 0, replicas
 
 
-def _number(text: Any, kind: type, what: str, bad: list[str]) -> Any:
-    if text is None or text == "":
+def _number(
+    flags: Mapping[str, str], flag: str, annotations: Mapping[str, Any], key: str | None, kind: type
+) -> Any:
+    """vLLM's `--flag` (what vLLM gets), else the annotation `key`; None when neither; a
+    `bad` text when the one given is not a number."""
+    if flags.get(flag):
+        text, where = flags[flag], f"the vLLM option --{flag} (vLLM refuses it)"
+    elif key is not None and annotations.get(key) not in (None, ""):
+        text, where = str(annotations[key]), f"the annotation {key}"
+    else:
         return None
     try:
-        value = kind(str(text).strip())
+        return kind(text.strip())
     except ValueError:
-        bad.append(f"{what} {text!r} is not a number")
-        return None
-    return value
+        return f"{where}: {text!r} is not a number"
 
 
 def _dtype(text: str | None) -> str | None:
@@ -120,25 +129,21 @@ def llm_pod(
         mode, size, data, data_local = "pipeline", as_int(par.get("pipeline")) or 1, None, None
     else:
         mode, size, data, data_local = "single", 1, None, None
-    tensor = _number(flags.get("tensor-parallel-size"), int, "--tensor-parallel-size", bad)
-    tensor = tensor or as_int(par.get("tensor")) or 1
-    if mode == "pipeline":
-        pipeline = as_int(par.get("pipeline")) or 1
-    else:
-        pipeline = _number(flags.get("pipeline-parallel-size"), int, "--pipeline-parallel", bad)
-        pipeline = pipeline or 1
-    length = _number(
-        flags.get("max-model-len") or annotations.get(MAX_MODEL_LEN_ANNOTATION),
-        int,
-        "max-model-len",
-        bad,
-    )
-    util = _number(
-        flags.get("gpu-memory-utilization") or annotations.get(GPU_MEMORY_UTILIZATION_ANNOTATION),
-        float,
-        "gpu-memory-utilization",
-        bad,
-    )
+    read = {
+        "tensor": _number(flags, "tensor-parallel-size", annotations, None, int),
+        "pipeline": _number(flags, "pipeline-parallel-size", annotations, None, int),
+        "length": _number(flags, "max-model-len", annotations, MAX_MODEL_LEN_ANNOTATION, int),
+        "util": _number(
+            flags, "gpu-memory-utilization", annotations, GPU_MEMORY_UTILIZATION_ANNOTATION, float
+        ),
+    }
+    for what, value in list(read.items()):
+        if isinstance(value, str):
+            bad.append(value)
+            read[what] = None
+    tensor = read["tensor"] or as_int(par.get("tensor")) or 1
+    pipeline = (as_int(par.get("pipeline")) if mode == "pipeline" else read["pipeline"]) or 1
+    length, util = read["length"], read["util"]
     model = as_map(spec.get("model"))
     uri = str(model.get("uri") or "")
     enabled = as_map(spec.get("storageInitializer")).get("enabled") is not False
