@@ -534,3 +534,17 @@ def test_llm_finding_triggered_and_silenced_by_its_fix(code: str, bad: list, goo
     found = [f for f in bad_report.findings if f.code == code]
     assert found and found[0].severity == CODES[code][0] and found[0].fix
     assert good_report.findings == [], good_report.findings
+
+
+def test_numbers_that_come_back_from_pulumi_as_floats_read_as_integers():
+    entry = multi_node()
+    entry["inputs"]["spec"]["replicas"] = 2.0
+    entry["inputs"]["spec"]["parallelism"] = {"data": 4.0, "dataLocal": 2.0, "tensor": 4.0}
+    report = check([*POOLS, entry])
+    assert {w.resource: w.max_replicas for w in report.workloads} == {
+        f"{RID}/llama-kserve-mn/leader": 2,
+        f"{RID}/llama-kserve-mn/worker": 2,
+        f"{RID}/llama-kserve-router-scheduler": 1,
+    }
+    assert all(isinstance(w.max_replicas, int) for w in report.workloads)
+    assert report.errors == []

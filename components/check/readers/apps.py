@@ -47,9 +47,10 @@ def apps_template(entry: Mapping[str, Any]) -> Template:
 def leader_worker_set_templates(entry: Mapping[str, Any]) -> list[Template]:
     """A LeaderWorkerSet (`leaderworkerset.x-k8s.io`, written by anyone): `replicas` groups
     (default 1) of `leaderWorkerTemplate.size` pods (default 1, the leader included). The leader
-    pods come from `leaderTemplate`, or from `workerTemplate` when it is absent (LWS:
-    "if leader template is nil, use worker template"); the other size - 1 pods of a group from
-    `workerTemplate`. Resource ids `LeaderWorkerSet/<name>/leader` and `.../worker`; wired like
+    pods come from `leaderTemplate`, or from `workerTemplate` when it is absent; the other
+    size - 1 pods of a group from `workerTemplate` (kubernetes-sigs/lws v0.8.0, the version
+    KServe v0.20.0 pins: pkg/controllers/leaderworkerset_controller.go
+    constructLeaderStatefulSetApplyConfiguration, pod_controller.go `WithReplicas(Size - 1)`). Resource ids `LeaderWorkerSet/<name>/leader` and `.../worker`; wired like
     an apps workload (the LWS's annotation, else its template's)."""
     typ, name = str(entry.get("type", "")), str(entry.get("name", ""))
     inputs = as_map(entry.get("inputs"))

@@ -195,7 +195,7 @@ def llm_inference_service_templates(entry: Mapping[str, Any]) -> list[Template]:
     for g in pods:
         zero, most = _replicas(_part(spec, g.role))
         if g.role.endswith("worker"):
-            workers = (g.group_size or 1) - 1
+            workers = (as_int(g.group_size) or 1) - 1
             if workers <= 0:
                 continue  # a group of one pod is its leader alone
             most = None if most is None else most * workers
