@@ -68,7 +68,8 @@ Pod templates (workloads):
   `spec.template`, `size - 1` workers per group from `spec.worker`), prefill
   `<name>-kserve-prefill` / `<name>-kserve-mn-prefill`, scheduler `<name>-kserve-router-scheduler`,
   each with the containers the presets and the controller add (storage-initializer, routing
-  sidecar, the scheduler preset's requests). Resource ids
+  sidecar, the scheduler preset's requests), its spec merged over the graph's
+  LLMInferenceServiceConfigs it names in `baseRefs`. Resource ids
   `LLMInferenceService/<name>/<workload>[/leader|/worker]`. Replicas `replicas` (absent 1) or
   `scaling.maxReplicas`; only `replicas: 0` is scaled to zero. Wired by
   `gpu-inference.dev/pool.<component>` (decode, worker, prefill, prefill-worker, scheduler; a

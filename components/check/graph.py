@@ -19,7 +19,7 @@ from .readers.existing import node_pool
 from .readers.gke import gke_pool
 from .readers.karpenter import karpenter_pool, node_classes
 from .readers.kserve import inference_service_templates, kserve_default_mode
-from .readers.llmisvc import llm_inference_service_templates
+from .readers.llmisvc import llm_configs, llm_inference_service_templates
 from .readers.seldon import server_configs, server_template
 from .results import PoolFacts
 
@@ -90,6 +90,7 @@ def read_templates(
     out: list[Template] = []
     default_mode = kserve_default_mode(graph)
     configs = server_configs(graph)
+    llm_bases = llm_configs(graph)
     for entry in graph:
         typ = str(entry.get("type", ""))
         if is_type(typ, "serving.kserve.io", "InferenceService"):
@@ -97,7 +98,7 @@ def read_templates(
         elif is_type(typ, "mlops.seldon.io", "Server"):
             out.append(server_template(entry, configs))
         elif is_type(typ, "serving.kserve.io", "LLMInferenceService"):
-            out += llm_inference_service_templates(entry)
+            out += llm_inference_service_templates(entry, llm_bases)
         elif is_type(typ, "leaderworkerset.x-k8s.io", "LeaderWorkerSet"):
             out += leader_worker_set_templates(entry)
         elif is_apps_workload(typ):

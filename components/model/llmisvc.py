@@ -185,8 +185,8 @@ def _download(spec: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str
 
 
 def generated_pods(cr: dict[str, Any]) -> list[GeneratedPods]:
-    """Every pod template KServe v0.20.0 makes from this LLMInferenceService (its own spec; the
-    spec of baseRefs it names is not known here)."""
+    """Every pod template KServe v0.20.0 makes from this LLMInferenceService (its spec as given:
+    merge its `baseRefs` first with `merge_specs`)."""
     name = (cr.get("metadata") or {}).get("name", "")
     spec = cr.get("spec") or {}
     has_prefill = spec.get("prefill") is not None
@@ -250,23 +250,55 @@ def generated_pods(cr: dict[str, Any]) -> list[GeneratedPods]:
     return out
 
 
-def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """`over` on `base`, maps merged key by key, anything else replaced (a strategic merge patch
-    of a container: `resources.requests` merge by resource name)."""
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merged(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) else v
+_MERGED_BY_NAME = ("containers", "initContainers", "env", "volumes")
+"""PodSpec / Container lists whose Go types carry `patchMergeKey:"name"` (k8s.io/api core/v1)."""
+KSERVE_NAMESPACE = "kserve"
+"""Where the controller looks for an LLMInferenceServiceConfig not in the service's namespace
+(config_merge.go getConfig: the service's namespace, then constants.KServeNamespace)."""
+
+
+def strategic_merge(base: Any, over: Any, key: str = "") -> Any:
+    """`over` on `base` as the controller's strategic merge patch does it (config_merge.go
+    mergeSpecs: `strategicpatch.StrategicMergePatch` over the Go types), for what the check
+    reads: objects merge key by key (null deletes); lists of containers, init containers, env
+    and volumes merge by `name`, the later item's fields winning; every other list
+    (tolerations, node-selector terms, args) is replaced whole."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for k, v in over.items():
+            if v is None:
+                out.pop(k, None)
+            else:
+                out[k] = strategic_merge(out[k], v, k) if k in out else v
+        return out
+    if key in _MERGED_BY_NAME and isinstance(base, list) and isinstance(over, list):
+        items = [dict(i) for i in base if isinstance(i, dict)]
+        index = {i.get("name"): n for n, i in enumerate(items)}
+        for item in (i for i in over if isinstance(i, dict)):
+            n = index.get(item.get("name"))
+            if n is None:
+                index[item.get("name")] = len(items)
+                items.append(dict(item))
+            else:
+                items[n] = strategic_merge(items[n], item)
+        return items
+    return over
+
+
+def merge_specs(*specs: dict[str, Any]) -> dict[str, Any]:
+    """The spec the controller works from: the LLMInferenceServiceConfigs' (`baseRefs`, in
+    order), then the service's own, each merged over the ones before (config_merge.go
+    MergeSpecs)."""
+    out: dict[str, Any] = {}
+    for spec in specs:
+        out = strategic_merge(out, spec)
     return out
 
 
 def merge_containers(added: list[dict[str, Any]], own: list[Any]) -> list[dict[str, Any]]:
     """The pod's containers: those the presets / controller add, each merged by name with the
     service's own of that name (the service's fields win), then the service's other ones."""
-    own_maps = [dict(c) for c in own if isinstance(c, dict)]
-    by_name = {c.get("name"): c for c in own_maps}
-    out = [_merged(a, by_name[a["name"]]) if a["name"] in by_name else dict(a) for a in added]
-    taken = {a["name"] for a in added}
-    return out + [c for c in own_maps if c.get("name") not in taken]
+    return list(strategic_merge(list(added), list(own), "containers"))
 
 
 def pod_containers(g: GeneratedPods) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -192,3 +192,17 @@ def inference_pool(name: str = "llama-pool") -> dict[str, Any]:
             },
         },
     }
+
+
+def llm_config(name: str, spec: dict[str, Any], namespace: str = "llm") -> dict[str, Any]:
+    """An LLMInferenceServiceConfig a service names in `baseRefs`."""
+    return {
+        "type": "kubernetes:serving.kserve.io/v1alpha2:LLMInferenceServiceConfig",
+        "name": f"{namespace}-{name}",
+        "inputs": {
+            "apiVersion": "serving.kserve.io/v1alpha2",
+            "kind": "LLMInferenceServiceConfig",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": spec,
+        },
+    }

@@ -18,6 +18,7 @@ from llm_graphs import (
     gke,
     inference_pool,
     leader_worker_set,
+    llm_config,
     llmisvc,
     multi_node,
     prefill_decode,
@@ -401,6 +402,51 @@ def test_karpenter_judges_whether_it_launches_a_node_for_the_vllm_pod():
     found = only(graph("4"), "GI026")
     assert found.resource == f"{RID}/llama-kserve"
     assert "GI026" not in {f.code for f in check(graph("8")).findings}
+
+
+@pytest.mark.parametrize(
+    ("namespace", "lands"),
+    [("llm", True), ("kserve", True), ("other", False)],
+    ids=["service-namespace", "kserve-namespace", "elsewhere-not-found"],
+)
+def test_base_refs_in_the_graph_are_merged_under_the_service(namespace: str, lands: bool):
+    """The worker's tolerations come from an LLMInferenceServiceConfig it names: found in the
+    service's namespace or in `kserve`, as the controller looks it up."""
+    entry = multi_node(worker_tolerates=False)
+    entry["inputs"]["spec"]["baseRefs"] = [{"name": "h100-workers"}]
+    config = llm_config(
+        "h100-workers", {"worker": {"tolerations": [TOL_DEDICATED, TOL_GPU]}}, namespace
+    )
+    codes = [(f.code, f.resource) for f in check([*POOLS, config, entry]).errors]
+    assert codes == ([] if lands else [("GI001", f"{RID}/llama-kserve-mn/worker")])
+
+
+def test_the_service_tolerations_replace_the_configs_and_selectors_merge():
+    entry = multi_node()
+    entry["inputs"]["spec"]["baseRefs"] = [{"name": "base"}]
+    config = llm_config(
+        "base",
+        {
+            "worker": {
+                "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
+                "tolerations": [{"operator": "Exists"}],
+                "containers": [{"name": "main", "resources": {"requests": {"cpu": "300"}}}],
+            }
+        },
+    )
+    worker = next(
+        t for t in read_templates([config, entry], True) if t.resource.endswith("/worker")
+    )
+    assert worker.fragment["nodeSelector"] == {
+        "cloud.google.com/gke-accelerator": "nvidia-h100-80gb",
+        POOL: "h100",
+    }
+    assert worker.fragment["tolerations"] == [TOL_DEDICATED, TOL_GPU]
+    assert worker.containers[0]["resources"]["requests"] == {
+        "cpu": "4",
+        "memory": "24Gi",
+        "nvidia.com/gpu": 8,
+    }
 
 
 # ---------------------------------------------------------------------------------------------

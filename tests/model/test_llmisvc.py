@@ -69,3 +69,40 @@ def test_every_role_is_wired_by_a_component_the_serving_side_writes():
     assert {c for chain in llmisvc.ROLE_WIRING.values() for c in chain} == set(
         llmisvc.WIRING_COMPONENTS
     )
+
+
+def test_strategic_merge_as_the_controller_merges_specs():
+    base = {
+        "replicas": 2,
+        "template": {
+            "nodeSelector": {"a": "1", "b": "2"},
+            "tolerations": [{"key": "x", "operator": "Exists"}],
+            "containers": [
+                {"name": "main", "image": "vllm", "env": [{"name": "A", "value": "1"}]},
+                {"name": "side", "image": "s"},
+            ],
+        },
+    }
+    over = {
+        "replicas": None,
+        "template": {
+            "nodeSelector": {"b": "3"},
+            "tolerations": [{"key": "y", "operator": "Exists"}],
+            "containers": [{"name": "main", "env": [{"name": "B", "value": "2"}]}],
+        },
+    }
+    assert llmisvc.merge_specs(base, over) == {
+        "template": {
+            "nodeSelector": {"a": "1", "b": "3"},
+            "tolerations": [{"key": "y", "operator": "Exists"}],
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "vllm",
+                    "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
+                },
+                {"name": "side", "image": "s"},
+            ],
+        },
+    }
+    assert base["replicas"] == 2 and len(base["template"]["containers"][0]["env"]) == 1

@@ -22,21 +22,25 @@ container (`model.llmisvc.vllm_flags`): --tensor-parallel-size, --pipeline-paral
 --max-model-len, --gpu-memory-utilization, --dtype, --kv-cache-dtype; they win over the
 `gpu-inference.dev/max-model-len` / `gpu-memory-utilization` annotations (vLLM sees them).
 
-The spec of `baseRefs` (LLMInferenceServiceConfigs) is not merged: a service that takes its
-placement or resources from one is judged on its own spec.
+`baseRefs`: the LLMInferenceServiceConfigs of the graph it names (in the service's namespace,
+else `kserve`, as the controller looks them up) are merged under its spec
+(`model.llmisvc.merge_specs`); one the graph does not have is not known, and the service is
+judged without it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...model.llmisvc import (
     DOWNLOAD_SCHEMES,
+    KSERVE_NAMESPACE,
     MODEL_ROLES,
     ROLE_WIRING,
     GeneratedPods,
     generated_pods,
+    merge_specs,
     pod_containers,
     vllm_flags,
 )
@@ -52,7 +56,9 @@ from ..read import (
     LLMPod,
     Template,
     as_int,
+    as_list,
     as_map,
+    is_type,
     metadata,
     namespace_of,
     resource_id,
@@ -177,7 +183,32 @@ def _wiring(role: str, annotations: Mapping[str, Any]) -> tuple[str, ...]:
     return split_pools(annotations.get(WIRED_POOL_ANNOTATION))
 
 
-def llm_inference_service_templates(entry: Mapping[str, Any]) -> list[Template]:
+def llm_configs(graph: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The graph's LLMInferenceServiceConfigs' specs by (namespace, name)."""
+    out = {}
+    for entry in graph:
+        if is_type(str(entry.get("type", "")), "serving.kserve.io", "LLMInferenceServiceConfig"):
+            inputs = as_map(entry.get("inputs"))
+            name = str(metadata(inputs).get("name") or entry.get("name"))
+            out[(namespace_of(inputs), name)] = _plain(as_map(inputs.get("spec")))
+    return out
+
+
+def _with_base_refs(
+    spec: dict[str, Any], namespace: str, configs: Mapping[tuple[str, str], dict[str, Any]]
+) -> dict[str, Any]:
+    bases = []
+    for ref in as_list(spec.get("baseRefs")):
+        ref_name = str(as_map(ref).get("name") or "")
+        found = configs.get((namespace, ref_name), configs.get((KSERVE_NAMESPACE, ref_name)))
+        if found is not None:
+            bases.append(found)
+    return merge_specs(*bases, spec) if bases else spec
+
+
+def llm_inference_service_templates(
+    entry: Mapping[str, Any], configs: Mapping[tuple[str, str], dict[str, Any]]
+) -> list[Template]:
     """A pod template per pod the controller makes, wired by the annotation of its component
     (`model.llmisvc.ROLE_WIRING`), else by the CR's `gpu-inference.dev/pool`."""
     typ, name = str(entry.get("type", "")), str(entry.get("name", ""))
@@ -185,6 +216,7 @@ def llm_inference_service_templates(entry: Mapping[str, Any]) -> list[Template]:
     md = metadata(inputs)
     annotations = as_map(md.get("annotations"))
     spec = _plain(as_map(inputs.get("spec")))
+    spec = _with_base_refs(spec, namespace_of(inputs), configs)
     cr = {"metadata": {"name": str(md.get("name") or name)}, "spec": spec}
     try:
         pods = generated_pods(cr)
