@@ -26,11 +26,13 @@ from collections.abc import Sequence
 from ..model.errors import InputError
 from ..model.llm import (
     GB,
+    KV_BLOCK_SIZE,
     MODELS,
     Fit,
     ModelShape,
     fit,
     fit_weights,
+    kv_bytes_per_token,
     model_shape,
     parallelism_issues,
 )
@@ -207,7 +209,18 @@ def _fit_fix(p: LLMPod, shape: ModelShape | None, best: Fit) -> str:
     """What would make it fit: more tensor parallelism, a shorter max-model-len, larger GPUs."""
     fixes = []
     if best.weights_per_gpu <= best.budget_per_gpu and shape is not None:
-        fixes.append("lower max-model-len (vLLM --max-model-len) so one sequence's KV cache fits")
+        per_token = kv_bytes_per_token(
+            shape.layers,
+            shape.kv_heads,
+            shape.head_dim,
+            p.kv_dtype or p.dtype or shape.dtype,
+            p.tensor,
+            p.pipeline,
+        )
+        room = best.budget_per_gpu - best.weights_per_gpu
+        tokens = int(room // per_token) // KV_BLOCK_SIZE * KV_BLOCK_SIZE
+        if tokens >= KV_BLOCK_SIZE:
+            fixes.append(f"lower max-model-len to {tokens} or less (vLLM --max-model-len)")
     need = -(-best.weights // max(best.budget_per_gpu, 1))
     tensor = next(
         (

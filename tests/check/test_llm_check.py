@@ -370,6 +370,17 @@ def test_model_too_large_fix_names_the_tensor_parallelism_that_holds_the_weights
     )
 
 
+def test_kv_cache_fix_names_the_longest_max_model_len_that_fits():
+    def found(length: str | None) -> list:
+        annotations = {MAX_MODEL_LEN_ANNOTATION: length} if length else {}
+        entry = llmisvc(model="llama-3.1-8b", annotations=annotations, **ON_L4)
+        return [f for f in check([*POOLS, entry]).findings if f.code == "GI019"]
+
+    fix = found(None)[0].fix
+    assert fix.startswith("lower max-model-len to 42256 or less (vLLM --max-model-len); ")
+    assert found("42256") == [] and len(found("42257")) == 1  # one more 16-token page
+
+
 def test_expert_parallel_moe_is_not_judged():
     entry = multi_node()
     entry["inputs"]["metadata"]["annotations"][MODEL_ANNOTATION] = "mixtral-8x7b"
