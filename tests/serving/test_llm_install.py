@@ -158,7 +158,12 @@ def namespaces(g):
 def test_the_install_makes_its_namespaces_and_helm_makes_none():
     g = install()
     ns = namespaces(g)
-    assert sorted(ns) == ["cert-manager", "envoy-ai-gateway-system", "envoy-gateway-system", "kserve"]
+    assert sorted(ns) == [
+        "cert-manager",
+        "envoy-ai-gateway-system",
+        "envoy-gateway-system",
+        "kserve",
+    ]
     rel = releases(g)
     for r in rel.values():
         assert r.inputs.get("createNamespace") in (False, None), r.name
