@@ -27,7 +27,7 @@ size (`gpu-inference.dev/model-size-gb`, `-parameters`, `-dtype`), its table key
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
@@ -35,6 +35,7 @@ import pulumi_kubernetes as k8s
 
 from ..model import llm, llmisvc
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.scheduling import (
     NodeSelectorRequirement,
     Placement,
@@ -48,6 +49,9 @@ from .workload import container_resources, effective_placement, env_list, placem
 API_VERSION = llmisvc.API_VERSION
 KIND = llmisvc.KIND
 DEFAULT_NAMESPACE = "default"
+STACK_NAMESPACE = "models"
+"""A stack puts its models in its own namespace (made with its ServiceAccount), as for
+InferenceServices."""
 WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
 MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
 MODEL_PARAMETERS_ANNOTATION = "gpu-inference.dev/model-parameters"
@@ -73,20 +77,20 @@ class LoRAAdapterArgs:
 class LLMWorkerArgs:
     """The worker pods of a multi-node (LeaderWorkerSet) workload."""
 
-    gpus: Optional[int] = None
+    gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
     """NVIDIA GPUs of each worker's `main` container (request and limit); default: the
     leader's."""
-    cpu: Optional[str] = None
+    cpu: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """CPU request and limit of each worker's `main` container; default: the leader's."""
-    memory: Optional[str] = None
+    memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory request and limit of each worker's `main` container; default: the leader's."""
-    placement: Optional[Placement] = None
+    placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the workers land; default: the leader's placement."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
     """Node-affinity expressions ANDed with the workers' pool's."""
     omit_gpu_toleration: Optional[bool] = False
     """Leave out the `nvidia.com/gpu` toleration (clusters with ExtendedResourceToleration)."""
-    pools: Optional[Sequence[str]] = None
+    pools: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The pools the workers are wired to (annotation for the placement check); default: the
     leader's."""
 
@@ -95,46 +99,46 @@ class LLMWorkerArgs:
 class LLMWorkloadArgs:
     """The decode workload (the spec's top level) or the prefill workload."""
 
-    gpus: Optional[int] = None
+    gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
     """NVIDIA GPUs of the `main` (vLLM) container per pod, request and limit: tensor parallelism
     (x dataLocal in data-parallel mode)."""
-    cpu: Optional[str] = None
+    cpu: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """CPU request and limit of the `main` container (`"8"`, `"500m"`)."""
-    memory: Optional[str] = None
+    memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory request and limit of the `main` container (`"64Gi"`)."""
-    replicas: Optional[int] = None
+    replicas: Optional[int] = field(default=None, metadata=stack(ge=0))
     """Fixed replicas (0 stops it); exclusive with max_replicas (autoscaling). KServe's default
     is 1."""
-    min_replicas: Optional[int] = None
+    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling floor (1 or more; KServe's default 1)."""
-    max_replicas: Optional[int] = None
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling ceiling: setting it turns on WVA autoscaling (`spec.scaling`)."""
-    autoscaler: Optional[str] = "keda"
+    autoscaler: Optional[str] = field(default="keda", metadata=stack(choices=AUTOSCALERS))
     """The WVA actuator when autoscaling: keda or hpa (hpa needs a Prometheus Adapter)."""
-    tensor: Optional[int] = None
+    tensor: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Tensor parallelism (vLLM `--tensor-parallel-size`)."""
-    pipeline: Optional[int] = None
+    pipeline: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Pipeline parallelism (single-node only at KServe v0.20.0: its multi-node presets are not
     shipped)."""
-    data: Optional[int] = None
+    data: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Data parallelism: engines in all (with data_local)."""
-    data_local: Optional[int] = None
+    data_local: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Data-parallel engines per pod (with data); the LWS group has data / data_local pods."""
     expert: Optional[bool] = None
     """Expert parallelism (MoE models)."""
-    env: Optional[Mapping[str, str]] = None
+    env: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="env"))
     """Environment of the `main` container (e.g. `VLLM_ADDITIONAL_ARGS`)."""
     args: Optional[Sequence[str]] = None
     """Extra vLLM arguments of the `main` container (after max_model_len's)."""
-    placement: Optional[Placement] = None
+    placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the pods (the leaders, with a worker) land: a node pool's `placement`."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
     """Node-affinity expressions ANDed with the pool's."""
     omit_gpu_toleration: Optional[bool] = False
     """Leave out the `nvidia.com/gpu` toleration (clusters with ExtendedResourceToleration)."""
-    pools: Optional[Sequence[str]] = None
+    pools: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The pools this workload is wired to, in preference order (annotation for the check)."""
-    worker: Optional[LLMWorkerArgs] = None
+    worker: Optional[LLMWorkerArgs] = field(default=None, metadata=stack(hidden=True))
     """Multi-node: worker pods beside each leader (needs data / data_local parallelism)."""
 
 
@@ -147,18 +151,24 @@ class LLMRouterArgs:
     gateway_refs: Optional[Sequence[str]] = None
     """Gateways as `namespace/name`; default: KServe's default gateway
     (`kserve/kserve-ingress-gateway`)."""
-    scheduler: Optional[bool] = True
+    scheduler: Optional[bool] = field(default=True, metadata=stack("scheduler.enabled"))
     """Run the endpoint picker (an InferencePool in front of the pods)."""
-    scheduler_replicas: Optional[int] = None
+    scheduler_replicas: Optional[int] = field(
+        default=None, metadata=stack("scheduler.replicas", ge=1)
+    )
     """Scheduler replicas (1 or more; more turn on leader election)."""
-    scheduler_placement: Optional[Placement] = None
+    scheduler_placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the scheduler lands: a CPU pool's `placement`."""
-    scheduler_cpu: Optional[str] = None
+    scheduler_cpu: Optional[str] = field(
+        default=None, metadata=stack("scheduler.cpu", syntax="quantity")
+    )
     """CPU request of the scheduler's `main` container (the preset requests 1, limit 6)."""
-    scheduler_memory: Optional[str] = None
+    scheduler_memory: Optional[str] = field(
+        default=None, metadata=stack("scheduler.memory", syntax="quantity")
+    )
     """Memory request of the scheduler's `main` container (the preset requests 2Gi, limit
     16Gi)."""
-    scheduler_pools: Optional[Sequence[str]] = None
+    scheduler_pools: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The pools the scheduler is wired to (annotation for the check)."""
 
 
@@ -166,38 +176,40 @@ class LLMRouterArgs:
 class LLMInferenceServiceArgs:
     """Inputs of an `LLMInferenceService`; every default is here."""
 
-    model_uri: str
+    model_uri: str = field(metadata=stack())
     """Where the model is: hf://org/model, s3://bucket/path, pvc://claim/path, oci://image."""
-    decode: LLMWorkloadArgs
+    decode: LLMWorkloadArgs = field(metadata=stack(hidden=True))
     """The decode workload (all of it when there is no prefill)."""
-    name: Optional[str] = None
+    name: Optional[str] = field(default=None, metadata=stack(required=True, syntax="dns1035"))
     """metadata.name (DNS-1035 label); default: the component's name."""
-    namespace: Optional[str] = DEFAULT_NAMESPACE
+    namespace: Optional[str] = field(
+        default=DEFAULT_NAMESPACE, metadata=stack(syntax="dns1123", value=STACK_NAMESPACE)
+    )
     """Namespace of the LLMInferenceService."""
     model_name: Optional[str] = None
     """The model's name in requests; KServe's default: metadata.name."""
     lora_adapters: Optional[Sequence[LoRAAdapterArgs]] = None
     """LoRA adapters downloaded and served beside the base model."""
-    prefill: Optional[LLMWorkloadArgs] = None
+    prefill: Optional[LLMWorkloadArgs] = field(default=None, metadata=stack(hidden=True))
     """A separate prefill workload (disaggregated prefill/decode)."""
-    router: Optional[LLMRouterArgs] = None
+    router: Optional[LLMRouterArgs] = field(default=None, metadata=stack(hidden=True))
     """Routing; default: the managed route on KServe's default gateway with a scheduler."""
-    model: Optional[str] = None
+    model: Optional[str] = field(default=None, metadata=stack(choices=tuple(llm.MODELS)))
     """The model's row in `components.model.llm.MODELS` (e.g. `llama-3.1-70b`): its shape is
     checked against the parallelism here, and the check computes the fit from it."""
-    model_size_gb: Optional[float] = None
+    model_size_gb: Optional[float] = field(default=None, metadata=stack(ge=0))
     """Size of the weights in GB (when the model is not in the table)."""
-    model_parameters: Optional[int] = None
+    model_parameters: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Parameters of the model (with model_dtype, when the size is not given)."""
-    model_dtype: Optional[str] = None
+    model_dtype: Optional[str] = field(default=None, metadata=stack(choices=tuple(llm.DTYPE_BYTES)))
     """Weights dtype (bfloat16, float16, fp8, int4 ...)."""
-    max_model_len: Optional[int] = None
+    max_model_len: Optional[int] = field(default=None, metadata=stack(ge=1))
     """vLLM `--max-model-len`; vLLM's default is the model's max_position_embeddings."""
-    gpu_memory_utilization: Optional[float] = None
+    gpu_memory_utilization: Optional[float] = field(default=None, metadata=stack(ge=0, le=1))
     """vLLM `--gpu-memory-utilization`; vLLM's default 0.9."""
     storage_initializer: Optional[bool] = None
     """False: no model download init container (the model is already on the nodes)."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """metadata.labels."""
     annotations: Optional[Mapping[str, str]] = None
     """Extra metadata.annotations."""
