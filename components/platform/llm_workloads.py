@@ -296,10 +296,26 @@ def relocated(err: InputError, base: str) -> InputError:
     """A component's error at the stack key under `base` (`gpu-inference:llmInferenceServices[0]`)
     that fed it, its argument names said as the keys."""
     key = stack_key(err.path)
-    problem, allowed = err.problem, err.allowed
-    for args in (LLMInferenceServiceArgs, LLMWorkloadArgs, LLMWorkerArgs, LLMRouterArgs):
-        problem, allowed = keys_named(problem, args), keys_named(allowed, args)
-    return InputError(problem, allowed, f"{base}.{key}" if key else base)
+    return InputError(
+        _keys_named(err.problem), _keys_named(err.allowed), f"{base}.{key}" if key else base
+    )
+
+
+# An upstream message quoted in ours (`(vLLM: '... max_model_len ...')`): kept word for word.
+_QUOTE = re.compile(r": '[^']*'\)")
+
+
+def _keys_named(text: str) -> str:
+    """`text` with the Args' names said as the section's keys, but not inside a quotation."""
+    out, pos = "", 0
+    for m in [*_QUOTE.finditer(text), None]:
+        end = m.start() if m else len(text)
+        part = text[pos:end]
+        for args in (LLMInferenceServiceArgs, LLMWorkloadArgs, LLMWorkerArgs, LLMRouterArgs):
+            part = keys_named(part, args)
+        out += part + (m.group(0) if m else "")
+        pos = m.end() if m else end
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -129,7 +129,7 @@ class LLMWorkloadArgs:
     env: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="env"))
     """Environment of the `main` container (e.g. `VLLM_ADDITIONAL_ARGS`)."""
     args: Optional[Sequence[str]] = None
-    """Extra vLLM arguments of the `main` container (after max_model_len's)."""
+    """Extra vLLM arguments of the `main` container (after `--max-model-len`'s)."""
     placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the pods (the leaders, with a worker) land: a node pool's `placement`."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
@@ -180,7 +180,10 @@ class LLMInferenceServiceArgs:
     """Where the model is: hf://org/model, s3://bucket/path, pvc://claim/path, oci://image."""
     decode: LLMWorkloadArgs = field(metadata=stack(hidden=True))
     """The decode workload (all of it when there is no prefill)."""
-    name: Optional[str] = field(default=None, metadata=stack(required=True, syntax="dns1035"))
+    name: Optional[str] = field(
+        default=None,
+        metadata=stack(required=True, syntax="dns1035", doc="metadata.name (DNS-1035 label)."),
+    )
     """metadata.name (DNS-1035 label); default: the component's name."""
     namespace: Optional[str] = field(
         default=DEFAULT_NAMESPACE, metadata=stack(syntax="dns1123", value=STACK_NAMESPACE)
@@ -412,10 +415,17 @@ def _workload(
             problems.append(
                 f"data {w.data} / data_local {w.data_local} needs {size} pods per group: a worker"
             )
+        if shape is not None and shape.attention_heads % tensor:
+            problems = []  # said below, at `tensor`
         if problems:
             raise InputError(problems[0], "tensor x data_local (or tensor) GPUs per pod", "gpus")
-    elif shape is not None and shape.attention_heads % tensor:
-        raise InputError(llm.parallelism_problems(shape, tensor=tensor)[0], "a divisor", "tensor")
+    if shape is not None and shape.attention_heads % tensor:
+        divisors = [d for d in range(1, 17) if shape.attention_heads % d == 0]
+        raise InputError(
+            llm.parallelism_problems(shape, tensor=tensor)[0],
+            f"a divisor of {shape.attention_heads}: " + ", ".join(map(str, divisors)) + ", ...",
+            "tensor",
+        )
     return body, placements
 
 
