@@ -342,9 +342,23 @@ def check_llm_services(spec: Any, p: Callable[[str], str]) -> None:
                 f"{base}.name",
             )
         seen[key] = i
+        leader: tuple[str, ...] = ()
         for part_key, part in svc.parts():
             where = f"{base}.{part_key}"
             names = pool_names(part.pool)
+            worker = part_key.endswith("worker")
+            if not worker:
+                leader = names if part.placement is None else ()
+            elif not names and part.placement is None:
+                # The workers run on the leader's pools: their GPUs must fit those.
+                for name in leader:
+                    if part.gpus is not None and name in pools and part.gpus > pools[name].gpus:
+                        raise InputError(
+                            f"{part.gpus} GPU(s) asked for but a node of pool {name!r} (the "
+                            f"leader's) has {pools[name].gpus}",
+                            f"gpus at most {pools[name].gpus}",
+                            f"{where}.gpus",
+                        )
             for j, name in enumerate(names):
                 at = f"{where}.pool" + (f"[{j}]" if isinstance(part.pool, list) else "")
                 pool = pools.get(name)
@@ -365,7 +379,7 @@ def check_llm_services(spec: Any, p: Callable[[str], str]) -> None:
                         f"gpus at most {pool.gpus}",
                         f"{where}.gpus",
                     )
-            if not part_key.endswith("worker") and part.gpus is None:
+            if not worker and part.gpus is None:
                 raise InputError(
                     "required key is missing: the vLLM container gets no GPU",
                     "GPUs per pod: tensor (x dataLocal with data parallelism)",

@@ -92,7 +92,7 @@ class LLMWorkerArgs:
     """Leave out the `nvidia.com/gpu` toleration (clusters with ExtendedResourceToleration)."""
     pools: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The pools the workers are wired to (annotation for the placement check); default: the
-    leader's."""
+    leader's, unless the workers have a placement of their own."""
 
 
 @dataclass
@@ -536,6 +536,15 @@ def _wire(out: dict[str, str], component: str, pools: object, path: str) -> None
         out[WIRED_COMPONENT_POOL_ANNOTATION.format(component=component)] = ",".join(names)
 
 
+def _worker_pools(w: LLMWorkloadArgs) -> object:
+    """The workers' pools: their own, else the leader's when they have the leader's placement
+    (a placement of their own wires them to no pool)."""
+    k = w.worker
+    if k is None or k.pools:
+        return k.pools if k is not None else None
+    return w.pools if k.placement is None else None
+
+
 def _build(
     name: str, args: LLMInferenceServiceArgs
 ) -> tuple[dict[str, Any], dict[str, Optional[Placement]]]:
@@ -589,8 +598,7 @@ def _build(
     spec.update(decode)
     _wire(annotations, "decode", args.decode.pools, "decode.pools")
     if args.decode.worker is not None:
-        pools = args.decode.worker.pools or args.decode.pools
-        _wire(annotations, "worker", pools, "decode.worker.pools")
+        _wire(annotations, "worker", _worker_pools(args.decode), "decode.worker.pools")
     if args.prefill is not None:
         try:
             prefill, more = _workload(args, args.prefill, "prefill", shape)
@@ -600,8 +608,9 @@ def _build(
         placements.update(more)
         _wire(annotations, "prefill", args.prefill.pools, "prefill.pools")
         if args.prefill.worker is not None:
-            pools = args.prefill.worker.pools or args.prefill.pools
-            _wire(annotations, "prefill-worker", pools, "prefill.worker.pools")
+            _wire(
+                annotations, "prefill-worker", _worker_pools(args.prefill), "prefill.worker.pools"
+            )
     try:
         router, scheduler = _router(args.router if args.router is not None else LLMRouterArgs())
     except InputError as e:
