@@ -33,6 +33,7 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..kube.provider import create_opts, owned
 from ..model import llm, llmisvc
 from ..model.errors import InputError, show
 from ..model.inputs import stack
@@ -678,9 +679,9 @@ class LLMInferenceService(pulumi.ComponentResource):
             name,
             api_version=API_VERSION,
             kind=KIND,
-            metadata=body["metadata"],
+            metadata=owned(body["metadata"]),
             spec=body["spec"],
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=create_opts(self),
         )
         self.name = pulumi.Output.from_input(body["metadata"]["name"])
         self.namespace = pulumi.Output.from_input(body["metadata"]["namespace"])
