@@ -348,3 +348,46 @@ def test_without_kserve_the_llm_install_makes_its_namespace_and_shared_resources
     (kserve_ns,) = [r for r in g.of_type(NAMESPACE) if r.inputs["metadata"]["name"] == "kserve"]
     assert kserve_ns.name == "gpu-inference-kserve-llm-ns-kserve"
     assert [r.inputs["chart"] for r in rel.values()].count("cert-manager") == 1
+
+
+# -- broken copies of gke-llm the config layer can judge --------------------------------------
+
+
+def test_tensor_3_on_a_32_head_model_named_in_the_stack_exits_2(tmp_path, capsys):
+    """With its `model` row named, the config knows the heads: `preview` exits 2 with the key,
+    its line in the stack file, and vLLM's own words."""
+    from llm_broken_stacks import project, tensor_3_on_32_heads
+
+    from components.preview import cli
+
+    d = project(tmp_path, tensor_3_on_32_heads)
+    out = tmp_path / "out"
+    code = cli.main(["preview", "gke-llm", "--project-dir", str(d), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    text = (d / "stacks" / "Pulumi.gke-llm.yaml").read_text().splitlines()
+    line = next(i for i, t in enumerate(text, 1) if t == "        tensor: 3")
+    assert (
+        "error: gpu-inference:llmInferenceServices[0].decode.tensor: tensor parallelism 3 does "
+        "not divide llama-3.1-8b's 32 attention heads (vLLM: 'Total number of attention heads "
+        "(32) must be divisible by tensor parallel size (3)') (allowed: a divisor of 32: 1, 2, 4, "
+        "8, 16, ...)"
+    ) in err
+    assert f"Pulumi.gke-llm.yaml:{line})" in err
+    assert "Traceback" not in err and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "edit", ["worker_without_toleration", "tensor_3_on_32_heads_unnamed", "llama_70b_on_one_l4"]
+)
+def test_the_broken_copies_the_check_judges_pass_the_config(tmp_path, edit):
+    """These three are the placement check's to find (tests/check/_pending_test_llm_stacks.py):
+    the config takes them, and the stack program makes them."""
+    import llm_broken_stacks
+
+    from components.preview.preview import load_project
+
+    d = llm_broken_stacks.project(tmp_path, getattr(llm_broken_stacks, edit))
+    project = load_project(d)
+    g = run_stack(project, load_stack_config(project, "gke-llm"))
+    assert len(g.of_type(LLMISVC)) == (3 if edit == "llama_70b_on_one_l4" else 2)
