@@ -564,10 +564,10 @@ def _requests_reason(requests: Resources, compatible: Sequence[InstanceType]) ->
     if not misfits:
         return "no instance type holds the pod's requests"
     name, (have, biggest) = sorted(misfits.items())[0]
-    asked, held = format_apart(name, requests.get(name), have)
+    asked, most = format_apart(name, requests.get(name), have)
     return (
         f"it requests {asked} {name} but the largest allocatable of the "
-        f"instance types it may use is {held} ({biggest}"
+        f"instance types it may use is {most} ({biggest}"
         + (", Karpenter's estimate before any node was seen" if known else "")
         + ")"
     )
