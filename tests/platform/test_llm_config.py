@@ -391,3 +391,10 @@ def test_the_broken_copies_the_check_judges_pass_the_config(tmp_path, edit):
     project = load_project(d)
     g = run_stack(project, load_stack_config(project, "gke-llm"))
     assert len(g.of_type(LLMISVC)) == (3 if edit == "llama_70b_on_one_l4" else 2)
+
+
+def test_the_spec_goes_back_to_the_same_config():
+    spec = load_spec(mutated("llm", {}))
+    again = load_spec(spec.to_config())
+    assert again.to_config() == spec.to_config()
+    assert again.llm_inference_services[1].decode.worker is not None
