@@ -398,3 +398,74 @@ def test_the_spec_goes_back_to_the_same_config():
     again = load_spec(spec.to_config())
     assert again.to_config() == spec.to_config()
     assert again.llm_inference_services[1].decode.worker is not None
+
+
+def test_prefill_workers_own_scheduler_placement_and_added_tolerations():
+    """A prefill part with data-parallel workers, a decode part with a toleration added to its
+    pool's, and a scheduler placed by itself: each template gets exactly its own."""
+    services = [
+        {
+            "name": "llama-8b",
+            "modelUri": "hf://meta-llama/Llama-3.1-8B-Instruct",
+            "model": "llama-3.1-8b",
+            "decode": {
+                "pool": "h100",
+                "gpus": 1,
+                "tolerations": [{"key": "team", "operator": "Exists"}],
+            },
+            "prefill": {
+                "pool": "h100",
+                "gpus": 8,
+                "tensor": 4,
+                "data": 4,
+                "dataLocal": 2,
+                "worker": {},
+            },
+            "router": {
+                "scheduler": {
+                    "placement": {
+                        "nodeSelector": {"role": "llm-router"},
+                        "tolerations": [{"key": "role", "value": "llm-router"}],
+                    },
+                    "replicas": 2,
+                }
+            },
+        }
+    ]
+    g = graph({f"{NS}:{L}": services})
+    (svc,) = g.of_type(LLMISVC)
+    spec, annotations = svc.inputs["spec"], svc.inputs["metadata"]["annotations"]
+    h100 = {"gpu-inference.dev/pool": "h100"}
+    assert spec["template"]["nodeSelector"] == h100
+    assert spec["template"]["tolerations"] == [
+        GPU_TOLERATION,
+        {"key": "team", "operator": "Exists"},
+    ]
+    assert spec["prefill"]["parallelism"] == {"data": 4, "dataLocal": 2, "tensor": 4}
+    for pod in (spec["prefill"]["template"], spec["prefill"]["worker"]):
+        assert (pod["nodeSelector"], pod["tolerations"]) == (h100, [GPU_TOLERATION])
+    assert spec["router"]["scheduler"] == {
+        "replicas": 2,
+        "template": {
+            "nodeSelector": {"role": "llm-router"},
+            "tolerations": [
+                {"key": "role", "operator": "Equal", "value": "llm-router"},
+            ],
+        },
+    }
+    assert {k: v for k, v in annotations.items() if "/pool." in k} == {
+        "gpu-inference.dev/pool.decode": "h100",
+        "gpu-inference.dev/pool.prefill": "h100",
+        "gpu-inference.dev/pool.prefill-worker": "h100",
+    }
+
+
+def test_a_scheduler_wired_to_a_pool_and_placed_by_itself_is_refused():
+    changes = {f"{L}[0].router.scheduler.placement": {"nodeSelector": {"role": "x"}}}
+    with pytest.raises(InputError) as caught:
+        load_spec(mutated("llm", changes))
+    assert str(caught.value) == (
+        "gpu-inference:llmInferenceServices[0].router.scheduler.placement: pool and placement "
+        "are both given: the scheduler is wired to pools, or places itself (allowed: pool, or "
+        "placement: {nodeSelector, tolerations})"
+    )
