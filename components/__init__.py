@@ -1,5 +1,6 @@
 """gpu-inference: GPU node pools only inference pods can use, Knative podspec flags, KServe and
-Seldon Core 2 workloads wired to those pools, and a static placement check.
+Seldon Core 2 workloads and KServe LLMInferenceServices wired to those pools, and a static
+placement check.
 
 Names are imported on first use (PEP 562), so `import components` stays cheap and never imports a
 cloud SDK; the GKE and EKS pools import `pulumi_gcp` / `pulumi_aws` only when one is built.
@@ -53,6 +54,14 @@ _EXPORTS = {
     "PredictorArgs": "serving.inference_service",
     "TransformerArgs": "serving.inference_service",
     "ExplainerArgs": "serving.inference_service",
+    "LLMInferenceService": "serving.llm_inference_service",
+    "LLMInferenceServiceArgs": "serving.llm_inference_service",
+    "LLMWorkloadArgs": "serving.llm_inference_service",
+    "LLMWorkerArgs": "serving.llm_inference_service",
+    "LLMRouterArgs": "serving.llm_inference_service",
+    "LoRAAdapterArgs": "serving.llm_inference_service",
+    "LLMServingInstall": "serving.llm_install",
+    "LLMServingInstallArgs": "serving.llm_install",
     "SeldonServerConfig": "serving.seldon",
     "SeldonServerConfigArgs": "serving.seldon",
     "SeldonServer": "serving.seldon",
@@ -121,6 +130,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .serving.karpenter_install import KarpenterInstall, KarpenterInstallArgs
     from .serving.knative import KnativeServing, KnativeServingArgs
     from .serving.kserve_install import KServeInstall, KServeInstallArgs
+    from .serving.llm_inference_service import (
+        LLMInferenceService,
+        LLMInferenceServiceArgs,
+        LLMRouterArgs,
+        LLMWorkerArgs,
+        LLMWorkloadArgs,
+        LoRAAdapterArgs,
+    )
+    from .serving.llm_install import LLMServingInstall, LLMServingInstallArgs
     from .serving.model_namespace import ModelNamespace, ModelNamespaceArgs
     from .serving.nvidia_device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
     from .serving.seldon import (

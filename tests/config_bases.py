@@ -172,7 +172,48 @@ EXISTING: dict[str, Any] = {
     ],
 }
 
-BASES = {"gke": GKE, "eks": EKS, "existing": EXISTING}
+# KServe LLMInferenceServices on GKE H100s: prefill/decode on one pool, a multi-node
+# (data-parallel) model, the schedulers on a CPU pool.
+LLM: dict[str, Any] = {
+    f"{NS}:cluster": {"provider": "gke", "name": "llm", "location": "us-central1"},
+    f"{NS}:pools": [
+        {
+            "name": "h100",
+            "accelerator": "nvidia-h100-80gb",
+            "machineType": "a3-highgpu-8g",
+            "gpusPerNode": 8,
+            "maxNodes": 4,
+        },
+        {"name": "router", "machineType": "n2-standard-8", "maxNodes": 2},
+    ],
+    f"{NS}:knative": {"mode": "none"},
+    f"{NS}:addons": {"kserve": {"defaultDeploymentMode": "Standard"}},
+    f"{NS}:llmInferenceServices": [
+        {
+            "name": "llama-70b",
+            "modelUri": "hf://meta-llama/Llama-3.1-70B-Instruct",
+            "model": "llama-3.1-70b",
+            "decode": {"pool": "h100", "gpus": 4, "tensor": 4},
+            "prefill": {"pool": "h100", "gpus": 4, "tensor": 4},
+            "router": {"scheduler": {"pool": "router"}},
+        },
+        {
+            "name": "qwen-72b",
+            "modelUri": "hf://Qwen/Qwen2.5-72B-Instruct",
+            "model": "qwen2.5-72b",
+            "decode": {
+                "pool": "h100",
+                "gpus": 8,
+                "tensor": 4,
+                "data": 4,
+                "dataLocal": 2,
+                "worker": {},
+            },
+        },
+    ],
+}
+
+BASES = {"gke": GKE, "eks": EKS, "existing": EXISTING, "llm": LLM}
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 

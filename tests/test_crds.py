@@ -65,3 +65,56 @@ def test_our_knative_serving_validates(run):
     cr = g.one("kubernetes:operator.knative.dev/v1beta1:KnativeServing")
     validate_cr(cr.inputs)
     assert cr.inputs["spec"]["config"]["features"]["kubernetes.podspec-tolerations"] == "enabled"
+
+
+# The kinds the example stacks emit that have an upstream CRD here, and the groups of those that
+# have none (Gateway API: the manifests are applied from its release, their CRDs not kept here).
+NO_CRD_HERE = ("gateway.networking.k8s.io",)
+
+
+@pytest.fixture(scope="module")
+def gke_llm_docs(tmp_path_factory):
+    import yaml
+
+    from components.preview.preview import preview
+    from tests.conftest import ROOT
+
+    result = preview("gke-llm", out_dir=tmp_path_factory.mktemp("gke-llm"), project_dir=ROOT)
+    return [d for d in yaml.safe_load_all((result.out_dir / "manifests.yaml").read_text()) if d]
+
+
+def test_every_custom_resource_of_the_llm_stack_validates(gke_llm_docs):
+    """gke-llm emits LLMInferenceServices (strictly valid against serving.kserve.io v1alpha2 at
+    v0.20.0) and no LeaderWorkerSet or InferencePool: KServe's controller makes those from the
+    service (their CRDs are here for the check's reader)."""
+    from tests.crdschema import validate_cr
+
+    builtin = ("v1", "apps/v1", "rbac.authorization.k8s.io/v1")
+    custom = [d for d in gke_llm_docs if d["apiVersion"] not in builtin]
+    kinds = sorted({(d["apiVersion"], d["kind"]) for d in custom})
+    assert kinds == [
+        ("gateway.networking.k8s.io/v1", "Gateway"),
+        ("gateway.networking.k8s.io/v1", "GatewayClass"),
+        ("serving.kserve.io/v1alpha2", "LLMInferenceService"),
+    ]
+    checked = 0
+    for d in custom:
+        if d["apiVersion"].split("/")[0] in NO_CRD_HERE:
+            continue
+        validate_cr(d)
+        checked += 1
+    assert checked == 2
+
+
+def test_a_misspelled_field_of_an_llm_service_is_caught(gke_llm_docs):
+    from tests.crdschema import validate_cr
+
+    (qwen,) = [d for d in gke_llm_docs if d["metadata"]["name"] == "qwen-72b"]
+    wrong = copy.deepcopy(qwen)
+    wrong["spec"]["worker"]["toleration"] = wrong["spec"]["worker"].pop("tolerations")
+    with pytest.raises(AssertionError, match="toleration"):
+        validate_cr(wrong)
+    wrong = copy.deepcopy(qwen)
+    wrong["spec"]["parallelism"]["dataLocal"] = "2"
+    with pytest.raises(AssertionError, match="dataLocal"):
+        validate_cr(wrong)

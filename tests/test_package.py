@@ -15,6 +15,8 @@ def test_the_promised_imports():
         GkeGpuNodePool,
         InferenceService,
         KnativeServing,
+        LLMInferenceService,
+        LLMServingInstall,
         Placement,
         SeldonModel,
         SeldonServer,

@@ -79,8 +79,11 @@ NVIDIA_DEVICE_PLUGIN = Chart(
     "nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin", "0.17.1"
 )
 
-# cert-manager (KServe's webhooks need certificates).
-CERT_MANAGER = Chart("cert-manager", "https://charts.jetstack.io", "v1.16.2")
+# cert-manager (KServe's webhooks need certificates). One for the whole stack: KServe v0.20.0's
+# LLMInferenceService guide asks for 1.18.0 or later (kserve/website versioned_docs/version-0.20/
+# admin-guide/kubernetes-deployment-llmisvc.md), above what its CI pins (kserve-deps.env v1.17.0).
+CERT_MANAGER = Chart("cert-manager", "https://charts.jetstack.io", "v1.18.2")
+CERT_MANAGER_LLM_MINIMUM = "v1.18.0"
 
 # Karpenter (EKS, optional): its CRDs chart, then the controller chart, at the release whose CRDs
 # are in ../shared/crds (the Karpenter pools' CRs are validated against them). Both are OCI charts

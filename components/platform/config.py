@@ -30,11 +30,13 @@ from ..serving.cert_manager import CertManagerArgs
 from ..serving.karpenter_install import KarpenterInstallArgs
 from ..serving.knative import KnativeServingArgs
 from ..serving.kserve_install import KServeInstallArgs
+from ..serving.llm_install import LLMServingInstallArgs
 from ..serving.model_namespace import ModelNamespaceArgs
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
 from ..serving.seldon_install import SeldonCoreInstallArgs
 from .cluster_access import ClusterAccessArgs
 from .derive import section_model
+from .llm_workloads import LLMInferenceService
 from .pool_kinds import PoolConfig
 from .syntax import (
     ConfigModel,
@@ -342,12 +344,41 @@ class NamespacesRules(ConfigModel):
 
 
 @dataclass
+class LLMServingAddonSettings:
+    """`addons.kserve.llm`: what KServe's LLMInferenceService needs, from upstream charts and
+    release manifests at pinned versions (`components.serving.llm_install`): the Gateway API and
+    Inference Extension CRDs, Envoy Gateway with the Envoy AI Gateway, LeaderWorkerSet, KServe's
+    default Gateway, and KServe's llmisvc charts with their presets, after `addons.certManager`
+    (the stack's one cert-manager) and `addons.kserve`."""
+
+    enabled: Optional[bool] = field(
+        default=None,
+        metadata=stack(default="resolved: true when the stack has `llmInferenceServices`"),
+    )
+    """Install it. `false` beside `llmInferenceServices`: the cluster already runs KServe's
+    LLMInferenceService controller."""
+
+
+if TYPE_CHECKING:
+    LLMServingAddon = Any
+else:
+    LLMServingAddon = section_model(
+        "LLMServingAddon",
+        [*inputs(LLMServingAddonSettings), *inputs(LLMServingInstallArgs)],
+        args=LLMServingInstallArgs,
+        doc=class_doc(LLMServingAddonSettings),
+    )
+
+
+@dataclass
 class KServeAddonSettings:
     """`addons.kserve`: KServe from its charts (`components.serving.kserve_install`)."""
 
     enabled: Optional[bool] = True
     """Install KServe (its CRDs, controller and runtime configs) from its OCI registry, or from
     the local `chart`s."""
+    llm: Optional[LLMServingAddon] = None
+    """KServe's LLMInferenceService and what it needs (keys below, `addons.kserve.llm`)."""
 
 
 @dataclass
@@ -380,9 +411,11 @@ class CertManagerSettings:
     webhooks."""
 
     enabled: Optional[bool] = field(
-        default=None, metadata=stack(default="resolved: `addons.kserve.enabled`")
+        default=None,
+        metadata=stack(default="resolved: `addons.kserve.enabled` or `addons.kserve.llm.enabled`"),
     )
-    """Install cert-manager (KServe's webhooks need its certificates)."""
+    """Install cert-manager (KServe's webhooks need its certificates); the one cert-manager of the
+    stack, which `addons.kserve.llm` uses too (it needs 1.18.0 or later)."""
 
 
 @dataclass
@@ -456,6 +489,7 @@ class Spec(ConfigModel):
     knative: Knative = Field(default_factory=Knative)
     addons: Addons = Field(default_factory=Addons)
     inference_services: list[InferenceService] = Field(default_factory=list)
+    llm_inference_services: list[LLMInferenceService] = Field(default_factory=list)
     seldon: Seldon = Field(default_factory=Seldon)
     namespaces: Namespaces = Field(default_factory=Namespaces)
     # Where workloads read from `workloadFiles` came from (a `WorkloadSources`, set by the stack
@@ -511,8 +545,10 @@ class Spec(ConfigModel):
         return {f"{namespace}:{section}": value for section, value in data.items()}
 
     def model_namespaces(self) -> list[str]:
-        """Namespaces that hold models (InferenceServices' and Seldon's), in first-use order."""
+        """Namespaces that hold models (InferenceServices', LLMInferenceServices' and Seldon's),
+        in first-use order."""
         out = [isvc.namespace for isvc in self.inference_services]
+        out += [svc.namespace for svc in self.llm_inference_services]
         if self.seldon.servers or self.seldon.models or self.seldon.server_configs:
             out.append(self.seldon.namespace)
         return list(dict.fromkeys(out))

@@ -5,22 +5,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..model import versions
 from ..model.autopilot import autopilot_gpu_problem
 from ..model.charts import check_local_chart
 from ..model.errors import InputError
+from ..model.inputs import inputs
 from ..model.knative_features import HOST_IPC_FLAG
 from ..model.seldon_servers import builtin_server_config
 from ..pools.autopilot import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL
 from ..pools.pool import GPU_TAINT
+from ..serving.llm_install import (
+    KSERVE_NAMESPACE,
+    LOCAL_CHARTS,
+    LOCAL_MANIFESTS,
+    LLMServingInstallArgs,
+    check_local_manifest,
+)
 from .config import (
     HOST_LABEL_MAX,
     KNATIVE_PODSPEC_FLAGS,
     SELDON_BUILTIN_SERVER_CONFIGS,
     Cluster,
+    LLMServingAddon,
     Spec,
 )
 from .derive import value_of
 from .karpenter_addon import check_karpenter_addon
+from .llm_workloads import check_llm_services
 from .pool_kinds import PoolConfig, kind_inputs, plan_pool
 from .syntax import key_path
 from .workloads import PLACEMENT_HELP
@@ -55,6 +66,7 @@ class Checker:
         self.check_charts()
         self.check_karpenter_addon()
         self.check_inference_services()
+        self.check_llm()
         self.check_seldon()
         self.check_placements()
         self.check_knative()
@@ -78,8 +90,13 @@ class Checker:
             a.nvidia_device_plugin.enabled = s.provider != "gke"
         if a.seldon.enabled is None:
             a.seldon.enabled = bool(s.seldon.servers or s.seldon.models or s.seldon.server_configs)
+        if a.kserve.llm is None:
+            a.kserve.llm = LLMServingAddon()
+        if a.kserve.llm.enabled is None:
+            a.kserve.llm.enabled = bool(s.llm_inference_services)
         if a.cert_manager.enabled is None:
-            a.cert_manager.enabled = a.kserve.enabled  # KServe's webhooks need certificates
+            # KServe's webhooks need certificates (the LLM install's too).
+            a.cert_manager.enabled = bool(a.kserve.enabled or a.kserve.llm.enabled)
         for isvc in s.inference_services:
             if isvc.deployment_mode is None:
                 isvc.deployment_mode = a.kserve.default_deployment_mode
@@ -130,6 +147,7 @@ class Checker:
                     check_local_chart(str(value))
                 except InputError as e:
                     raise e.at(self.p(key)) from None
+        self.check_llm_charts()
         versioned = (
             ("karpenter", a.karpenter),
             ("seldon", a.seldon),
@@ -144,6 +162,30 @@ class Checker:
                     "chart or version, not both",
                     self.p(f"addons.{name}.version"),
                 )
+
+    def check_llm_charts(self) -> None:
+        """`addons.kserve.llm`'s local charts and manifests (air-gapped installs)."""
+        llm = self.spec.addons.kserve.llm
+        for inp in inputs(LLMServingInstallArgs):
+            if inp.path is None or inp.field not in (*LOCAL_CHARTS, *LOCAL_MANIFESTS):
+                continue
+            value = value_of(llm, inp.field)
+            if value is None:
+                continue
+            key = self.p(f"addons.kserve.llm.{inp.path}")
+            if not llm.enabled:
+                raise InputError(
+                    "a local copy is given but the add-on is not enabled",
+                    "leave it out, or enabled: true",
+                    key,
+                )
+            try:
+                if inp.field in LOCAL_CHARTS:
+                    check_local_chart(str(value))
+                else:
+                    check_local_manifest(value)
+            except InputError as e:
+                raise e.at(key) from None
 
     def check_karpenter_addon(self) -> None:
         """`addons.karpenter`: EKS only, not beside EKS Auto Mode, on pools it may run on."""
@@ -274,6 +316,39 @@ class Checker:
                             "minReplicas >= 1, or deploymentMode Serverless to scale to zero",
                             f"{path}.{kind}.minReplicas",
                         )
+
+    # -- LLMInferenceServices ------------------------------------------------------------------
+
+    def check_llm(self) -> None:
+        """`addons.kserve.llm` beside the stack's KServe and cert-manager, then each
+        `llmInferenceServices[i]` (`llm_workloads.check_llm_services`)."""
+        a = self.spec.addons
+        if a.kserve.llm.enabled:
+            if a.kserve.enabled and a.kserve.namespace != KSERVE_NAMESPACE:
+                raise InputError(
+                    f"addons.kserve.llm installs KServe's LLM charts into namespace "
+                    f"{KSERVE_NAMESPACE!r}, where they share what KServe's charts make (the "
+                    "inferenceservice-config ConfigMap, the Gateway kserve/kserve-ingress-gateway "
+                    f"KServe routes to by default), but KServe is installed in "
+                    f"{a.kserve.namespace!r}",
+                    f"namespace: {KSERVE_NAMESPACE} (the default), or addons.kserve.llm off",
+                    self.p("addons.kserve.namespace"),
+                )
+            version = a.cert_manager.version
+            if (
+                a.cert_manager.enabled
+                and version is not None
+                and _release(version) < _release(versions.CERT_MANAGER_LLM_MINIMUM)
+            ):
+                raise InputError(
+                    f"cert-manager {version} is below the "
+                    f"{versions.CERT_MANAGER_LLM_MINIMUM} KServe v0.20.0's LLMInferenceService "
+                    "guide asks for (addons.kserve.llm uses the stack's one cert-manager)",
+                    f"{versions.CERT_MANAGER_LLM_MINIMUM} or later, or leave version out (the "
+                    f"pinned {versions.CERT_MANAGER.version})",
+                    self.p("addons.certManager.version"),
+                )
+        check_llm_services(self.spec, self.p)
 
     # -- Seldon ------------------------------------------------------------------------------
 
@@ -566,6 +641,11 @@ class Checker:
                     f"with `pulumi config set --secret --path '{base}.staticCredentials.{key}'`",
                     path,
                 )
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """`v1.18.2` -> (1, 18, 2) (the syntax was checked when the config was read)."""
+    return tuple(int(x) for x in version.lstrip("v").split("-")[0].split("."))
 
 
 def uses_mps(spec: Spec, w: Any) -> bool:

@@ -28,11 +28,13 @@ from ..serving.cert_manager import CertManagerArgs
 from ..serving.karpenter_install import KarpenterInstallArgs
 from ..serving.knative import KnativeServingArgs
 from ..serving.kserve_install import KServeInstallArgs
+from ..serving.llm_install import LLMServingInstallArgs
 from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
 from ..serving.seldon_install import SeldonCoreInstallArgs
 from ..serving.workload import ContainerArgs
 from . import config as cfg
+from . import llm_workloads as llm
 from . import workloads as wl
 from .cluster_access import ClusterAccess, ClusterAccessArgs
 from .config_checks import stack_sources, uses_mps
@@ -169,11 +171,18 @@ class InferencePlatform(pulumi.ComponentResource):
         for n, isvc in enumerate(spec.inference_services):
             with from_config(f"inferenceServices[{n}]", wl.InferenceService, spec=spec):
                 self.inference_services.append(self._isvc(name, isvc, k8s_opts))
+        self.llm_inference_services = []
+        for n, svc in enumerate(spec.llm_inference_services):
+            with from_llm_config(f"llmInferenceServices[{n}]", spec):
+                self.llm_inference_services.append(self._llm(name, svc, k8s_opts))
         self.seldon = self._seldon(name, k8s_opts)
 
         self.placements = {n: p.placement.to_pod_spec() for n, p in self.pools.items()}
         self.workloads = {
             "inferenceServices": [f"{i.namespace}/{i.name}" for i in spec.inference_services],
+            "llmInferenceServices": [
+                f"{s.namespace}/{s.name}" for s in spec.llm_inference_services
+            ],
             "seldonServers": [f"{spec.seldon.namespace}/{s.name}" for s in spec.seldon.servers],
             "seldonModels": [f"{spec.seldon.namespace}/{m.name}" for m in spec.seldon.models],
         }
@@ -216,6 +225,7 @@ class InferencePlatform(pulumi.ComponentResource):
             else None,
             "cluster.workloadIdentity.awsRoleArn": identity.aws_role_arn if identity else None,
             "knative.ingress": self.spec.knative.ingress,
+            "addons.kserve.enabled": bool(self.spec.addons.kserve.enabled),
             "seldon.namespace": self.spec.seldon.namespace,
         }
 
@@ -276,6 +286,22 @@ class InferencePlatform(pulumi.ComponentResource):
                 out["kserve"] = KServeInstall(
                     f"{name}-kserve",
                     args_from(a.kserve, KServeInstallArgs, sources=sources),
+                    opts=pulumi.ResourceOptions.merge(
+                        opts, pulumi.ResourceOptions(depends_on=after)
+                    ),
+                )
+        if a.kserve.llm.enabled:
+            from ..serving.llm_install import LLMServingInstall
+
+            # After the stack's one cert-manager (never a second) and KServe, whose namespace
+            # and shared resources it uses.
+            after = [out[k].ready for k in ("certManager", "kserve") if k in out]
+            with from_args("addons.kserve.llm", LLMServingInstallArgs):
+                out["kserveLlm"] = LLMServingInstall(
+                    f"{name}-kserve-llm",
+                    args_from(
+                        a.kserve.llm, LLMServingInstallArgs, sources=sources, cert_manager=False
+                    ),
                     opts=pulumi.ResourceOptions.merge(
                         opts, pulumi.ResourceOptions(depends_on=after)
                     ),
@@ -347,7 +373,11 @@ class InferencePlatform(pulumi.ComponentResource):
         return out
 
     def _after(self, namespace: str, *installs: str) -> list[pulumi.Resource]:
-        deps: list[pulumi.Resource] = [self.addons[i].ready for i in installs if i in self.addons]
+        deps: list[pulumi.Resource] = []
+        for i in installs:
+            if i in self.addons:
+                ready = self.addons[i].ready
+                deps += ready if isinstance(ready, list) else [ready]
         if namespace in self.namespaces:
             deps.append(self.namespaces[namespace].ready)
         return deps
@@ -459,6 +489,24 @@ class InferencePlatform(pulumi.ComponentResource):
         if namespace in self.namespaces:
             return self.namespaces[namespace].service_account_name
         return None
+
+    def _llm(self, name: str, svc: llm.LLMInferenceService, opts: pulumi.ResourceOptions) -> Any:
+        """One LLMInferenceService, each part on its pools, after the LLM install and its
+        namespace."""
+        from ..serving.llm_inference_service import LLMInferenceService
+
+        def placement_of(names: Sequence[str], tolerations: Sequence[TolerationSpec]) -> Any:
+            placement = workload_placement(self.pools, names, "nodeSelector")
+            if placement is not None and tolerations:
+                placement = placement.with_tolerations(_tolerations(tolerations))
+            return placement
+
+        after = self._after(svc.namespace, "kserveLlm")
+        return LLMInferenceService(
+            f"{name}-llmisvc-{svc.namespace}-{svc.name}",
+            llm.service_args(svc, placement_of),
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
+        )
 
     def _seldon(self, name: str, opts: pulumi.ResourceOptions) -> list[Any]:
         s = self.spec.seldon
@@ -573,6 +621,16 @@ def from_config(
         if spec is not None:
             located = spec.locate(located)
         # RunError: `pulumi up` prints the message without a traceback, as for load_spec's.
+        raise pulumi.RunError(str(located)) from located
+
+
+@contextmanager
+def from_llm_config(key: str, spec: cfg.Spec) -> Iterator[None]:
+    """An LLMInferenceService's InputError at the stack key that fed it (`llm_workloads`)."""
+    try:
+        yield
+    except InputError as e:
+        located = spec.locate(llm.relocated(e, f"{NAMESPACE}:{key}"))
         raise pulumi.RunError(str(located)) from located
 
 

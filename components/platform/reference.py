@@ -20,7 +20,7 @@ from typing import Any, Optional, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from ..model.inputs import REQUIRED, Input, inputs
-from . import config, workloads
+from . import config, llm_workloads, workloads
 from .derive import ARGS, INPUTS, keys_named, section_model
 from .pool_kinds import KINDS, pool_model
 from .syntax import CONFIG_TYPES, aliases
@@ -56,6 +56,7 @@ def sections() -> dict[str, type[BaseModel]]:
     out["knative"] = config.Knative
     for name, f in config.Addons.model_fields.items():
         out[f"addons.{f.alias or name}"] = _model(f.annotation)
+    out["addons.kserve.llm"] = config.LLMServingAddon
     out["namespaces"] = config.Namespaces
     out["inferenceServices"] = workloads.InferenceService
     out["inferenceServices.predictor"] = workloads.Predictor
@@ -64,6 +65,10 @@ def sections() -> dict[str, type[BaseModel]]:
     out["containers"] = _model(
         next(i.annotation for i in getattr(workloads.Predictor, INPUTS) if i.field == "containers")
     )
+    out["llmInferenceServices"] = llm_workloads.LLMInferenceService
+    out["llmInferenceServices.decode"] = llm_workloads.LLMWorkload
+    out["llmInferenceServices.worker"] = llm_workloads.LLMWorker
+    out["llmInferenceServices.router"] = llm_workloads.LLMRouter
     out["seldon.serverConfigs"] = workloads.ServerConfig
     out["seldon.servers"] = workloads.Server
     out["seldon.models"] = workloads.SeldonModel

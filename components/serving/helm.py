@@ -34,7 +34,7 @@ def chart_release(
     values: Optional[Mapping[str, Any]] = None,
     version: Optional[str] = None,
     depends_on: Sequence[pulumi.Resource] = (),
-    create_namespace: bool = True,
+    create_namespace: bool = False,
     local_chart: Optional[str] = None,
     skip_crds: bool = False,
 ) -> k8s.helm.v3.Release:
@@ -46,8 +46,8 @@ def chart_release(
     `atomic`: a failed install rolls back instead of leaving half a release. `skip_crds`: leave
     out the chart's `crds/` directory (another release installs the CRDs). Under a `KubeProvider`
     a release an interrupted `up` left half made is cleared and retried (its error hook).
-    `create_namespace` lets Helm make the namespace, which `destroy` then leaves: callers make it
-    with `owned_namespace` instead.
+    `create_namespace` lets Helm make the namespace, which `destroy` then leaves: off by default,
+    callers make it with `owned_namespace` / `release_namespace` instead.
     """
     oci = chart.repo.startswith("oci://")
     repo: Optional[k8s.helm.v3.RepositoryOptsArgsDict]

@@ -27,14 +27,16 @@ size (`gpu-inference.dev/model-size-gb`, `-parameters`, `-dtype`), its table key
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..kube.provider import create_opts, owned
 from ..model import llm, llmisvc
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.scheduling import (
     NodeSelectorRequirement,
     Placement,
@@ -48,6 +50,9 @@ from .workload import container_resources, effective_placement, env_list, placem
 API_VERSION = llmisvc.API_VERSION
 KIND = llmisvc.KIND
 DEFAULT_NAMESPACE = "default"
+STACK_NAMESPACE = "models"
+"""A stack puts its models in its own namespace (made with its ServiceAccount), as for
+InferenceServices."""
 WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
 MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
 MODEL_PARAMETERS_ANNOTATION = "gpu-inference.dev/model-parameters"
@@ -73,68 +78,68 @@ class LoRAAdapterArgs:
 class LLMWorkerArgs:
     """The worker pods of a multi-node (LeaderWorkerSet) workload."""
 
-    gpus: Optional[int] = None
+    gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
     """NVIDIA GPUs of each worker's `main` container (request and limit); default: the
     leader's."""
-    cpu: Optional[str] = None
+    cpu: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """CPU request and limit of each worker's `main` container; default: the leader's."""
-    memory: Optional[str] = None
+    memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory request and limit of each worker's `main` container; default: the leader's."""
-    placement: Optional[Placement] = None
+    placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the workers land; default: the leader's placement."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
     """Node-affinity expressions ANDed with the workers' pool's."""
     omit_gpu_toleration: Optional[bool] = False
     """Leave out the `nvidia.com/gpu` toleration (clusters with ExtendedResourceToleration)."""
-    pools: Optional[Sequence[str]] = None
+    pools: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The pools the workers are wired to (annotation for the placement check); default: the
-    leader's."""
+    leader's, unless the workers have a placement of their own."""
 
 
 @dataclass
 class LLMWorkloadArgs:
     """The decode workload (the spec's top level) or the prefill workload."""
 
-    gpus: Optional[int] = None
+    gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
     """NVIDIA GPUs of the `main` (vLLM) container per pod, request and limit: tensor parallelism
     (x dataLocal in data-parallel mode)."""
-    cpu: Optional[str] = None
+    cpu: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """CPU request and limit of the `main` container (`"8"`, `"500m"`)."""
-    memory: Optional[str] = None
+    memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory request and limit of the `main` container (`"64Gi"`)."""
-    replicas: Optional[int] = None
+    replicas: Optional[int] = field(default=None, metadata=stack(ge=0))
     """Fixed replicas (0 stops it); exclusive with max_replicas (autoscaling). KServe's default
     is 1."""
-    min_replicas: Optional[int] = None
+    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling floor (1 or more; KServe's default 1)."""
-    max_replicas: Optional[int] = None
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling ceiling: setting it turns on WVA autoscaling (`spec.scaling`)."""
-    autoscaler: Optional[str] = "keda"
+    autoscaler: Optional[str] = field(default="keda", metadata=stack(choices=AUTOSCALERS))
     """The WVA actuator when autoscaling: keda or hpa (hpa needs a Prometheus Adapter)."""
-    tensor: Optional[int] = None
+    tensor: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Tensor parallelism (vLLM `--tensor-parallel-size`)."""
-    pipeline: Optional[int] = None
+    pipeline: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Pipeline parallelism (single-node only at KServe v0.20.0: its multi-node presets are not
     shipped)."""
-    data: Optional[int] = None
+    data: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Data parallelism: engines in all (with data_local)."""
-    data_local: Optional[int] = None
+    data_local: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Data-parallel engines per pod (with data); the LWS group has data / data_local pods."""
     expert: Optional[bool] = None
     """Expert parallelism (MoE models)."""
-    env: Optional[Mapping[str, str]] = None
+    env: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="env"))
     """Environment of the `main` container (e.g. `VLLM_ADDITIONAL_ARGS`)."""
     args: Optional[Sequence[str]] = None
-    """Extra vLLM arguments of the `main` container (after max_model_len's)."""
-    placement: Optional[Placement] = None
+    """Extra vLLM arguments of the `main` container (after `--max-model-len`'s)."""
+    placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the pods (the leaders, with a worker) land: a node pool's `placement`."""
     extra_expressions: Optional[Sequence[NodeSelectorRequirement]] = None
     """Node-affinity expressions ANDed with the pool's."""
     omit_gpu_toleration: Optional[bool] = False
     """Leave out the `nvidia.com/gpu` toleration (clusters with ExtendedResourceToleration)."""
-    pools: Optional[Sequence[str]] = None
+    pools: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The pools this workload is wired to, in preference order (annotation for the check)."""
-    worker: Optional[LLMWorkerArgs] = None
+    worker: Optional[LLMWorkerArgs] = field(default=None, metadata=stack(hidden=True))
     """Multi-node: worker pods beside each leader (needs data / data_local parallelism)."""
 
 
@@ -147,18 +152,24 @@ class LLMRouterArgs:
     gateway_refs: Optional[Sequence[str]] = None
     """Gateways as `namespace/name`; default: KServe's default gateway
     (`kserve/kserve-ingress-gateway`)."""
-    scheduler: Optional[bool] = True
+    scheduler: Optional[bool] = field(default=True, metadata=stack("scheduler.enabled"))
     """Run the endpoint picker (an InferencePool in front of the pods)."""
-    scheduler_replicas: Optional[int] = None
+    scheduler_replicas: Optional[int] = field(
+        default=None, metadata=stack("scheduler.replicas", ge=1)
+    )
     """Scheduler replicas (1 or more; more turn on leader election)."""
-    scheduler_placement: Optional[Placement] = None
+    scheduler_placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
     """Where the scheduler lands: a CPU pool's `placement`."""
-    scheduler_cpu: Optional[str] = None
+    scheduler_cpu: Optional[str] = field(
+        default=None, metadata=stack("scheduler.cpu", syntax="quantity")
+    )
     """CPU request of the scheduler's `main` container (the preset requests 1, limit 6)."""
-    scheduler_memory: Optional[str] = None
+    scheduler_memory: Optional[str] = field(
+        default=None, metadata=stack("scheduler.memory", syntax="quantity")
+    )
     """Memory request of the scheduler's `main` container (the preset requests 2Gi, limit
     16Gi)."""
-    scheduler_pools: Optional[Sequence[str]] = None
+    scheduler_pools: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The pools the scheduler is wired to (annotation for the check)."""
 
 
@@ -166,38 +177,43 @@ class LLMRouterArgs:
 class LLMInferenceServiceArgs:
     """Inputs of an `LLMInferenceService`; every default is here."""
 
-    model_uri: str
+    model_uri: str = field(metadata=stack())
     """Where the model is: hf://org/model, s3://bucket/path, pvc://claim/path, oci://image."""
-    decode: LLMWorkloadArgs
+    decode: LLMWorkloadArgs = field(metadata=stack(hidden=True))
     """The decode workload (all of it when there is no prefill)."""
-    name: Optional[str] = None
+    name: Optional[str] = field(
+        default=None,
+        metadata=stack(required=True, syntax="dns1035", doc="metadata.name (DNS-1035 label)."),
+    )
     """metadata.name (DNS-1035 label); default: the component's name."""
-    namespace: Optional[str] = DEFAULT_NAMESPACE
+    namespace: Optional[str] = field(
+        default=DEFAULT_NAMESPACE, metadata=stack(syntax="dns1123", value=STACK_NAMESPACE)
+    )
     """Namespace of the LLMInferenceService."""
     model_name: Optional[str] = None
     """The model's name in requests; KServe's default: metadata.name."""
     lora_adapters: Optional[Sequence[LoRAAdapterArgs]] = None
     """LoRA adapters downloaded and served beside the base model."""
-    prefill: Optional[LLMWorkloadArgs] = None
+    prefill: Optional[LLMWorkloadArgs] = field(default=None, metadata=stack(hidden=True))
     """A separate prefill workload (disaggregated prefill/decode)."""
-    router: Optional[LLMRouterArgs] = None
+    router: Optional[LLMRouterArgs] = field(default=None, metadata=stack(hidden=True))
     """Routing; default: the managed route on KServe's default gateway with a scheduler."""
-    model: Optional[str] = None
+    model: Optional[str] = field(default=None, metadata=stack(choices=tuple(llm.MODELS)))
     """The model's row in `components.model.llm.MODELS` (e.g. `llama-3.1-70b`): its shape is
     checked against the parallelism here, and the check computes the fit from it."""
-    model_size_gb: Optional[float] = None
+    model_size_gb: Optional[float] = field(default=None, metadata=stack(ge=0))
     """Size of the weights in GB (when the model is not in the table)."""
-    model_parameters: Optional[int] = None
+    model_parameters: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Parameters of the model (with model_dtype, when the size is not given)."""
-    model_dtype: Optional[str] = None
+    model_dtype: Optional[str] = field(default=None, metadata=stack(choices=tuple(llm.DTYPE_BYTES)))
     """Weights dtype (bfloat16, float16, fp8, int4 ...)."""
-    max_model_len: Optional[int] = None
+    max_model_len: Optional[int] = field(default=None, metadata=stack(ge=1))
     """vLLM `--max-model-len`; vLLM's default is the model's max_position_embeddings."""
-    gpu_memory_utilization: Optional[float] = None
+    gpu_memory_utilization: Optional[float] = field(default=None, metadata=stack(ge=0, le=1))
     """vLLM `--gpu-memory-utilization`; vLLM's default 0.9."""
     storage_initializer: Optional[bool] = None
     """False: no model download init container (the model is already on the nodes)."""
-    labels: Optional[Mapping[str, str]] = None
+    labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """metadata.labels."""
     annotations: Optional[Mapping[str, str]] = None
     """Extra metadata.annotations."""
@@ -400,10 +416,17 @@ def _workload(
             problems.append(
                 f"data {w.data} / data_local {w.data_local} needs {size} pods per group: a worker"
             )
+        if shape is not None and shape.attention_heads % tensor:
+            problems = []  # said below, at `tensor`
         if problems:
             raise InputError(problems[0], "tensor x data_local (or tensor) GPUs per pod", "gpus")
-    elif shape is not None and shape.attention_heads % tensor:
-        raise InputError(llm.parallelism_problems(shape, tensor=tensor)[0], "a divisor", "tensor")
+    if shape is not None and shape.attention_heads % tensor:
+        divisors = [d for d in range(1, 17) if shape.attention_heads % d == 0]
+        raise InputError(
+            llm.parallelism_problems(shape, tensor=tensor)[0],
+            f"a divisor of {shape.attention_heads}: " + ", ".join(map(str, divisors)) + ", ...",
+            "tensor",
+        )
     return body, placements
 
 
@@ -514,6 +537,15 @@ def _wire(out: dict[str, str], component: str, pools: object, path: str) -> None
         out[WIRED_COMPONENT_POOL_ANNOTATION.format(component=component)] = ",".join(names)
 
 
+def _worker_pools(w: LLMWorkloadArgs) -> object:
+    """The workers' pools: their own, else the leader's when they have the leader's placement
+    (a placement of their own wires them to no pool)."""
+    k = w.worker
+    if k is None or k.pools:
+        return k.pools if k is not None else None
+    return w.pools if k.placement is None else None
+
+
 def _build(
     name: str, args: LLMInferenceServiceArgs
 ) -> tuple[dict[str, Any], dict[str, Optional[Placement]]]:
@@ -567,8 +599,7 @@ def _build(
     spec.update(decode)
     _wire(annotations, "decode", args.decode.pools, "decode.pools")
     if args.decode.worker is not None:
-        pools = args.decode.worker.pools or args.decode.pools
-        _wire(annotations, "worker", pools, "decode.worker.pools")
+        _wire(annotations, "worker", _worker_pools(args.decode), "decode.worker.pools")
     if args.prefill is not None:
         try:
             prefill, more = _workload(args, args.prefill, "prefill", shape)
@@ -578,8 +609,9 @@ def _build(
         placements.update(more)
         _wire(annotations, "prefill", args.prefill.pools, "prefill.pools")
         if args.prefill.worker is not None:
-            pools = args.prefill.worker.pools or args.prefill.pools
-            _wire(annotations, "prefill-worker", pools, "prefill.worker.pools")
+            _wire(
+                annotations, "prefill-worker", _worker_pools(args.prefill), "prefill.worker.pools"
+            )
     try:
         router, scheduler = _router(args.router if args.router is not None else LLMRouterArgs())
     except InputError as e:
@@ -647,9 +679,9 @@ class LLMInferenceService(pulumi.ComponentResource):
             name,
             api_version=API_VERSION,
             kind=KIND,
-            metadata=body["metadata"],
+            metadata=owned(body["metadata"]),
             spec=body["spec"],
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=create_opts(self),
         )
         self.name = pulumi.Output.from_input(body["metadata"]["name"])
         self.namespace = pulumi.Output.from_input(body["metadata"]["namespace"])

@@ -11,7 +11,9 @@ runs, `hack/setup/infra/`:
 
 1. cert-manager: chart `cert-manager` from https://charts.jetstack.io, `crds.enabled=true`
    (manage.cert-manager-helm.sh). KServe's CI pins v1.17.0, below the guide's 1.18.0 minimum:
-   v1.18.2 here (the tag exists; the chart at that version was not fetched from this machine).
+   `versions.CERT_MANAGER` (v1.18.2: the tag exists; the chart at that version was not fetched
+   from this machine), the same one the platform's CertManager installs; in a stack that one
+   serves both (`cert_manager=False` here).
 2. Gateway API CRDs: `standard-install.yaml` of kubernetes-sigs/gateway-api release v1.5.1
    (gateway-api/manage.gateway-api-crd.sh).
 3. Gateway API Inference Extension CRDs: `v1-manifests.yaml` of
@@ -48,20 +50,22 @@ Every step has a local replacement for air-gapped clusters: a chart directory or
 manifest file.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..kube.provider import create_opts, owned, owned_namespace, release_namespace
 from ..model import versions
 from ..model.errors import InputError, show
+from ..model.inputs import stack
 from ..model.versions import Chart
 from .helm import chart_release, check_local_charts
 
-# Pinned versions (to move to components/model/versions.py).
-LLM_CERT_MANAGER = Chart("cert-manager", "https://charts.jetstack.io", "v1.18.2")
+# Pinned versions. cert-manager is the stack's one (`versions.CERT_MANAGER`, 1.18.0 or later as
+# the guide asks).
 GATEWAY_API_VERSION = "v1.5.1"
 GIE_VERSION = "v1.5.0"
 LLMD_ROUTER_VERSION = "v0.9.0"
@@ -142,7 +146,7 @@ class LLMServingInstallArgs:
     """Inputs of `LLMServingInstall`: which steps run, and local copies for air-gapped
     clusters."""
 
-    cert_manager: Optional[bool] = True
+    cert_manager: Optional[bool] = field(default=True, metadata=stack(hidden=True))
     """Install cert-manager (the llmisvc webhook's certificate and LWS need it); False when the
     cluster (or the platform's CertManager, at 1.18.0 or later) has it."""
     gateway_api_crds: Optional[bool] = True
@@ -153,47 +157,77 @@ class LLMServingInstallArgs:
     """Create KServe's default Gateway `kserve/kserve-ingress-gateway`."""
     leader_worker_set: Optional[bool] = True
     """Install LeaderWorkerSet (multi-node workers)."""
-    kserve_installed: Optional[bool] = False
+    kserve_installed: Optional[bool] = field(
+        default=False, metadata=stack(source="addons.kserve.enabled")
+    )
     """KServe's InferenceService charts are installed too (KServeInstall): they own the shared
-    resources, so the llmisvc chart must not make them."""
-    cert_manager_chart: Optional[str] = None
+    resources and the `kserve` namespace, so the llmisvc chart must not make them."""
+    cert_manager_chart: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """A local cert-manager chart (directory or `.tgz`)."""
-    envoy_gateway_chart: Optional[str] = None
-    """A local Envoy Gateway chart (gateway-helm)."""
-    ai_gateway_crds_chart: Optional[str] = None
+    envoy_gateway_chart: Optional[str] = field(default=None, metadata=stack("chart.envoyGateway"))
+    """A local Envoy Gateway chart (gateway-helm) directory or `.tgz`."""
+    ai_gateway_crds_chart: Optional[str] = field(
+        default=None, metadata=stack("chart.aiGatewayCrds")
+    )
     """A local Envoy AI Gateway CRDs chart (ai-gateway-crds-helm)."""
-    ai_gateway_chart: Optional[str] = None
+    ai_gateway_chart: Optional[str] = field(default=None, metadata=stack("chart.aiGateway"))
     """A local Envoy AI Gateway chart (ai-gateway-helm)."""
-    llmisvc_crd_chart: Optional[str] = None
+    llmisvc_crd_chart: Optional[str] = field(default=None, metadata=stack("chart.llmisvcCrd"))
     """A local kserve-llmisvc-crd chart."""
-    llmisvc_resources_chart: Optional[str] = None
+    llmisvc_resources_chart: Optional[str] = field(
+        default=None, metadata=stack("chart.llmisvcResources")
+    )
     """A local kserve-llmisvc-resources chart."""
-    runtime_configs_chart: Optional[str] = None
-    """A local kserve-runtime-configs chart."""
-    gateway_api_manifest: Optional[str] = None
+    runtime_configs_chart: Optional[str] = field(
+        default=None, metadata=stack("chart.runtimeConfigs")
+    )
+    """A local kserve-runtime-configs chart (its LLMInferenceServiceConfig presets)."""
+    gateway_api_manifest: Optional[str] = field(default=None, metadata=stack("manifest.gatewayApi"))
     """A local copy of Gateway API's standard-install.yaml."""
-    gie_manifest: Optional[str] = None
+    gie_manifest: Optional[str] = field(default=None, metadata=stack("manifest.inferenceExtension"))
     """A local copy of the Inference Extension's v1-manifests.yaml."""
-    llmd_crds_manifest: Optional[str] = None
+    llmd_crds_manifest: Optional[str] = field(default=None, metadata=stack("manifest.llmdCrds"))
     """A local copy of llm-d-router's manifests.yaml (the llm-d.ai CRDs)."""
-    lws_manifest: Optional[str] = None
+    lws_manifest: Optional[str] = field(default=None, metadata=stack("manifest.lws"))
     """A local copy of LeaderWorkerSet's manifests.yaml."""
+
+
+LOCAL_CHARTS = (
+    "cert_manager_chart",
+    "envoy_gateway_chart",
+    "ai_gateway_crds_chart",
+    "ai_gateway_chart",
+    "llmisvc_crd_chart",
+    "llmisvc_resources_chart",
+    "runtime_configs_chart",
+)
+"""The Args fields that name a local chart."""
+LOCAL_MANIFESTS = ("gateway_api_manifest", "gie_manifest", "llmd_crds_manifest", "lws_manifest")
+"""The Args fields that name a local manifest file."""
+NAMESPACES = ("envoy-gateway-system", "envoy-ai-gateway-system")
+"""The namespaces the install makes besides cert-manager's and `kserve`."""
 
 
 LOCAL_MANIFEST_RULE = "a YAML file; a relative path is read from the project directory"
 
 
+def check_local_manifest(path: object) -> None:
+    """Refuse a local manifest path that is not a file."""
+    if not isinstance(path, str) or not path.strip() or not Path(path).is_file():
+        raise InputError(
+            f"manifest path {show(path)} is not a file (read from {Path.cwd()})",
+            LOCAL_MANIFEST_RULE,
+        )
+
+
 def check_local_manifests(owner: str, manifests: dict[str, Optional[str]]) -> None:
     """Refuse a local manifest path that is not a file, naming `owner.args.<arg>`."""
     for arg, path in manifests.items():
-        if path is None:
-            continue
-        if not isinstance(path, str) or not path.strip() or not Path(path).is_file():
-            raise InputError(
-                f"manifest path {show(path)} is not a file (read from {Path.cwd()})",
-                LOCAL_MANIFEST_RULE,
-                f"{owner}.args.{arg}",
-            )
+        if path is not None:
+            try:
+                check_local_manifest(path)
+            except InputError as e:
+                raise e.at(f"{owner}.args.{arg}") from None
 
 
 def llmisvc_resources_values(args: LLMServingInstallArgs) -> dict[str, Any]:
@@ -249,27 +283,8 @@ class LLMServingInstall(pulumi.ComponentResource):
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
         owner = f"LLMServingInstall({name!r})"
-        check_local_charts(
-            owner,
-            {
-                "cert_manager_chart": args.cert_manager_chart,
-                "envoy_gateway_chart": args.envoy_gateway_chart,
-                "ai_gateway_crds_chart": args.ai_gateway_crds_chart,
-                "ai_gateway_chart": args.ai_gateway_chart,
-                "llmisvc_crd_chart": args.llmisvc_crd_chart,
-                "llmisvc_resources_chart": args.llmisvc_resources_chart,
-                "runtime_configs_chart": args.runtime_configs_chart,
-            },
-        )
-        check_local_manifests(
-            owner,
-            {
-                "gateway_api_manifest": args.gateway_api_manifest,
-                "gie_manifest": args.gie_manifest,
-                "llmd_crds_manifest": args.llmd_crds_manifest,
-                "lws_manifest": args.lws_manifest,
-            },
-        )
+        check_local_charts(owner, {arg: getattr(args, arg) for arg in LOCAL_CHARTS})
+        check_local_manifests(owner, {arg: getattr(args, arg) for arg in LOCAL_MANIFESTS})
         super().__init__("gpu-inference:index:LLMServingInstall", name, None, opts)
         after: list[pulumi.Resource] = []
 
@@ -280,15 +295,26 @@ class LLMServingInstall(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
             )
 
+        def custom(suffix: str, body: dict[str, Any], deps: list[pulumi.Resource]) -> Any:
+            return k8s.apiextensions.CustomResource(
+                f"{name}-{suffix}",
+                api_version=body["apiVersion"],
+                kind=body["kind"],
+                metadata=owned(body["metadata"]),
+                spec=body["spec"],
+                opts=create_opts(self, deps),
+            )
+
         if args.cert_manager is not False:
             after = [
                 chart_release(
                     f"{name}-cert-manager",
-                    LLM_CERT_MANAGER,
+                    versions.CERT_MANAGER,
                     release="cert-manager",
                     namespace="cert-manager",
                     values={"crds": {"enabled": True, "keep": True}},
                     local_chart=args.cert_manager_chart,
+                    depends_on=release_namespace(f"{name}-cert-manager-ns", "cert-manager", self),
                     parent=self,
                 )
             ]
@@ -298,45 +324,45 @@ class LLMServingInstall(pulumi.ComponentResource):
         llmd = manifest("llm-d-crds", LLMD_CRDS_MANIFEST, args.llmd_crds_manifest)
         after = [gie, llmd]
         if args.envoy_gateway is not False:
+            eg_ns, aieg_ns = (owned_namespace(f"{name}-ns-{ns}", ns, self) for ns in NAMESPACES)
             envoy = chart_release(
                 f"{name}-envoy-gateway",
                 ENVOY_GATEWAY,
                 release="eg",
-                namespace="envoy-gateway-system",
+                namespace=NAMESPACES[0],
                 values=ENVOY_GATEWAY_AI_VALUES,
                 local_chart=args.envoy_gateway_chart,
-                depends_on=after,
+                depends_on=[*after, eg_ns],
                 parent=self,
             )
             ai_crds = chart_release(
                 f"{name}-ai-gateway-crds",
                 ENVOY_AI_GATEWAY_CRDS,
                 release="aieg-crd",
-                namespace="envoy-ai-gateway-system",
+                namespace=NAMESPACES[1],
                 local_chart=args.ai_gateway_crds_chart,
-                depends_on=[envoy],
+                depends_on=[envoy, aieg_ns],
                 parent=self,
             )
             ai = chart_release(
                 f"{name}-ai-gateway",
                 ENVOY_AI_GATEWAY,
                 release="aieg",
-                namespace="envoy-ai-gateway-system",
+                namespace=NAMESPACES[1],
                 local_chart=args.ai_gateway_chart,
                 depends_on=[ai_crds],
                 parent=self,
             )
-            gateway_class = k8s.apiextensions.CustomResource(
-                f"{name}-gateway-class",
-                api_version="gateway.networking.k8s.io/v1",
-                kind="GatewayClass",
-                metadata=gateway_class_body()["metadata"],
-                spec=gateway_class_body()["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[ai]),
-            )
-            after = [gateway_class]
+            after = [custom("gateway-class", gateway_class_body(), [ai])]
         if args.leader_worker_set is not False:
             after = [*after, manifest("lws", LWS_MANIFEST, args.lws_manifest)]
+        if not args.kserve_installed:
+            # Beside KServeInstall its namespace is shared (it made it; the platform's
+            # dependency on KServe waits for it); alone, this install makes it.
+            after = [
+                *after,
+                owned_namespace(f"{name}-ns-{KSERVE_NAMESPACE}", KSERVE_NAMESPACE, self),
+            ]
         crd = chart_release(
             f"{name}-llmisvc-crd",
             KSERVE_LLMISVC_CRD,
@@ -368,20 +394,11 @@ class LLMServingInstall(pulumi.ComponentResource):
         )
         ready: list[pulumi.Resource] = [configs]
         if args.gateway is not False:
-            ready.append(
-                k8s.apiextensions.CustomResource(
-                    f"{name}-gateway",
-                    api_version="gateway.networking.k8s.io/v1",
-                    kind="Gateway",
-                    metadata=gateway_body()["metadata"],
-                    spec=gateway_body()["spec"],
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[controller]),
-                )
-            )
+            ready.append(custom("gateway", gateway_body(), [controller]))
         self.ready: list[pulumi.Resource] = ready
         self.versions = {
             "kserve": versions.KSERVE_VERSION,
-            "cert-manager": LLM_CERT_MANAGER.version,
+            "cert-manager": versions.CERT_MANAGER.version,
             "gateway-api": GATEWAY_API_VERSION,
             "gateway-api-inference-extension": GIE_VERSION,
             "llm-d-router": LLMD_ROUTER_VERSION,

@@ -15,7 +15,15 @@ from components.preview.preview import preview
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW = {"GI014", "GI015", "GI016", "GI017", "GI018", "GI019", "GI020"}
-STACKS = ("gke-dev", "eks-prod", "onprem", "eks-karpenter", "gke-computeclass", "gke-autopilot")
+STACKS = (
+    "gke-dev",
+    "eks-prod",
+    "onprem",
+    "eks-karpenter",
+    "gke-computeclass",
+    "gke-autopilot",
+    "gke-llm",
+)
 
 
 @pytest.fixture(scope="module")

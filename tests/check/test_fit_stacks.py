@@ -18,7 +18,15 @@ from components.preview.preview import preview
 
 ROOT = Path(__file__).resolve().parents[2]
 FIT = {"GI021", "GI022", "GI023", "GI024", "GI025"}
-STACKS = ("gke-dev", "eks-prod", "onprem", "eks-karpenter", "gke-computeclass", "gke-autopilot")
+STACKS = (
+    "gke-dev",
+    "eks-prod",
+    "onprem",
+    "eks-karpenter",
+    "gke-computeclass",
+    "gke-autopilot",
+    "gke-llm",
+)
 SERVER = "Server/gpu-inference-server-mlserver-llm-local-gpu"
 
 

@@ -47,6 +47,7 @@ STACKS = (
     "eks-karpenter",
     "gke-computeclass",
     "gke-autopilot",
+    "gke-llm",
     "eks-automode",
     "gke-dev-before-fit",
 )
@@ -57,6 +58,7 @@ EXPECTED_ERT = {
     "eks-karpenter": True,
     "gke-computeclass": True,
     "gke-autopilot": True,
+    "gke-llm": True,
     "eks-automode": True,
     "gke-dev-before-fit": True,
 }

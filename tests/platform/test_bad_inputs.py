@@ -2,7 +2,7 @@
 anything is registered, with ONE InputError naming the full key path and a message saying what was
 given and what is allowed.
 
-Each row: id, base config (gke / eks / existing, see `config_bases.py`), the mutation (key path -> new
+Each row: id, base config (gke / eks / existing / llm, see `config_bases.py`), the mutation (key path -> new
 value, `DEL` removes the key), the expected error path, and a distinctive piece of the message.
 Mutation paths start at the section (`pools[0].maxNodes` is `gpu-inference:pools[0].maxNodes`); a
 path with a ':' is a full config key.
@@ -140,6 +140,30 @@ CASES = [
     ("karpenter-addon-on-gke", "gke", {"addons.karpenter": {"enabled": True, "podIdentity": True}}, "addons.karpenter.enabled", "launches EC2 instances for EKS"),
     ("karpenter-addon-no-role", "eks", {"addons.karpenter": {"enabled": True}}, "addons.karpenter.roleArn", "no IAM role for the controller"),
     ("karpenter-addon-tainted-pool", "eks", {"addons.karpenter": {"enabled": True, "podIdentity": True, "systemPools": ["g5"]}}, "addons.karpenter.systemPools[0]", "does not tolerate"),
+    # --- LLMInferenceServices and their install ------------------------------------------------
+    ("llm-pool-missing", "llm", {"llmInferenceServices[0].decode.pool": "h200"}, "llmInferenceServices[0].decode.pool", "pool 'h200' does not exist"),
+    ("llm-decode-on-cpu-pool", "llm", {"llmInferenceServices[0].decode.pool": "router"}, "llmInferenceServices[0].decode.pool", "run vLLM on GPUs"),
+    ("llm-decode-unwired", "llm", {"llmInferenceServices[0].decode.pool": DEL}, "llmInferenceServices[0].decode.pool", "required key is missing"),
+    ("llm-gpus-above-node", "llm", {"llmInferenceServices[0].decode.gpus": 16, "llmInferenceServices[0].decode.tensor": 16}, "llmInferenceServices[0].decode.gpus", "a node of pool 'h100' has 8"),
+    ("llm-gpus-missing", "llm", {"llmInferenceServices[0].prefill.gpus": DEL}, "llmInferenceServices[0].prefill.gpus", "gets no GPU"),
+    ("llm-scheduler-on-gpu-pool", "llm", {"llmInferenceServices[0].router.scheduler.pool": "h100"}, "llmInferenceServices[0].router.scheduler.pool", "uses no GPU"),
+    ("llm-worker-pool-list", "llm", {"llmInferenceServices[1].decode.worker": {"pool": ["h100", "h200"]}}, "llmInferenceServices[1].decode.worker.pool[1]", "pool 'h200' does not exist"),
+    ("llm-tensor-heads", "llm", {"llmInferenceServices[0].decode.gpus": 3, "llmInferenceServices[0].decode.tensor": 3}, "llmInferenceServices[0].decode.tensor", "does not divide llama-3.1-70b's 64 attention heads"),
+    ("llm-data-without-local", "llm", {"llmInferenceServices[1].decode.dataLocal": DEL}, "llmInferenceServices[1].decode.dataLocal", "must be set together"),
+    ("llm-worker-pipeline", "llm", {"llmInferenceServices[1].decode.data": DEL, "llmInferenceServices[1].decode.dataLocal": DEL, "llmInferenceServices[1].decode.pipeline": 2}, "llmInferenceServices[1].decode.worker", "ConfigNotFound"),
+    ("llm-replicas-and-max", "llm", {"llmInferenceServices[0].decode.replicas": 2, "llmInferenceServices[0].decode.maxReplicas": 4}, "llmInferenceServices[0].decode.replicas", "mutually exclusive"),
+    ("llm-duplicate-name", "llm", {"llmInferenceServices[1].name": "llama-70b"}, "llmInferenceServices[1].name", "declared twice"),
+    ("llm-name-dns1035", "llm", {"llmInferenceServices[0].name": "70b"}, "llmInferenceServices[0].name", "DNS-1035"),
+    ("llm-model-unknown", "llm", {"llmInferenceServices[0].model": "llama-4"}, "llmInferenceServices[0].model", "llama-3.1-70b"),
+    ("llm-max-model-len", "llm", {"llmInferenceServices[1].maxModelLen": 131072}, "llmInferenceServices[1].maxModelLen", "max_position_embeddings 32768"),
+    ("llm-model-uri-scheme", "llm", {"llmInferenceServices[0].modelUri": "gs://models/llama"}, "llmInferenceServices[0].modelUri", "unsupported schema in model URI"),
+    ("llm-lora-base-name", "llm", {"llmInferenceServices[0].loraAdapters": [{"name": "llama-70b", "uri": "hf://org/adapter"}]}, "llmInferenceServices[0].loraAdapters[0].name", "the base model's name"),
+    ("llm-scheduler-placed-but-off", "llm", {"llmInferenceServices[0].router.scheduler.enabled": False}, "llmInferenceServices[0].router.scheduler.pool", "the scheduler is placed but it is off"),
+    ("llm-pool-and-placement", "llm", {"llmInferenceServices[0].decode.placement": {}}, "llmInferenceServices[0].decode.placement", "pool and placement are both given"),
+    ("llm-kserve-namespace", "llm", {"addons.kserve.namespace": "kserve-system"}, "addons.kserve.namespace", "installs KServe's LLM charts into namespace 'kserve'"),
+    ("llm-cert-manager-below-minimum", "llm", {"addons.certManager": {"version": "v1.16.2"}}, "addons.certManager.version", "below the v1.18.0"),
+    ("llm-local-chart-missing", "llm", {"addons.kserve.llm": {"chart": {"envoyGateway": "/nowhere/gateway-helm"}}}, "addons.kserve.llm.chart.envoyGateway", "does not exist"),
+    ("llm-local-copy-while-off", "gke", {"addons.kserve.llm": {"manifest": {"lws": "/nowhere/lws.yaml"}}}, "addons.kserve.llm.manifest.lws", "the add-on is not enabled"),
     # --- refused by the pool components' own rules (run by load_spec: nothing registered) ---
     ("label-reserved-prefix-gke", "gke", {"pools[0].labels": {"pool": "a", "cloud.google.com/gke-nodepool": "x"}}, 'pools[0].labels["cloud.google.com/gke-nodepool"]', "uses the prefix 'cloud.google.com'"),
     ("label-reserved-prefix-eks", "eks", {"pools[0].labels": {"eks.amazonaws.com/nodegroup": "x"}}, 'pools[0].labels["eks.amazonaws.com/nodegroup"]', "uses the prefix 'eks.amazonaws.com'"),
@@ -170,7 +194,7 @@ def test_catalogue_is_big_and_distinct():
     assert len({repr(c[1:3]) for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("base", ["gke", "eks", "existing"])
+@pytest.mark.parametrize("base", ["gke", "eks", "existing", "llm"])
 def test_bases_are_valid(base):
     load_spec(mutated(base, {}))
 

@@ -260,8 +260,9 @@ def test_generated_names_are_hashed_as_kmeta_childname_does():
     [
         (pd_args(model_uri="gs://bucket/llama"), "model_uri", "unsupported schema in model URI"),
         (
+            # The heads are what is wrong, not the GPUs that match the tensor parallelism.
             pd_args(decode=LLMWorkloadArgs(gpus=3, tensor=3)),
-            "decode.gpus",
+            "decode.tensor",
             "tensor parallelism 3 does not divide llama-3.1-70b's 64 attention heads",
         ),
         (
@@ -452,5 +453,5 @@ def test_component_refuses_before_registering_anything():
 
     with pytest.raises(InputError) as err:
         run_program(program, mocks=Recording())
-    assert err.value.path == "LLMInferenceService('llama').args.decode.gpus"
+    assert err.value.path == "LLMInferenceService('llama').args.decode.tensor"
     assert seen == []

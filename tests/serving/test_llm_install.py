@@ -33,6 +33,7 @@ def test_every_step_at_its_pinned_version():
     assert {
         n: (r.inputs["chart"], r.inputs["version"], r.inputs["namespace"]) for n, r in rel.items()
     } == {
+        # The stack's one cert-manager pin, at the 1.18.0 the LLM guide asks for.
         "cert-manager": ("cert-manager", "v1.18.2", "cert-manager"),
         "eg": ("oci://docker.io/envoyproxy/gateway-helm", "v1.8.1", "envoy-gateway-system"),
         "aieg-crd": (
@@ -124,10 +125,15 @@ def test_dependency_order():
 def test_gateway_class_and_default_gateway():
     g = install()
     gc = g.one(GATEWAY_CLASS).inputs
-    assert gc["metadata"] == {"name": "envoy"}
+    manager = {"pulumi.com/patchFieldManager": "gpu-inference/gpu-inference/test"}
+    assert gc["metadata"] == {"name": "envoy", "annotations": manager}
     assert gc["spec"] == {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"}
     gw = g.one(GATEWAY).inputs
-    assert gw["metadata"] == {"name": "kserve-ingress-gateway", "namespace": "kserve"}
+    assert gw["metadata"] == {
+        "name": "kserve-ingress-gateway",
+        "namespace": "kserve",
+        "annotations": manager,
+    }
     assert gw["spec"] == {
         "gatewayClassName": "envoy",
         "listeners": [
@@ -140,6 +146,39 @@ def test_gateway_class_and_default_gateway():
         ],
         "infrastructure": {"labels": {"serving.kserve.io/gateway": "kserve-ingress-gateway"}},
     }
+
+
+NAMESPACE = "kubernetes:core/v1:Namespace"
+
+
+def namespaces(g):
+    return {r.inputs["metadata"]["name"]: r for r in g.of_type(NAMESPACE)}
+
+
+def test_the_install_makes_its_namespaces_and_helm_makes_none():
+    g = install()
+    ns = namespaces(g)
+    assert sorted(ns) == [
+        "cert-manager",
+        "envoy-ai-gateway-system",
+        "envoy-gateway-system",
+        "kserve",
+    ]
+    rel = releases(g)
+    for r in rel.values():
+        assert r.inputs.get("createNamespace") in (False, None), r.name
+    assert g.depends_on(rel["eg"], ns["envoy-gateway-system"])
+    assert g.depends_on(rel["aieg-crd"], ns["envoy-ai-gateway-system"])
+    assert g.depends_on(rel["cert-manager"], ns["cert-manager"])
+    assert g.depends_on(rel["kserve-llmisvc-crd"], ns["kserve"])
+
+
+def test_beside_kserve_its_namespace_is_shared_not_made_again():
+    assert "kserve" not in namespaces(install(kserve_installed=True, cert_manager=False))
+    assert sorted(namespaces(install(kserve_installed=True, cert_manager=False))) == [
+        "envoy-ai-gateway-system",
+        "envoy-gateway-system",
+    ]
 
 
 def test_steps_switched_off():
