@@ -3,7 +3,7 @@ each a text edit of `stacks/Pulumi.gke-llm.yaml`, written with the stack program
 project that `gpu-inference preview` runs.
 
 - `worker_without_toleration`: qwen-72b's worker pods placed by themselves on the H100 nodes
-  without the pool's `nvidia.com/gpu` toleration (the LeaderWorkerSet `qwen-72b-kserve-mn`'s
+  without the pool's `dedicated=llm` toleration (the LeaderWorkerSet `qwen-72b-kserve-mn`'s
   workers stay Pending);
 - `tensor_3_on_32_heads` / `tensor_3_on_32_heads_unnamed`: llama-3.1-8b (32 attention heads) at
   tensor parallelism 3, with its `model` row named (the config refuses it) or only its URI;

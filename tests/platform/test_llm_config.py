@@ -45,6 +45,11 @@ GPU_TOLERATION = {
     "value": "present",
     "effect": "NoSchedule",
 }
+# The h100 pool's own taint (only LLM pods there), then GKE's GPU taint.
+H100_TOLERATIONS = [
+    {"key": "dedicated", "operator": "Equal", "value": "llm", "effect": "NoSchedule"},
+    GPU_TOLERATION,
+]
 
 # fmt: off
 REFUSALS = [
@@ -289,7 +294,7 @@ def test_every_service_waits_for_the_install_its_gateway_and_its_namespace(gke_l
 
 def test_every_part_is_on_its_pool(gke_llm):
     by_name = {s.inputs["metadata"]["name"]: s.inputs for s in gke_llm.of_type(LLMISVC)}
-    h100 = {"nodeSelector": {"gpu-inference.dev/pool": "h100"}, "tolerations": [GPU_TOLERATION]}
+    h100 = {"nodeSelector": {"gpu-inference.dev/pool": "h100"}, "tolerations": H100_TOLERATIONS}
     router = {
         "nodeSelector": {"role": "llm-router"},
         "tolerations": [
@@ -438,12 +443,12 @@ def test_prefill_workers_own_scheduler_placement_and_added_tolerations():
     h100 = {"gpu-inference.dev/pool": "h100"}
     assert spec["template"]["nodeSelector"] == h100
     assert spec["template"]["tolerations"] == [
-        GPU_TOLERATION,
+        *H100_TOLERATIONS,
         {"key": "team", "operator": "Exists"},
     ]
     assert spec["prefill"]["parallelism"] == {"data": 4, "dataLocal": 2, "tensor": 4}
     for pod in (spec["prefill"]["template"], spec["prefill"]["worker"]):
-        assert (pod["nodeSelector"], pod["tolerations"]) == (h100, [GPU_TOLERATION])
+        assert (pod["nodeSelector"], pod["tolerations"]) == (h100, H100_TOLERATIONS)
     assert spec["router"]["scheduler"] == {
         "replicas": 2,
         "template": {
