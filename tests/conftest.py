@@ -17,6 +17,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 CRDS = SHARED / "crds"
 
+EXAMPLE_STACKS = (
+    "gke-dev",
+    "eks-prod",
+    "onprem",
+    "eks-karpenter",
+    "gke-computeclass",
+    "gke-autopilot",
+    "gke-llm",
+)
+"""The example stacks in `stacks/`, in the order tests report them (test_stacks holds it to the
+directory: a new stack file is tested everywhere or the suite fails)."""
+
 MANAGER = field_manager("gpu-inference", "test")
 """The field manager of what the tests' programs make (mockrun's project and stack)."""
 

@@ -11,17 +11,9 @@ import yaml
 
 from components.preview import cli
 from components.preview.preview import preview
-from tests.conftest import CRDS, ROOT
+from tests.conftest import CRDS, EXAMPLE_STACKS, ROOT
 
-STACKS = (
-    "gke-dev",
-    "eks-prod",
-    "onprem",
-    "eks-karpenter",
-    "gke-computeclass",
-    "gke-autopilot",
-    "gke-llm",
-)
+STACKS = EXAMPLE_STACKS
 ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
 LLMISVC = "kubernetes:serving.kserve.io/v1alpha2:LLMInferenceService"
 GATEWAY = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
@@ -31,6 +23,11 @@ MODEL = "kubernetes:mlops.seldon.io/v1alpha1:Model"
 KNATIVE_CR = "kubernetes:operator.knative.dev/v1beta1:KnativeServing"
 PATCH = "kubernetes:core/v1:ConfigMapPatch"
 RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def test_every_stack_file_is_an_example_stack_the_tests_preview():
+    files = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("*.yaml"))
+    assert files == sorted(EXAMPLE_STACKS)
 
 
 @pytest.fixture(scope="module")

@@ -12,18 +12,11 @@ import pytest
 
 from components.check import check
 from components.preview.preview import preview
+from tests.conftest import EXAMPLE_STACKS
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW = {"GI014", "GI015", "GI016", "GI017", "GI018", "GI019", "GI020"}
-STACKS = (
-    "gke-dev",
-    "eks-prod",
-    "onprem",
-    "eks-karpenter",
-    "gke-computeclass",
-    "gke-autopilot",
-    "gke-llm",
-)
+STACKS = EXAMPLE_STACKS
 
 
 @pytest.fixture(scope="module")

@@ -15,18 +15,11 @@ import pytest
 from components.check import check
 from components.preview.cli import main
 from components.preview.preview import preview
+from tests.conftest import EXAMPLE_STACKS
 
 ROOT = Path(__file__).resolve().parents[2]
 FIT = {"GI021", "GI022", "GI023", "GI024", "GI025"}
-STACKS = (
-    "gke-dev",
-    "eks-prod",
-    "onprem",
-    "eks-karpenter",
-    "gke-computeclass",
-    "gke-autopilot",
-    "gke-llm",
-)
+STACKS = EXAMPLE_STACKS
 SERVER = "Server/gpu-inference-server-mlserver-llm-local-gpu"
 
 

@@ -36,18 +36,13 @@ from differential import (
 from generated_cases import draw_cases
 
 from components.preview.preview import preview
+from tests.conftest import EXAMPLE_STACKS
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = (
-    "gke-dev",
-    "eks-prod",
-    "onprem",
-    "eks-karpenter",
-    "gke-computeclass",
-    "gke-autopilot",
-    "gke-llm",
+    *EXAMPLE_STACKS,
     "eks-automode",
     "gke-dev-before-fit",
 )
