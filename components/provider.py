@@ -28,6 +28,8 @@ from .serving.inference_service import InferenceService
 from .serving.karpenter_install import KarpenterInstall
 from .serving.knative import KnativeServing
 from .serving.kserve_install import KServeInstall
+from .serving.llm_inference_service import LLMInferenceService
+from .serving.llm_install import LLMServingInstall
 from .serving.model_namespace import ModelNamespace
 from .serving.nvidia_device_plugin import NvidiaDevicePlugin
 from .serving.seldon import SeldonModel, SeldonServer, SeldonServerConfig
@@ -48,7 +50,9 @@ PUBLIC_COMPONENTS: list[type[pulumi.ComponentResource]] = [
     NvidiaDevicePlugin,
     CertManager,
     KarpenterInstall,
+    LLMServingInstall,
     InferenceService,
+    LLMInferenceService,
     SeldonServerConfig,
     SeldonServer,
     SeldonModel,

@@ -15,6 +15,13 @@ from components.serving.inference_service import (
     PredictorArgs,
 )
 from components.serving.knative import KnativeServing, KnativeServingArgs
+from components.serving.llm_inference_service import (
+    LLMInferenceService,
+    LLMInferenceServiceArgs,
+    LLMRouterArgs,
+    LLMWorkerArgs,
+    LLMWorkloadArgs,
+)
 from components.serving.seldon import SeldonServer, SeldonServerArgs
 from components.serving.workload import ContainerArgs
 
@@ -97,6 +104,21 @@ def test_schema_lists_every_public_component(schema):
             set(),
         ),
         ("SeldonModel", {"name", "storageUri", "requirements", "server"}, set()),
+        (
+            "LLMInferenceService",
+            {
+                "name",
+                "namespace",
+                "modelUri",
+                "decode",
+                "prefill",
+                "router",
+                "model",
+                "maxModelLen",
+            },
+            {"modelUri", "decode"},
+        ),
+        ("LLMServingInstall", {"gatewayApiCrds", "envoyGateway", "leaderWorkerSet"}, set()),
         ("NvidiaDevicePlugin", {"poolTaints", "version"}, set()),
     ],
 )
@@ -238,6 +260,46 @@ CASES = [
         ),
     ),
 ]
+
+
+CASES.append(
+    (
+        "LLMInferenceService",
+        {
+            "name": "qwen",
+            "namespace": "models",
+            "modelUri": "hf://Qwen/Qwen2.5-72B-Instruct",
+            "model": "qwen2.5-72b",
+            "decode": {
+                "gpus": 8,
+                "tensor": 4,
+                "data": 4,
+                "dataLocal": 2,
+                "placement": PLACEMENT_INPUT,
+                "worker": {},
+            },
+            "router": {"schedulerPlacement": {"nodeSelector": {"role": "router"}}},
+        },
+        lambda: LLMInferenceService(
+            "x",
+            LLMInferenceServiceArgs(
+                name="qwen",
+                namespace="models",
+                model_uri="hf://Qwen/Qwen2.5-72B-Instruct",
+                model="qwen2.5-72b",
+                decode=LLMWorkloadArgs(
+                    gpus=8,
+                    tensor=4,
+                    data=4,
+                    data_local=2,
+                    placement=PLACEMENT,
+                    worker=LLMWorkerArgs(),
+                ),
+                router=LLMRouterArgs(scheduler_placement=Placement({"role": "router"})),
+            ),
+        ),
+    )
+)
 
 
 @pytest.mark.parametrize(("component", "inputs", "direct"), CASES, ids=[c[0] for c in CASES])
