@@ -11,6 +11,7 @@ into the config mapping before the pure `load_spec` sees it:
 
     # stacks/models-prod.yaml
     inferenceServices: [...]             # the items of gpu-inference:inferenceServices
+    llmInferenceServices: [...]          # the items of gpu-inference:llmInferenceServices
     seldon: {serverConfigs: [...], servers: [...], models: [...]}
 
 Order: the stack config's own items first, then each file's, files in the order listed. An error
@@ -37,9 +38,15 @@ from ..model.key_paths import deepest_line, path_steps
 NAMESPACE = "gpu-inference"
 KEY = "workloadFiles"
 # The lists a workload file may hold (key paths in the stack config and in the file alike).
-LISTS = ("inferenceServices", "seldon.serverConfigs", "seldon.servers", "seldon.models")
+LISTS = (
+    "inferenceServices",
+    "llmInferenceServices",
+    "seldon.serverConfigs",
+    "seldon.servers",
+    "seldon.models",
+)
 SHAPE = (
-    "a YAML mapping with inferenceServices: [...] and/or "
+    "a YAML mapping with inferenceServices: [...], llmInferenceServices: [...] and/or "
     "seldon: {serverConfigs: [...], servers: [...], models: [...]}"
 )
 
@@ -101,7 +108,7 @@ class WorkloadSources:
         """A list item named in an error's text (`inferenceServices[3]`, `models[3]`) as where
         it is written."""
         name, index = m.group(1), int(m.group(2))
-        section = name if name == "inferenceServices" else f"seldon.{name}"
+        section = name if name in LISTS else f"seldon.{name}"
         found = self.origin(section, index)
         if found is None:
             return f"{self.namespace}:{section}[{index}]"
@@ -112,10 +119,11 @@ class WorkloadSources:
 
 
 _LIST_RE = "|".join(re.escape(s) for s in LISTS)
-# An item named in an error's text: `inferenceServices[3]`, or `models[3]` (Seldon's checks name
-# the section without `seldon.`).
+# An item named in an error's text: `inferenceServices[3]`, `llmInferenceServices[3]`, or
+# `models[3]` (Seldon's checks name the section without `seldon.`).
 _ITEM_REF = re.compile(
-    r"(?<![\w.:-])(?:[\w-]+:)?(?:seldon\.)?(inferenceServices|serverConfigs|servers|models)\[(\d+)\]"
+    r"(?<![\w.:-])(?:[\w-]+:)?(?:seldon\.)?"
+    r"(inferenceServices|llmInferenceServices|serverConfigs|servers|models)\[(\d+)\]"
 )
 
 
@@ -166,9 +174,9 @@ def expand_workload_files(
                     _Segment(section, len(merged[section]), len(items), name, path, key)
                 )
                 merged[section].extend(items)
-    isvcs = merged["inferenceServices"]
-    if isvcs:
-        out[f"{namespace}:inferenceServices"] = isvcs
+    for section in LISTS:
+        if "." not in section and merged[section]:
+            out[f"{namespace}:{section}"] = merged[section]
     seldon_lists = {s.split(".", 1)[1]: merged[s] for s in LISTS if s.startswith("seldon.")}
     if any(seldon_lists.values()):
         own = _parsed(out.get(f"{namespace}:seldon"))

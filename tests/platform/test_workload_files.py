@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
-from config_bases import GKE
+from config_bases import GKE, LLM
 
 from components.model.errors import InputError
 from components.platform.load import load_spec
@@ -63,6 +63,22 @@ def _split_gke() -> tuple[dict[str, Any], str]:
 def test_the_file_gives_the_same_spec_as_the_stack_config_inline(tmp_path: Path) -> None:
     config, body = _split_gke()
     assert _load(tmp_path, config, {"stacks/models.yaml": body}) == load_spec(GKE)
+
+
+def test_llm_inference_services_from_a_file(tmp_path: Path) -> None:
+    """The LLM base's second service kept in a file gives the spec of the stack inline; an error in
+    it names the file, its line and the key path inside it."""
+    config = copy.deepcopy(LLM)
+    services = config[f"{NS}:llmInferenceServices"]
+    config[f"{NS}:llmInferenceServices"] = services[:1]
+    config[KEY] = ["llm.yaml"]
+    body = yaml.safe_dump({"llmInferenceServices": services[1:]}, sort_keys=False)
+    assert _load(tmp_path, config, {"llm.yaml": body}) == load_spec(LLM)
+    broken = body.replace("pool: h100", "pool: h200")
+    assert _load(tmp_path, config, {"llm.yaml": broken}) == (
+        "llm.yaml:6: llmInferenceServices[0].decode.pool: pool 'h200' does not exist "
+        "(allowed: h100, router)"
+    )
 
 
 def test_stack_items_first_then_each_file_in_order(tmp_path: Path) -> None:
@@ -125,7 +141,7 @@ inferenceServices:
 ONE_SERVICE = yaml.safe_load(MODELS)["inferenceServices"][0]
 ALLOWED_PATH = "a YAML file path relative to the project directory"
 SHAPE = (
-    "a YAML mapping with inferenceServices: [...] and/or "
+    "a YAML mapping with inferenceServices: [...], llmInferenceServices: [...] and/or "
     "seldon: {serverConfigs: [...], servers: [...], models: [...]}"
 )
 
