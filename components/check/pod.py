@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import ROUND_CEILING
 from typing import Any
 
-from ..model.scheduling import (
-    GPU_RESOURCE,
-    parse_quantity,
-)
+from ..model.requests import pod_requests
 from .contract import (
     DTYPE_BYTES,
     MODEL_DTYPE_ANNOTATION,
@@ -55,18 +51,11 @@ def resource_quantity(container: Mapping[str, Any], resource: str) -> Any:
 
 
 def pod_gpus(template: Template) -> int:
-    """GPUs the pod needs: containers summed, or the largest init container, whichever is more.
+    """GPUs the pod needs, as the scheduler counts them (`model.requests.pod_requests`): the
+    containers and the sidecar init containers (`restartPolicy: Always`, they run beside them)
+    summed, or an init container with the sidecars started before it, whichever is more.
     Raises InputError for a quantity Kubernetes would refuse."""
-
-    def count(c: Mapping[str, Any]) -> int:
-        q = resource_quantity(c, GPU_RESOURCE)
-        if q is None:
-            return 0
-        return int(parse_quantity(q).to_integral_value(rounding=ROUND_CEILING))
-
-    main = sum(count(c) for c in template.containers)
-    init = max((count(c) for c in template.init_containers), default=0)
-    return max(main, init)
+    return pod_requests(template.containers, template.init_containers).gpus
 
 
 def extended_resources(template: Template) -> list[str]:

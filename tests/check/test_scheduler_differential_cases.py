@@ -71,3 +71,34 @@ def test_a_pool_of_unequal_nodes_takes_a_pod_one_of_its_nodes_can_hold(
     assert w.pools == (("rtx",) if lands else ())
     stuck = [f for f in report.findings if f.code in ("GI001", "GI004")]
     assert bool(stuck) is not lands, [f.message for f in report.findings]
+
+
+# Seed 575937295, cases 180-181: containers asking 1000m and 1 GPU and a native sidecar init
+# container (restartPolicy Always) asking 1 more, on a 2-GPU node. The check counted the sidecar
+# like an init container (the larger of the containers' 2 and its 1) and said it lands; the
+# scheduler adds a sidecar to the containers (3 GPUs): Insufficient nvidia.com/gpu.
+@pytest.mark.parametrize(
+    ("init", "lands"),
+    [
+        ({"restartPolicy": "Always"}, False),  # a sidecar: 1000m + 1 + 1 = 3 GPUs
+        ({}, True),  # a plain init container runs before: max(2, 1) = 2 GPUs
+    ],
+    ids=["sidecar-adds", "init-runs-before"],
+)
+def test_a_sidecar_init_containers_gpus_add_to_the_containers(init: dict, lands: bool) -> None:
+    d = pod(1)
+    spec = d["inputs"]["spec"]["template"]["spec"]
+    spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "1000m"
+    spec["containers"].append(
+        {"name": "c1", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    )
+    spec["initContainers"] = [
+        {"name": "i0", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}, **init}
+    ]
+    report = check([node("two", 2), d], extended_resource_toleration=False)
+    (w,) = report.workloads
+    assert w.gpus == (2 if lands else 3)
+    assert w.pools == (("rtx",) if lands else ())
+    assert [f.code for f in report.findings if f.severity == "error"] == (
+        [] if lands else ["GI004"]
+    )
