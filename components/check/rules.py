@@ -432,8 +432,8 @@ def _check_pools(
                     pool.resource,
                     f"pool {pool.name} has min 0 nodes but hosts workloads that never scale to "
                     f"zero: {_names(pinned)}",
-                    "let them scale to zero (Serverless InferenceService with minReplicas 0) or "
-                    "accept that the pool keeps a node",
+                    "let them scale to zero (a Serverless InferenceService with minReplicas 0) "
+                    "or give the pool the minimum of nodes they keep busy",
                 )
         if not pool.gpu or pool.builtin_device_plugin:
             continue
