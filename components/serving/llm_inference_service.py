@@ -119,8 +119,9 @@ class LLMWorkloadArgs:
     tensor: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Tensor parallelism (vLLM `--tensor-parallel-size`)."""
     pipeline: Optional[int] = field(default=None, metadata=stack(ge=1))
-    """Pipeline parallelism (single-node only at KServe v0.20.0: its multi-node presets are not
-    shipped)."""
+    """Pipeline parallelism: only 1 at KServe v0.20.0, whose single-node presets pass vLLM only
+    `--tensor-parallel-size` and whose multi-node pipeline presets are not shipped (put
+    `--pipeline-parallel-size` in `args` to run it anyway)."""
     data: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Data parallelism: engines in all (with data_local)."""
     data_local: Optional[int] = field(default=None, metadata=stack(ge=1))
@@ -376,6 +377,15 @@ def _workload(
             "kserve-config-llm-worker-pipeline-parallel, are not installed: ConfigNotFound)",
             "data and data_local with worker, or no worker",
             "worker",
+        )
+    if (w.pipeline or 1) > 1:
+        raise InputError(
+            f"pipeline parallelism {w.pipeline} never reaches vLLM: KServe v0.20.0's single-node "
+            "presets pass only --tensor-parallel-size (charts/kserve-runtime-configs "
+            "files/llmisvcconfigs/resources.yaml), so its GPUs would sit idle, and the "
+            "multi-node pipeline presets are not shipped",
+            "tensor parallelism over the pod's GPUs, or --pipeline-parallel-size in args",
+            "pipeline",
         )
     main = _main_container(w.gpus, w.cpu, w.memory, w.env, _vllm_args(args, w) or None)
     template, leader = _pod(main, w.placement, w.extra_expressions, w.omit_gpu_toleration)

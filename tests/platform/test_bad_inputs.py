@@ -148,6 +148,7 @@ CASES = [
     ("llm-gpus-missing", "llm", {"llmInferenceServices[0].prefill.gpus": DEL}, "llmInferenceServices[0].prefill.gpus", "gets no GPU"),
     ("llm-scheduler-on-gpu-pool", "llm", {"llmInferenceServices[0].router.scheduler.pool": "h100"}, "llmInferenceServices[0].router.scheduler.pool", "uses no GPU"),
     ("llm-worker-pool-list", "llm", {"llmInferenceServices[1].decode.worker": {"pool": ["h100", "h200"]}}, "llmInferenceServices[1].decode.worker.pool[1]", "pool 'h200' does not exist"),
+    ("llm-pipeline-single-node", "llm", {"llmInferenceServices[0].decode.gpus": 8, "llmInferenceServices[0].decode.pipeline": 2}, "llmInferenceServices[0].decode.pipeline", "never reaches vLLM"),
     ("llm-tensor-heads", "llm", {"llmInferenceServices[0].decode.gpus": 3, "llmInferenceServices[0].decode.tensor": 3}, "llmInferenceServices[0].decode.tensor", "does not divide llama-3.1-70b's 64 attention heads"),
     ("llm-data-without-local", "llm", {"llmInferenceServices[1].decode.dataLocal": DEL}, "llmInferenceServices[1].decode.dataLocal", "must be set together"),
     ("llm-worker-pipeline", "llm", {"llmInferenceServices[1].decode.data": DEL, "llmInferenceServices[1].decode.dataLocal": DEL, "llmInferenceServices[1].decode.pipeline": 2}, "llmInferenceServices[1].decode.worker", "ConfigNotFound"),

@@ -285,6 +285,12 @@ def test_generated_names_are_hashed_as_kmeta_childname_does():
             "decode.worker",
             "kserve-config-llm-worker-pipeline-parallel, are not installed",
         ),
+        (
+            # KServe v0.20.0's single-node presets pass only --tensor-parallel-size.
+            pd_args(decode=LLMWorkloadArgs(gpus=8, tensor=4, pipeline=2)),
+            "decode.pipeline",
+            "pipeline parallelism 2 never reaches vLLM",
+        ),
         (pd_args(decode=LLMWorkloadArgs(data=2)), "decode.data_local", "set together"),
         (
             pd_args(decode=LLMWorkloadArgs(data=2, data_local=1, pipeline=2)),
