@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import re
 import sys
@@ -186,22 +187,30 @@ def field_docs(cls: type) -> dict[str, str]:
     reads them), by field name; empty when the source cannot be read."""
     out: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
-        if not dataclasses.is_dataclass(klass):
-            continue
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
-        except (OSError, TypeError):
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for stmt, after in zip(body, [*body[1:], None], strict=True):
-            if (
-                isinstance(stmt, ast.AnnAssign)
-                and isinstance(stmt.target, ast.Name)
-                and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant)
-                and isinstance(after.value.value, str)
-            ):
-                out[stmt.target.id] = " ".join(inspect.cleandoc(after.value.value).split())
+        if dataclasses.is_dataclass(klass):
+            out.update(_own_field_docs(klass))
+    return out
+
+
+@functools.cache
+def _own_field_docs(klass: type) -> dict[str, str]:
+    """One class's own field docstrings, read once: finding a class's source parses its whole
+    module, and the config sections, the reference and the schema ask for the same classes often."""
+    out: dict[str, str] = {}
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+    except (OSError, TypeError):
+        return out
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    for stmt, after in zip(body, [*body[1:], None], strict=True):
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            out[stmt.target.id] = " ".join(inspect.cleandoc(after.value.value).split())
     return out
 
 
