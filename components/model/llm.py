@@ -416,7 +416,7 @@ def fit_weights(
 
 @dataclass(frozen=True)
 class ParallelismIssue:
-    """One thing `parallelism_problems` says, with what kind it is: `heads` (tensor does not divide
+    """One thing `parallelism_issues` finds, with what kind it is: `heads` (tensor does not divide
     the attention heads), `node` (a pod asks more GPUs than a node has), `pod` (a data-parallel
     pod's GPUs are not dataLocal x tensor), `group` (the worker group's GPUs are not vLLM's world
     size); `short`: fewer GPUs than vLLM needs (it cannot start), else more (some sit idle)."""
@@ -426,32 +426,9 @@ class ParallelismIssue:
     short: bool = True
 
 
-def parallelism_problems(
-    shape: ModelShape | None,
-    *,
-    tensor: int = 1,
-    pipeline: int = 1,
-    data: int | None = None,
-    data_local: int | None = None,
-    gpus_per_pod: int | None = None,
-    pods_per_group: int = 1,
-    gpus_per_node: int | None = None,
-) -> list[str]:
-    """What vLLM (and KServe's launch of it) would refuse or cannot place, one sentence each
-    (`parallelism_issues`' messages)."""
-    return [
-        i.message
-        for i in parallelism_issues(
-            shape,
-            tensor=tensor,
-            pipeline=pipeline,
-            data=data,
-            data_local=data_local,
-            gpus_per_pod=gpus_per_pod,
-            pods_per_group=pods_per_group,
-            gpus_per_node=gpus_per_node,
-        )
-    ]
+def parallelism_messages(shape: ModelShape | None, **sizes: Any) -> list[str]:
+    """`parallelism_issues`' sentences alone (the stack config words its refusals with them)."""
+    return [i.message for i in parallelism_issues(shape, **sizes)]
 
 
 def parallelism_issues(

@@ -413,7 +413,7 @@ def _workload(
         except InputError as e:
             raise e.at("worker") from None
     if w.gpus is not None:
-        problems = llm.parallelism_problems(
+        problems = llm.parallelism_messages(
             shape,
             tensor=tensor,
             data=w.data,
@@ -433,7 +433,7 @@ def _workload(
     if shape is not None and shape.attention_heads % tensor:
         divisors = [d for d in range(1, 17) if shape.attention_heads % d == 0]
         raise InputError(
-            llm.parallelism_problems(shape, tensor=tensor)[0],
+            llm.parallelism_messages(shape, tensor=tensor)[0],
             f"a divisor of {shape.attention_heads}: " + ", ".join(map(str, divisors)) + ", ...",
             "tensor",
         )

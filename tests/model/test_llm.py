@@ -6,7 +6,7 @@ import pytest
 
 from components.model import llm
 from components.model.errors import InputError
-from components.model.llm import GB, MODELS, fit, parallelism_problems
+from components.model.llm import GB, MODELS, fit, parallelism_messages
 
 # Parameters as the models' pages publish them (rounded), and the exact count the shape gives,
 # computed by hand, e.g. Llama 3.1 8B: embeddings 128256 x 4096 x 2 (untied) = 1,050,673,152;
@@ -161,8 +161,8 @@ def test_default_length_is_the_models_and_utilization_is_respected():
         ),
     ],
 )
-def test_parallelism_problems(kwargs, expected):
-    assert parallelism_problems(MODELS["llama-3.1-8b"], **kwargs) == expected
+def test_parallelism_messages(kwargs, expected):
+    assert parallelism_messages(MODELS["llama-3.1-8b"], **kwargs) == expected
 
 
 def test_stated_weights_replace_parameters_times_dtype():
@@ -219,4 +219,3 @@ def test_parallelism_issues_say_their_kind_and_whether_gpus_are_short(kwargs, ex
     shape = MODELS["llama-3.1-8b"]
     issues = llm.parallelism_issues(shape, **kwargs)
     assert [(i.kind, i.short) for i in issues] == expected
-    assert [i.message for i in issues] == parallelism_problems(shape, **kwargs)
