@@ -36,12 +36,12 @@ from ..model.scheduling import (
     validate_dns1035_label,
     validate_dns1123_label,
     validate_label_key,
-    validate_labels,
 )
 from .workload import (
     ContainerArgs,
     container_resources,
     containers_body,
+    cr_metadata,
     effective_placement,
     env_list,
     placement_fields,
@@ -706,14 +706,7 @@ def _build(
     # Always written: when the cluster default (KServe's `deploymentMode` value) is the other
     # mode, a service that leaves it out silently runs there.
     annotations = {DEPLOYMENT_MODE_ANNOTATION: spelled, **annotations}
-    metadata: dict[str, Any] = {"name": isvc, "namespace": namespace}
-    if args.labels:
-        try:
-            metadata["labels"] = validate_labels(dict(args.labels))
-        except InputError as e:
-            raise e.at("labels") from None
-    if annotations:
-        metadata["annotations"] = annotations
+    metadata = cr_metadata(isvc, namespace, args.labels, annotations)
     spec: dict[str, Any] = {}
     placements: dict[str, Placement] = {}
     warnings: list[str] = []

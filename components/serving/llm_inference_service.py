@@ -43,9 +43,14 @@ from ..model.scheduling import (
     validate_dns1035_label,
     validate_dns1123_label,
     validate_label_key,
-    validate_labels,
 )
-from .workload import container_resources, effective_placement, env_list, placement_fields
+from .workload import (
+    container_resources,
+    cr_metadata,
+    effective_placement,
+    env_list,
+    placement_fields,
+)
 
 API_VERSION = llmisvc.API_VERSION
 KIND = llmisvc.KIND
@@ -634,14 +639,7 @@ def _build(
                 _wire(
                     annotations, "scheduler", args.router.scheduler_pools, "router.scheduler_pools"
                 )
-    metadata: dict[str, Any] = {"name": svc, "namespace": namespace}
-    if args.labels:
-        try:
-            metadata["labels"] = validate_labels(dict(args.labels))
-        except InputError as e:
-            raise e.at("labels") from None
-    if annotations:
-        metadata["annotations"] = annotations
+    metadata = cr_metadata(svc, namespace, args.labels, annotations)
     body = {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}
     return body, placements
 

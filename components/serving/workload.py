@@ -29,6 +29,7 @@ from ..model.scheduling import (
     Placement,
     parse_quantity,
     validate_dns1123_label,
+    validate_labels,
 )
 
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
@@ -360,3 +361,19 @@ def effective_placement(
 def placement_fields(placement: Optional[Placement]) -> dict[str, Any]:
     """`{nodeSelector, affinity, tolerations}` to merge into a pod spec (empty when None)."""
     return placement.to_pod_spec() if placement is not None else {}
+
+
+def cr_metadata(
+    name: str, namespace: str, labels: Optional[Mapping[str, str]], annotations: Mapping[str, str]
+) -> dict[str, Any]:
+    """A custom resource's metadata: its name and namespace, the labels validated (an error at
+    `labels`), the annotations when there are any."""
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
+    if labels:
+        try:
+            metadata["labels"] = validate_labels(dict(labels))
+        except InputError as e:
+            raise e.at("labels") from None
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return metadata
