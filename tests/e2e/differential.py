@@ -651,3 +651,18 @@ def summary(label: str, pairs: Iterable[Pair]) -> str:
         f"({bound} bound, {len(pairs) - bound} kept out); decided by cpu / memory / "
         f"ephemeral-storage / pods: {out} kept out, {landed} landed within 10% of allocatable"
     )
+
+
+class TerminalSummary:
+    """A pytest plugin printing a differential's lines under `title` at the end of the run, whether
+    or not output is captured."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.lines: list[str] = []
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.lines:
+            terminalreporter.section(self.title)
+            for line in self.lines:
+                terminalreporter.write_line(line)

@@ -24,6 +24,7 @@ from typing import Any
 
 import karpenter_judge as kj
 import pytest
+from differential import TerminalSummary
 from karpenter_cases import (
     KarpenterChoice,
     KarpenterPair,
@@ -71,19 +72,6 @@ def _project_of(stack: str, tmp: Path) -> Path:
     return tmp
 
 
-class _Summary:
-    """Prints the pair counts at the end of the run, whether or not output is captured."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.lines:
-            terminalreporter.section("karpenter differential")
-            for line in self.lines:
-                terminalreporter.write_line(line)
-
-
 class Run:
     def __init__(self) -> None:
         self.examples: dict[str, list[KarpenterPair]] = {}
@@ -105,7 +93,7 @@ def differential(
         kj.build()
     except kj.SourceUnavailable as e:
         pytest.skip(str(e))
-    report = _Summary()
+    report = TerminalSummary("karpenter differential")
     request.config.pluginmanager.register(report, "gpu-inference-karpenter-differential")
     t0 = time.monotonic()
     run = Run()

@@ -27,6 +27,7 @@ from differential import (
     ControlPlane,
     Pair,
     RunStats,
+    TerminalSummary,
     decided_by_fit,
     node_patch_nodes,
     pairs_from_graph,
@@ -111,19 +112,6 @@ CASES = int(os.environ.get("GPU_INFERENCE_DIFF_CASES", "500"))
 SEED = int(os.environ.get("GPU_INFERENCE_DIFF_SEED") or random.SystemRandom().randrange(2**31))
 
 
-class _Summary:
-    """Prints the pair counts at the end of the run, whether or not output is captured."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.lines:
-            terminalreporter.section("scheduler differential")
-            for line in self.lines:
-                terminalreporter.write_line(line)
-
-
 class Run:
     def __init__(self) -> None:
         self.examples: dict[str, list[Pair]] = {}
@@ -141,7 +129,7 @@ def differential(
     tmp_path_factory: Any,
     record_testsuite_property: Callable[[str, object], None],
 ) -> Run:
-    report = _Summary()
+    report = TerminalSummary("scheduler differential")
     request.config.pluginmanager.register(report, "gpu-inference-scheduler-differential")
     report.lines.append(f"seed {SEED} (replay: GPU_INFERENCE_DIFF_SEED={SEED}), {CASES} cases")
     t0 = time.monotonic()
