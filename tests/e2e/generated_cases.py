@@ -341,9 +341,10 @@ def _case(draw: Any) -> dict[str, Any]:
 CASE = _case()
 
 
-def draw_cases(count: int, seed: int) -> list[dict[str, Any]]:
-    """`count` distinct cases, the same ones for the same seed (and Hypothesis version)."""
-    found: dict[str, dict[str, Any]] = {}
+def draw_distinct(strategy: st.SearchStrategy[Any], count: int, seed: int) -> list[Any]:
+    """`count` distinct values of `strategy`, the same ones for the same seed (and Hypothesis
+    version): Hypothesis drawn as a generator, not a test."""
+    found: dict[str, Any] = {}
     attempt = 0
     while len(found) < count:
 
@@ -355,10 +356,15 @@ def draw_cases(count: int, seed: int) -> list[dict[str, Any]]:
             phases=[Phase.generate],
             suppress_health_check=list(HealthCheck),
         )
-        @given(CASE)
-        def collect(c: dict[str, Any]) -> None:
+        @given(strategy)
+        def collect(c: Any) -> None:
             found.setdefault(json.dumps(c, sort_keys=True), c)
 
         collect()
         attempt += 1
     return list(found.values())[:count]
+
+
+def draw_cases(count: int, seed: int) -> list[dict[str, Any]]:
+    """`count` distinct cases, the same ones for the same seed (and Hypothesis version)."""
+    return draw_distinct(CASE, count, seed)

@@ -23,15 +23,13 @@ preferred affinity on those keys, tolerations, DRA claims.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import karpenter_judge as kj
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hypothesis_seed
+from generated_cases import draw_distinct
 from hypothesis import strategies as st
 
 from components.check import check
@@ -594,25 +592,7 @@ def case(draw: Any) -> list[dict[str, Any]]:
 
 def draw_cases(count: int, seed: int) -> list[list[dict[str, Any]]]:
     """`count` distinct cases, the same ones for the same seed (and Hypothesis version)."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    attempt = 0
-    while len(found) < count:
-
-        @hypothesis_seed(seed + attempt)
-        @settings(
-            max_examples=count,
-            database=None,
-            deadline=None,
-            phases=[Phase.generate],
-            suppress_health_check=list(HealthCheck),
-        )
-        @given(case())
-        def collect(c: list[dict[str, Any]]) -> None:
-            found.setdefault(json.dumps(c, sort_keys=True), c)
-
-        collect()
-        attempt += 1
-    return list(found.values())[:count]
+    return draw_distinct(case(), count, seed)
 
 
 __all__ = [
