@@ -76,9 +76,9 @@ from components.check import (  # noqa: E402
     Finding,
     check,
 )
-from components.model.catalog import gke_gpus_for_machine, is_gke_gpu_machine, is_gpu_instance  # noqa: E402
-from components.model.knative_features import KNATIVE_FEATURES, feature_values  # noqa: E402
+from components.model.nodes.catalog import gke_gpus_for_machine, is_gke_gpu_machine, is_gpu_instance  # noqa: E402
 from components.model.scheduling import CLOUD_EFFECTS, FILTERING_EFFECTS, GPU_RESOURCE  # noqa: E402
+from components.model.serving.knative_features import KNATIVE_FEATURES, feature_values  # noqa: E402
 
 PACK_NAME = "gpu-inference"
 PACK_DESCRIPTION = (

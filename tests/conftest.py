@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from components.model.ownership import field_manager, with_manager
+from components.model.deploy.ownership import field_manager, with_manager
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

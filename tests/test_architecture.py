@@ -131,3 +131,13 @@ def test_a_pool_kind_has_one_room_per_layer_named_alike():
     for kind in KINDS:
         assert (PACKAGE / "pools" / f"{kind.name}.py").exists(), kind.name
         assert (PACKAGE / "check" / "readers" / f"{kind.name}.py").exists(), kind.name
+
+
+def test_no_folder_holds_more_than_16_modules_directly():
+    """A room a newcomer can scan: past 16 modules a folder grows sub-rooms by concern."""
+    crowded = {
+        str(d.relative_to(ROOT)): n
+        for d in [PACKAGE, *sorted(p for p in PACKAGE.rglob("*") if p.is_dir())]
+        if (n := len(list(d.glob("*.py")))) > 16
+    }
+    assert crowded == {}

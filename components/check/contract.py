@@ -63,7 +63,7 @@ Pod templates (workloads):
   to zero; the cluster autoscaler ignores DaemonSet pods when it drains a node, so DaemonSets are
   exempt from the cpu-on-gpu-pool, never-scales-to-zero and wildcard findings).
 - `kubernetes:serving.kserve.io/v1alpha2:LLMInferenceService` (v1alpha1 alike; `readers.llmisvc`):
-  a template per pod KServe v0.20.0's controller makes (`model.llmisvc.generated_pods`): decode
+  a template per pod KServe v0.20.0's controller makes (`model.serving.llmisvc.generated_pods`): decode
   `<name>-kserve` from `spec.template`, LeaderWorkerSet `<name>-kserve-mn` (leader from
   `spec.template`, `size - 1` workers per group from `spec.worker`), prefill
   `<name>-kserve-prefill` / `<name>-kserve-mn-prefill`, scheduler `<name>-kserve-router-scheduler`,
@@ -77,7 +77,7 @@ Pod templates (workloads):
 - `kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet` written by anyone: `leaderTemplate`
   (absent: `workerTemplate`) for the leaders, `workerTemplate` for the other `size - 1` pods of
   each of `replicas` groups; wired like an apps workload. An InferencePool makes no pod: not read.
-- Node shapes (fit): `NodeTemplate.shape` from `model.shapes`: GKE `nodeConfig.machineType`,
+- Node shapes (fit): `NodeTemplate.shape` from `model.nodes.shapes`: GKE `nodeConfig.machineType`,
   `diskSizeGb` (GKE's default 100), `maxPodsConstraint.maxPodsPerNode`; an EKS node group's first
   `instanceTypes` entry on AL2023 with its launch template's `/dev/xvda` volume (tied by
   `dependsOn`), else `diskSize`, else 20 GiB; each Karpenter instance type with its EC2NodeClass's
@@ -147,10 +147,10 @@ Findings (stable codes):
 | GI023 | error    | shared-gpu-request: a container asks more than 1 `nvidia.com/gpu` on a pool whose GPUs are shared (GKE time-sharing / MPS on multi-GPU nodes, the NVIDIA device plugin's time-slicing or MPS) |
 | GI024 | error    | model-exceeds-disk: a predictor's model size (`MODEL_SIZE_ANNOTATION`), which KServe's storage-initializer downloads to the node's ephemeral storage, is above the ephemeral-storage allocatable of every node it can land on |
 | GI025 | error    | mps-without-host-ipc: a GPU pod on a GKE MPS pool without `hostIPC: true` |
-| GI026 | error    | karpenter-will-not-launch: the pod lands on a Karpenter pool but Karpenter would create no NodeClaim for it from that NodePool (`scaleup`, `model.karpenter_launch`), the cause named (requirements, requests, limits, capacity-type, taints, nodepool, pod) |
+| GI026 | error    | karpenter-will-not-launch: the pod lands on a Karpenter pool but Karpenter would create no NodeClaim for it from that NodePool (`scaleup`, `model.autoscalers.karpenter_launch`), the cause named (requirements, requests, limits, capacity-type, taints, nodepool, pod) |
 | GI027 | error    | dra-not-provisioned: a pod with DRA ResourceClaims lands on a Karpenter or EKS Auto Mode pool (Karpenter ignores DRA pods) |
 | GI028 | error    | dra-driver-label: a DRA GPU pod lands on a GKE pool without DRA's node labels, or on Autopilot |
-| GI029 | error    | autopilot-request-out-of-range: a GPU pod Autopilot would reject (`model.autopilot.autopilot_gpu_problem`) |
+| GI029 | error    | autopilot-request-out-of-range: a GPU pod Autopilot would reject (`model.nodes.autopilot.autopilot_gpu_problem`) |
 | GI030 | error    | tensor-parallel-heads: an LLMInferenceService's tensor parallelism does not divide its model's attention heads (vLLM refuses) |
 | GI031 | error    | parallelism-gpus: vLLM's world size (tensor x pipeline, or data x tensor over a data-parallel group) is not the GPUs of the pod / worker group (a warning when the GPUs are more: idle) |
 | GI032 | error    | data-parallel-pod-gpus: a data-parallel vLLM pod requests other than dataLocal x tensor GPUs (a warning when more) |
@@ -158,17 +158,17 @@ Findings (stable codes):
 
 from __future__ import annotations
 
-from ..model.llmisvc import (  # the LLMInferenceService annotations: one spelling, the model's
-    GPU_MEMORY_UTILIZATION_ANNOTATION as GPU_MEMORY_UTILIZATION_ANNOTATION,
-)
-from ..model.llmisvc import MAX_MODEL_LEN_ANNOTATION as MAX_MODEL_LEN_ANNOTATION
-from ..model.llmisvc import MODEL_ANNOTATION as MODEL_ANNOTATION
+from ..model.deploy.versions import SELDON_BUILTIN_CAPABILITIES
 from ..model.scheduling import (
     GPU_RESOURCE,
     Taint,
     Toleration,
 )
-from ..model.versions import SELDON_BUILTIN_CAPABILITIES
+from ..model.serving.llmisvc import (  # the LLMInferenceService annotations: one spelling, the model's
+    GPU_MEMORY_UTILIZATION_ANNOTATION as GPU_MEMORY_UTILIZATION_ANNOTATION,
+)
+from ..model.serving.llmisvc import MAX_MODEL_LEN_ANNOTATION as MAX_MODEL_LEN_ANNOTATION
+from ..model.serving.llmisvc import MODEL_ANNOTATION as MODEL_ANNOTATION
 
 # ---------------------------------------------------------------------------------------------
 # Contract

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model.catalog import node_startup_seconds
+from ..model.nodes.catalog import node_startup_seconds
 from ..model.scheduling import Placement, parse_quantity, untolerated
 from .contract import (
     ASG_GROUP,

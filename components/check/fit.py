@@ -1,7 +1,7 @@
 """Fit: whether a pod's requests fit a node of the pools it can land on (GI021, GI022, GI024), and
 the device rules of shared GPUs (GI023, GI025).
 
-The pod's requests are what kube-scheduler sums (`model.requests.pod_requests`) over the
+The pod's requests are what kube-scheduler sums (`model.serving.requests.pod_requests`) over the
 containers it will really have: the template's, and what the controllers add (Knative's
 queue-proxy in Serverless InferenceService pods; KServe's storage-initializer init container for
 a `storageUri` it downloads; for a Seldon Server on Seldon's own ServerConfig, its rclone and
@@ -19,14 +19,7 @@ from decimal import ROUND_CEILING
 from typing import Any
 
 from ..model.errors import InputError
-from ..model.requests import (
-    QUEUE_PROXY,
-    STORAGE_INITIALIZER,
-    container_requests,
-    pod_requests,
-)
-from ..model.scheduling import GPU_RESOURCE, Placement, parse_quantity
-from ..model.shapes import (
+from ..model.nodes.shapes import (
     RESOURCE_NAMES,
     NodeShape,
     Resources,
@@ -34,6 +27,13 @@ from ..model.shapes import (
     format_apart,
     format_resource,
     larger_to_hold,
+)
+from ..model.scheduling import GPU_RESOURCE, Placement, parse_quantity
+from ..model.serving.requests import (
+    QUEUE_PROXY,
+    STORAGE_INITIALIZER,
+    container_requests,
+    pod_requests,
 )
 from .pod import resource_quantity
 from .read import Findings, Template, as_map, is_type

@@ -1,5 +1,5 @@
 """The LLM rules: the model a vLLM pod of an LLMInferenceService serves (`read.LLMPod`), against
-its parallelism and the GPUs of the pools the pod can land on (`model.llm` has vLLM's rules and
+its parallelism and the GPUs of the pools the pod can land on (`model.serving.llm` has vLLM's rules and
 their sources).
 
 - GI019, LLM-grade: `llm.fit`: the weights split over tensor x pipeline GPUs and the KV cache of
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model.errors import InputError
-from ..model.llm import (
+from ..model.serving.llm import (
     GB,
     KV_BLOCK_SIZE,
     MODELS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model.requests import pod_requests
+from ..model.serving.requests import pod_requests
 from .contract import (
     DTYPE_BYTES,
     MODEL_DTYPE_ANNOTATION,
@@ -51,7 +51,7 @@ def resource_quantity(container: Mapping[str, Any], resource: str) -> Any:
 
 
 def pod_gpus(template: Template) -> int:
-    """GPUs the pod needs, as the scheduler counts them (`model.requests.pod_requests`): the
+    """GPUs the pod needs, as the scheduler counts them (`model.serving.requests.pod_requests`): the
     containers and the sidecar init containers (`restartPolicy: Always`, they run beside them)
     summed, or an init container with the sidecars started before it, whichever is more.
     Raises InputError for a quantity Kubernetes would refuse."""

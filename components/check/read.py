@@ -179,7 +179,7 @@ class LLMPod:
     data_local: int | None
     expert: bool
     pods_per_group: int
-    model: str | None  # MODEL_ANNOTATION: a row of `model.llm.MODELS`
+    model: str | None  # MODEL_ANNOTATION: a row of `model.serving.llm.MODELS`
     uri: str
     max_model_len: int | None
     gpu_memory_utilization: float | None

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from ..model.nodes.shapes import NodeShape, Resources, format_resource
 from ..model.scheduling import (
     NodeSelectorTerm,
     Placement,
     Taint,
 )
-from ..model.shapes import NodeShape, Resources, format_resource
 from .contract import (
     SEVERITIES,
 )

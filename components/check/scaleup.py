@@ -2,7 +2,7 @@
 
 - GI026 karpenter-will-not-launch: the pod lands on a Karpenter pool (its node templates admit it)
   but Karpenter's provisioner would create no NodeClaim for it from that NodePool
-  (`components.model.karpenter_launch.launch`: requirements, requests against allocatable,
+  (`components.model.autoscalers.karpenter_launch.launch`: requirements, requests against allocatable,
   `limits` against capacity, capacity types and their offerings). Judged against the catalog's
   GPU instance types, so only for pods that request GPUs or pools that admit nothing but GPU
   instance types (a CPU pod may get a CPU type the catalog does not list), unless the reason
@@ -14,7 +14,7 @@
 - GI028 dra-driver-label: a pod taking GPUs through DRA lands on a GKE pool whose nodes lack the
   labels GKE's DRA setup needs (`readers.gke_dra`), or on Autopilot, which has no DRA.
 - GI029 autopilot-request-out-of-range: a GPU pod Autopilot would reject
-  (`components.model.autopilot.autopilot_gpu_problem`).
+  (`components.model.nodes.autopilot.autopilot_gpu_problem`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..model.autopilot import autopilot_gpu_problem
-from ..model.errors import InputError
-from ..model.karpenter_launch import (
+from ..model.autoscalers.karpenter_launch import (
     InstanceType,
     Launch,
     NodeClassInfo,
@@ -37,8 +35,10 @@ from ..model.karpenter_launch import (
     catalog_instance_types,
     launch,
 )
+from ..model.errors import InputError
+from ..model.nodes.autopilot import autopilot_gpu_problem
+from ..model.nodes.shapes import Resources
 from ..model.scheduling import Placement
-from ..model.shapes import Resources
 from .contract import (
     AUTOPILOT_CLUSTER,
     AUTOPILOT_POOL,

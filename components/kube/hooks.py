@@ -4,7 +4,7 @@
   was killed before recording it (adopted: the provider upserts it) or by someone else (refused,
   with the way out).
 - `recover_release` (on a Helm release's failed create or update): clears the records a killed
-  `up` left (`components.model.helm_records`) and asks the engine to retry.
+  `up` left (`components.model.deploy.helm_records`) and asks the engine to retry.
 - `restore_taints` (before a tainting node patch is deleted): puts the node's taints back as they
   are less ours, before the provider releases the patch's fields; the taint list is one atomic
   field under server-side apply, so releasing it would take the node's own taints too.
@@ -16,9 +16,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model.helm_records import RECORD_LABELS, chart_name, record_of, records_to_clear
-from ..model.ownership import FIELD_MANAGER_ANNOTATION, adoption_problem
-from ..model.taints import OWN_TAINTS_ANNOTATION, taints_without
+from ..model.deploy.helm_records import RECORD_LABELS, chart_name, record_of, records_to_clear
+from ..model.deploy.ownership import FIELD_MANAGER_ANNOTATION, adoption_problem
+from ..model.scheduling.taints import OWN_TAINTS_ANNOTATION, taints_without
 from .cluster import Cluster
 
 RESTORE_MANAGER = "gpu-inference-restore"

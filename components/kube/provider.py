@@ -20,7 +20,7 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..model.ownership import SYSTEM_NAMESPACES, field_manager, with_manager
+from ..model.deploy.ownership import SYSTEM_NAMESPACES, field_manager, with_manager
 from . import hooks as bodies
 from .cluster import Cluster, LiveCluster, Target
 
@@ -30,7 +30,7 @@ v3.217.0, every provider error passed to them since v3.244.0 (pulumi CHANGELOG).
 
 
 def stack_manager() -> str:
-    """This stack's field manager (`components.model.ownership`)."""
+    """This stack's field manager (`components.model.deploy.ownership`)."""
     return field_manager(pulumi.get_project(), pulumi.get_stack())
 
 

@@ -22,10 +22,10 @@ from pydantic import (
     model_validator,
 )
 
+from ..model.deploy.identity import GSA_EMAIL, validate_workload_identity
 from ..model.errors import InputError, show
-from ..model.identity import GSA_EMAIL, validate_workload_identity
 from ..model.inputs import class_doc, inputs, stack
-from ..model.knative_features import KNATIVE_FEATURES, POD_FIELD_FLAGS, feature_values
+from ..model.serving.knative_features import KNATIVE_FEATURES, POD_FIELD_FLAGS, feature_values
 from ..serving.cert_manager import CertManagerArgs
 from ..serving.karpenter_install import KarpenterInstallArgs
 from ..serving.knative import KnativeServingArgs

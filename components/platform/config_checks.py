@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import versions
-from ..model.autopilot import autopilot_gpu_problem
-from ..model.charts import check_local_chart
+from ..model.deploy import versions
+from ..model.deploy.charts import check_local_chart
 from ..model.errors import InputError
 from ..model.inputs import inputs
-from ..model.knative_features import HOST_IPC_FLAG
-from ..model.seldon_servers import builtin_server_config
+from ..model.nodes.autopilot import autopilot_gpu_problem
+from ..model.serving.knative_features import HOST_IPC_FLAG
+from ..model.serving.seldon_servers import builtin_server_config
 from ..pools.autopilot import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL
 from ..pools.pool import GPU_TAINT
 from ..serving.llm_install import (

@@ -18,11 +18,11 @@ from typing import Any, Optional
 import pulumi
 from pydantic import BaseModel
 
-from ..model import versions
-from ..model.catalog import node_startup_seconds
+from ..model.deploy import versions
 from ..model.errors import InputError
-from ..model.knative_features import HOST_IPC_FLAG
+from ..model.nodes.catalog import node_startup_seconds
 from ..model.scheduling import NodeSelectorRequirement, Placement, Toleration
+from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..pools.pool import POOL_LABEL
 from ..serving.cert_manager import CertManagerArgs
 from ..serving.karpenter_install import KarpenterInstallArgs

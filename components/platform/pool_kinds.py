@@ -13,9 +13,9 @@ from typing import Any, Optional
 
 from pydantic import PrivateAttr
 
-from ..model import catalog
 from ..model.errors import InputError
 from ..model.inputs import Input, inputs, stack
+from ..model.nodes import catalog
 from ..model.scheduling import Taint
 from ..pools import autopilot, compute_class, eks, existing, gke, karpenter
 from ..pools.pool import PoolFacts, PoolKind

@@ -3,7 +3,7 @@ none to manage); it hands out the placement Autopilot needs to provision a GPU n
 registers what that node will be, so the placement check sees the pool.
 
 The accelerator and GPUs per node are refused unless Autopilot offers them
-(`components.model.autopilot`, from GKE's "Deploy GPU workloads in Autopilot"); the stack config
+(`components.model.nodes.autopilot`, from GKE's "Deploy GPU workloads in Autopilot"); the stack config
 refuses a workload whose GPU count Autopilot would reject on the pool it is wired to (GI029 in the
 placement check is the same rule).
 
@@ -26,10 +26,10 @@ from typing import Optional
 
 import pulumi
 
-from ..model.autopilot import AUTOPILOT_GPU_QUANTITIES
-from ..model.catalog import gke_accelerator
 from ..model.errors import InputError, show
 from ..model.inputs import stack
+from ..model.nodes.autopilot import AUTOPILOT_GPU_QUANTITIES
+from ..model.nodes.catalog import gke_accelerator
 from ..model.scheduling import Placement, Taint
 from .component import PoolComponent
 from .pool import GPU_TAINT, PoolFacts, PoolKind, validate_pool_name

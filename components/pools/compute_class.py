@@ -39,9 +39,9 @@ from typing import Any, Optional
 import pulumi
 
 from ..kube.provider import create_opts, owned
-from ..model.catalog import gke_accelerator, validate_gke_accelerator
 from ..model.errors import InputError, show
 from ..model.inputs import stack
+from ..model.nodes.catalog import gke_accelerator, validate_gke_accelerator
 from ..model.scheduling import Taint
 from .component import PoolComponent
 from .pool import (

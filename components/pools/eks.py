@@ -38,16 +38,16 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..model.catalog import (
+from ..model.errors import InputError, show
+from ..model.inputs import stack
+from ..model.nodes.catalog import (
     is_gpu_instance,
     validate_aws_cpu_instance_types,
     validate_aws_gpu_instance_types,
 )
-from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
+from ..model.nodes.sharing import config_name, validate_replicas
 from ..model.scheduling import CLOUD_EFFECTS, GPU_RESOURCE, Taint
-from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
-from ..model.sharing import config_name, validate_replicas
 from .component import PoolComponent
 from .pool import (
     PoolFacts,

@@ -29,7 +29,7 @@ placement that lands on them.
   `nvidia.com/gpu.product`); they are not patched but count as the pool's labels, so the placement
   may select them.
 - `time_slicing_replicas`: the NVIDIA device plugin time-slices each GPU into this many
-  `nvidia.com/gpu` (`components.model.sharing`): the patch adds the node label
+  `nvidia.com/gpu` (`components.model.nodes.sharing`): the patch adds the node label
   `nvidia.com/device-plugin.config=time-sliced-<n>`, which picks that config from the plugin's
   chart `config.map` (the platform puts it there; the plugin skips a label naming a config it
   lacks, so the label alone does nothing). The pool's GPUs per node become GPUs x replicas; the
@@ -48,11 +48,11 @@ import pulumi
 from ..kube.provider import hooks_of, owned
 from ..model.errors import InputError, show
 from ..model.inputs import stack
+from ..model.nodes.shapes import existing_node_shape
+from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
+from ..model.nodes.sharing import config_name, validate_replicas
 from ..model.scheduling import Taint, validate_dns1123_subdomain, validate_labels
-from ..model.shapes import existing_node_shape
-from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
-from ..model.sharing import config_name, validate_replicas
-from ..model.taints import OWN_TAINTS_ANNOTATION
+from ..model.scheduling.taints import OWN_TAINTS_ANNOTATION
 from .component import PoolComponent
 from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts
 

@@ -31,7 +31,9 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..model.catalog import (
+from ..model.errors import InputError, show
+from ..model.inputs import stack
+from ..model.nodes.catalog import (
     gke_accelerator,
     gke_gpus_for_machine,
     mig_instances,
@@ -39,8 +41,6 @@ from ..model.catalog import (
     validate_gke_cpu_machine_type,
     validate_shared_clients,
 )
-from ..model.errors import InputError, show
-from ..model.inputs import stack
 from ..model.scheduling import Taint, validate_dns1035_label
 from .component import PoolComponent
 from .pool import (

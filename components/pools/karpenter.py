@@ -3,12 +3,12 @@ NodePool and the `karpenter.k8s.aws/v1` EC2NodeClass it launches with, as custom
 
 Karpenter picks an instance type per pending pod from the NodePool's requirements, so a pool is a
 *set* of instance types, not one shape. The component turns its arguments into requirements and
-checks them against the catalog (`components.model.karpenter.admitted`): a pool whose requirements
+checks them against the catalog (`components.model.autoscalers.karpenter.admitted`): a pool whose requirements
 admit no catalog GPU instance type is refused; the pool's `gpus_per_node` is the most GPUs any
 admitted type has (Karpenter launches the one the pod fits on), `gpu_model` is set when every
 admitted type has the same GPU.
 
-What the nodes carry (Karpenter v1.14.1, see `components.model.karpenter` for sources): the
+What the nodes carry (Karpenter v1.14.1, see `components.model.autoscalers.karpenter` for sources): the
 NodePool's `template.metadata.labels` (here the pool label and the caller's labels), the label
 `karpenter.sh/nodepool=<NodePool name>`, the instance type's well-known labels, and the
 `template.spec.taints` (default `nvidia.com/gpu=present:NoSchedule`: Karpenter adds no GPU taint by
@@ -44,10 +44,7 @@ from typing import Any, Optional
 import pulumi
 
 from ..kube.provider import create_opts, owned
-from ..model.catalog import AWS_GPU_INSTANCES, aws_gpu_families, aws_instance
-from ..model.errors import InputError, show
-from ..model.inputs import stack
-from ..model.karpenter import (
+from ..model.autoscalers.karpenter import (
     ARCH_LABEL,
     CAPACITY_TYPE_LABEL,
     CAPACITY_TYPES,
@@ -63,9 +60,12 @@ from ..model.karpenter import (
     ec2_gpu_name,
     gpu_names,
 )
+from ..model.errors import InputError, show
+from ..model.inputs import stack
+from ..model.nodes.catalog import AWS_GPU_INSTANCES, aws_gpu_families, aws_instance
+from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
+from ..model.nodes.sharing import config_name, validate_replicas
 from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Taint
-from ..model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
-from ..model.sharing import config_name, validate_replicas
 from .component import PoolComponent
 from .pool import PoolFacts, PoolKind, build_facts, validate_pool_name
 

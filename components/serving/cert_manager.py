@@ -6,7 +6,7 @@ from typing import Optional
 import pulumi
 
 from ..kube.provider import release_namespace
-from ..model import versions
+from ..model.deploy import versions
 from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
 
@@ -16,7 +16,7 @@ class CertManagerArgs:
     """Inputs of `CertManager`."""
 
     version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
-    """Chart version; default: the pinned one (components/model/versions.py)."""
+    """Chart version; default: the pinned one (components/model/deploy/versions.py)."""
     namespace: Optional[str] = field(default="cert-manager", metadata=stack(syntax="dns1123"))
     """Namespace of the release."""
     chart: Optional[str] = None

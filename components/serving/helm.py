@@ -7,9 +7,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..kube.provider import hooks_of
-from ..model.charts import check_local_chart
+from ..model.deploy.charts import check_local_chart
+from ..model.deploy.versions import Chart
 from ..model.errors import InputError
-from ..model.versions import Chart
 
 
 def check_local_charts(owner: str, charts: Mapping[str, Optional[str]]) -> None:

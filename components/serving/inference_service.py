@@ -26,10 +26,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..kube.provider import create_opts, owned
-from ..model import versions
+from ..model.deploy import versions
 from ..model.errors import InputError, show
 from ..model.inputs import stack
-from ..model.knative_features import HOST_IPC_FLAG, POD_FIELD_FLAGS
 from ..model.scheduling import (
     NodeSelectorRequirement,
     Placement,
@@ -37,6 +36,7 @@ from ..model.scheduling import (
     validate_dns1123_label,
     validate_label_key,
 )
+from ..model.serving.knative_features import HOST_IPC_FLAG, POD_FIELD_FLAGS
 from .workload import (
     ContainerArgs,
     container_resources,

@@ -32,9 +32,9 @@ from typing import Any, Optional
 import pulumi
 
 from ..kube.provider import release_namespace
-from ..model import versions
+from ..model.deploy import versions
+from ..model.deploy.identity import ROLE_ARN
 from ..model.errors import InputError, show
-from ..model.identity import ROLE_ARN
 from ..model.inputs import stack
 from ..model.scheduling import LABEL_VALUE_RULE, label_value_problem, validate_dns1123_label
 from .helm import chart_release, check_local_charts

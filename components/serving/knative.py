@@ -21,11 +21,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..kube.provider import create_opts, hooks_of, owned, owned_namespace
-from ..model import versions
-from ..model.charts import check_local_chart
+from ..model.deploy import versions
+from ..model.deploy.charts import check_local_chart
 from ..model.errors import InputError, show
 from ..model.inputs import stack
-from ..model.knative_features import (
+from ..model.serving.knative_features import (
     KNATIVE_FEATURES,
     PODSPEC_FLAGS,
     enabled_pod_fields,

@@ -3,7 +3,7 @@ through `Placement`.
 
 The CR body is decided by the pure `llm_inference_service_body(args, name)`; the component is a
 thin shell over it. What the controller makes from the body (names, presets, model download) is
-in `components.model.llmisvc`; what the model needs from its GPUs in `components.model.llm`.
+in `components.model.serving.llmisvc`; what the model needs from its GPUs in `components.model.serving.llm`.
 
 - `decode` (the spec's top level): replicas or autoscaling (WVA with KEDA or HPA), parallelism
   (tensor, pipeline, data, dataLocal, expert), the `main` container's GPUs / CPU / memory and
@@ -34,7 +34,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..kube.provider import create_opts, owned
-from ..model import llm, llmisvc
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.scheduling import (
@@ -44,6 +43,7 @@ from ..model.scheduling import (
     validate_dns1123_label,
     validate_label_key,
 )
+from ..model.serving import llm, llmisvc
 from .workload import (
     container_resources,
     cr_metadata,
@@ -205,7 +205,7 @@ class LLMInferenceServiceArgs:
     router: Optional[LLMRouterArgs] = field(default=None, metadata=stack(hidden=True))
     """Routing; default: the managed route on KServe's default gateway with a scheduler."""
     model: Optional[str] = field(default=None, metadata=stack(choices=tuple(llm.MODELS)))
-    """The model's row in `components.model.llm.MODELS` (e.g. `llama-3.1-70b`): its shape is
+    """The model's row in `components.model.serving.llm.MODELS` (e.g. `llama-3.1-70b`): its shape is
     checked against the parallelism here, and the check computes the fit from it."""
     model_size_gb: Optional[float] = field(default=None, metadata=stack(ge=0))
     """Size of the weights in GB (when the model is not in the table)."""

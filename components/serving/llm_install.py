@@ -58,10 +58,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..kube.provider import create_opts, owned, owned_namespace, release_namespace
-from ..model import versions
+from ..model.deploy import versions
+from ..model.deploy.versions import Chart
 from ..model.errors import InputError, show
 from ..model.inputs import stack
-from ..model.versions import Chart
 from .helm import chart_release, check_local_charts
 
 # Pinned versions. cert-manager is the stack's one (`versions.CERT_MANAGER`, 1.18.0 or later as

@@ -19,10 +19,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..kube.provider import create_opts, owned, owned_namespace
+from ..model.deploy.identity import GSA_EMAIL, validate_workload_identity
+from ..model.deploy.ownership import SYSTEM_NAMESPACES
 from ..model.errors import InputError, show
-from ..model.identity import GSA_EMAIL, validate_workload_identity
 from ..model.inputs import stack
-from ..model.ownership import SYSTEM_NAMESPACES
 from ..model.scheduling import validate_dns1123_label
 
 POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")

@@ -16,10 +16,10 @@ from typing import Any, Optional
 import pulumi
 
 from ..kube.provider import release_namespace
-from ..model import versions
+from ..model.deploy import versions
 from ..model.inputs import stack
+from ..model.nodes.sharing import plugin_config
 from ..model.scheduling import Taint
-from ..model.sharing import plugin_config
 from .helm import chart_release, check_local_charts
 
 AUTO_MODE_COMPUTE_TYPE_LABEL = "eks.amazonaws.com/compute-type"

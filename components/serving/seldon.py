@@ -24,6 +24,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..kube.provider import create_opts, owned
+from ..model.deploy.versions import SELDON_BUILTIN_CAPABILITIES
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.scheduling import (
@@ -33,8 +34,7 @@ from ..model.scheduling import (
     validate_label_key,
     validate_labels,
 )
-from ..model.seldon_servers import BUILTIN_SERVER_CONFIGS, builtin_server_config
-from ..model.versions import SELDON_BUILTIN_CAPABILITIES
+from ..model.serving.seldon_servers import BUILTIN_SERVER_CONFIGS, builtin_server_config
 from .workload import (
     ContainerArgs,
     containers_body,

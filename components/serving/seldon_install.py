@@ -10,7 +10,7 @@ from typing import Optional
 import pulumi
 
 from ..kube.provider import owned_namespace
-from ..model import versions
+from ..model.deploy import versions
 from ..model.errors import InputError
 from ..model.inputs import stack
 from .helm import chart_release, check_local_charts

@@ -16,7 +16,7 @@ from test_placement_check import gpu_container, only, seldon, workload
 
 from components.check import CODES, check, render_markdown
 from components.check.failures import parse_duration
-from components.model.catalog import node_startup_seconds
+from components.model.nodes.catalog import node_startup_seconds
 
 NEW_CODES = {"GI014", "GI015", "GI016", "GI017", "GI018", "GI019", "GI020"}
 A100_TAINT = {"key": "seldon-gpu-srv", "value": "true", "effect": "NO_SCHEDULE"}

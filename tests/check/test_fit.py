@@ -13,7 +13,7 @@ from test_placement_check import node, seldon, workload
 from components.check import check
 from components.check.fit import pod_ask
 from components.check.graph import read_templates
-from components.model.shapes import (
+from components.model.nodes.shapes import (
     Gi,
     Mi,
     Resources,

@@ -19,7 +19,7 @@ from components.check import (
     render_markdown,
     wired_annotation,
 )
-from components.model.catalog import aws_instance
+from components.model.nodes.catalog import aws_instance
 from components.model.scheduling import (
     EFFECTS_FROM_CLOUD,
     NodeAffinity,

@@ -38,7 +38,7 @@ import rig
 from components.check import GPU_COUNT_KEYS, NODE_PATCH, POOL_LABEL, check
 from components.check.fit import pod_containers
 from components.check.graph import read_templates
-from components.model.shapes import NodeShape, Resources, existing_node_shape
+from components.model.nodes.shapes import NodeShape, Resources, existing_node_shape
 
 SLOT_LABEL = "e2e.gpu-inference.dev/slot"
 RUN_LABEL = "e2e.gpu-inference.dev/run"

@@ -37,16 +37,16 @@ from components.check.graph import read_templates
 from components.check.pod import extended_resources
 from components.check.read import Findings, Template
 from components.check.scaleup import ScaleUp, karpenter_pod_requests, pending_pod
-from components.model.catalog import AWS_GPU_INSTANCES
-from components.model.karpenter_launch import (
+from components.model.autoscalers.karpenter_launch import (
     InstanceType,
     Launch,
     NodeClassInfo,
     choose,
     launch,
 )
+from components.model.nodes.catalog import AWS_GPU_INSTANCES
+from components.model.nodes.shapes import RESOURCE_NAMES, Resources, karpenter_node_shape
 from components.model.scheduling import Placement, extended_resource_tolerations
-from components.model.shapes import RESOURCE_NAMES, Resources, karpenter_node_shape
 
 ZONE = "us-west-2a"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"

@@ -19,7 +19,7 @@ from differential import (
 )
 from generated_cases import draw_cases
 
-from components.model.shapes import Resources
+from components.model.nodes.shapes import Resources
 
 
 def _pairs(count: int = 30, seed: int = 11) -> list[Pair]:

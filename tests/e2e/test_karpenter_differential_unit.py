@@ -16,8 +16,12 @@ from karpenter_cases import (
     pairs_from_graph,
 )
 
-from components.model.karpenter_launch import Launch, NodeClassInfo, catalog_instance_types
-from components.model.shapes import karpenter_node_shape
+from components.model.autoscalers.karpenter_launch import (
+    Launch,
+    NodeClassInfo,
+    catalog_instance_types,
+)
+from components.model.nodes.shapes import karpenter_node_shape
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "check"))
 from scale_graphs import (

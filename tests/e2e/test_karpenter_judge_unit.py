@@ -13,7 +13,7 @@ from typing import Any
 import karpenter_judge as kj
 import pytest
 
-from components.model.versions import KARPENTER_VERSION
+from components.model.deploy.versions import KARPENTER_VERSION
 
 # ---------------------------------------------------------------------------------------------
 # Pins and the cache

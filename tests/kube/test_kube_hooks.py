@@ -14,9 +14,9 @@ from components.kube.hooks import (
     refuse_foreign,
     restore_taints,
 )
-from components.model.helm_records import INSTALL_REFUSED
-from components.model.ownership import FIELD_MANAGER_ANNOTATION
-from components.model.taints import OWN_TAINTS_ANNOTATION
+from components.model.deploy.helm_records import INSTALL_REFUSED
+from components.model.deploy.ownership import FIELD_MANAGER_ANNOTATION
+from components.model.scheduling.taints import OWN_TAINTS_ANNOTATION
 from tests.conftest import helm_secret
 
 OURS = "gpu-inference/p/s"

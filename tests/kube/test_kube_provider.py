@@ -9,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.model.ownership import FIELD_MANAGER_ANNOTATION
+from components.model.deploy.ownership import FIELD_MANAGER_ANNOTATION
 from components.platform.cluster_access import ClusterAccess, ClusterAccessArgs
 from components.pools.existing import ExistingGpuNodes, ExistingGpuNodesArgs
 from components.preview.mockrun import run_program

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.model.catalog import (
+from components.model.errors import InputError
+from components.model.nodes.catalog import (
     AWS_GPU_INSTANCES,
     GKE_ACCELERATORS,
     AwsGpuNodeShape,
@@ -27,7 +28,6 @@ from components.model.catalog import (
     validate_gke_accelerator,
     validate_gke_cpu_machine_type,
 )
-from components.model.errors import InputError
 from components.model.scheduling import label_value_problem
 
 # ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.model.helm_records import (
+from components.model.deploy.helm_records import (
     INSTALL_REFUSED,
     UPGRADE_REFUSED,
     Record,

@@ -1,4 +1,4 @@
-"""Karpenter's provisioning decision in pure Python (components.model.karpenter_launch), on cases
+"""Karpenter's provisioning decision in pure Python (components.model.autoscalers.karpenter_launch), on cases
 reasoned from kubernetes-sigs/karpenter v1.14.1 (each also held against Karpenter itself by
 tests/e2e/test_karpenter_differential.py), and its requirement algebra against Kubernetes' own
 label matching."""
@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.model.affinity import NodeSelectorRequirement
-from components.model.karpenter_launch import (
+from components.model.autoscalers.karpenter_launch import (
     Launch,
     NodeClassInfo,
     NodePoolSpec,
@@ -22,14 +21,15 @@ from components.model.karpenter_launch import (
     choose,
     launch,
 )
-from components.model.karpenter_requirements import (
+from components.model.autoscalers.karpenter_requirements import (
     Req,
     Requirements,
     nodepool_problem,
     requirement_problem,
 )
-from components.model.shapes import Resources
-from components.model.taints import Taint, Toleration
+from components.model.nodes.shapes import Resources
+from components.model.scheduling.affinity import NodeSelectorRequirement
+from components.model.scheduling.taints import Taint, Toleration
 
 TYPES = catalog_instance_types(NodeClassInfo(disk_gib=100))
 RESERVED_TYPES = catalog_instance_types(NodeClassInfo(disk_gib=100, reservations=True))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.model import llm
 from components.model.errors import InputError
-from components.model.llm import GB, MODELS, fit, parallelism_messages
+from components.model.serving import llm
+from components.model.serving.llm import GB, MODELS, fit, parallelism_messages
 
 # Parameters as the models' pages publish them (rounded), and the exact count the shape gives,
 # computed by hand, e.g. Llama 3.1 8B: embeddings 128256 x 4096 x 2 (untied) = 1,050,673,152;

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.model import llmisvc
+from components.model.serving import llmisvc
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.model.ownership import (
+from components.model.deploy.ownership import (
     FIELD_MANAGER_ANNOTATION,
     MAX_MANAGER,
     adoption_problem,

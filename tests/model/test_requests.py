@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from components.model.errors import InputError
-from components.model.requests import (
+from components.model.nodes.shapes import Resources
+from components.model.serving.requests import (
     QUEUE_PROXY,
     STORAGE_INITIALIZER,
     container_requests,
     pod_requests,
     seldon_builtin_containers,
 )
-from components.model.shapes import Resources
 
 GI = 1024**3
 MI = 1024**2

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.model.shapes import (
+from components.model.nodes.shapes import (
     Gi,
     Resources,
     disk_to_hold,

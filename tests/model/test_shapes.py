@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.model.aws_instances import EC2_INSTANCES, Ec2Instance
-from components.model.catalog import AWS_GPU_INSTANCES, GKE_ACCELERATORS
 from components.model.errors import InputError
-from components.model.gke_machines import GCE_MACHINES
-from components.model.shapes import (
+from components.model.nodes.aws_instances import EC2_INSTANCES, Ec2Instance
+from components.model.nodes.catalog import AWS_GPU_INSTANCES, GKE_ACCELERATORS
+from components.model.nodes.gke_machines import GCE_MACHINES
+from components.model.nodes.shapes import (
     KARPENTER_DEFAULT_ROOT_VOLUME_GIB,
     Gi,
     Ki,

@@ -538,7 +538,7 @@ def _time_sliced_text() -> str:
 
 
 def test_time_sliced_eks_pools(tmp_path, capsys):
-    from components.model.sharing import config_file
+    from components.model.nodes.sharing import config_file
 
     project = _project(tmp_path, "ts", _time_sliced_text())
     code, out = _preview(capsys, project, "ts")

@@ -8,8 +8,8 @@ import copy
 import pytest
 
 from components.check import check
+from components.model.autoscalers.karpenter import admitted, requirement_from_karpenter
 from components.model.errors import InputError
-from components.model.karpenter import admitted, requirement_from_karpenter
 from components.pools.karpenter import (
     KarpenterGpuNodePool,
     KarpenterGpuNodePoolArgs,

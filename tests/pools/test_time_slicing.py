@@ -6,7 +6,7 @@ import pytest
 
 from components.check import check
 from components.model.errors import InputError
-from components.model.sharing import config_file, plugin_config, replicas_by_config
+from components.model.nodes.sharing import config_file, plugin_config, replicas_by_config
 from components.pools.eks import EksGpuNodeGroupArgs, validate_eks_pool_args
 from components.pools.karpenter import KarpenterGpuNodePoolArgs, validate_karpenter_pool_args
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from components.model import versions
+from components.model.deploy import versions
 from components.model.errors import InputError
 from components.serving.karpenter_install import (
     KarpenterInstall,

@@ -3,9 +3,9 @@
 
 import pytest
 
+from components.model.deploy.versions import KNATIVE_OPERATOR
 from components.model.errors import InputError
-from components.model.knative_features import required_features
-from components.model.versions import KNATIVE_OPERATOR
+from components.model.serving.knative_features import required_features
 from components.serving.knative import KnativeServing, KnativeServingArgs, knative_features
 from tests.conftest import owned
 

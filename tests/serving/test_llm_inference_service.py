@@ -9,8 +9,8 @@ import pulumi
 import pytest
 
 from components.model.errors import InputError
-from components.model.llmisvc import child_name, generated_pods
 from components.model.scheduling import NodeSelectorRequirement, Placement, Taint
+from components.model.serving.llmisvc import child_name, generated_pods
 from components.preview.mockrun import FakeCloud, run_program
 from components.serving.llm_inference_service import (
     LLMInferenceService,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from components.model.charts import check_local_chart, local_chart_problem
+from components.model.deploy.charts import check_local_chart, local_chart_problem
 from components.model.errors import InputError
 from components.serving.cert_manager import CertManager, CertManagerArgs
 from components.serving.knative import KnativeServing, KnativeServingArgs

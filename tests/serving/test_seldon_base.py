@@ -1,5 +1,5 @@
 """`serverConfigs[].base`: a ServerConfig that starts from Seldon's built-in mlserver / triton
-ServerConfig (transcribed in `components.model.seldon_servers` from the pinned setup chart) with
+ServerConfig (transcribed in `components.model.serving.seldon_servers` from the pinned setup chart) with
 the user's containers, capabilities and placement on top."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from config_bases import DEL, NS, mutated
 
 from components.check import check
 from components.model.errors import InputError
-from components.model.requests import pod_requests
-from components.model.seldon_servers import builtin_server_config
-from components.model.shapes import Gi, Mi, Resources
+from components.model.nodes.shapes import Gi, Mi, Resources
+from components.model.serving.requests import pod_requests
+from components.model.serving.seldon_servers import builtin_server_config
 from components.platform.load import load_spec
 from components.platform.platform import InferencePlatform
 from components.serving.seldon import SeldonServerConfigArgs, server_config_body

@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...model.catalog import aws_instance_or_none
 from ...model.errors import InputError
+from ...model.nodes.catalog import aws_instance_or_none
 from ...model.scheduling import GPU_RESOURCE, Taint
 from ..contract import LAUNCH_TEMPLATE, NODE_TEMPLATE_TAG, POOL_LABEL
 from ..read import (

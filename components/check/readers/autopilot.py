@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...model.autopilot import AUTOPILOT_GPU_QUANTITIES
-from ...model.catalog import gke_accelerator
 from ...model.errors import InputError
+from ...model.nodes.autopilot import AUTOPILOT_GPU_QUANTITIES
+from ...model.nodes.catalog import gke_accelerator
 from ...model.scheduling import (
     Taint,
 )
@@ -82,7 +82,7 @@ def is_autopilot_cluster(entry: Mapping[str, Any]) -> bool:
 def autopilot_cluster_pool(entry: Mapping[str, Any]) -> PoolDraft:
     """The GPU nodes an Autopilot cluster makes on demand, read from a plain cluster resource:
     one node template per accelerator Autopilot offers and GPU count it accepts
-    (`model.autopilot.AUTOPILOT_GPU_QUANTITIES`), spot or not, with GKE's accelerator labels and
+    (`model.nodes.autopilot.AUTOPILOT_GPU_QUANTITIES`), spot or not, with GKE's accelerator labels and
     GPU taint. Autopilot adds the tolerations for the taints it puts on GPU and Spot nodes to the
     Pods that ask for them (GKE docs, how-to/autopilot-gpus, "How GPU allocation works in
     Autopilot"), so a spot node carries only the GPU taint here."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...model.catalog import gke_gpus_for_machine
+from ...model.nodes.catalog import gke_gpus_for_machine
 from ...model.scheduling import (
     Placement,
     Taint,

@@ -8,11 +8,11 @@ from dataclasses import replace
 from typing import Any
 
 from ...model.errors import InputError
+from ...model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
+from ...model.nodes.sharing import sharing_by_config
 from ...model.scheduling import (
     Toleration,
 )
-from ...model.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
-from ...model.sharing import sharing_by_config
 from ..contract import (
     DEVICE_PLUGIN_CHART,
     DEVICE_PLUGIN_DEFAULT_TOLERATIONS,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...model.catalog import aws_instance
 from ...model.errors import InputError
-from ...model.shapes import NodeShape, eks_node_shape_or_none
+from ...model.nodes.catalog import aws_instance
+from ...model.nodes.shapes import NodeShape, eks_node_shape_or_none
 from ..contract import (
     EKS_CAPACITY_LABEL,
     EKS_NODEGROUP_LABEL,

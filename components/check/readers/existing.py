@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...model.errors import InputError
+from ...model.nodes.shapes import NodeShape, existing_node_shape
 from ...model.scheduling import (
     GPU_RESOURCE,
 )
-from ...model.shapes import NodeShape, existing_node_shape
 from ..contract import (
     ALLOCATABLE_ANNOTATION,
     GKE_ACCELERATOR_LABEL,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...model.catalog import MIG_PROFILES, gke_accelerator, gke_gpus_for_machine
 from ...model.errors import InputError
-from ...model.shapes import GKE_DEFAULT_MAX_PODS, NodeShape, gke_node_shape_or_none
+from ...model.nodes.catalog import MIG_PROFILES, gke_accelerator, gke_gpus_for_machine
+from ...model.nodes.shapes import GKE_DEFAULT_MAX_PODS, NodeShape, gke_node_shape_or_none
 from ..contract import (
     GKE_ACCELERATOR_COUNT_LABEL,
     GKE_ACCELERATOR_LABEL,

@@ -8,24 +8,28 @@ from dataclasses import dataclass
 from decimal import ROUND_FLOOR
 from typing import Any
 
-from ...model.errors import InputError
-from ...model.karpenter import AWS_PREFIX as KARPENTER_AWS_PREFIX
-from ...model.karpenter import (
+from ...model.autoscalers.karpenter import AWS_PREFIX as KARPENTER_AWS_PREFIX
+from ...model.autoscalers.karpenter import (
     CAPACITY_TYPE_LABEL,
     NODEPOOL_LABEL,
     OS_LABEL,
     instance_labels,
     requirement_from_karpenter,
 )
-from ...model.karpenter import admitted as admitted_by_karpenter
-from ...model.karpenter_launch import NodeClassInfo, NodePoolSpec
-from ...model.karpenter_requirements import Requirements, nodepool_problem, requirements_of
-from ...model.quantities import parse_quantity
-from ...model.shapes import (
+from ...model.autoscalers.karpenter import admitted as admitted_by_karpenter
+from ...model.autoscalers.karpenter_launch import NodeClassInfo, NodePoolSpec
+from ...model.autoscalers.karpenter_requirements import (
+    Requirements,
+    nodepool_problem,
+    requirements_of,
+)
+from ...model.errors import InputError
+from ...model.nodes.shapes import (
     KARPENTER_DEFAULT_ROOT_VOLUME_GIB,
     NodeShape,
     karpenter_node_shape_or_none,
 )
+from ...model.scheduling.quantities import parse_quantity
 from ..contract import (
     POOL_LABEL,
 )
@@ -130,7 +134,7 @@ def karpenter_pool(
     entry: Mapping[str, Any], node_classes: Mapping[str, Mapping[str, Any]], out: Findings
 ) -> PoolDraft:
     """A Karpenter NodePool: one node template per catalog instance type and capacity type its
-    requirements admit (labels as Karpenter sets them: `components.model.karpenter`), plus a
+    requirements admit (labels as Karpenter sets them: `components.model.autoscalers.karpenter`), plus a
     shape without GPUs when the requirements also admit instance types without GPUs. GPUs per
     node: the most any admitted type has (Karpenter launches the type the pod fits)."""
     head = nodepool_head(entry)

@@ -1,5 +1,5 @@
 """KServe LLMInferenceServices (`serving.kserve.io` v1alpha2, and v1alpha1 read alike): a pod
-template for every pod the controller will make from the spec (`model.llmisvc.generated_pods`:
+template for every pod the controller will make from the spec (`model.serving.llmisvc.generated_pods`:
 decode `<name>-kserve`, the LeaderWorkerSet `<name>-kserve-mn` leader and workers, prefill
 `<name>-kserve-prefill` / `<name>-kserve-mn-prefill`, the scheduler
 `<name>-kserve-router-scheduler`), with the containers the presets and the controller add, the
@@ -18,13 +18,13 @@ worker group (`worker` with `data`) runs `--data-parallel-size data --data-paral
 dataLocal` engines of `tensor` GPUs; a pipeline worker group (`worker` with `pipeline`) has
 `pipeline` pods, but v0.20.0 ships no preset for it (ConfigNotFound), so it is judged as vLLM
 would run it (pipeline x tensor GPUs over the group). The options read from the `main`
-container (`model.llmisvc.vllm_flags`): --tensor-parallel-size, --pipeline-parallel-size,
+container (`model.serving.llmisvc.vllm_flags`): --tensor-parallel-size, --pipeline-parallel-size,
 --max-model-len, --gpu-memory-utilization, --dtype, --kv-cache-dtype; they win over the
 `gpu-inference.dev/max-model-len` / `gpu-memory-utilization` annotations (vLLM sees them).
 
 `baseRefs`: the LLMInferenceServiceConfigs of the graph it names (in the service's namespace,
 else `kserve`, as the controller looks them up) are merged under its spec
-(`model.llmisvc.merge_specs`); one the graph does not have is not known, and the service is
+(`model.serving.llmisvc.merge_specs`); one the graph does not have is not known, and the service is
 judged without it.
 """
 
@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...model.llmisvc import (
+from ...model.serving.llmisvc import (
     DOWNLOAD_SCHEMES,
     KSERVE_NAMESPACE,
     MODEL_ROLES,
@@ -210,7 +210,7 @@ def llm_inference_service_templates(
     entry: Mapping[str, Any], configs: Mapping[tuple[str, str], dict[str, Any]]
 ) -> list[Template]:
     """A pod template per pod the controller makes, wired by the annotation of its component
-    (`model.llmisvc.ROLE_WIRING`), else by the CR's `gpu-inference.dev/pool`."""
+    (`model.serving.llmisvc.ROLE_WIRING`), else by the CR's `gpu-inference.dev/pool`."""
     typ, name = str(entry.get("type", "")), str(entry.get("name", ""))
     inputs = as_map(entry.get("inputs"))
     md = metadata(inputs)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...model.requests import seldon_builtin_containers
-from ...model.seldon_servers import BUILTIN_SERVER_CONFIGS
+from ...model.serving.requests import seldon_builtin_containers
+from ...model.serving.seldon_servers import BUILTIN_SERVER_CONFIGS
 from ..contract import (
     WIRED_POOL_ANNOTATION,
 )

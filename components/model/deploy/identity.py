@@ -4,7 +4,7 @@ namespaces bind to, checked by the stack config and by `ModelNamespace` alike.""
 import re
 from typing import Optional
 
-from .errors import InputError, show
+from ..errors import InputError, show
 
 GSA_EMAIL = re.compile(
     r"[a-z][-a-z0-9]{4,28}[a-z0-9]@(?P<project>[-a-z0-9.:]+)\.iam\.gserviceaccount\.com"

@@ -31,9 +31,10 @@ from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any, TypeVar
 
+from ..errors import InputError, show
+from ..scheduling import parse_quantity
 from .aws_instances import EC2_INSTANCES, Ec2Instance, ec2_families, ec2_family_sizes
 from .catalog import AWS_GPU_INSTANCES, gke_gpus_for_machine, gke_machine_series
-from .errors import InputError, show
 from .gke_machines import (
     GCE_MACHINE_SOURCES,
     GceMachine,
@@ -42,7 +43,6 @@ from .gke_machines import (
     gce_machine_family,
     gce_machine_or_none,
 )
-from .scheduling import parse_quantity
 
 Ki = 1024
 Mi = 1024 * Ki

@@ -13,7 +13,7 @@ import tarfile
 from pathlib import Path
 from typing import Optional
 
-from .errors import InputError, show
+from ..errors import InputError, show
 
 ARCHIVE_SUFFIXES = (".tgz", ".tar.gz")
 LOCAL_CHART_RULE = (

@@ -1,6 +1,6 @@
 """Compute Engine machine types: vCPUs and memory, the inputs of a GKE node's capacity.
 
-Pure data (imports nothing of ours). `components.model.shapes` turns a row into a node shape.
+Pure data (imports nothing of ours). `components.model.nodes.shapes` turns a row into a node shape.
 
 INTERFACE:
 - `GceMachine(name, vcpus, memory_mib)`; `GCE_MACHINES: dict[str, GceMachine]`

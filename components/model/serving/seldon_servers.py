@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .versions import SELDON_BUILTIN_CAPABILITIES, SELDON_VERSION
+from ..deploy.versions import SELDON_BUILTIN_CAPABILITIES, SELDON_VERSION
 
 SOURCE = (
     "SeldonIO/seldon-core v2.6.0 k8s/helm-charts/seldon-core-v2-setup/templates/"

@@ -41,7 +41,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InputError, show
+from ..errors import InputError, show
 
 GB = 1_000_000_000
 """Decimal gigabyte: GPU memory is stated so (an L4 is '24 GB'), and so are the findings."""

@@ -3,7 +3,7 @@ which labels are well-known or restricted, what makes a pod's or a NodePool's re
 invalid, and `Req` / `Requirements` (a key's allowed values, their intersection and
 compatibility).
 
-Pure (imports nothing but `components.model`). Used by `components.model.karpenter_launch`.
+Pure (imports nothing but `components.model`). Used by `components.model.autoscalers.karpenter_launch`.
 
 Sources: kubernetes-sigs/karpenter v1.14.1 (commit 6e7eab7a0f48, the version
 aws/karpenter-provider-aws v1.14.1 pins) `pkg/scheduling/requirement.go`, `requirements.go`,
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..scheduling.quantities import parse_int64
 from .karpenter import AUTO_MODE_PREFIX, AWS_PREFIX, CAPACITY_TYPE_LABEL, NODEPOOL_LABEL
-from .quantities import parse_int64
 
 # ---------------------------------------------------------------------------------------------
 # Labels Karpenter knows

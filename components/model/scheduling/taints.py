@@ -9,7 +9,7 @@ from typing import Any, Optional
 # No `from __future__ import annotations` here: Pulumi's component-provider analyzer reads these
 # classes' field annotations at run time (they are component inputs), so they must be real
 # types, written with Optional / Sequence / Mapping as its schema rules ask.
-from .errors import InputError, show
+from ..errors import InputError, show
 from .names import LABEL_KEY_RULE, LABEL_VALUE_RULE, label_key_problem, label_value_problem
 from .quantities import whole_number
 

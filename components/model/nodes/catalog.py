@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .errors import InputError, show
+from ..errors import InputError, show
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from .aws_instances import EC2_INSTANCES
-from .catalog import AWS_GPU_INSTANCES, AwsGpuInstance
+from ..nodes.aws_instances import EC2_INSTANCES
+from ..nodes.catalog import AWS_GPU_INSTANCES, AwsGpuInstance
+from ..nodes.shapes import (
+    RESOURCE_NAMES,
+    Resources,
+    format_apart,
+    format_resource,
+    karpenter_node_shape_or_none,
+)
+from ..scheduling.taints import Taint, Toleration
 from .karpenter import (
     ARCHES,
     AUTO_MODE_PREFIX,
@@ -77,14 +85,6 @@ from .karpenter_requirements import (
     requirement_problem,
     requirements_of,
 )
-from .shapes import (
-    RESOURCE_NAMES,
-    Resources,
-    format_apart,
-    format_resource,
-    karpenter_node_shape_or_none,
-)
-from .taints import Taint, Toleration
 
 # ---------------------------------------------------------------------------------------------
 # Instance types, NodePools, pods

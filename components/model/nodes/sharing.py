@@ -28,8 +28,8 @@ from typing import Any
 
 import yaml
 
+from ..errors import InputError
 from .catalog import validate_shared_clients
-from .errors import InputError
 
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
 DEFAULT_CONFIG = "default"

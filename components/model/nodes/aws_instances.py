@@ -1,6 +1,6 @@
 """EC2 instance types: vCPUs, memory and network interfaces, the inputs of an EKS or Karpenter node.
 
-Pure data (imports nothing of ours). `components.model.shapes` turns a row into a node shape.
+Pure data (imports nothing of ours). `components.model.nodes.shapes` turns a row into a node shape.
 
 INTERFACE:
 - `Ec2Instance(name, vcpus, memory_mib, enis, ipv4_per_eni, arch)`;

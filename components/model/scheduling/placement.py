@@ -4,6 +4,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
+from ..errors import InputError, show
+
 # No `from __future__ import annotations` here: Pulumi's component-provider analyzer reads these
 # classes' field annotations at run time (they are component inputs), so they must be real
 # types, written with Optional / Sequence / Mapping as its schema rules ask.
@@ -13,7 +15,6 @@ from .affinity import (
     NodeSelectorTerm,
     PreferredSchedulingTerm,
 )
-from .errors import InputError, show
 from .names import validate_label_key, validate_label_value
 from .taints import FILTERING_EFFECTS, Taint, Toleration, untolerated
 

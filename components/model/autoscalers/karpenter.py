@@ -28,9 +28,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .catalog import AWS_GPU_INSTANCES, AwsGpuInstance
-from .errors import InputError, show
-from .scheduling import NodeSelectorRequirement
+from ..errors import InputError, show
+from ..nodes.catalog import AWS_GPU_INSTANCES, AwsGpuInstance
+from ..scheduling import NodeSelectorRequirement
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"

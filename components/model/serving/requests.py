@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING
 from typing import Any
 
-from .quantities import parse_quantity
+from ..nodes.shapes import RESOURCE_NAMES, Resources
+from ..scheduling.quantities import parse_quantity
 from .seldon_servers import builtin_containers
-from .shapes import RESOURCE_NAMES, Resources
 
 _BY_K8S = {v: k for k, v in RESOURCE_NAMES.items()}
 

@@ -7,7 +7,7 @@ nowhere else; `gpu-inference preview` shows the chart versions in `manifests.yam
 from dataclasses import dataclass
 from typing import Optional
 
-from .errors import InputError, show
+from ..errors import InputError, show
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import re
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_UP, Context, Decimal
 from typing import Any
 
-from .errors import InputError, show
+from ..errors import InputError, show
 
 _INT64 = re.compile(r"^[+-]?[0-9]+$")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1

@@ -4,7 +4,7 @@ validation`): what the API server refuses, said before anything is sent."""
 import re
 from collections.abc import Mapping
 
-from .errors import InputError, show
+from ..errors import InputError, show
 
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -1,0 +1,1 @@
+"""Deploy facts: pinned versions and charts, Helm records, ownership markers, cloud identities."""
