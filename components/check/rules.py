@@ -25,6 +25,7 @@ from .contract import (
     SELDON_SERVER_CHARTS,
 )
 from .failures import (
+    check_aks_tags,
     check_asg_tags,
     check_cold_pools,
     check_gpu_budget,
@@ -66,7 +67,7 @@ from .readers.compute_class import (
 from .readers.daemonsets import (
     device_plugins,
 )
-from .readers.knative import (
+from .readers.kserve import (
     knative_settings,
 )
 from .readers.seldon import (
@@ -206,6 +207,7 @@ def check(
     _check_seldon_models(entries, out)
     check_gpu_budget(workloads, pools, out)
     check_asg_tags(entries, pools, selected_keys, out)
+    check_aks_tags(entries, pools, selected_keys, out)
     check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)
     return Report(pools, workloads, out.sorted(), extended_resource_toleration)

@@ -24,15 +24,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from ..model.autoscalers.karpenter_azure import AksNodeClassInfo
 from ..model.autoscalers.karpenter_launch import (
     InstanceType,
     Launch,
     NodeClassInfo,
     NodePoolSpec,
     PendingPod,
-    admits_cpu_types,
     admitted_by,
-    catalog_instance_types,
     launch,
 )
 from ..model.errors import InputError
@@ -51,6 +50,7 @@ from .read import Findings, Template, is_type
 from .readers.autopilot import is_autopilot_cluster
 from .readers.dra import DraIndex, DraUse, missing_dra_labels, read_dra
 from .readers.karpenter import karpenter_launch_spec, node_classes, node_overlays
+from .readers.nap import aks_node_classes, is_nap_nodepool, nap_launch_spec
 from .results import PoolFacts, WorkloadFacts
 
 # Reasons that hold whatever instance types exist: judged for every pod.
@@ -63,7 +63,7 @@ class KarpenterPool:
 
     key: str  # `type::name`, as PoolFacts.keys holds it
     spec: NodePoolSpec
-    node_class: NodeClassInfo
+    node_class: NodeClassInfo | AksNodeClassInfo
     instance_types: tuple[InstanceType, ...]
     admits_cpu: bool
 
@@ -126,20 +126,27 @@ class ScaleUp:
 
     def __init__(self, graph: Sequence[Mapping[str, Any]], out: Findings) -> None:
         classes = node_classes(graph)
+        aks_classes = aks_node_classes(graph)
         overlays = node_overlays(graph)
         self.karpenter: dict[str, KarpenterPool] = {}
         for entry in graph:
             typ = str(entry.get("type", ""))
             if not is_type(typ, "karpenter.sh", "NodePool"):
                 continue
-            spec, nc = karpenter_launch_spec(entry, classes, out)
-            types = catalog_instance_types(nc, overlays, spec.name)
+            # The provider's node class offers the instance types (AWS: EC2NodeClass; Azure:
+            # AKSNodeClass); the same scheduler model judges both.
+            nc: NodeClassInfo | AksNodeClassInfo
+            if is_nap_nodepool(entry):
+                spec, nc = nap_launch_spec(entry, aks_classes, out)
+            else:
+                spec, nc = karpenter_launch_spec(entry, classes, out)
+            types = nc.instance_types(overlays, spec.name)
             self.karpenter[f"{typ}::{entry.get('name')}"] = KarpenterPool(
                 f"{typ}::{entry.get('name')}",
                 spec,
                 nc,
                 tuple(types),
-                admits_cpu_types(spec, nc.auto_mode),
+                nc.admits_cpu(spec),
             )
         self.dra: DraIndex = read_dra(graph)
         self.autopilot = any(
