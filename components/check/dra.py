@@ -73,12 +73,11 @@ class _Allocator:
         self.devices = list(devices)
         self.classes = classes
         self.driver = driver
-        self.cache: dict[tuple[int, int], bool] = {}
+        self.cache: dict[tuple[int, str, int], bool] = {}
         self.used: set[int] = set()
-        self.matched_any: dict[int, bool] = {}  # request -> some device matched
 
     def selectable(self, rid: int, r: DeviceRequest, i: int) -> bool:
-        key = (rid, i)
+        key = (rid, r.name, i)
         if key in self.cache:
             return self.cache[key]
         from .dra_cel import CelError, evaluate
@@ -100,8 +99,6 @@ class _Allocator:
                 ok = False
                 break
         self.cache[key] = ok
-        if ok:
-            self.matched_any[rid] = True
         return ok
 
     def allocate(self, requests: list[tuple[int, DeviceRequest]], k: int = 0) -> bool:
@@ -129,7 +126,7 @@ class _Allocator:
                 for i in range(len(self.devices))
                 if self.selectable(rid, r, i) and i not in self.used
             ]
-            every = [i for i in range(len(self.devices)) if self.cache.get((rid, i))]
+            every = [i for i in range(len(self.devices)) if self.cache.get((rid, r.name, i))]
             if not chosen or len(chosen) != len(every):
                 return False
             self.used.update(chosen)
@@ -167,7 +164,17 @@ def allocate(
             return Allocation(True)
     except _Abort as e:
         return Allocation(False, "error", e.detail, e.unmodelled)
-    unmatched = [r.name for i, r in requests if not alloc.matched_any.get(i)]
+    unmatched = []
+    for rid, r in requests:
+        try:
+            if not any(
+                alloc.selectable(rid, alt, i)
+                for alt in r.alternatives or (r,)
+                for i in range(len(devices))
+            ):
+                unmatched.append(r.name)
+        except _Abort:
+            unmatched.append(r.name)
     if unmatched:
         return Allocation(
             False, "selector", f"no device matches request(s) {', '.join(unmatched)}"
@@ -239,10 +246,12 @@ class DraCheck:
         w: WorkloadFacts,
         use: DraUse,
         verdicts: Mapping[str, Allocation | None],
+        placed: Sequence[str],
         out: Findings,
     ) -> None:
         """Findings for one pod template; `verdicts`: each pool it is placed on (labels, taints)
-        with the allocation that kept it out (None: it lands there)."""
+        with the allocation that kept it out (None: it lands there); `placed`: every pool its
+        labels, taints and GPUs let it onto (autoscaled ones included)."""
         claims = ", ".join(use.claims)
         if t.serverless:
             out.add(
@@ -265,20 +274,20 @@ class DraCheck:
                 severity="warning",
             )
             return
-        if not verdicts:
-            return
-        landed = [p for p, v in verdicts.items() if v is None]
-        for pool in landed:
+        for pool in placed:
             ignores = self.autoscaled_by.get(pool)
             if ignores:
                 out.add(
                     "GI055",
                     w.resource,
-                    f"takes its devices through DRA ResourceClaim(s) ({claims}) and lands on pool "
-                    f"{pool}, made by {ignores}",
+                    f"takes its devices through DRA ResourceClaim(s) ({claims}) and may land on "
+                    f"pool {pool}, whose nodes come from {ignores}: no node is made for it",
                     "run DRA pods on node pools you create (GKE node pools, EKS managed node "
                     "groups, existing nodes)",
                 )
+        if not verdicts:
+            return
+        landed = [p for p, v in verdicts.items() if v is None]
         if landed:
             return
         wanted = _describe(use.resolved)

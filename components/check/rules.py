@@ -211,7 +211,7 @@ def check(
         )
         scale.check(t, facts, placement, on_gpus, out)
         if use.any:
-            dra.check(t, facts, use, dra_verdicts, out)
+            dra.check(t, facts, use, dra_verdicts, [p.name for p in on_gpus], out)
             for p in admitted:
                 dra_pools[p.name] = True
         check_cold_pools(facts, booting, out)
@@ -254,7 +254,7 @@ def _dra_landing(
     keep = []
     for p in admitted:
         ok, verdict = dra.lands(t, use, p, placement, gpus)
-        if not scale.karpenter_pools(p):
+        if not scale.karpenter_pools(p) and p.name not in dra.autoscaled_by:
             verdicts[p.name] = None if ok else verdict
         if ok:
             keep.append(p)
