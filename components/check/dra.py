@@ -176,9 +176,7 @@ def allocate(
         except _Abort:
             unmatched.append(r.name)
     if unmatched:
-        return Allocation(
-            False, "selector", f"no device matches request(s) {', '.join(unmatched)}"
-        )
+        return Allocation(False, "selector", f"no device matches request(s) {', '.join(unmatched)}")
     asked = sum(r.count for _, r in requests if not r.alternatives)
     return Allocation(False, "count", f"{asked} device(s) asked, fewer match on one node")
 
@@ -329,9 +327,7 @@ class DraCheck:
 
     def remember_devices(self, pools: Sequence[PoolFacts]) -> None:
         self._devices = {
-            p.name: "; ".join(
-                sorted({_devices_summary(n.dra_devices or ()) for n in p.nodes})
-            )
+            p.name: "; ".join(sorted({_devices_summary(n.dra_devices or ()) for n in p.nodes}))
             for p in pools
         }
 
@@ -361,9 +357,7 @@ class DraCheck:
             served = [
                 d
                 for d in drivers
-                if all(
-                    n.labels.get(k) == v for n in dra_nodes for k, v in d.node_selector.items()
-                )
+                if all(n.labels.get(k) == v for n in dra_nodes for k, v in d.node_selector.items())
                 and not any(untolerated(n.taints, d.tolerations) for n in dra_nodes)
             ]
             if not served:

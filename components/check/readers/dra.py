@@ -90,7 +90,7 @@ class Claim:
 
     @property
     def classes(self) -> set[str]:
-        out = set()
+        out: set[str] = set()
         for r in self.requests:
             out.update(a.device_class for a in (r.alternatives or (r,)))
         return out
