@@ -131,8 +131,8 @@ class GkeGpuNodePoolArgs:
     `gke-no-default-nvidia-gpu-device-plugin=true`) and the label NVIDIA's DRA driver runs its
     kubelet plugin on (`nvidia.com/gpu.present=true`), as GKE's "Prepare GKE infrastructure for
     DRA workloads" asks; no GPU sharing or MIG (GKE supports neither with DRA). Pods claim the
-    GPUs through ResourceClaimTemplates (`gpuClaim` on workloads); install the driver with
-    `addons.draDriver`, and NVIDIA's GPU driver with GKE's driver-installer DaemonSet."""
+    GPUs through ResourceClaims (`resourceClaims` in their pod spec); `addons.draDriver`
+    installs NVIDIA's DRA driver; NVIDIA's GPU driver comes from GKE's driver-installer DaemonSet."""
     min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
     """Fewest nodes in the whole pool (0: scale to zero); at most `max_nodes`."""
     max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))
