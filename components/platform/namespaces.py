@@ -28,6 +28,7 @@ from ..serving import (
     llm_install,
     model_namespace,
     nvidia_device_plugin,
+    nvidia_dra_driver,
     seldon_install,
 )
 from .config import Spec
@@ -122,6 +123,8 @@ def namespace_uses(name: str, spec: Spec, sources: Mapping[str, Any]) -> list[Na
         (a.nvidia_device_plugin.enabled, "NvidiaDevicePlugin", "nvidia-device-plugin",
          nvidia_device_plugin.namespaces, a.nvidia_device_plugin,
          nvidia_device_plugin.NvidiaDevicePluginArgs),
+        (a.dra_driver.enabled, "NvidiaDraDriver", "dra-driver", nvidia_dra_driver.namespaces,
+         a.dra_driver, nvidia_dra_driver.NvidiaDraDriverArgs),
     ]  # fmt: skip
     for enabled, typ, suffix, plans_of, section, args_type in installs:
         given: dict[str, Any] = {}

@@ -40,6 +40,8 @@ from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
 from ..serving.model_namespace import namespaces as model_namespaces
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
 from ..serving.nvidia_device_plugin import namespaces as device_plugin_namespaces
+from ..serving.nvidia_dra_driver import GKE_DRIVER_ROOT, NvidiaDraDriverArgs
+from ..serving.nvidia_dra_driver import namespaces as dra_driver_namespaces
 from ..serving.seldon_install import SeldonCoreInstallArgs
 from ..serving.seldon_install import namespaces as seldon_namespaces
 from ..serving.workload import ContainerArgs
@@ -382,6 +384,33 @@ class InferencePlatform(pulumi.ComponentResource):
                     f"{name}-seldon",
                     sd_args,
                     opts=self._in_namespaces(opts, seldon_namespaces(f"{name}-seldon", sd_args)),
+                )
+        if a.dra_driver.enabled:
+            from ..serving.nvidia_dra_driver import NvidiaDraDriver
+
+            dra_taints = sorted(
+                {
+                    t
+                    for p in self.pools.values()
+                    if p.facts.labels.get("nvidia.com/gpu.present") == "true"
+                    for t in p.taints
+                }
+            )
+            dra_args = args_from(
+                a.dra_driver,
+                NvidiaDraDriverArgs,
+                sources=sources,
+                pool_taints=dra_taints or None,
+                driver_root=GKE_DRIVER_ROOT if self.spec.provider == "gke" else None,
+                namespaces_made=True,
+            )
+            with from_args("addons.draDriver", NvidiaDraDriverArgs):
+                out["draDriver"] = NvidiaDraDriver(
+                    f"{name}-dra-driver",
+                    dra_args,
+                    opts=self._in_namespaces(
+                        opts, dra_driver_namespaces(f"{name}-dra-driver", dra_args)
+                    ),
                 )
         if a.nvidia_device_plugin.enabled:
             from ..serving.nvidia_device_plugin import NvidiaDevicePlugin
