@@ -54,7 +54,7 @@ from ..model.nodes.sharing import config_name, validate_replicas
 from ..model.scheduling import Taint, validate_dns1123_subdomain, validate_labels
 from ..model.scheduling.taints import OWN_TAINTS_ANNOTATION
 from .component import PoolComponent
-from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts
+from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts, pool_name_of
 
 PATCH_FORCE = "pulumi.com/patchForce"
 GPUS_ANNOTATION = "gpu-inference.dev/gpus-per-node"
@@ -178,9 +178,7 @@ def taint_patch(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[st
 
 def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> ExistingNodesPlan:
     """Check every input (no Pulumi) and decide the patches."""
-    pool_name, name_path = (
-        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
-    )
+    pool_name, name_path = pool_name_of(name, args.pool_name)
     nodes = args.nodes
     if isinstance(nodes, (str, Mapping)) or not isinstance(nodes, Sequence) or not nodes:
         raise InputError(
@@ -313,14 +311,11 @@ class ExistingGpuNodes(PoolComponent):
         args: ExistingGpuNodesArgs,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
-        try:
-            plan = validate_existing_nodes_args(name, args)
-        except InputError as e:
-            raise e.at(f"ExistingGpuNodes({name!r})") from None
-        super().__init__("gpu-inference:index:ExistingGpuNodes", name, {}, opts)
+        plan = self._start(
+            "gpu-inference:index:ExistingGpuNodes", name, validate_existing_nodes_args, args, opts
+        )
         import pulumi_kubernetes as k8s
 
-        self._take_facts(plan.facts)
         hooks = hooks_of(self)
         self.patches = []
         for node, body in plan.patches.items():
@@ -342,18 +337,7 @@ class ExistingGpuNodes(PoolComponent):
                     ),
                 )
             )
-        self.register_outputs(
-            {
-                "poolName": plan.facts.name,
-                "nodes": list(plan.patches),
-                "gpusPerNode": plan.facts.gpus_per_node,
-                "placement": plan.facts.placement.to_pod_spec(),
-            }
-        )
-
-
-def _facts(name: str, args: ExistingGpuNodesArgs) -> PoolFacts:
-    return validate_existing_nodes_args(name, args).facts
+        self._finish(nodes=list(plan.patches))
 
 
 KIND = PoolKind(
@@ -361,7 +345,7 @@ KIND = PoolKind(
     title="pool of existing nodes",
     provider="existing",
     args=ExistingGpuNodesArgs,
-    facts=_facts,
+    plan=validate_existing_nodes_args,
     component=ExistingGpuNodes,
     kubernetes=True,
     node_startup=False,

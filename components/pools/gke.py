@@ -51,6 +51,7 @@ from .pool import (
     declared_labels,
     gke_node_pool_resource_name,
     normalize_taints,
+    pool_name_of,
 )
 
 GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
@@ -192,12 +193,6 @@ class GkePoolPlan:
     node_pool: dict[str, Any]
 
 
-def _pool_name(name: str, args: GkeGpuNodePoolArgs) -> tuple[str, str]:
-    if args.pool_name is not None:
-        return args.pool_name, "args.pool_name"
-    return name, "name"
-
-
 def shared_gpus(
     args: GkeGpuNodePoolArgs, accelerator: str, gpus: int, labels: dict[str, str]
 ) -> int:
@@ -235,7 +230,7 @@ def shared_gpus(
 
 def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
     """Check every input (no Pulumi) and return the pool's facts."""
-    pool_name, name_path = _pool_name(name, args)
+    pool_name, name_path = pool_name_of(name, args.pool_name)
     try:
         validate_dns1035_label(pool_name, max_length=40)
     except InputError as e:
@@ -436,28 +431,16 @@ class GkeGpuNodePool(PoolComponent):
         args: GkeGpuNodePoolArgs,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
-        try:
-            plan = plan_gke_pool(name, args)
-        except InputError as e:
-            raise e.at(f"GkeGpuNodePool({name!r})") from None
-        super().__init__("gpu-inference:index:GkeGpuNodePool", name, {}, opts)
+        plan = self._start("gpu-inference:index:GkeGpuNodePool", name, plan_gke_pool, args, opts)
         import pulumi_gcp as gcp
 
-        self._take_facts(plan.facts)
         self.node_pool = gcp.container.NodePool(
             gke_node_pool_resource_name(name, plan.facts.name),
             **plan.node_pool,
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.cloud_name = self.node_pool.name
-        self.register_outputs(
-            {
-                "poolName": plan.facts.name,
-                "cloudName": self.node_pool.name,
-                "gpusPerNode": plan.facts.gpus_per_node,
-                "placement": plan.facts.placement.to_pod_spec(),
-            }
-        )
+        self._finish(cloudName=self.node_pool.name)
 
 
 KIND = PoolKind(
@@ -465,6 +448,6 @@ KIND = PoolKind(
     title="GKE node pool",
     provider="gke",
     args=GkeGpuNodePoolArgs,
-    facts=validate_gke_pool_args,
+    plan=validate_gke_pool_args,
     component=GkeGpuNodePool,
 )
