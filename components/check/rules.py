@@ -24,6 +24,7 @@ from .contract import (
     SELDON_DEFAULT_CAPABILITIES,
     SELDON_SERVER_CHARTS,
 )
+from .dra import Allocation, DraCheck
 from .failures import (
     check_asg_tags,
     check_cold_pools,
@@ -66,6 +67,7 @@ from .readers.compute_class import (
 from .readers.daemonsets import (
     device_plugins,
 )
+from .readers.dra import DraUse
 from .readers.knative import (
     knative_settings,
 )
@@ -139,6 +141,9 @@ def check(
     pool_by_name = {p.name: p for p in pools}
     gke = any(p.provider == "gke" for p in pools)
     scale = ScaleUp(entries, out)
+    dra = DraCheck(scale.dra, _dra_ignoring_autoscalers(entries, pools))
+    dra.remember_devices(pools)
+    dra_pools: dict[str, bool] = {}
     features, features_where, scale_to_zero_allowed = knative_settings(entries)
 
     # Where a pod can land follows from its placement and GPU count alone: derived once for
@@ -187,6 +192,10 @@ def check(
         launched = scale.karpenter_landing(t, placement, found.elsewhere)
         placed, admitted = found.placed + launched, found.admitted + launched
         selected = found.selected
+        # Devices by claim: of those, the pools with a node that also allocates its claims.
+        use = scale.dra_use(t)
+        on_gpus = admitted
+        admitted, dra_verdicts = _dra_landing(t, use, placement, gpus, admitted, scale, dra)
         facts = WorkloadFacts(
             resource=rid,
             type=t.type,
@@ -218,11 +227,24 @@ def check(
             if admitted or t.daemonset
             else [(p, labels) for p in pools if (labels := lands_once_booted(placement, p, gpus))]
         )
-        dra = scale.dra_use(t).any
         _check_workload(
-            t, facts, placement, placed, admitted, pools, pool_by_name, out, booting, selected, dra
+            t,
+            facts,
+            placement,
+            placed,
+            admitted,
+            pools,
+            pool_by_name,
+            out,
+            booting,
+            selected,
+            use.any,
         )
-        scale.check(t, facts, placement, admitted, out)
+        scale.check(t, facts, placement, on_gpus, out)
+        if use.any:
+            dra.check(t, facts, use, dra_verdicts, [p.name for p in on_gpus], out)
+            for p in admitted:
+                dra_pools[p.name] = True
         check_cold_pools(facts, booting, out)
         if t.llm is None:
             check_model_fits(facts, pools, out)
@@ -233,6 +255,7 @@ def check(
             _check_knative(t, base, features, features_where, out)
 
     _check_pools(entries, pools, lands_on, out)
+    dra.check_pools(pools, dra_pools, out)
     check_fit_unknown(pools, unknown_fit, out)
     _check_seldon_models(entries, out)
     check_gpu_budget(workloads, pools, out)
@@ -240,6 +263,57 @@ def check(
     check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)
     return Report(pools, workloads, out.sorted(), extended_resource_toleration)
+
+
+def _dra_landing(
+    t: Template,
+    use: DraUse,
+    placement: Placement,
+    gpus: int,
+    admitted: list[PoolFacts],
+    scale: ScaleUp,
+    dra: DraCheck,
+) -> tuple[list[PoolFacts], dict[str, Allocation | None]]:
+    """Of `admitted`, the pools where a node also allocates the pod's DRA claims, and each pool's
+    verdict (None: it lands; Karpenter pools are GI027's). A CEL error on any node aborts the
+    pod's scheduling everywhere (`dra` module docstring)."""
+    if not use.any:
+        return admitted, {}
+    if use.missing or not use.resolved:
+        return admitted, {}
+    verdicts: dict[str, Allocation | None] = {}
+    keep = []
+    for p in admitted:
+        ok, verdict = dra.lands(t, use, p, placement, gpus)
+        if not scale.karpenter_pools(p) and p.name not in dra.autoscaled_by:
+            verdicts[p.name] = None if ok else verdict
+        if ok:
+            keep.append(p)
+    if any(v is not None and v.cause == "error" for v in verdicts.values()):
+        return [], {n: v for n, v in verdicts.items() if v is not None and v.cause == "error"}
+    return keep, verdicts
+
+
+def _dra_ignoring_autoscalers(
+    entries: Sequence[Mapping[str, Any]], pools: Sequence[PoolFacts]
+) -> dict[str, str]:
+    """Pools whose autoscaler provisions nothing for DRA claims (GI055): a GKE ComputeClass that
+    creates its node pools (node auto-provisioning: GKE's DRA setup page, "Limitations")."""
+    auto = {
+        f"{e['type']}::{e['name']}"
+        for e in entries
+        if is_type(str(e["type"]), "cloud.google.com", "ComputeClass")
+        and as_map(as_map(as_map(e.get("inputs")).get("spec")).get("nodePoolAutoCreation")).get(
+            "enabled"
+        )
+        is True
+    }
+    return {
+        p.name: "GKE node auto-provisioning (a ComputeClass that creates node pools), which "
+        "does not support DRA"
+        for p in pools
+        if any(k in auto for k in p.keys)
+    }
 
 
 def _check_workload(
