@@ -34,6 +34,7 @@ from ..serving.kserve_install import KServeInstallArgs
 from ..serving.llm_install import LLMServingInstallArgs
 from ..serving.model_namespace import ModelNamespaceArgs
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
+from ..serving.nvidia_dra_driver import NvidiaDraDriverArgs
 from ..serving.seldon_install import SeldonCoreInstallArgs
 from .cluster_access import ClusterAccessArgs
 from .derive import section_model
@@ -407,6 +408,19 @@ class NvidiaDevicePluginSettings:
 
 
 @dataclass
+class DraDriverSettings:
+    """`addons.draDriver`: NVIDIA's DRA driver for GPUs (`components.serving.nvidia_dra_driver`),
+    its kubelet plugin tolerating every taint of the DRA pools."""
+
+    enabled: Optional[bool] = field(
+        default=None, metadata=stack(default="resolved: true when a pool has `dra: true`")
+    )
+    """Install NVIDIA's DRA driver (chart `dra-driver-nvidia-gpu`): it publishes the GPUs of the
+    DRA pools as ResourceSlices and makes the DeviceClasses `gpu.nvidia.com` and
+    `mig.nvidia.com`."""
+
+
+@dataclass
 class CertManagerSettings:
     """`addons.certManager`: cert-manager (`components.serving.cert_manager`), for KServe's
     webhooks."""
@@ -444,6 +458,7 @@ if TYPE_CHECKING:
     KServeAddon = Any
     SeldonAddon = Any
     NvidiaDevicePluginAddon = Any
+    DraDriverAddon = Any
     CertManagerAddon = Any
     KarpenterAddon = Any
     Namespaces = Any
@@ -454,6 +469,7 @@ else:
     NvidiaDevicePluginAddon = _section(
         "NvidiaDevicePluginAddon", NvidiaDevicePluginSettings, NvidiaDevicePluginArgs
     )
+    DraDriverAddon = _section("DraDriverAddon", DraDriverSettings, NvidiaDraDriverArgs)
     CertManagerAddon = _section("CertManagerAddon", CertManagerSettings, CertManagerArgs)
     KarpenterAddon = _section("KarpenterAddon", KarpenterAddonSettings, KarpenterInstallArgs)
     Namespaces = section_model(
@@ -471,6 +487,7 @@ class Addons(ConfigModel):
     kserve: KServeAddon = Field(default_factory=KServeAddon)
     seldon: SeldonAddon = Field(default_factory=SeldonAddon)
     nvidia_device_plugin: NvidiaDevicePluginAddon = Field(default_factory=NvidiaDevicePluginAddon)
+    dra_driver: DraDriverAddon = Field(default_factory=DraDriverAddon)
     cert_manager: CertManagerAddon = Field(default_factory=CertManagerAddon)
     karpenter: KarpenterAddon = Field(default_factory=KarpenterAddon)
 

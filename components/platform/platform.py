@@ -32,6 +32,7 @@ from ..serving.kserve_install import KServeInstallArgs
 from ..serving.llm_install import LLMServingInstallArgs
 from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
+from ..serving.nvidia_dra_driver import GKE_DRIVER_ROOT, NvidiaDraDriverArgs
 from ..serving.seldon_install import SeldonCoreInstallArgs
 from ..serving.workload import ContainerArgs
 from . import config as cfg
@@ -309,6 +310,29 @@ class InferencePlatform(pulumi.ComponentResource):
                 out["seldon"] = SeldonCoreInstall(
                     f"{name}-seldon",
                     args_from(a.seldon, SeldonCoreInstallArgs, sources=sources),
+                    opts=opts,
+                )
+        if a.dra_driver.enabled:
+            from ..serving.nvidia_dra_driver import NvidiaDraDriver
+
+            dra_taints = sorted(
+                {
+                    t
+                    for p in self.pools.values()
+                    if p.facts.labels.get("nvidia.com/gpu.present") == "true"
+                    for t in p.taints
+                }
+            )
+            with from_args("addons.draDriver", NvidiaDraDriverArgs):
+                out["draDriver"] = NvidiaDraDriver(
+                    f"{name}-dra-driver",
+                    args_from(
+                        a.dra_driver,
+                        NvidiaDraDriverArgs,
+                        sources=sources,
+                        pool_taints=dra_taints or None,
+                        driver_root=GKE_DRIVER_ROOT if self.spec.provider == "gke" else None,
+                    ),
                     opts=opts,
                 )
         if a.nvidia_device_plugin.enabled:

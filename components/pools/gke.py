@@ -125,6 +125,14 @@ class GkeGpuNodePoolArgs:
     `guest_accelerator.gpu_partition_size`, e.g. `1g.10gb`): one the accelerator offers (A100
     40GB / 80GB, H100, H200, RTX PRO 6000: the catalog's table, from NVIDIA's default MIG
     layouts); the node exposes GPUs x instances per GPU `nvidia.com/gpu`."""
+    dra: Optional[bool] = False
+    """GPUs by claim (DRA) instead of `nvidia.com/gpu`: GKE's driver install off
+    (`INSTALLATION_DISABLED`), its device plugin off (label
+    `gke-no-default-nvidia-gpu-device-plugin=true`) and the label NVIDIA's DRA driver runs its
+    kubelet plugin on (`nvidia.com/gpu.present=true`), as GKE's "Prepare GKE infrastructure for
+    DRA workloads" asks; no GPU sharing or MIG (GKE supports neither with DRA). Pods claim the
+    GPUs through ResourceClaims (`resourceClaims` in their pod spec); `addons.draDriver`
+    installs NVIDIA's DRA driver; NVIDIA's GPU driver comes from GKE's driver-installer DaemonSet."""
     min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
     """Fewest nodes in the whole pool (0: scale to zero); at most `max_nodes`."""
     max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))
@@ -228,6 +236,34 @@ def shared_gpus(
     return gpus
 
 
+GKE_DRA_NODE_LABELS = {
+    "gke-no-default-nvidia-gpu-device-plugin": "true",
+    "nvidia.com/gpu.present": "true",
+}
+"""GKE's "Prepare GKE infrastructure for DRA workloads" (how-to/set-up-dra): GKE's device plugin
+off; and the label NVIDIA's DRA driver chart runs its kubelet plugin on (`kubeletPlugin.affinity`,
+kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 values.yaml)."""
+
+
+def gke_dra_labels(args: GkeGpuNodePoolArgs) -> dict[str, str]:
+    """The node labels of a DRA pool; InputError for what GKE does not support with DRA."""
+    for key in ("gpu_sharing_strategy", "gpu_partition_size"):
+        if getattr(args, key) is not None:
+            raise InputError(
+                f"{key} is given on a DRA pool: GKE supports no GPU sharing or MIG with DRA",
+                "leave it unset, or dra unset",
+                f"args.{key}",
+            )
+    if args.gpu_driver_version not in (None, "DEFAULT", "INSTALLATION_DISABLED"):
+        raise InputError(
+            f"gpu_driver_version {show(args.gpu_driver_version)} is given on a DRA pool: GKE's "
+            "automatic driver installation is not supported with DRA",
+            "INSTALLATION_DISABLED (what dra sets), or leave it unset",
+            "args.gpu_driver_version",
+        )
+    return dict(GKE_DRA_NODE_LABELS)
+
+
 def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
     """Check every input (no Pulumi) and return the pool's facts."""
     pool_name, name_path = pool_name_of(name, args.pool_name)
@@ -268,6 +304,8 @@ def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
                     "another key",
                     f"args.taints[{i}].{what}",
                 )
+        if args.dra:
+            cloud_labels.update(gke_dra_labels(args))
         gpus = shared_gpus(args, acc.name, gpus, cloud_labels)
         if args.gpu_driver_version not in GPU_DRIVER_VERSIONS:
             raise InputError(
@@ -285,6 +323,12 @@ def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
                 f"gpu_count {show(args.gpu_count)} is given without an accelerator",
                 "an accelerator with gpu_count, or neither (a CPU pool)",
                 "args.gpu_count",
+            )
+        if args.dra:
+            raise InputError(
+                "dra is set on a CPU pool (no accelerator)",
+                "an accelerator whose GPUs pods claim, or leave dra unset",
+                "args.dra",
             )
         for key in ("gpu_sharing_strategy", "max_shared_clients_per_gpu", "gpu_partition_size"):
             if getattr(args, key) is not None:
@@ -373,7 +417,11 @@ def gke_node_pool_inputs(facts: PoolFacts, args: GkeGpuNodePoolArgs) -> dict[str
             {
                 "type": args.accelerator,
                 "count": int(facts.labels[GKE_ACCELERATOR_COUNT_LABEL]),
-                "gpu_driver_installation_config": {"gpu_driver_version": args.gpu_driver_version},
+                "gpu_driver_installation_config": {
+                    "gpu_driver_version": "INSTALLATION_DISABLED"
+                    if args.dra
+                    else args.gpu_driver_version
+                },
             }
         ]
         if args.gpu_sharing_strategy is not None:
