@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..model.errors import InputError
 from ..model.scheduling import (
@@ -91,6 +91,31 @@ def _names(items: Iterable[str]) -> str:
     return ", ".join(items) if items else "none"
 
 
+class Where(NamedTuple):
+    """Where a pod with one placement and GPU count can land, by the pools' nodes (the lists are
+    shared by every pod with that placement: never changed)."""
+
+    placed: list[PoolFacts]
+    """The pools the label and taint filters let it onto."""
+    admitted: list[PoolFacts]
+    """Of those, the ones with a node that also has the GPUs it asks for (the scheduler's
+    NodeResourcesFit): where it can land."""
+    selected: list[PoolFacts]
+    """The pools its nodeSelector / required affinity picks by label (taints and GPUs aside)."""
+    elsewhere: list[PoolFacts]
+    """The pools not placed (where only a node Karpenter launches for it could take it)."""
+
+    @classmethod
+    def of(cls, placement: Placement, gpus: int, pools: Sequence[PoolFacts]) -> Where:
+        placed = [p for p in pools if p.admits(placement)]
+        return cls(
+            placed,
+            [p for p in placed if p.lands(placement, gpus)],
+            [p for p in pools if p.selected_by(placement)],
+            [p for p in pools if not any(p is q for q in placed)],
+        )
+
+
 def check(
     graph: Iterable[Mapping[str, Any]], *, extended_resource_toleration: bool | None = None
 ) -> Report:
@@ -120,6 +145,16 @@ def check(
     dra.remember_devices(pools)
     dra_pools: dict[str, bool] = {}
     features, features_where, scale_to_zero_allowed = knative_settings(entries)
+
+    # Where a pod can land follows from its placement and GPU count alone: derived once for
+    # each distinct pair (the pods of a stack share a few placements), not once per pod.
+    wheres: dict[tuple[Placement, int], Where] = {}
+
+    def where(placement: Placement, gpus: int) -> Where:
+        found = wheres.get((placement, gpus))
+        if found is None:
+            found = wheres[(placement, gpus)] = Where.of(placement, gpus, pools)
+        return found
 
     workloads: list[WorkloadFacts] = []
     lands_on: dict[str, list[WorkloadFacts]] = {p.name: [] for p in pools}
@@ -151,14 +186,12 @@ def check(
             placement = base.with_tolerations(extended_resource_tolerations(extended_resources(t)))
         if gke:  # GKE's admission: a pod selecting a ComputeClass tolerates its taint
             placement = placement.with_tolerations(compute_class_tolerations(base))
-        # Pools the label and taint filters let it onto; of those, the ones with a node that
-        # also has the GPUs it asks for (the scheduler's NodeResourcesFit): where it can land.
-        placed = [p for p in pools if p.admits(placement)]
-        admitted = [p for p in placed if p.lands(placement, gpus)]
+        found = where(placement, gpus)
         # A node Karpenter launches takes the labels the pod asks for (a zone, a value of a
         # requirement with several): where Karpenter would launch for it, it lands.
-        launched = scale.karpenter_landing(t, placement, [p for p in pools if p not in placed])
-        placed, admitted = placed + launched, admitted + launched
+        launched = scale.karpenter_landing(t, placement, found.elsewhere)
+        placed, admitted = found.placed + launched, found.admitted + launched
+        selected = found.selected
         # Devices by claim: of those, the pools with a node that also allocates its claims.
         use = scale.dra_use(t)
         on_gpus = admitted
@@ -184,8 +217,6 @@ def check(
         workloads.append(facts)
         for p in admitted:
             lands_on[p.name].append(facts)
-        # Pools its nodeSelector / required affinity picks by label (taints and GPUs aside).
-        selected = [p for p in pools if p.selected_by(placement)]
         landing = {p.name for p in admitted} | {p.name for p in selected}
         for p in pools:
             if p.name in landing:

@@ -28,6 +28,7 @@ from ..model.deploy.ownership import (
 )
 from . import hooks as bodies
 from .cluster import Cluster, LiveCluster, Target
+from .runs import record_this_run
 
 MIN_PULUMI = "3.244.0"
 """The Pulumi CLI that runs these hooks: resource hooks since v3.182.0, error hooks since
@@ -107,7 +108,8 @@ def _bind(name: str, target: pulumi.Output[Target]) -> ClusterHooks:
 
 
 class KubeProvider(k8s.Provider):
-    """A kubernetes provider (server-side apply, upsert) with hooks on its cluster."""
+    """A kubernetes provider (server-side apply, upsert) with hooks on its cluster. Making one
+    records this run for `gpu-inference recover` (`runs.py`)."""
 
     def __init__(
         self,
@@ -128,6 +130,7 @@ class KubeProvider(k8s.Provider):
             lambda v: Target(v[0], v[1])
         )
         self.cluster_hooks = _bind(resource_name, self.target)
+        record_this_run()
 
 
 def hooks_of(resource: pulumi.Resource) -> Optional[ClusterHooks]:

@@ -13,6 +13,7 @@ import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 from pydantic import (
@@ -526,9 +527,19 @@ class Spec(ConfigModel):
     def provider(self) -> str:
         return self.cluster.provider
 
-    @property
+    # Stack-wide facts every workload asks about, derived once: the pools and their names are
+    # fixed once the config is parsed (a stack of 1000 models asked for them 4000 times).
+
+    @cached_property
     def pools_by_name(self) -> dict[str, PoolConfig]:
         return {p.name: p for p in self.pools}
+
+    @cached_property
+    def mps_pools(self) -> frozenset[str]:
+        """The pools whose GPUs GKE shares with MPS: their pods need `hostIPC: true`."""
+        if self.provider != "gke":
+            return frozenset()
+        return frozenset(p.name for p in self.pools if p.sharing_strategy == "MPS")
 
     def pool(self, name: str) -> PoolConfig:
         """The pool called `name` (KeyError naming the known pools if there is none)."""

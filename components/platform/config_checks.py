@@ -654,10 +654,7 @@ def _release(version: str) -> tuple[int, ...]:
 def uses_mps(spec: Spec, w: Any) -> bool:
     """Whether a workload is wired to a pool whose GPUs GKE shares with MPS (its pods need
     `hostIPC: true`; see `components.check.fit.check_mps_host_ipc`)."""
-    pools = spec.pools_by_name
-    return spec.provider == "gke" and any(
-        n in pools and pools[n].sharing_strategy == "MPS" for n in getattr(w, "pool_names", ())
-    )
+    return not spec.mps_pools.isdisjoint(getattr(w, "pool_names", ()))
 
 
 def stack_sources(cluster: Cluster) -> dict[str, Any]:

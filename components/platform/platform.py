@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import cached_property
 from typing import Any, Optional
 
 import pulumi
@@ -208,7 +209,7 @@ class InferencePlatform(pulumi.ComponentResource):
         """Each namespace of the stack, once, named after the namespace alone; aliased to every
         resource a part of the stack made it as before (`components.platform.namespaces`)."""
         out: dict[str, pulumi.Resource] = {}
-        uses = namespace_uses(name, self.spec, self._sources())
+        uses = namespace_uses(name, self.spec, self.sources)
         for ns, want in stack_namespaces(uses).items():
             aliases = [
                 pulumi.Alias(name=resource, parent=pulumi.create_urn(comp, typ, parent=self))
@@ -240,14 +241,7 @@ class InferencePlatform(pulumi.ComponentResource):
 
     def _pool(self, p: PoolConfig) -> PoolComponent:
         """The pool's component, from the Args its config stands for."""
-        c = self.spec.cluster
         kind = p.kind
-        sources = {
-            **stack_sources(c),
-            # The deployed cluster: GKE's may be made by this stack (`cluster.create`).
-            "cluster.name": self.access.cluster_name if c.provider == "gke" else c.name,
-            "cluster.subnetIds": c.subnet_ids or self.access.subnet_ids,
-        }
         opts = pulumi.ResourceOptions(parent=self)
         if kind.kubernetes:
             k = self.karpenter if kind.name == "karpenter" else None
@@ -256,12 +250,14 @@ class InferencePlatform(pulumi.ComponentResource):
                 providers={"kubernetes": self.access.provider},
                 depends_on=[k.crds, k.ready] if k is not None else [],
             )
-        return kind.component(p.name, pool_args(p, sources), opts=opts)
+        return kind.component(p.name, pool_args(p, self.sources), opts=opts)
 
     # -- Knative and add-ons ----------------------------------------------------------------
 
-    def _sources(self) -> dict[str, Any]:
-        """The values of stack keys that components' arguments are fed from (`source`)."""
+    @cached_property
+    def sources(self) -> dict[str, Any]:
+        """The values of stack keys that components' arguments are fed from (`source`): one
+        stack-wide mapping, made once the cluster is (every pool and workload is fed from it)."""
         c, identity = self.spec.cluster, self.spec.cluster.workload_identity
         return {
             **stack_sources(c),
@@ -294,7 +290,7 @@ class InferencePlatform(pulumi.ComponentResource):
         args = args_from(
             k,
             KnativeServingArgs,
-            sources=self._sources(),
+            sources=self.sources,
             features=features or None,
             namespaces_made=True,
         )
@@ -320,7 +316,7 @@ class InferencePlatform(pulumi.ComponentResource):
 
     def _addons(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, Any]:
         a = self.spec.addons
-        sources = self._sources()
+        sources = self.sources
         out: dict[str, Any] = {}
         if self.karpenter is not None:
             out["karpenter"] = self.karpenter
@@ -459,7 +455,7 @@ class InferencePlatform(pulumi.ComponentResource):
             args = args_from(
                 n,
                 ModelNamespaceArgs,
-                sources=self._sources(),
+                sources=self.sources,
                 namespace=ns,
                 workload_pool=self.access.workload_pool,
                 static_credentials_secret=bool(n.static_credentials),
@@ -554,7 +550,7 @@ class InferencePlatform(pulumi.ComponentResource):
             args_from(
                 i,
                 InferenceServiceArgs,
-                sources=self._sources(),
+                sources=self.sources,
                 deployment_mode=deployment_mode,
                 kserve_version=i.kserve_version or self.spec.addons.kserve.version,
                 predictor=components["predictor"],
@@ -574,7 +570,7 @@ class InferencePlatform(pulumi.ComponentResource):
         provider = self.spec.cluster.provider
         if provider == "existing":
             return None
-        by_name = {p.name: p for p in self.spec.pools}
+        by_name = self.spec.pools_by_name
         found = [
             value_of(by_name[n], "node_startup_seconds")
             or node_startup_seconds(provider, by_name[n].gpu_name)
@@ -638,7 +634,7 @@ class InferencePlatform(pulumi.ComponentResource):
             args_from(
                 sc,
                 SeldonServerConfigArgs,
-                sources=self._sources(),
+                sources=self.sources,
                 containers=_seldon_containers(sc, sc.containers),
                 capabilities=sc.capabilities or None,
                 agent_image=(
@@ -665,7 +661,7 @@ class InferencePlatform(pulumi.ComponentResource):
             args_from(
                 srv,
                 SeldonServerArgs,
-                sources=self._sources(),
+                sources=self.sources,
                 extra_capabilities=srv.extra_capabilities or None,
                 containers=_seldon_containers(srv, None),
                 placement=self._placement(srv),
@@ -682,7 +678,7 @@ class InferencePlatform(pulumi.ComponentResource):
         deps = [servers[m.server]] if m.server in servers else list(servers.values())
         return SeldonModel(
             f"{name}-model-{m.name}",
-            args_from(m, SeldonModelArgs, sources=self._sources(), memory=_q(m.memory)),
+            args_from(m, SeldonModelArgs, sources=self.sources, memory=_q(m.memory)),
             opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=deps)),
         )
 
