@@ -154,6 +154,13 @@ Findings (stable codes):
 | GI030 | error    | tensor-parallel-heads: an LLMInferenceService's tensor parallelism does not divide its model's attention heads (vLLM refuses) |
 | GI031 | error    | parallelism-gpus: vLLM's world size (tensor x pipeline, or data x tensor over a data-parallel group) is not the GPUs of the pod / worker group (a warning when the GPUs are more: idle) |
 | GI032 | error    | data-parallel-pod-gpus: a data-parallel vLLM pod requests other than dataLocal x tensor GPUs (a warning when more) |
+| GI050 | error    | dra-claim-count: a pod's DRA claims ask for more devices than one node of any pool it can land on publishes that match them (`check.dra`: kube-scheduler's allocator) |
+| GI051 | error    | dra-claim-selector: no device of a pool the pod can land on matches a claim's DeviceClass and CEL selectors (a pool publishing no DRA device included) |
+| GI052 | error    | dra-selector-error: a claim's CEL selector does not compile or fails on a device (a missing attribute): kube-scheduler aborts the pod's scheduling on every node |
+| GI053 | error    | dra-serverless: a Serverless (Knative) InferenceService component takes devices by claim (Knative refuses `resources.claims`: knative/serving#15332) |
+| GI054 | error    | dra-no-driver: a DRA pool whose nodes no NVIDIA DRA driver kubelet plugin serves (a warning when the graph installs none: the cluster's must) |
+| GI055 | error    | dra-not-autoscaled: a DRA pod lands on a pool made by an autoscaler that ignores claims (GKE node auto-provisioning; Karpenter and EKS Auto Mode: GI027) |
+| GI056 | error    | dra-claim-unknown: a claim names a DeviceClass neither the driver nor the graph defines (a warning, not judged, when the pod names a claim or template the graph lacks) |
 """
 
 from __future__ import annotations
@@ -230,6 +237,13 @@ CODES: dict[str, tuple[str, str]] = {
     "GI030": ("error", "tensor-parallel-heads"),
     "GI031": ("error", "parallelism-gpus"),
     "GI032": ("error", "data-parallel-pod-gpus"),
+    "GI050": ("error", "dra-claim-count"),
+    "GI051": ("error", "dra-claim-selector"),
+    "GI052": ("error", "dra-selector-error"),
+    "GI053": ("error", "dra-serverless"),
+    "GI054": ("error", "dra-no-driver"),
+    "GI055": ("error", "dra-not-autoscaled"),
+    "GI056": ("error", "dra-claim-unknown"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
