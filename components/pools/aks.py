@@ -69,6 +69,7 @@ from .pool import (
     PoolFacts,
     PoolKind,
     build_facts,
+    pool_name_of,
     validate_pool_name,
 )
 
@@ -239,9 +240,7 @@ def taint_text(t: Taint) -> str:
 
 def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
     """Check every input (no Pulumi) and decide everything."""
-    pool_name, name_path = (
-        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
-    )
+    pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
     if not isinstance(args.resource_group_name, str) or not args.resource_group_name:
         raise InputError(
@@ -493,20 +492,16 @@ class AksGpuAgentPool(PoolComponent):
         args: AksGpuAgentPoolArgs,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
-        try:
-            plan = validate_aks_pool_args(name, args)
-        except InputError as e:
-            raise e.at(f"AksGpuAgentPool({name!r})") from None
-        super().__init__("gpu-inference:index:AksGpuAgentPool", name, {}, opts)
+        plan = self._start(
+            "gpu-inference:index:AksGpuAgentPool", name, validate_aks_pool_args, args, opts
+        )
         from pulumi_azure_native import containerservice  # only AKS stacks import the Azure SDK
 
-        self._take_facts(plan.facts)
         self.builtin_device_plugin: bool = plan.builtin_device_plugin
-        inputs = agent_pool_inputs(plan, args)
         # The SDK's keyword is `resource_name_` (its `resource_name` is the Pulumi name).
         self.agent_pool = containerservice.AgentPool(
             name,
-            **inputs,
+            **agent_pool_inputs(plan, args),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 ignore_changes=list(IGNORE_CHANGES),
@@ -514,18 +509,7 @@ class AksGpuAgentPool(PoolComponent):
             ),
         )
         self.cloud_name = self.agent_pool.name
-        self.register_outputs(
-            {
-                "poolName": plan.facts.name,
-                "agentPoolName": plan.agent_pool_name,
-                "gpusPerNode": plan.facts.gpus_per_node,
-                "placement": plan.facts.placement.to_pod_spec(),
-            }
-        )
-
-
-def _facts(name: str, args: AksGpuAgentPoolArgs) -> PoolFacts:
-    return validate_aks_pool_args(name, args).facts
+        self._finish(agentPoolName=plan.agent_pool_name)
 
 
 KIND = PoolKind(
@@ -533,6 +517,6 @@ KIND = PoolKind(
     title="AKS agent pool",
     provider="aks",
     args=AksGpuAgentPoolArgs,
-    facts=_facts,
+    plan=validate_aks_pool_args,
     component=AksGpuAgentPool,
 )

@@ -36,7 +36,6 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..kube.provider import create_opts, owned
 from ..model.autoscalers.karpenter import ARCH_LABEL, CAPACITY_TYPE_LABEL, NODEPOOL_LABEL
 from ..model.autoscalers.karpenter_azure import (
     CAPACITY_TYPES,
@@ -64,7 +63,7 @@ from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Taint
 from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT
 from .component import PoolComponent
 from .karpenter import KARPENTER_DURATION, NODEPOOL_API, count_at_least, requirement, str_list
-from .pool import PoolFacts, PoolKind, build_facts, validate_pool_name
+from .pool import PoolFacts, PoolKind, build_facts, pool_name_of, validate_pool_name
 
 NODECLASS_API = "karpenter.azure.com/v1beta1"
 # Template label keys the Azure NodePool CRD refuses (v1.14.2 CEL rules), beside the domains.
@@ -213,9 +212,7 @@ def _check_labels(labels: Optional[Mapping[str, str]]) -> None:
 
 def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPlan:
     """Check every input (no Pulumi) and decide the NodePool and AKSNodeClass."""
-    pool_name, name_path = (
-        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
-    )
+    pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
     names = str_list(args.gpu_names, "args.gpu_names", "GPU names such as A100")
     for i, g in enumerate(names or []):
@@ -424,47 +421,21 @@ class AksNapGpuNodePool(PoolComponent):
         args: AksNapGpuNodePoolArgs,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
-        try:
-            plan = validate_nap_pool_args(name, args)
-        except InputError as e:
-            raise e.at(f"AksNapGpuNodePool({name!r})") from None
-        super().__init__("gpu-inference:index:AksNapGpuNodePool", name, {}, opts)
-        import pulumi_kubernetes as k8s
-
-        self._take_facts(plan.facts)
+        plan = self._start(
+            "gpu-inference:index:AksNapGpuNodePool", name, validate_nap_pool_args, args, opts
+        )
         self.vm_sizes: list[str] = list(plan.vm_sizes)
         self.builtin_device_plugin: bool = plan.builtin_device_plugin
         depends: list[pulumi.Resource] = []
         if plan.node_class is not None:
-            self.node_class = k8s.apiextensions.CustomResource(
-                f"{name}-nodeclass",
-                api_version=NODECLASS_API,
-                kind=NODE_CLASS_KIND,
-                metadata=owned(plan.node_class["metadata"]),
-                spec=plan.node_class["spec"],
-                opts=create_opts(self),
+            self.node_class = self._custom_resource(
+                f"{name}-nodeclass", NODECLASS_API, NODE_CLASS_KIND, plan.node_class
             )
             depends.append(self.node_class)
-        self.node_pool = k8s.apiextensions.CustomResource(
-            name,
-            api_version=NODEPOOL_API,
-            kind="NodePool",
-            metadata=owned(plan.node_pool["metadata"]),
-            spec=plan.node_pool["spec"],
-            opts=create_opts(self, depends),
+        self.node_pool = self._custom_resource(
+            name, NODEPOOL_API, "NodePool", plan.node_pool, depends
         )
-        self.register_outputs(
-            {
-                "poolName": plan.facts.name,
-                "vmSizes": list(plan.vm_sizes),
-                "gpusPerNode": plan.facts.gpus_per_node,
-                "placement": plan.facts.placement.to_pod_spec(),
-            }
-        )
-
-
-def _facts(name: str, args: AksNapGpuNodePoolArgs) -> PoolFacts:
-    return validate_nap_pool_args(name, args).facts
+        self._finish(vmSizes=list(plan.vm_sizes))
 
 
 KIND = PoolKind(
@@ -472,7 +443,7 @@ KIND = PoolKind(
     title="AKS node auto-provisioning NodePool",
     provider="aks",
     args=AksNapGpuNodePoolArgs,
-    facts=_facts,
+    plan=validate_nap_pool_args,
     component=AksNapGpuNodePool,
     block="nap",
     kubernetes=True,
