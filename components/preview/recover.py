@@ -276,6 +276,7 @@ class Context:
     workspace: Any
     project: str
     project_dir: Path
+    backend_url: str
     backend_dir: Optional[Path]
 
 
@@ -308,15 +309,15 @@ def open_stack(stack_name: str, project_dir: Path) -> Context:
         ) from None
     except CommandError as err:
         raise rc.Refused(f"cannot reach stack {stack_name}: {pulumi_error(err)}") from None
-    return Context(stack, workspace, project, project_dir, file_backend(url, project_dir))
+    where = url or "the backend"
+    return Context(stack, workspace, project, project_dir, where, file_backend(url, project_dir))
 
 
 def gather(ctx: Context, stack_name: str) -> tuple[rc.Findings, list[rc.Proc]]:
     """The findings, and every process of the stack's runs (for the refusal and for stopping)."""
     from pulumi.automation.errors import CommandError
 
-    backend = ctx.workspace.who_am_i().url or "the backend"
-    f = rc.Findings(ctx.project, stack_name, backend)
+    f = rc.Findings(ctx.project, stack_name, ctx.backend_url)
     procs = process_table()
     if ctx.backend_dir is not None:
         host = socket.gethostname()
@@ -338,7 +339,14 @@ def gather(ctx: Context, stack_name: str) -> tuple[rc.Findings, list[rc.Proc]]:
     root = str(ctx.project_dir.resolve())
     records = run_records(root, ctx.project, stack_name)
     f.runs = rc.stack_runs(
-        procs.values(), records, listening_ports(), ctx.project, stack_name, root, os.getuid()
+        procs.values(),
+        records,
+        listening_ports(),
+        ctx.project,
+        stack_name,
+        root,
+        os.getuid(),
+        os.path.realpath,
     )
     try:
         deployment = ctx.stack.export_stack().deployment or {}

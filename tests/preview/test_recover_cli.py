@@ -256,13 +256,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         )
     )
     stack = FakeStack(PENDING, {"create": 3})
-    ctx = rv.Context(
-        stack,
-        SimpleNamespace(who_am_i=lambda: SimpleNamespace(url=f"file://{backend}")),
-        "p",
-        tmp_path,
-        backend,
-    )
+    ctx = rv.Context(stack, SimpleNamespace(), "p", tmp_path, f"file://{backend}", backend)
     other = rc.Proc(
         9201, 1, os.getuid(), 1_000_000.0, ("/p/pulumi-resource-kubernetes", "127.0.0.1:40002")
     )
@@ -355,9 +349,8 @@ def test_a_lock_met_on_a_backend_that_cannot_be_read_is_cancelled_unless_its_cli
 ):
     world.lock.unlink()
     ctx = rv.open_stack("dev", world.dir)
-    ctx.backend_dir = None
+    ctx.backend_dir, ctx.backend_url = None, "s3://state"
     ctx.workspace = SimpleNamespace(
-        who_am_i=lambda: SimpleNamespace(url="s3://state"),
         list_stacks=lambda: [SimpleNamespace(name="organization/p/dev", update_in_progress=None)],
     )
     world.stack.locked = LOCKED
