@@ -285,6 +285,42 @@ NFD_WORKER_DEFAULT_TOLERATIONS = (
     Toleration(GPU_RESOURCE, "Equal", "present", "NoSchedule"),
 )
 DEVICE_PLUGIN_MARKERS = ("nvidia-device-plugin", "k8s-device-plugin", "nvidia-gpu-device-plugin")
+# The chart's default affinity (NVIDIA/k8s-device-plugin v0.17.1 deployments/helm/
+# nvidia-device-plugin/values.yaml): labels node / GPU feature discovery puts on GPU nodes.
+DEVICE_PLUGIN_DEFAULT_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": key, "operator": "In", "values": [value]},
+                    ]
+                }
+                for key, value in (
+                    ("feature.node.kubernetes.io/pci-10de.present", "true"),
+                    ("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA"),
+                    ("nvidia.com/gpu.present", "true"),
+                )
+            ]
+        }
+    }
+}
+# NVIDIA's DCGM exporter chart and its defaults (NVIDIA/dcgm-exporter 4.5.3-4.8.2
+# deployment/values.yaml: requests 100m / 128Mi, tolerates only the control-plane taint).
+DCGM_EXPORTER_CHART = "dcgm-exporter"
+DCGM_EXPORTER_DEFAULTS = {
+    "resources": {
+        "requests": {"cpu": "100m", "memory": "128Mi"},
+        "limits": {"cpu": "200m", "memory": "512Mi"},
+    },
+    "tolerations": [
+        {
+            "key": "node-role.kubernetes.io/control-plane",
+            "operator": "Exists",
+            "effect": "NoSchedule",
+        }
+    ],
+}
 
 SELDON_CAPABILITIES_ENV = "SELDON_SERVER_CAPABILITIES"
 SELDON_DEFAULT_CAPABILITIES: dict[str, frozenset[str]] = {

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import karpenter_judge as kj
+from differential import daemon_specs
 from generated_cases import draw_distinct
 from hypothesis import strategies as st
 
@@ -45,6 +46,7 @@ from components.model.autoscalers.karpenter_launch import (
     launch,
 )
 from components.model.nodes.catalog import AWS_GPU_INSTANCES
+from components.model.nodes.daemonsets import DaemonPod
 from components.model.nodes.shapes import RESOURCE_NAMES, Resources, karpenter_node_shape
 from components.model.scheduling import Placement, extended_resource_tolerations
 
@@ -221,7 +223,7 @@ def pairs_from_graph(
         pods.append(judge_pod(name, t, placement))
         pod = pending_pod(placement, karpenter_pod_requests(t), scale.dra_use(t).any)
         for key, kp in scale.karpenter.items():
-            ours = launch(pod, kp.spec, kp.instance_types)
+            ours = launch(pod, kp.spec, kp.instance_types, None, kp.overheads)
             facts = pools[key]
             judged = w.gpus > 0 or not kp.admits_cpu or scale.dra_use(t).any
             named = [
@@ -242,6 +244,7 @@ def pairs_from_graph(
         {"metadata": {"name": kp.spec.name}, "spec": _spec_of(entries, key)}
         for key, kp in scale.karpenter.items()
     ]
+    daemons = judged_daemons(scale)
     by_class = {
         kp.node_class.name: judge_instance_types(kp.instance_types)
         for kp in scale.karpenter.values()
@@ -252,6 +255,7 @@ def pairs_from_graph(
         node_class_instance_types=by_class,
         node_pools=node_pools,
         pods=pods,
+        daemon_sets=[kj.daemon_set(n, spec) for n, spec in daemon_specs(entries, daemons)],
         per_node_pool=True,
         name=source,
     )
@@ -318,8 +322,20 @@ def choices_from_graph(
         )
         pod = pending_pod(placement, karpenter_pod_requests(t), scale.dra_use(t).any)
         pools = [(kp.spec, kp.instance_types) for kp in scale.karpenter.values()]
-        choices.append(KarpenterChoice(source, judged[0], choose(pod, pools), judged[1]))
+        choices.append(
+            KarpenterChoice(source, judged[0], choose(pod, pools, judged_daemons(scale)), judged[1])
+        )
     return choices, {**request, "perNodePool": False, "name": f"{source} (every NodePool)"}
+
+
+def judged_daemons(scale: ScaleUp) -> list[DaemonPod]:
+    """The DaemonSet pods the check counts for the graph's NodePools, once each, in order (the
+    judge gets them all: a NodePool whose node class the judge cannot take is not judged)."""
+    seen: dict[str, DaemonPod] = {}
+    for kp in scale.karpenter.values():
+        for d in kp.daemons:
+            seen.setdefault(d.name, d)
+    return list(seen.values())
 
 
 def attach_choices(choices: Sequence[KarpenterChoice], answer: kj.CaseAnswer) -> None:

@@ -205,6 +205,7 @@ def karpenter_pool(
         spot=found.capacity_types == ("spot",),
         builtin_device_plugin=bottlerocket or auto,  # Auto Mode runs the NVIDIA plugin itself
         shape_note=_shape_note(auto, admits_cpu, shapes),
+        daemon_kind="none" if auto else "eks",  # Auto Mode runs them on the host
     )
 
 
