@@ -821,15 +821,45 @@ def decided_by_fit(pairs: Iterable[Pair], margin: float = 0.1) -> tuple[int, int
     return out, landed
 
 
+def decided_by_daemons(pairs: Iterable[Pair], margin: float = 0.1) -> tuple[int, int]:
+    """(kept out, landed) workload pairs the nodes' DaemonSet pods decided: kept out for a
+    resource although a node would hold the pod on its bare allocatable, or landed asking at
+    least (1 - margin) of what a node leaves beside its DaemonSets of a resource they hold."""
+    out = landed = 0
+    for p in pairs:
+        if not p.placed or p.asks is None or p.daemon is not None:
+            continue
+        known = [n for n in p.nodes if n.allocatable is not None]
+        if p.outcome == "unschedulable" and _FIT_REASON.search(p.detail):
+            out += any(n.holds(p.asks, bare=True) and not n.holds(p.asks) for n in known)
+        elif p.bound:
+            landed += any(
+                n.holds(p.asks)
+                and any(
+                    n.overhead.get(r)
+                    and p.asks.get(r)
+                    and p.asks.get(r) >= (1 - margin) * (n.allocatable.get(r) - n.overhead.get(r))
+                    for r in FIT_RESOURCES
+                )
+                for n in known
+                if n.allocatable is not None
+            )
+    return out, landed
+
+
 def summary(label: str, pairs: Iterable[Pair]) -> str:
     pairs = list(pairs)
     agree = sum(p.agrees for p in pairs)
     bound = sum(p.bound for p in pairs)
     out, landed = decided_by_fit(pairs)
+    d_out, d_landed = decided_by_daemons(pairs)
+    daemons = [p for p in pairs if p.daemon is not None]
     return (
         f"{label}: {len(pairs)} (pod, pool) pairs compared, {agree} agree "
         f"({bound} bound, {len(pairs) - bound} kept out); decided by cpu / memory / "
-        f"ephemeral-storage / pods: {out} kept out, {landed} landed within 10% of allocatable"
+        f"ephemeral-storage / pods: {out} kept out, {landed} landed within 10% of allocatable; "
+        f"decided by DaemonSet pods: {d_out} kept out, {d_landed} landed within 10% of what they "
+        f"leave; DaemonSets' own pairs: {len(daemons)} ({sum(p.agrees for p in daemons)} agree)"
     )
 
 

@@ -127,7 +127,7 @@ def test_generated_cases_are_the_same_for_the_same_seed():
     assert first == draw_cases(20, 5)
     assert first != draw_cases(20, 6)
     kinds = {e["type"].rsplit(":", 1)[-1] for case in first for e in case}
-    assert kinds == {"EC2NodeClass", "NodePool", "Deployment"}
+    assert kinds == {"EC2NodeClass", "NodePool", "DaemonSet", "Deployment"}
 
 
 def test_choices_ask_for_every_nodepool_at_once():

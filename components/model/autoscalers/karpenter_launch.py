@@ -57,11 +57,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from ..errors import InputError
 from ..nodes.aws_instances import EC2_INSTANCES
 from ..nodes.catalog import AWS_GPU_INSTANCES, AwsGpuInstance
 from ..nodes.daemonsets import DaemonPod
+from ..nodes.karpenter_kubelet import KarpenterKubelet
 from ..nodes.shapes import (
     RESOURCE_NAMES,
+    NodeShape,
     Resources,
     format_apart,
     format_resource,
@@ -255,7 +258,32 @@ class NodeClassInfo:
     max_pods: int | None = None
     reservations: bool = False  # capacityReservationSelectorTerms given
     auto_mode: bool = False
-    shape_known: bool = True  # False: kubelet reservations or instance stores we do not model
+    shape_known: bool = True  # False: not in the graph, an AMI family or setting not modelled
+    kubelet: KarpenterKubelet = field(default_factory=KarpenterKubelet)
+    """kubeReserved, systemReserved, evictionHard, podsPerCore, instanceStorePolicy RAID0."""
+    unknown: str | None = None  # why its nodes' shape is not known, when it is not
+
+    def shape(self, instance_type: str) -> tuple[NodeShape | None, str | None]:
+        """The node Karpenter believes it launches of `instance_type` with this node class, or
+        None and why (`shapes.karpenter_node_shape` with its volume, AMI family, maxPods and
+        kubelet settings)."""
+        if self.auto_mode:
+            return None, "EKS Auto Mode's node reservations are not modelled"
+        if not self.shape_known or self.ami_family is None or not self.disk_gib:
+            return None, self.unknown or f"node class {self.name}'s nodes are not modelled"
+        try:
+            shape = karpenter_node_shape_or_none(
+                instance_type,
+                disk_gib=self.disk_gib,
+                ami_family=self.ami_family,
+                max_pods=self.max_pods,
+                kubelet=None if self.kubelet.is_default else self.kubelet,
+            )
+        except InputError as e:
+            return None, f"{instance_type}: {e.problem}"
+        if shape is None:
+            return None, f"instance type {instance_type} is not in the node-shape catalog"
+        return shape, None
 
 
 def catalog_instance_types(
@@ -283,14 +311,7 @@ def _instance_type(
     pool: str | None,
 ) -> InstanceType:
     labels = instance_labels(inst, nc.auto_mode)
-    shape = None
-    if nc.shape_known and not nc.auto_mode and nc.ami_family and nc.disk_gib:
-        shape = karpenter_node_shape_or_none(
-            inst.instance_type,
-            disk_gib=nc.disk_gib,
-            ami_family=nc.ami_family,
-            max_pods=nc.max_pods,
-        )
+    shape, _ = nc.shape(inst.instance_type)
     if shape is not None:
         capacity, allocatable = shape.capacity, shape.allocatable
     else:
