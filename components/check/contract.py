@@ -160,6 +160,13 @@ Findings (stable codes):
 | GI032 | error    | data-parallel-pod-gpus: a data-parallel vLLM pod requests other than dataLocal x tensor GPUs (a warning when more) |
 | GI033 | error    | ca-template-ephemeral-storage: a pod asking ephemeral storage lands on a cluster-autoscaler group (EKS managed node group, self-managed Auto Scaling group) that can be at 0 nodes whose `node-template/resources/ephemeral-storage` tag is missing or below the request: the template node has none, no scale-up from zero |
 | GI034 | error    | pool-never-has-nodes: a pod can land only on GKE node pools / EKS node groups / Auto Scaling groups whose most nodes is 0 (a GKE pool without autoscaling and `nodeCount: 0`): it stays Pending (GI008 is not said of such a pool) |
+| GI050 | error    | dra-claim-count: a pod's DRA claims ask for more devices than one node of any pool it can land on publishes that match them (`check.dra`: kube-scheduler's allocator) |
+| GI051 | error    | dra-claim-selector: no device of a pool the pod can land on matches a claim's DeviceClass and CEL selectors (a pool publishing no DRA device included) |
+| GI052 | error    | dra-selector-error: a claim's CEL selector does not compile or fails on a device (a missing attribute): kube-scheduler aborts the pod's scheduling on every node |
+| GI053 | error    | dra-serverless: a Serverless (Knative) InferenceService component takes devices by claim (Knative refuses `resources.claims`: knative/serving#15332) |
+| GI054 | error    | dra-no-driver: a DRA pool whose nodes no NVIDIA DRA driver kubelet plugin serves (a warning when the graph installs none: the cluster's must) |
+| GI055 | error    | dra-not-autoscaled: a DRA pod lands on a pool made by an autoscaler that ignores claims (GKE node auto-provisioning; Karpenter and EKS Auto Mode: GI027) |
+| GI056 | error    | dra-claim-unknown: a claim names a DeviceClass neither the driver nor the graph defines (a warning, not judged, when the pod names a claim or template the graph lacks) |
 """
 
 from __future__ import annotations
@@ -238,6 +245,13 @@ CODES: dict[str, tuple[str, str]] = {
     "GI032": ("error", "data-parallel-pod-gpus"),
     "GI033": ("error", "ca-template-ephemeral-storage"),
     "GI034": ("error", "pool-never-has-nodes"),
+    "GI050": ("error", "dra-claim-count"),
+    "GI051": ("error", "dra-claim-selector"),
+    "GI052": ("error", "dra-selector-error"),
+    "GI053": ("error", "dra-serverless"),
+    "GI054": ("error", "dra-no-driver"),
+    "GI055": ("error", "dra-not-autoscaled"),
+    "GI056": ("error", "dra-claim-unknown"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"

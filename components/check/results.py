@@ -87,6 +87,10 @@ class NodeTemplate:
     daemon_kind: str = "none"
     """Which of the provider's own DaemonSets it runs (`model.nodes.daemonsets.system_daemons`)."""
 
+    dra_devices: tuple[Mapping[str, Any], ...] | None = None
+    """The devices NVIDIA's DRA driver publishes for it (ResourceSlice devices), when the node is
+    set up for DRA (`readers.dra.is_dra_node`); None: it is not."""
+
     @property
     def room(self) -> Resources | None:
         """What the node leaves the pods that are not DaemonSets: its allocatable less what its
