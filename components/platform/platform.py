@@ -19,21 +19,32 @@ from typing import Any, Optional
 import pulumi
 from pydantic import BaseModel
 
+from ..kube.provider import owned_namespace
 from ..model.deploy import versions
+from ..model.deploy.ownership import NamespacePlan, config_section
 from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
 from ..model.scheduling import NodeSelectorRequirement, Placement, Toleration
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..pools.pool import POOL_LABEL
 from ..serving.cert_manager import CertManagerArgs
+from ..serving.cert_manager import namespaces as cert_manager_namespaces
 from ..serving.karpenter_install import KarpenterInstallArgs
+from ..serving.karpenter_install import namespaces as karpenter_namespaces
 from ..serving.knative import KnativeServingArgs
+from ..serving.knative import namespaces as knative_namespaces
 from ..serving.kserve_install import KServeInstallArgs
+from ..serving.kserve_install import namespaces as kserve_namespaces
 from ..serving.llm_install import LLMServingInstallArgs
+from ..serving.llm_install import namespaces as llm_namespaces
 from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
+from ..serving.model_namespace import namespaces as model_namespaces
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
+from ..serving.nvidia_device_plugin import namespaces as device_plugin_namespaces
 from ..serving.nvidia_dra_driver import GKE_DRIVER_ROOT, NvidiaDraDriverArgs
+from ..serving.nvidia_dra_driver import namespaces as dra_driver_namespaces
 from ..serving.seldon_install import SeldonCoreInstallArgs
+from ..serving.seldon_install import namespaces as seldon_namespaces
 from ..serving.workload import ContainerArgs
 from . import config as cfg
 from . import llm_workloads as llm
@@ -45,6 +56,7 @@ from .derive import args_from, to_arg, value_of
 from .derive import relocate as relocate_arg
 from .karpenter_addon import karpenter_install_args
 from .load import load_spec
+from .namespaces import model_namespace_names, namespace_uses, stack_namespaces
 from .pool_kinds import PoolConfig, pool_args
 from .syntax import ExpressionSpec, TolerationSpec
 from .workload_files import WorkloadSources, expand_workload_files, project_dir
@@ -144,6 +156,7 @@ class InferencePlatform(pulumi.ComponentResource):
         k8s_opts = pulumi.ResourceOptions(
             parent=self, providers={"kubernetes": self.access.provider}
         )
+        self.stack_namespaces = self._make_namespaces(name)
         self.pools: dict[str, PoolComponent] = {}
         self.karpenter: Optional[Any] = None
         # With the Karpenter add-on, its pools come after the controller (the NodePool CRD must
@@ -189,6 +202,41 @@ class InferencePlatform(pulumi.ComponentResource):
             "seldonModels": [f"{spec.seldon.namespace}/{m.name}" for m in spec.seldon.models],
         }
         self.register_outputs({"placements": self.placements, "workloads": self.workloads})
+
+    # -- namespaces -------------------------------------------------------------------------
+
+    def _make_namespaces(self, name: str) -> dict[str, pulumi.Resource]:
+        """Each namespace of the stack, once, named after the namespace alone; aliased to every
+        resource a part of the stack made it as before (`components.platform.namespaces`)."""
+        out: dict[str, pulumi.Resource] = {}
+        uses = namespace_uses(name, self.spec, self.sources)
+        for ns, want in stack_namespaces(uses).items():
+            aliases = [
+                pulumi.Alias(name=resource, parent=pulumi.create_urn(comp, typ, parent=self))
+                for typ, comp, resource in want.previous
+            ]
+            out[ns] = owned_namespace(
+                f"{name}-namespace-{ns}",
+                ns,
+                self,
+                labels=want.labels or None,
+                aliases=aliases,
+                provider=self.access.provider,
+                ownership=want.ownership,
+            )
+        return out
+
+    def _in_namespaces(
+        self,
+        opts: pulumi.ResourceOptions,
+        plans: Mapping[str, NamespacePlan],
+        after: Sequence[pulumi.Resource] = (),
+    ) -> pulumi.ResourceOptions:
+        """`opts` for a part whose namespaces (`plans`) the platform made: it waits for them."""
+        made = [self.stack_namespaces[ns] for ns in plans if ns in self.stack_namespaces]
+        return pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(depends_on=[*after, *made])
+        )
 
     # -- pools ------------------------------------------------------------------------------
 
@@ -240,10 +288,17 @@ class InferencePlatform(pulumi.ComponentResource):
         ):
             # Serverless pods on a GKE MPS pool carry hostIPC: Knative must allow it.
             features.setdefault(HOST_IPC_FLAG, "enabled")
+        args = args_from(
+            k,
+            KnativeServingArgs,
+            sources=self.sources,
+            features=features or None,
+            namespaces_made=True,
+        )
         return KnativeServing(
             f"{name}-knative",
-            args_from(k, KnativeServingArgs, sources=self.sources, features=features or None),
-            opts=opts,
+            args,
+            opts=self._in_namespaces(opts, knative_namespaces(f"{name}-knative", args)),
         )
 
     def _karpenter(self, name: str, opts: pulumi.ResourceOptions) -> Optional[Any]:
@@ -253,10 +308,11 @@ class InferencePlatform(pulumi.ComponentResource):
         from ..serving.karpenter_install import KarpenterInstall
 
         hosts = [self.pools[n] for n in self.spec.addons.karpenter.system_pools or ()]
+        args = replace(karpenter_install_args(self.spec), namespaces_made=True)
         return KarpenterInstall(
             f"{name}-karpenter",
-            karpenter_install_args(self.spec),
-            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=hosts)),
+            args,
+            opts=self._in_namespaces(opts, karpenter_namespaces(f"{name}-karpenter", args), hosts),
         )
 
     def _addons(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, Any]:
@@ -268,23 +324,29 @@ class InferencePlatform(pulumi.ComponentResource):
         if a.cert_manager.enabled:
             from ..serving.cert_manager import CertManager
 
+            cm_args = args_from(
+                a.cert_manager, CertManagerArgs, sources=sources, namespaces_made=True
+            )
             with from_args("addons.certManager", CertManagerArgs):
                 out["certManager"] = CertManager(
                     f"{name}-cert-manager",
-                    args_from(a.cert_manager, CertManagerArgs, sources=sources),
-                    opts=opts,
+                    cm_args,
+                    opts=self._in_namespaces(
+                        opts, cert_manager_namespaces(f"{name}-cert-manager", cm_args)
+                    ),
                 )
         if a.kserve.enabled:
             from ..serving.kserve_install import KServeInstall
 
             after = [out["certManager"].ready] if "certManager" in out else []
             after += [self.knative.ready] if self.knative is not None else []
+            ks_args = args_from(a.kserve, KServeInstallArgs, sources=sources, namespaces_made=True)
             with from_args("addons.kserve", KServeInstallArgs):
                 out["kserve"] = KServeInstall(
                     f"{name}-kserve",
-                    args_from(a.kserve, KServeInstallArgs, sources=sources),
-                    opts=pulumi.ResourceOptions.merge(
-                        opts, pulumi.ResourceOptions(depends_on=after)
+                    ks_args,
+                    opts=self._in_namespaces(
+                        opts, kserve_namespaces(f"{name}-kserve", ks_args), after
                     ),
                 )
         if a.kserve.llm.enabled:
@@ -293,24 +355,32 @@ class InferencePlatform(pulumi.ComponentResource):
             # After the stack's one cert-manager (never a second) and KServe, whose namespace
             # and shared resources it uses.
             after = [out[k].ready for k in ("certManager", "kserve") if k in out]
+            llm_args = args_from(
+                a.kserve.llm,
+                LLMServingInstallArgs,
+                sources=sources,
+                cert_manager=False,
+                namespaces_made=True,
+            )
             with from_args("addons.kserve.llm", LLMServingInstallArgs):
                 out["kserveLlm"] = LLMServingInstall(
                     f"{name}-kserve-llm",
-                    args_from(
-                        a.kserve.llm, LLMServingInstallArgs, sources=sources, cert_manager=False
-                    ),
-                    opts=pulumi.ResourceOptions.merge(
-                        opts, pulumi.ResourceOptions(depends_on=after)
+                    llm_args,
+                    opts=self._in_namespaces(
+                        opts, llm_namespaces(f"{name}-kserve-llm", llm_args), after
                     ),
                 )
         if a.seldon.enabled:
             from ..serving.seldon_install import SeldonCoreInstall
 
+            sd_args = args_from(
+                a.seldon, SeldonCoreInstallArgs, sources=sources, namespaces_made=True
+            )
             with from_args("addons.seldon", SeldonCoreInstallArgs):
                 out["seldon"] = SeldonCoreInstall(
                     f"{name}-seldon",
-                    args_from(a.seldon, SeldonCoreInstallArgs, sources=sources),
-                    opts=opts,
+                    sd_args,
+                    opts=self._in_namespaces(opts, seldon_namespaces(f"{name}-seldon", sd_args)),
                 )
         if a.dra_driver.enabled:
             from ..serving.nvidia_dra_driver import NvidiaDraDriver
@@ -323,17 +393,21 @@ class InferencePlatform(pulumi.ComponentResource):
                     for t in p.taints
                 }
             )
+            dra_args = args_from(
+                a.dra_driver,
+                NvidiaDraDriverArgs,
+                sources=sources,
+                pool_taints=dra_taints or None,
+                driver_root=GKE_DRIVER_ROOT if self.spec.provider == "gke" else None,
+                namespaces_made=True,
+            )
             with from_args("addons.draDriver", NvidiaDraDriverArgs):
                 out["draDriver"] = NvidiaDraDriver(
                     f"{name}-dra-driver",
-                    args_from(
-                        a.dra_driver,
-                        NvidiaDraDriverArgs,
-                        sources=sources,
-                        pool_taints=dra_taints or None,
-                        driver_root=GKE_DRIVER_ROOT if self.spec.provider == "gke" else None,
+                    dra_args,
+                    opts=self._in_namespaces(
+                        opts, dra_driver_namespaces(f"{name}-dra-driver", dra_args)
                     ),
-                    opts=opts,
                 )
         if a.nvidia_device_plugin.enabled:
             from ..serving.nvidia_device_plugin import NvidiaDevicePlugin
@@ -363,32 +437,35 @@ class InferencePlatform(pulumi.ComponentResource):
                 )
                 or None,
                 avoid_auto_mode=self.spec.provider == "eks",
+                namespaces_made=True,
             )
             with from_args("addons.nvidiaDevicePlugin", NvidiaDevicePluginArgs):
                 out["nvidiaDevicePlugin"] = NvidiaDevicePlugin(
-                    f"{name}-nvidia-device-plugin", plugin, opts=opts
+                    f"{name}-nvidia-device-plugin",
+                    plugin,
+                    opts=self._in_namespaces(
+                        opts, device_plugin_namespaces(f"{name}-nvidia-device-plugin", plugin)
+                    ),
                 )
         return out
 
     def _namespaces(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, ModelNamespace]:
         n = self.spec.namespaces
         out: dict[str, ModelNamespace] = {}
-        seldon_ns = self.spec.seldon.namespace
-        for ns in self.spec.model_namespaces():
-            if ns == seldon_ns and "seldon" in self.addons:
-                # The Seldon install owns its runtime namespace; models reuse it.
-                continue
+        for ns in model_namespace_names(self.spec):
+            args = args_from(
+                n,
+                ModelNamespaceArgs,
+                sources=self.sources,
+                namespace=ns,
+                workload_pool=self.access.workload_pool,
+                static_credentials_secret=bool(n.static_credentials),
+                namespaces_made=True,
+            )
             out[ns] = ModelNamespace(
                 f"{name}-ns-{ns}",
-                args_from(
-                    n,
-                    ModelNamespaceArgs,
-                    sources=self.sources,
-                    namespace=ns,
-                    workload_pool=self.access.workload_pool,
-                    static_credentials_secret=bool(n.static_credentials),
-                ),
-                opts=opts,
+                args,
+                opts=self._in_namespaces(opts, model_namespaces(f"{name}-ns-{ns}", args)),
             )
         return out
 
@@ -612,9 +689,11 @@ def from_args(
     key: str, args: type, block: Optional[str] = None, *, spec: Optional[cfg.Spec] = None
 ) -> Iterator[None]:
     """A component's InputError raised inside, located at the stack key that fed the argument
-    (`gpu-inference:<key>` is the section of the component's Args, see `derive.relocate`)."""
+    (`gpu-inference:<key>` is the section of the component's Args, see `derive.relocate`); its
+    refusals at deploy time name keys of that section (`ownership.CONFIG_SECTION`)."""
     try:
-        yield
+        with config_section(f"{NAMESPACE}:{key}"):
+            yield
     except InputError as e:
         located = relocate_arg(e, f"{NAMESPACE}:{key}", args, block, NAMESPACE)
         if spec is not None:

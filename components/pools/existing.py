@@ -298,6 +298,14 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
     return ExistingNodesPlan(facts, patches, [t.to_dict() for t in facts.taints])
 
 
+def node_resource(node: str) -> str:
+    """The resource name of a node's patch: the node's alone, so that renaming the pool (or moving
+    a node to another pool) keeps the patch, where a new patch made before the old one is deleted
+    would have the delete take back the labels and taints the new one just set (both apply as the
+    stack's one field manager)."""
+    return f"node-{node}"
+
+
 def _spec_with(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     return taint_patch(current_spec, ours)
 
@@ -322,18 +330,20 @@ class ExistingGpuNodes(PoolComponent):
             spec: Any = None
             if plan.taints:
                 live = k8s.core.v1.Node.get(
-                    f"{name}-{node}-live", node, opts=pulumi.ResourceOptions(parent=self)
+                    f"{node_resource(node)}-live", node, opts=pulumi.ResourceOptions(parent=self)
                 )
                 spec = live.spec.apply(partial(_spec_with, ours=plan.taints))
             self.patches.append(
                 k8s.core.v1.NodePatch(
-                    f"{name}-{node}",
+                    node_resource(node),
                     metadata=owned(body["metadata"]),
                     spec=spec,
                     opts=pulumi.ResourceOptions(
                         parent=self,
                         retain_on_delete=bool(plan.taints) and hooks is None,
                         hooks=hooks.node_taints() if hooks and plan.taints else None,
+                        # Its name before it was the node's alone (`{pool}-{node}`).
+                        aliases=[pulumi.Alias(name=f"{name}-{node}")],
                     ),
                 )
             )

@@ -31,9 +31,10 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..kube.provider import release_namespace
+from ..kube.provider import make_namespaces
 from ..model.deploy import versions
 from ..model.deploy.identity import ROLE_ARN
+from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.scheduling import LABEL_VALUE_RULE, label_value_problem, validate_dns1123_label
@@ -99,6 +100,14 @@ class KarpenterInstallArgs:
     """A local karpenter-crd chart directory or `.tgz` instead of the registry's (air-gapped)."""
     controller_chart: Optional[str] = field(default=None, metadata=stack("chart.controller"))
     """A local karpenter chart directory or `.tgz` instead of the registry's (air-gapped)."""
+    adopt: Optional[bool] = False
+    """Take over what this install makes that already exists and is not this stack's (a Helm
+    release of the same name that plain Helm, another tool or stack installed, a namespace, an
+    object): this stack then keeps it up to date, and `destroy` leaves it in place. Off (the
+    default), such a thing is refused at `up`, naming its owner."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
+    stack once, so that no config change moves one to another resource)."""
 
 
 def _names(value: Optional[Sequence[str]], arg: str) -> list[str]:
@@ -181,6 +190,11 @@ def validate_karpenter_install_args(args: KarpenterInstallArgs) -> None:
     _names(args.node_groups, "node_groups")
 
 
+def namespaces(name: str, args: KarpenterInstallArgs) -> dict[str, NamespacePlan]:
+    """The namespace of both releases (none for kube-system, the default)."""
+    return namespace_plans([(args.namespace or "kube-system", NamespacePlan(f"{name}-namespace"))])
+
+
 def karpenter_values(args: KarpenterInstallArgs) -> dict[str, Any]:
     """The controller chart's values (validated first)."""
     validate_karpenter_install_args(args)
@@ -227,6 +241,7 @@ class KarpenterInstall(pulumi.ComponentResource):
         )
         super().__init__("gpu-inference:index:KarpenterInstall", name, None, opts)
         namespace = args.namespace or "kube-system"
+        ownership = install_ownership(f"KarpenterInstall({name!r})", args.adopt)
         self.crds = chart_release(
             f"{name}-crd",
             versions.KARPENTER_CRD,
@@ -235,8 +250,11 @@ class KarpenterInstall(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.crd_chart,
             create_namespace=False,
-            depends_on=release_namespace(f"{name}-namespace", namespace, self),
+            depends_on=make_namespaces(
+                namespaces(name, args), self, args.namespaces_made, ownership
+            ).get(namespace, []),
             parent=self,
+            ownership=ownership,
         )
         self.ready = chart_release(
             f"{name}-controller",
@@ -250,6 +268,7 @@ class KarpenterInstall(pulumi.ComponentResource):
             skip_crds=True,
             depends_on=[self.crds],
             parent=self,
+            ownership=ownership,
         )
         self.service_account = SERVICE_ACCOUNT
         self.register_outputs({})

@@ -57,8 +57,14 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..kube.provider import create_opts, owned, owned_namespace, release_namespace
+from ..kube.provider import create_opts, make_namespaces, owned
 from ..model.deploy import versions
+from ..model.deploy.ownership import (
+    NamespacePlan,
+    Ownership,
+    install_ownership,
+    namespace_plans,
+)
 from ..model.deploy.versions import Chart
 from ..model.errors import InputError, show
 from ..model.inputs import stack
@@ -190,6 +196,14 @@ class LLMServingInstallArgs:
     """A local copy of llm-d-router's manifests.yaml (the llm-d.ai CRDs)."""
     lws_manifest: Optional[str] = field(default=None, metadata=stack("manifest.lws"))
     """A local copy of LeaderWorkerSet's manifests.yaml."""
+    adopt: Optional[bool] = False
+    """Take over what this install makes that already exists and is not this stack's (a Helm
+    release of the same name that plain Helm, another tool or stack installed, a namespace, an
+    object): this stack then keeps it up to date, and `destroy` leaves it in place. Off (the
+    default), such a thing is refused at `up`, naming its owner."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
+    stack once, so that no config change moves one to another resource)."""
 
 
 LOCAL_CHARTS = (
@@ -205,7 +219,22 @@ LOCAL_CHARTS = (
 LOCAL_MANIFESTS = ("gateway_api_manifest", "gie_manifest", "llmd_crds_manifest", "lws_manifest")
 """The Args fields that name a local manifest file."""
 NAMESPACES = ("envoy-gateway-system", "envoy-ai-gateway-system")
+ENVOY_SWITCH = "envoyGateway"
+"""The stack key of the Envoy Gateway step (`envoy_gateway`)."""
 """The namespaces the install makes besides cert-manager's and `kserve`."""
+
+
+def namespaces(name: str, args: LLMServingInstallArgs) -> dict[str, NamespacePlan]:
+    """The namespaces the install's releases and objects live in: cert-manager's (when it
+    installs it), Envoy Gateway's and the Envoy AI Gateway's, and `kserve` (beside KServeInstall
+    that one makes it when this install is used alone)."""
+    wanted: list[tuple[str, NamespacePlan]] = []
+    if args.cert_manager is not False:
+        wanted.append(("cert-manager", NamespacePlan(f"{name}-cert-manager-ns")))
+    if args.envoy_gateway is not False:
+        wanted += [(ns, NamespacePlan(f"{name}-ns-{ns}", switch=ENVOY_SWITCH)) for ns in NAMESPACES]
+    wanted.append((KSERVE_NAMESPACE, NamespacePlan(f"{name}-ns-{KSERVE_NAMESPACE}")))
+    return namespace_plans(wanted)
 
 
 LOCAL_MANIFEST_RULE = "a YAML file; a relative path is read from the project directory"
@@ -287,6 +316,22 @@ class LLMServingInstall(pulumi.ComponentResource):
         check_local_manifests(owner, {arg: getattr(args, arg) for arg in LOCAL_MANIFESTS})
         super().__init__("gpu-inference:index:LLMServingInstall", name, None, opts)
         after: list[pulumi.Resource] = []
+        plans = namespaces(name, args)
+        if args.kserve_installed:
+            # Beside KServeInstall its namespace is shared: that one makes it (the platform's
+            # dependency on KServe waits for it).
+            plans.pop(KSERVE_NAMESPACE, None)
+        owner = f"LLMServingInstall({name!r})"
+
+        def step(use_own: str = "enabled", arg: Optional[str] = None) -> Ownership:
+            """A step's ownership: its switch is how to use the cluster's own."""
+            return install_ownership(owner, args.adopt, use_own, arg)
+
+        base, envoy_step = step(), step(ENVOY_SWITCH, "envoy_gateway")
+        envoy_plans = {ns: p for ns, p in plans.items() if p.switch == ENVOY_SWITCH}
+        own_plans = {ns: p for ns, p in plans.items() if p.switch != ENVOY_SWITCH}
+        made = make_namespaces(own_plans, self, args.namespaces_made, base)
+        made.update(make_namespaces(envoy_plans, self, args.namespaces_made, envoy_step))
 
         def manifest(suffix: str, url: str, local: Optional[str]) -> pulumi.Resource:
             return k8s.yaml.v2.ConfigFile(
@@ -295,14 +340,16 @@ class LLMServingInstall(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
             )
 
-        def custom(suffix: str, body: dict[str, Any], deps: list[pulumi.Resource]) -> Any:
+        def custom(
+            suffix: str, body: dict[str, Any], deps: list[pulumi.Resource], ownership: Ownership
+        ) -> Any:
             return k8s.apiextensions.CustomResource(
                 f"{name}-{suffix}",
                 api_version=body["apiVersion"],
                 kind=body["kind"],
                 metadata=owned(body["metadata"]),
                 spec=body["spec"],
-                opts=create_opts(self, deps),
+                opts=create_opts(self, deps, ownership),
             )
 
         if args.cert_manager is not False:
@@ -314,8 +361,9 @@ class LLMServingInstall(pulumi.ComponentResource):
                     namespace="cert-manager",
                     values={"crds": {"enabled": True, "keep": True}},
                     local_chart=args.cert_manager_chart,
-                    depends_on=release_namespace(f"{name}-cert-manager-ns", "cert-manager", self),
+                    depends_on=made.get("cert-manager", []),
                     parent=self,
+                    ownership=step("certManager", "cert_manager"),
                 )
             ]
         if args.gateway_api_crds is not False:
@@ -324,7 +372,6 @@ class LLMServingInstall(pulumi.ComponentResource):
         llmd = manifest("llm-d-crds", LLMD_CRDS_MANIFEST, args.llmd_crds_manifest)
         after = [gie, llmd]
         if args.envoy_gateway is not False:
-            eg_ns, aieg_ns = (owned_namespace(f"{name}-ns-{ns}", ns, self) for ns in NAMESPACES)
             envoy = chart_release(
                 f"{name}-envoy-gateway",
                 ENVOY_GATEWAY,
@@ -332,8 +379,9 @@ class LLMServingInstall(pulumi.ComponentResource):
                 namespace=NAMESPACES[0],
                 values=ENVOY_GATEWAY_AI_VALUES,
                 local_chart=args.envoy_gateway_chart,
-                depends_on=[*after, eg_ns],
+                depends_on=[*after, *made.get(NAMESPACES[0], [])],
                 parent=self,
+                ownership=envoy_step,
             )
             ai_crds = chart_release(
                 f"{name}-ai-gateway-crds",
@@ -341,8 +389,9 @@ class LLMServingInstall(pulumi.ComponentResource):
                 release="aieg-crd",
                 namespace=NAMESPACES[1],
                 local_chart=args.ai_gateway_crds_chart,
-                depends_on=[envoy, aieg_ns],
+                depends_on=[envoy, *made.get(NAMESPACES[1], [])],
                 parent=self,
+                ownership=envoy_step,
             )
             ai = chart_release(
                 f"{name}-ai-gateway",
@@ -352,17 +401,12 @@ class LLMServingInstall(pulumi.ComponentResource):
                 local_chart=args.ai_gateway_chart,
                 depends_on=[ai_crds],
                 parent=self,
+                ownership=envoy_step,
             )
-            after = [custom("gateway-class", gateway_class_body(), [ai])]
+            after = [custom("gateway-class", gateway_class_body(), [ai], envoy_step)]
         if args.leader_worker_set is not False:
             after = [*after, manifest("lws", LWS_MANIFEST, args.lws_manifest)]
-        if not args.kserve_installed:
-            # Beside KServeInstall its namespace is shared (it made it; the platform's
-            # dependency on KServe waits for it); alone, this install makes it.
-            after = [
-                *after,
-                owned_namespace(f"{name}-ns-{KSERVE_NAMESPACE}", KSERVE_NAMESPACE, self),
-            ]
+        after = [*after, *made.get(KSERVE_NAMESPACE, [])]
         crd = chart_release(
             f"{name}-llmisvc-crd",
             KSERVE_LLMISVC_CRD,
@@ -371,6 +415,7 @@ class LLMServingInstall(pulumi.ComponentResource):
             local_chart=args.llmisvc_crd_chart,
             depends_on=after,
             parent=self,
+            ownership=base,
         )
         controller = chart_release(
             f"{name}-llmisvc",
@@ -381,6 +426,7 @@ class LLMServingInstall(pulumi.ComponentResource):
             local_chart=args.llmisvc_resources_chart,
             depends_on=[crd],
             parent=self,
+            ownership=base,
         )
         configs = chart_release(
             f"{name}-llmisvc-configs",
@@ -391,10 +437,13 @@ class LLMServingInstall(pulumi.ComponentResource):
             local_chart=args.runtime_configs_chart,
             depends_on=[controller],
             parent=self,
+            ownership=base,
         )
         ready: list[pulumi.Resource] = [configs]
         if args.gateway is not False:
-            ready.append(custom("gateway", gateway_body(), [controller]))
+            ready.append(
+                custom("gateway", gateway_body(), [controller], step("gateway", "gateway"))
+            )
         self.ready: list[pulumi.Resource] = ready
         self.versions = {
             "kserve": versions.KSERVE_VERSION,

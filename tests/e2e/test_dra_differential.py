@@ -16,7 +16,7 @@ import pytest
 from differential import TerminalSummary
 from dra_cases import DraControlPlane, DraPair, draw_cases, pairs_of, run_dra_pairs, summary
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.tier("control plane")]
 
 CASES = int(os.environ.get("GPU_INFERENCE_DRA_CASES", "150"))
 SEED = int(os.environ.get("GPU_INFERENCE_DRA_SEED") or random.SystemRandom().randrange(2**31))

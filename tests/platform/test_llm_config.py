@@ -31,7 +31,7 @@ from components.serving.llm_inference_service import (
     LLMWorkloadArgs,
 )
 from components.serving.llm_install import LLMServingInstallArgs
-from tests.conftest import ROOT
+from tests.conftest import ROOT, values_of
 
 NS = "gpu-inference"
 L = "llmInferenceServices"
@@ -180,7 +180,7 @@ def test_llm_install_resolves_on_with_llm_services_and_cert_manager_with_it():
 
 
 def test_the_install_keys_are_its_args_but_cert_manager_and_kserve_installed():
-    hidden = {"cert_manager", "cert_manager_chart", "kserve_installed"}
+    hidden = {"cert_manager", "cert_manager_chart", "kserve_installed", "namespaces_made"}
     fields = {f.name for f in dataclasses.fields(LLMServingInstallArgs)}
     keyed = {i.field for i in inputs(LLMServingInstallArgs) if i.path is not None}
     assert keyed == fields - hidden
@@ -268,7 +268,7 @@ def test_exactly_one_cert_manager_and_one_kserve_namespace(gke_llm):
         "models",
     ]
     # Beside KServe's charts, the LLM chart leaves the shared resources to them.
-    assert rel["kserve-llmisvc-resources"].inputs["values"] == {
+    assert values_of(rel["kserve-llmisvc-resources"], "gke-llm") == {
         "kserve": {"llmisvc": {"createGIECRDs": False}, "createSharedResources": False}
     }
 
@@ -347,11 +347,12 @@ def test_without_kserve_the_llm_install_makes_its_namespace_and_shared_resources
     g = graph({f"{NS}:addons": addons})
     rel = releases(g)
     assert "kserve" not in rel and "kserve-llmisvc-resources" in rel
-    assert rel["kserve-llmisvc-resources"].inputs["values"] == {
+    assert values_of(rel["kserve-llmisvc-resources"], "gke-llm") == {
         "kserve": {"llmisvc": {"createGIECRDs": False}}
     }
     (kserve_ns,) = [r for r in g.of_type(NAMESPACE) if r.inputs["metadata"]["name"] == "kserve"]
-    assert kserve_ns.name == "gpu-inference-kserve-llm-ns-kserve"
+    # The platform makes it, as it does beside KServe (one resource whatever the switch).
+    assert kserve_ns.name == "gpu-inference-namespace-kserve"
     assert [r.inputs["chart"] for r in rel.values()].count("cert-manager") == 1
 
 
