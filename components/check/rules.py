@@ -29,13 +29,16 @@ from .failures import (
     check_aks_tags,
     check_asg_tags,
     check_cold_pools,
+    check_empty_pools,
     check_gpu_budget,
     check_knative_config_reverted,
     check_model_fits,
     check_progress_deadline,
     check_seldon_capacity,
+    check_template_storage,
     knative_progress_deadline,
     lands_once_booted,
+    never_has_nodes,
     server_capacity,
 )
 from .fit import check_fit_unknown, judge_fit
@@ -260,8 +263,10 @@ def check(
     check_fit_unknown(pools, unknown_fit, out)
     _check_seldon_models(entries, out)
     check_gpu_budget(workloads, pools, out)
+    check_empty_pools(workloads, pools, out)
     check_asg_tags(entries, pools, selected_keys, out)
     check_aks_tags(entries, pools, selected_keys, out)
+    check_template_storage(entries, pools, lands_on, out)
     check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)
     return Report(pools, workloads, out.sorted(), extended_resource_toleration)
@@ -529,7 +534,7 @@ def _check_pools(
 ) -> None:
     plugins = device_plugins(graph, out)
     for pool in pools:
-        if pool.min_nodes == 0:
+        if pool.min_nodes == 0 and not never_has_nodes(pool):  # that is GI034's
             pinned = sorted(
                 w.resource for w in lands_on[pool.name] if not w.scales_to_zero and not w.daemonset
             )

@@ -52,6 +52,18 @@ def tag_labels(tags: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]
     return labels, taints
 
 
+def tag_resources(tags: Mapping[str, str]) -> dict[str, str]:
+    """The resources cluster-autoscaler's template node takes from a scale set's
+    `k8s.io_cluster-autoscaler_node-template_resources_<name>` tags (cluster-autoscaler-1.36.1
+    `azure_template.go` `extractAllocatableResourcesFromScaleSet`: `_` and `~2` are `/`)."""
+    head = CA_TAG + "resources_"
+    return {
+        name[len(head) :].replace("_", "/").replace("~2", "/"): value
+        for name, value in tags.items()
+        if name.startswith(head) and len(name) > len(head)
+    }
+
+
 def template_labels(inputs: Mapping[str, Any], vm_size: str) -> dict[str, str]:
     """The labels cluster-autoscaler's node template of the pool's scale set has at zero
     (`buildNodeFromTemplate`): every scale set tag, the tagged node-template labels, the generic

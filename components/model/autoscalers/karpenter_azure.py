@@ -211,6 +211,9 @@ class AksNodeClassInfo:
     shape_known: bool = True  # False: kubelet settings or an image family we do not model
     provider: KarpenterProvider = AZURE
     auto_mode: bool = False  # (an AWS notion; always False here)
+    # AKS's own DaemonSets (CNI, CSI, cloud-node-manager, kube-proxy unless Cilium) are made by
+    # AKS with requests no public manifest pins at a version: not counted (`system_daemons`).
+    daemon_kind: str = "none"
 
     def instance_types(
         self, overlays: Sequence[object] = (), pool: str | None = None
