@@ -374,3 +374,29 @@ def test_nap_pool_as_the_check_sees_it():
     assert all(n.labels["kubernetes.azure.com/scalesetpriority"] == "spot" for n in pool.nodes)
     assert all(n.labels["kubernetes.azure.com/os-sku"] == "AzureLinux" for n in pool.nodes)
     assert {n.shape.kind for n in pool.nodes if n.shape} == {"nap"}
+
+
+def test_a_time_sliced_agent_pool_at_zero_needs_the_gpu_resources_tag():
+    """cluster-autoscaler-1.36.1 `buildNodeFromTemplate` gives the template node the VM size's
+    GPUs unless a `..._resources_nvidia.com_gpu` tag says otherwise
+    (`extractAllocatableResourcesFromScaleSet`): a pool whose device plugin time-slices (GPUs x
+    replicas) needs it, one that does not is clean without it."""
+    sliced_plugin = plugin()
+    sliced_plugin["inputs"]["values"]["config"] = {
+        "default": "sliced",
+        "map": {
+            "sliced": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+            "    - name: nvidia.com/gpu\n      replicas: 4\n"
+        },
+    }
+    workload = deployment("model", pod("a100", tolerations=[TOL_SKU]))
+    assert "GI016" not in {f.code for f in check([agent_pool("a100"), plugin(), workload]).findings}
+    (found,) = [
+        f
+        for f in check([agent_pool("a100"), sliced_plugin, workload]).findings
+        if f.code == "GI016"
+    ]
+    assert "resource nvidia.com/gpu=4" in found.message
+    tagged = agent_pool("a100")
+    tagged["inputs"]["tags"][f"{CA}resources_nvidia.com_gpu"] = "4"
+    assert "GI016" not in {f.code for f in check([tagged, sliced_plugin, workload]).findings}
