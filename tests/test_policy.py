@@ -56,6 +56,9 @@ from scale_graphs import (  # noqa: E402
 )
 from scale_graphs import deployment as sdeployment  # noqa: E402
 from scale_graphs import pod as spod  # noqa: E402
+from test_capacity import deployment as cdeployment  # noqa: E402
+from test_capacity import llm_like, max_scale  # noqa: E402
+from test_capacity import nodepool as cnodepool  # noqa: E402
 
 GKE = "gcp:container/nodePool:NodePool"
 EKS = "aws:eks/nodeGroup:NodeGroup"
@@ -481,13 +484,16 @@ PAIRS += [
         "Deployment/srv",
         id="GI014",
     ),
+    pytest.param("GI015", max_scale(3), max_scale(2), "NodePool/l4", id="GI015"),
+    pytest.param("GI040", llm_like(2, 2), llm_like(3, 4), "NodePool/h100", id="GI040"),
     pytest.param(
-        "GI015",
-        [*BASE, deployment("srv", GFD_POD | {"nodeSelector": {POOL_LABEL: "l4"}}, replicas=4)],
-        [*BASE, deployment("srv", GFD_POD | {"nodeSelector": {POOL_LABEL: "l4"}}, replicas=3)],
-        "NodePool/l4",
-        id="GI015",
+        "GI042",
+        [cnodepool("h100", 1, 3), cdeployment("a", "h100", 8, replicas=2)],
+        [cnodepool("h100", 2, 3), cdeployment("a", "h100", 8, replicas=2)],
+        "NodePool/h100",
+        id="GI042",
     ),
+    pytest.param("GI043", llm_like(3, 3), llm_like(4, 4), "NodePool/h100", id="GI043"),
     pytest.param(
         "GI016",
         [launch_template(user_data=NODEADM_USER_DATA), asg(), sdeployment("a", spod("g5-asg"))],

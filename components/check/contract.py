@@ -136,7 +136,7 @@ Findings (stable codes):
 | GI012 | warning  | device-plugin-absent: a GPU pool that needs a device plugin DaemonSet has a taint the upstream chart's defaults do not tolerate, and the graph installs none |
 | GI013 | error    | invalid-spec: a taint, toleration, selector or GPU quantity Kubernetes would refuse |
 | GI014 | warning  | cold-pool-label: selects a label nodes get only after they boot (`BOOT_LABEL_PREFIXES`: GPU / node feature discovery) on a gke/eks pool with min 0 nodes, and would land there with it: the autoscaler's node template lacks it |
-| GI015 | warning  | gpu-budget: for a set of pools some GPU workload can land on, the max replicas x GPUs of the workloads confined to it exceed its maxNodes x GPUs per node |
+| GI015 | warning  | max-scale-capacity: for a set of pools workloads share, their pods at max scale (every workload at its most replicas) have no packing on the pools' max nodes with every resource (`capacity`; it was a GPU sum before) |
 | GI016 | error    | asg-node-template-tags: a group with min 0 nodes lacks a tag `k8s.io/cluster-autoscaler/node-template/{taint,label}/...` for a taint or a selected label: an error on a self-managed Auto Scaling group (`aws:autoscaling/group:Group`), a warning on an EKS managed node group (cluster-autoscaler 1.24+ reads it from EKS DescribeNodegroup given `eks:DescribeNodegroup`; `resources/nvidia.com/gpu` too) |
 | GI017 | error    | knative-config-reverted: a `knative-serving/config-*` ConfigMap or ConfigMapPatch while a KnativeServing CR is in the graph |
 | GI018 | warning  | seldon-model-capacity: a Model's `replicas` / `memory` above every capable Server's replicas / memory request x (1 + overcommit) |
@@ -154,6 +154,11 @@ Findings (stable codes):
 | GI030 | error    | tensor-parallel-heads: an LLMInferenceService's tensor parallelism does not divide its model's attention heads (vLLM refuses) |
 | GI031 | error    | parallelism-gpus: vLLM's world size (tensor x pipeline, or data x tensor over a data-parallel group) is not the GPUs of the pod / worker group (a warning when the GPUs are more: idle) |
 | GI032 | error    | data-parallel-pod-gpus: a data-parallel vLLM pod requests other than dataLocal x tensor GPUs (a warning when more) |
+| GI040 | error    | capacity-short: the pods that run all the time (fixed and min replicas, Server replicas, LeaderWorkerSet groups whole, prefill and decode) have no packing on the pools' max nodes after their DaemonSets, with every resource (exact: `capacity.packing`): what cannot run, and the fewest max nodes that hold them |
+| GI041 | info     | capacity-headroom: per pool at its max, the nodes and GPUs the pods that run all the time leave free |
+| GI042 | warning  | cold-capacity: the pods that run all the time do not fit the pools' min nodes: the rest wait for a node (the pool's start-up time), every scale-up from min is a cold start |
+| GI043 | warning  | fragmentation: a packing exists, but kube-scheduler placing the pods one at a time (LeastAllocated spreads them) in an order their controllers may create them in leaves one Pending: the order and each pod's node |
+| GI044 | info     | capacity-unknown: capacity or fragmentation not judged (a pool of several node shapes with a max, or a search past its bound) |
 """
 
 from __future__ import annotations
@@ -212,7 +217,7 @@ CODES: dict[str, tuple[str, str]] = {
     "GI012": ("warning", "device-plugin-absent"),
     "GI013": ("error", "invalid-spec"),
     "GI014": ("warning", "cold-pool-label"),
-    "GI015": ("warning", "gpu-budget"),
+    "GI015": ("warning", "max-scale-capacity"),
     "GI016": ("error", "asg-node-template-tags"),
     "GI017": ("error", "knative-config-reverted"),
     "GI018": ("warning", "seldon-model-capacity"),
@@ -230,6 +235,11 @@ CODES: dict[str, tuple[str, str]] = {
     "GI030": ("error", "tensor-parallel-heads"),
     "GI031": ("error", "parallelism-gpus"),
     "GI032": ("error", "data-parallel-pod-gpus"),
+    "GI040": ("error", "capacity-short"),
+    "GI041": ("info", "capacity-headroom"),
+    "GI042": ("warning", "cold-capacity"),
+    "GI043": ("warning", "fragmentation"),
+    "GI044": ("info", "capacity-unknown"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"

@@ -13,6 +13,8 @@ from ..model.scheduling import (
     extended_resource_tolerations,
     untolerated,
 )
+from .capacity.judge import check_capacity
+from .capacity.model import Demand
 from .contract import (
     DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
     ERT_ANNOTATION,
@@ -27,7 +29,6 @@ from .contract import (
 from .failures import (
     check_asg_tags,
     check_cold_pools,
-    check_gpu_budget,
     check_knative_config_reverted,
     check_model_fits,
     check_progress_deadline,
@@ -121,6 +122,7 @@ def check(
     selected_keys: dict[str, set[str]] = {}  # pool -> label keys its workloads select
     deadline_default = knative_progress_deadline(entries)
     unknown_fit: dict[str, list[str]] = {}  # pool -> workloads whose fit was not judged
+    demands: list[Demand] = []  # what the capacity proof counts
     for t in read_templates(entries, scale_to_zero_allowed):
         rid = t.resource
         try:
@@ -188,6 +190,8 @@ def check(
             else [(p, labels) for p in pools if (labels := lands_once_booted(placement, p, gpus))]
         )
         dra = scale.dra_use(t).any
+        confined = facts.gpus > 0 or bool(facts.wired) or bool(selected)
+        demands.append(Demand(t, facts, placement, confined, dra))
         _check_workload(
             t, facts, placement, placed, admitted, pools, pool_by_name, out, booting, selected, dra
         )
@@ -204,11 +208,11 @@ def check(
     _check_pools(entries, pools, lands_on, out)
     check_fit_unknown(pools, unknown_fit, out)
     _check_seldon_models(entries, out)
-    check_gpu_budget(workloads, pools, out)
+    capacity = check_capacity(demands, pools, out)
     check_asg_tags(entries, pools, selected_keys, out)
     check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)
-    return Report(pools, workloads, out.sorted(), extended_resource_toleration)
+    return Report(pools, workloads, out.sorted(), extended_resource_toleration, capacity)
 
 
 def _check_workload(

@@ -1,0 +1,419 @@
+"""The capacity proof (issue #31, GI040-GI044 and GI015): every replica the stack keeps fits its
+pools at once, LeaderWorkerSet groups whole, and the default scheduler's one-at-a-time placement
+strands none. Graphs written by hand, each finding triggered and silenced by its fix; the scoring
+held against kube-scheduler v1.36.3's own test tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.check import CODES, check
+from components.check.capacity.model import DEFAULT_MEMORY, DEFAULT_MILLI_CPU, nonzero_requests
+from components.check.capacity.scheduler import (
+    Scheduler,
+    SimKind,
+    SimNode,
+    _balanced_allocation,
+    _least_allocated,
+    find_strand,
+    outcomes,
+)
+from components.check.read import Template
+from tests.check.headroom import without_headroom
+
+POOL = "gpu-inference.dev/pool"
+GPU_TAINT = {"key": "dedicated", "value": "llm", "effect": "NO_SCHEDULE"}
+
+
+def nodepool(
+    name: str,
+    lo: int,
+    hi: int,
+    machine: str = "a3-highgpu-8g",
+    accelerator: str | None = "nvidia-h100-80gb",
+    count: int = 8,
+) -> dict:
+    config: dict[str, Any] = {
+        "machineType": machine,
+        "diskSizeGb": 200,
+        "labels": {POOL: name},
+        "taints": [GPU_TAINT] if accelerator else [],
+    }
+    if accelerator:
+        config["guestAccelerators"] = [{"type": accelerator, "count": count}]
+    return {
+        "type": "gcp:container/nodePool:NodePool",
+        "name": name,
+        "inputs": {
+            "name": name,
+            "location": "us-central1",
+            "nodeConfig": config,
+            "autoscaling": {"totalMinNodeCount": lo, "totalMaxNodeCount": hi},
+        },
+    }
+
+
+def container(gpus: int = 0, cpu: str | None = "4", memory: str | None = "16Gi") -> dict:
+    requests: dict[str, Any] = {}
+    if cpu:
+        requests["cpu"] = cpu
+    if memory:
+        requests["memory"] = memory
+    if gpus:
+        requests["nvidia.com/gpu"] = gpus
+    limits = {"nvidia.com/gpu": gpus} if gpus else {}
+    return {"name": "main", "image": "x", "resources": {"requests": requests, "limits": limits}}
+
+
+def pod_spec(pool: str, gpus: int, **asks: Any) -> dict:
+    return {
+        "nodeSelector": {POOL: pool},
+        "tolerations": [
+            {"key": "dedicated", "operator": "Equal", "value": "llm", "effect": "NoSchedule"}
+        ],
+        "containers": [container(gpus, **asks)],
+    }
+
+
+def deployment(name: str, pool: str, gpus: int, replicas: int = 1, **asks: Any) -> dict:
+    return {
+        "type": "kubernetes:apps/v1:Deployment",
+        "name": name,
+        "inputs": {
+            "metadata": {"name": name, "namespace": "models"},
+            "spec": {"replicas": replicas, "template": {"spec": pod_spec(pool, gpus, **asks)}},
+        },
+    }
+
+
+def leader_worker_set(name: str, pool: str, gpus: int, size: int, replicas: int = 1) -> dict:
+    template = {"spec": pod_spec(pool, gpus)}
+    return {
+        "type": "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet",
+        "name": name,
+        "inputs": {
+            "metadata": {"name": name, "namespace": "models"},
+            "spec": {
+                "replicas": replicas,
+                "leaderWorkerTemplate": {"size": size, "workerTemplate": template},
+            },
+        },
+    }
+
+
+def daemonset(name: str, cpu: str, memory: str) -> dict:
+    return {
+        "type": "kubernetes:apps/v1:DaemonSet",
+        "name": name,
+        "inputs": {
+            "metadata": {"name": name, "namespace": "kube-system"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "tolerations": [{"operator": "Exists"}],
+                        "containers": [container(0, cpu, memory)],
+                    }
+                }
+            },
+        },
+    }
+
+
+def karpenter(name: str, types: list[str], nodes: int) -> list[dict]:
+    return [
+        {
+            "type": "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+            "name": f"{name}-class",
+            "inputs": {
+                "metadata": {"name": name},
+                "spec": {
+                    "amiSelectorTerms": [{"alias": "al2023@latest"}],
+                    "blockDeviceMappings": [
+                        {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi"}}
+                    ],
+                },
+            },
+        },
+        {
+            "type": "kubernetes:karpenter.sh/v1:NodePool",
+            "name": name,
+            "inputs": {
+                "metadata": {"name": name},
+                "spec": {
+                    "limits": {"nodes": nodes},
+                    "template": {
+                        "metadata": {"labels": {POOL: name}},
+                        "spec": {
+                            "nodeClassRef": {"name": name},
+                            "requirements": [
+                                {
+                                    "key": "node.kubernetes.io/instance-type",
+                                    "operator": "In",
+                                    "values": types,
+                                }
+                            ],
+                            "taints": [
+                                {"key": "dedicated", "value": "llm", "effect": "NoSchedule"}
+                            ],
+                        },
+                    },
+                },
+            },
+        },
+    ]
+
+
+def llm_like(lo: int, hi: int) -> list[dict]:
+    """gke-llm's H100 pods: a decode and a prefill of 4 GPUs, a LeaderWorkerSet group of two
+    8-GPU pods."""
+    return [
+        nodepool("h100", lo, hi),
+        deployment("decode", "h100", 4, cpu="32", memory="256Gi"),
+        deployment("prefill", "h100", 4, cpu="32", memory="256Gi"),
+        leader_worker_set("qwen", "h100", 8, size=2),
+    ]
+
+
+def codes(graph: list[dict]) -> list[str]:
+    return sorted(f.code for f in check(graph).findings)
+
+
+def only(graph: list[dict], code: str) -> Any:
+    (found,) = [f for f in check(graph).findings if f.code == code]
+    return found
+
+
+CAPACITY_PAIRS = [
+    pytest.param("GI040", llm_like(2, 2), llm_like(3, 4), id="GI040-no-packing"),
+    pytest.param(
+        "GI041",
+        [nodepool("h100", 1, 2), deployment("a", "h100", 8)],
+        [nodepool("h100", 0, 2), deployment("a", "h100", 8, replicas=0)],
+        id="GI041-headroom",
+    ),
+    pytest.param(
+        "GI042",
+        [nodepool("h100", 1, 3), deployment("a", "h100", 8, replicas=2)],
+        [nodepool("h100", 2, 3), deployment("a", "h100", 8, replicas=2)],
+        id="GI042-min-nodes-too-few",
+    ),
+    pytest.param("GI043", llm_like(3, 3), llm_like(4, 4), id="GI043-spreading-strands"),
+    pytest.param(
+        "GI044",
+        [
+            *karpenter("gpu", ["g6.xlarge", "g6.2xlarge"], 2),
+            deployment("a", "gpu", 1, cpu="2", memory="8Gi"),
+        ],
+        [
+            nodepool("gpu", 1, 2, "g2-standard-8", "nvidia-l4", 1),
+            deployment("a", "gpu", 1, cpu="2", memory="8Gi"),
+        ],
+        id="GI044-several-shapes",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "bad", "good"), CAPACITY_PAIRS)
+def test_capacity_finding_triggered_and_silenced_by_its_fix(code: str, bad: list, good: list):
+    bad_report, good_report = check(bad), check(good)
+    found = [f for f in bad_report.findings if f.code == code]
+    assert found, bad_report.findings
+    assert found[0].severity == CODES[code][0] and found[0].message and found[0].fix
+    assert code not in {f.code for f in good_report.findings}, good_report.findings
+    assert good_report.errors == [], good_report.errors
+
+
+def test_no_packing_names_the_pods_that_cannot_run_and_the_nodes_that_would_hold_them():
+    found = only(llm_like(2, 2), "GI040")
+    assert found.resource == "NodePool/h100"
+    assert found.message == (
+        "the pods that run all the time cannot run at once on pool(s) h100 at their max (h100: 2 "
+        "x a3-highgpu-8g, 8 GPU(s) each): they ask 24 nvidia.com/gpu, the nodes hold 16; at most "
+        "2 of 4 pods together (LeaderWorkerSet groups whole), leaving Pending: Deployment/decode "
+        "x1, 4 GPU(s); Deployment/prefill x1, 4 GPU(s)"
+    )
+    assert found.fix == (
+        "raise maxNodes of h100 to 3 (the fewest nodes that hold them), or lower their replicas"
+    )
+
+
+def test_a_leader_worker_set_group_is_placed_whole_or_not_at_all():
+    """Two groups of two 8-GPU pods and a 4-GPU pod on three nodes: the sums fit (36 of 24?
+    no: 36 > 24); with one group left out the rest (20 GPUs) fits: 3 of 5 pods, the group's two
+    pods named together, never one pod of a group alone."""
+    graph = [
+        nodepool("h100", 3, 3),
+        deployment("small", "h100", 4),
+        leader_worker_set("qwen", "h100", 8, size=2, replicas=2),
+    ]
+    found = only(graph, "GI040")
+    assert "at most 3 of 5 pods together" in found.message
+    assert found.message.endswith(
+        "leaving Pending: LeaderWorkerSet/qwen/leader x1, 8 GPU(s); LeaderWorkerSet/qwen/worker "
+        "x1, 8 GPU(s)"
+    )
+
+
+def test_every_resource_counts_not_only_gpus():
+    """Two pods of 1 GPU and 200 CPUs on a3-highgpu-8g nodes (about 207 CPUs allocatable): the
+    GPUs fit one node, the CPUs need two."""
+    one = [nodepool("h100", 1, 1), deployment("cpu-heavy", "h100", 1, replicas=2, cpu="200")]
+    found = only(one, "GI040")
+    assert "they ask 400 cpu" in found.message
+    assert "GI040" not in codes([nodepool("h100", 2, 2), *one[1:]])
+
+
+def test_daemonsets_take_their_share_of_every_node():
+    """One pod of 200 CPUs fits an a3-highgpu-8g node alone, not beside a DaemonSet of 8."""
+    graph = [nodepool("h100", 1, 1), deployment("big", "h100", 1, cpu="200")]
+    assert "GI040" not in codes(graph)
+    found = only([*graph, daemonset("agent", "8", "1Gi")], "GI040")
+    assert "after their DaemonSets" in found.message
+
+
+def test_headroom_per_pool_counts_the_fewest_nodes_and_the_free_gpus():
+    found = only([nodepool("h100", 3, 4), *llm_like(3, 4)[1:]], "GI041")
+    assert found.message == (
+        "pool h100 at its max (4 node(s)): the pods that run all the time take 3 node(s) (the "
+        "fewest that hold them): headroom 1 node(s), 8 of 32 GPU(s) free"
+    )
+
+
+def test_cold_capacity_names_the_min_the_pods_need_and_the_start_up():
+    found = only([nodepool("h100", 1, 3), deployment("a", "h100", 8, replicas=2)], "GI042")
+    assert found.message == (
+        "pool(s) h100 keep 1 node(s) at their min (h100: 1 x a3-highgpu-8g, 8 GPU(s) each) but "
+        "the pods that run all the time need 2 node(s): the rest wait for a node to start (about "
+        "900s) every time they are created, and every scale-up from min is a cold start"
+    )
+    assert found.fix == "raise minNodes of h100 to 2"
+
+
+def test_a_pool_that_can_be_at_zero_is_gi008s_not_cold_capacity():
+    assert codes([nodepool("h100", 0, 3), deployment("a", "h100", 8, replicas=2)]) == [
+        "GI008",
+        "GI041",
+    ]
+
+
+def test_fragmentation_names_an_order_that_strands_and_the_nodes_that_stop_it():
+    found = only(llm_like(3, 3), "GI043")
+    assert found.message == (
+        "the pods that run all the time fit pool(s) h100 (h100: 3 x a3-highgpu-8g, 8 GPU(s) "
+        "each), but kube-scheduler places them one at a time and spreads them (LeastAllocated), "
+        "so LeaderWorkerSet/qwen/worker (8 GPU(s)) can be left Pending when they are created in "
+        "this order: Deployment/decode -> h100 node 1; Deployment/prefill -> h100 node 2; "
+        "LeaderWorkerSet/qwen/leader -> h100 node 3; LeaderWorkerSet/qwen/worker -> Pending"
+    )
+    assert found.fix == "raise maxNodes of h100 to 4 (then no order strands a pod)"
+    assert without_headroom(check(llm_like(3, 3)).findings) == [found]
+
+
+def max_scale(most: int) -> list[dict]:
+    """A raw InferenceService of 1 to `most` one-GPU replicas on two L4 nodes."""
+    return [
+        nodepool("l4", 2, 2, "g2-standard-8", "nvidia-l4", 1),
+        {
+            "type": "kubernetes:serving.kserve.io/v1beta1:InferenceService",
+            "name": "a",
+            "inputs": {
+                "metadata": {
+                    "name": "a",
+                    "namespace": "models",
+                    "annotations": {"serving.kserve.io/deploymentMode": "RawDeployment"},
+                },
+                "spec": {
+                    "predictor": pod_spec("l4", 1, cpu="2")
+                    | {"minReplicas": 1, "maxReplicas": most}
+                },
+            },
+        },
+    ]
+
+
+def test_max_scale_that_does_not_fit_is_a_warning_beside_min_replicas_that_do():
+    assert codes(max_scale(3)) == ["GI015", "GI041"]
+    assert codes(max_scale(2)) == ["GI041"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The scoring, against kube-scheduler v1.36.3's own test tables
+# ---------------------------------------------------------------------------------------------
+
+# pkg/scheduler/framework/plugins/noderesources/least_allocated_test.go: "nothing scheduled,
+# resources requested, differently sized nodes" (a pod of cpu 3000, memory 5000).
+LEAST_ALLOCATED = [
+    ((4000, 10000, 0, 110, 0), (3000, 5000), 37),
+    ((6000, 10000, 0, 110, 0), (3000, 5000), 50),
+    ((4000, 10000, 0, 110, 0), (0, 0), 100),
+    ((4000, 10000, 0, 110, 0), (5000, 5000), 25),  # past its cpu: 0 for cpu
+]
+
+
+@pytest.mark.parametrize(("alloc", "requested", "score"), LEAST_ALLOCATED)
+def test_least_allocated_is_upstreams(alloc: tuple, requested: tuple, score: int):
+    assert _least_allocated(alloc, requested) == score
+
+
+# balanced_allocation_test.go, TestNodeResourcesBalancedAllocation: (node cpu, memory), what is
+# on it (cpu, memory), the pod (cpu, memory), the score.
+BALANCED = [
+    ((4000, 10000), (0, 0), (3000, 5000), 68),
+    ((6000, 10000), (0, 0), (3000, 5000), 75),
+    ((10000, 20000), (3000, 0), (3000, 5000), 73),
+    ((10000, 20000), (3000, 5000), (3000, 5000), 74),
+    ((10000, 50000), (3000, 5000), (3000, 5000), 70),
+    ((3000, 5000), (3000, 0), (0, 5000), 100),
+    ((3000, 5000), (0, 0), (0, 5000), 50),
+    ((6000, 10000), (3000, 0), (3000, 0), 62),
+    ((6000, 10000), (3000, 5000), (3000, 0), 62),
+]
+
+
+@pytest.mark.parametrize(("node", "used", "ask", "score"), BALANCED)
+def test_balanced_allocation_is_upstreams(node: tuple, used: tuple, ask: tuple, score: int):
+    alloc = (*node, 0, 110, 0)
+    assert _balanced_allocation(alloc, (*used, 0, 0, 0), (*ask, 0, 1, 0)) == score
+
+
+def test_a_container_without_requests_counts_100m_and_200mi_for_spreading():
+    t = Template(
+        type="kubernetes:apps/v1:Deployment",
+        name="x",
+        component=None,
+        namespace="default",
+        fragment={},
+        containers=[{"name": "a"}, {"name": "b", "resources": {"requests": {"cpu": "0"}}}],
+        init_containers=[],
+        wired=(),
+        scales_to_zero=False,
+    )
+    assert nonzero_requests(t) == (DEFAULT_MILLI_CPU, 2 * DEFAULT_MEMORY)
+
+
+def _two_nodes(cpu: int, memory: int) -> Scheduler:
+    node = SimNode(0, (cpu, memory, 0, 110, 8), (0, 0, 0, 0, 0), (0, 0))
+    small = SimKind((100, 10**9, 0, 1, 4), (100, 10**9), frozenset({0}))
+    large = SimKind((100, 10**9, 0, 1, 8), (100, 10**9), frozenset({0}))
+    return Scheduler([node, node], [small, large])
+
+
+def test_spreading_strands_a_large_pod_only_where_the_scores_spread_the_small_ones():
+    """Two 4-GPU pods (100m, 1 GB) then an 8-GPU pod on two 8-GPU nodes.
+    - 8 CPUs, 16 GB: the second small pod scores 468 on the empty node against 466 (LeastAllocated
+      95 against 92) and the large pod has no node left.
+    - 200 CPUs, 1 TB: LeastAllocated cannot tell the nodes apart (99 each), BalancedAllocation
+      scores the empty node's balance lost, not kept (74 against 75): the small pods share a node
+      and the large one lands.
+    - 8 CPUs, 1 TB: the totals tie (472) between unlike nodes: either may be chosen."""
+    (run,) = outcomes(_two_nodes(8000, 16 * 10**9), [0, 0, 1])
+    assert run.nodes == (0, 1, -1) and not run.tie
+    (run,) = outcomes(_two_nodes(200_000, 10**12), [0, 0, 1])
+    assert run.nodes == (0, 0, 1) and not run.tie
+    tied = outcomes(_two_nodes(8000, 10**12), [0, 0, 1])
+    assert sorted(r.nodes for r in tied) == [(0, 0, 1), (0, 1, -1)] and all(r.tie for r in tied)
+    strand = find_strand(_two_nodes(8000, 16 * 10**9), [2, 1], {})
+    assert strand is not None and strand.order == (0, 0, 1) and not strand.run.tie
+    assert find_strand(_two_nodes(200_000, 10**12), [2, 1], {}) is None
