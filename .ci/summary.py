@@ -67,6 +67,8 @@ def unit_line(report: ET.Element) -> str:
 
 
 def e2e_lines(report: ET.Element) -> list[str]:
+    """Each tier's counts (tests are sorted by their `tier` property, which tests/e2e/conftest.py
+    takes from the test's `tier` marker), the Pulumi it ran, and why tests were skipped."""
     by_tier: dict[str, list[ET.Element]] = defaultdict(list)
     for c in cases(report):
         by_tier[case_property(c, "tier") or "control plane"].append(c)
@@ -78,7 +80,9 @@ def e2e_lines(report: ET.Element) -> list[str]:
             continue
         found = Counter(outcome(c)[0] for c in tests)
         state = "skipped" if found["skipped"] == len(tests) else "run"
-        lines.append(f"  {tier}: {state} ({counts(found)})")
+        ran = sorted({case_property(c, "pulumi") for c in tests} - {""})
+        with_ = f" with {'; '.join(ran)}" if ran else ""
+        lines.append(f"  {tier}: {state} ({counts(found)}){with_}")
         reasons = Counter(outcome(c)[1] for c in tests if outcome(c)[0] == "skipped")
         for reason, n in reasons.most_common():
             lines.append(f"    skipped {n}: {reason}")

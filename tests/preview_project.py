@@ -74,14 +74,16 @@ k8s.core.v1.ConfigMap(
         "region": cfg.require("region"),
         "cwd": __import__("os").path.basename(__import__("os").getcwd()),
     }},
-    opts=pulumi.ResourceOptions(depends_on=[ns]),
+    opts=pulumi.ResourceOptions(depends_on=[ns], deleted_with=ns),
 )
 k8s.core.v1.Secret(
     "creds",
     metadata={{"name": "creds", "namespace": "models"}},
     string_data={{"token": cfg.require_secret("token"),
                  "canary": pulumi.Output.secret("{CANARY_INPUT}")}},
-    opts=pulumi.ResourceOptions(depends_on=[ns]),
+    opts=pulumi.ResourceOptions(
+        depends_on=[ns], retain_on_delete=True, protect=True, ignore_changes=["stringData"]
+    ),
 )
 
 
@@ -99,7 +101,9 @@ class Demo(pulumi.ComponentResource):
             }},
             spec={{"predictor": {{"minReplicas": spec["replicas"],
                                  "model": {{"modelFormat": {{"name": "sklearn"}}}}}}}},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[ns], aliases=[pulumi.Alias(name="iris-before")]
+            ),
         )
         self.register_outputs({{}})
 

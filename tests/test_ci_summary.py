@@ -6,6 +6,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("ci_summary", ROOT / ".ci" / "summary.py")
 assert _spec is not None and _spec.loader is not None
@@ -116,3 +118,64 @@ def test_a_run_stopped_by_lint_says_what_did_not_run(tmp_path: Path) -> None:
         "unit tests: not run (CI stopped in phase `lint and types`)",
         "e2e tests: not run (CI stopped in phase `lint and types`)",
     ]
+
+
+def test_a_test_is_reported_under_the_tier_its_marker_names_whatever_its_name(tmp_path: Path):
+    # The scheduler differential's eks-karpenter case is a control-plane test: its name says
+    # karpenter, its tier marker does not.
+    case = (
+        '<testcase classname="tests.e2e.test_scheduler_differential" '
+        'name="test_example_stack_placement_is_what_the_scheduler_does[eks-karpenter]">'
+        '<properties><property name="tier" value="control plane" /></properties></testcase>'
+    )
+    report = ci_summary.ET.fromstring(
+        f'<testsuites><testsuite name="pytest">{case}</testsuite></testsuites>'
+    )
+    assert ci_summary.e2e_lines(report)[1:3] == [
+        "  control plane: run (1 passed)",
+        "  Karpenter judge: no test collected",
+    ]
+
+
+class _Item:
+    def __init__(self, nodeid: str, tier: str | None, fixtures: tuple[str, ...] = ()) -> None:
+        self.nodeid, self.fixturenames = nodeid, list(fixtures)
+        self._marker = pytest.mark.tier(tier).mark if tier else None
+
+    def get_closest_marker(self, name: str):
+        return self._marker if name == "tier" else None
+
+
+def test_the_tier_comes_from_the_marker_held_to_the_fixtures():
+    from tests.e2e.conftest import TIERS, tier
+
+    assert TIERS == ci_summary.TIERS
+    differential = "tests/e2e/test_scheduler_differential.py::test_x[eks-karpenter]"
+    assert tier(_Item(differential, "control plane", ("control_plane_bins",))) == "control plane"
+    assert tier(_Item("t::onprem", "Pulumi half", ("pulumi_install",))) == "Pulumi half"
+    with pytest.raises(pytest.UsageError, match=r"t::x: an e2e test names its tier"):
+        tier(_Item("t::x", None))
+    with pytest.raises(pytest.UsageError, match=r"t::x: an e2e test names its tier.*'karpenter'"):
+        tier(_Item("t::x", "karpenter"))
+    with pytest.raises(
+        pytest.UsageError,
+        match=r"marked tier 'control plane' but uses \['pulumi_install'\]",
+    ):
+        tier(_Item("t::x", "control plane", ("pulumi_install",)))
+    with pytest.raises(pytest.UsageError, match=r"marked tier 'TypeScript' but uses no Pulumi"):
+        tier(_Item("t::x", "TypeScript"))
+
+
+def test_a_tier_run_with_a_real_pulumi_names_its_versions():
+    props = (
+        '<properties><property name="tier" value="Pulumi half" /><property name="pulumi" '
+        'value="pulumi v3.274.1, kubernetes plugin v4.34.2" /></properties>'
+    )
+    cases = "".join(
+        f'<testcase classname="tests.e2e.test_recovery" name="t{i}">{props}</testcase>'
+        for i in range(2)
+    )
+    report = ci_summary.ET.fromstring(f"<testsuites><testsuite>{cases}</testsuite></testsuites>")
+    assert ci_summary.e2e_lines(report)[3] == (
+        "  Pulumi half: run (2 passed) with pulumi v3.274.1, kubernetes plugin v4.34.2"
+    )

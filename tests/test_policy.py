@@ -677,6 +677,16 @@ PAIRS += [
 ]
 
 
+# The DRA findings (issue 32): the bad / good graphs of tests/check/test_dra.py.
+from test_dra import DRA_PAIRS  # noqa: E402
+
+_DRA_RESOURCE = {"GI053": "InferenceService/llm", "GI054": "NodePatch/n1"}
+PAIRS += [
+    pytest.param(*p.values, _DRA_RESOURCE.get(p.values[0], "Deployment/a"), id=p.values[0])
+    for p in DRA_PAIRS
+]
+
+
 def test_every_reportable_code_has_a_pair():
     reportable = {c for c, (severity, _) in CODES.items() if severity != "info"}
     assert {p.values[0] for p in PAIRS} == reportable

@@ -159,6 +159,13 @@ Findings (stable codes):
 | GI042 | warning  | cold-capacity: the pods that run all the time do not fit the pools' min nodes: the rest wait for a node (the pool's start-up time), every scale-up from min is a cold start |
 | GI043 | warning  | fragmentation: a packing exists, but kube-scheduler placing the pods one at a time (LeastAllocated spreads them) in an order their controllers may create them in leaves one Pending: the order and each pod's node |
 | GI044 | info     | capacity-unknown: capacity or fragmentation not judged (a pool of several node shapes with a max, or a search past its bound) |
+| GI050 | error    | dra-claim-count: a pod's DRA claims ask for more devices than one node of any pool it can land on publishes that match them (`check.dra`: kube-scheduler's allocator) |
+| GI051 | error    | dra-claim-selector: no device of a pool the pod can land on matches a claim's DeviceClass and CEL selectors (a pool publishing no DRA device included) |
+| GI052 | error    | dra-selector-error: a claim's CEL selector does not compile or fails on a device (a missing attribute): kube-scheduler aborts the pod's scheduling on every node |
+| GI053 | error    | dra-serverless: a Serverless (Knative) InferenceService component takes devices by claim (Knative refuses `resources.claims`: knative/serving#15332) |
+| GI054 | error    | dra-no-driver: a DRA pool whose nodes no NVIDIA DRA driver kubelet plugin serves (a warning when the graph installs none: the cluster's must) |
+| GI055 | error    | dra-not-autoscaled: a DRA pod lands on a pool made by an autoscaler that ignores claims (GKE node auto-provisioning; Karpenter and EKS Auto Mode: GI027) |
+| GI056 | error    | dra-claim-unknown: a claim names a DeviceClass neither the driver nor the graph defines (a warning, not judged, when the pod names a claim or template the graph lacks) |
 """
 
 from __future__ import annotations
@@ -240,6 +247,13 @@ CODES: dict[str, tuple[str, str]] = {
     "GI042": ("warning", "cold-capacity"),
     "GI043": ("warning", "fragmentation"),
     "GI044": ("info", "capacity-unknown"),
+    "GI050": ("error", "dra-claim-count"),
+    "GI051": ("error", "dra-claim-selector"),
+    "GI052": ("error", "dra-selector-error"),
+    "GI053": ("error", "dra-serverless"),
+    "GI054": ("error", "dra-no-driver"),
+    "GI055": ("error", "dra-not-autoscaled"),
+    "GI056": ("error", "dra-claim-unknown"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"

@@ -30,60 +30,30 @@ from ..model.nodes.shapes import (
 )
 from ..model.scheduling import GPU_RESOURCE, Placement, parse_quantity
 from ..model.serving.requests import (
-    QUEUE_PROXY,
-    STORAGE_INITIALIZER,
     container_requests,
-    pod_requests,
 )
 from .pod import resource_quantity
-from .read import Findings, Template, as_map, is_type
+from .read import Findings, Template
 from .results import NodeTemplate, PoolFacts, WorkloadFacts
 
-# KServe v0.20.0 `pkg/webhook/admission/pod/storage_initializer_injector.go`: a `pvc://` URI is
-# mounted, not downloaded, and an `oci://` one goes to the modelcar sidecar (`enableModelcar`
-# is on in the chart's values): only other schemes get the storage-initializer init container,
-# which writes the model into an emptyDir on the node's ephemeral storage.
-NOT_DOWNLOADED = ("pvc://", "oci://")
 GB = 1_000_000_000
-KSERVE_CONTAINER = "kserve-container"
 
 
 def storage_uri(t: Template) -> str | None:
     """The `storageUri` KServe's storage-initializer downloads for this component, if any."""
-    if not is_type(t.type, "serving.kserve.io", "InferenceService"):
-        return None
-    for c in t.containers:
-        uri = c.get("storageUri")
-        if isinstance(uri, str) and uri and not uri.startswith(NOT_DOWNLOADED):
-            return uri
-    return None
+    return t.storage_uri
 
 
 def pod_containers(
     t: Template,
-) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], tuple[str, ...]]:
+) -> tuple[tuple[Mapping[str, Any], ...], tuple[Mapping[str, Any], ...], tuple[str, ...]]:
     """(containers, init containers, names of those a controller adds) of the template's pods."""
-    containers = list(t.containers)
-    if is_type(t.type, "serving.kserve.io", "InferenceService"):
-        # KServe names the container of a model / framework spec `kserve-container`
-        # (kserve v0.20.0 pkg/constants InferenceServiceContainerName).
-        containers = [c if c.get("name") else {**c, "name": KSERVE_CONTAINER} for c in containers]
-    inits = list(t.init_containers)
-    added = list(t.added)
-    if t.serverless:
-        containers.append(QUEUE_PROXY.as_container())
-        added.append(QUEUE_PROXY.name)
-    if storage_uri(t):
-        inits.append(STORAGE_INITIALIZER.as_container())
-        added.append(STORAGE_INITIALIZER.name)
-    return containers, inits, tuple(added)
+    return t.pod_containers
 
 
 def pod_ask(t: Template) -> Resources:
     """What the template's pods ask a node for. Raises InputError for a bad quantity."""
-    containers, inits, _ = pod_containers(t)
-    overhead = t.fragment.get("overhead")
-    return pod_requests(containers, inits, as_map(overhead) if overhead else None)
+    return t.ask
 
 
 def admitting_nodes(pool: PoolFacts, placement: Placement, gpus: int) -> list[NodeTemplate]:

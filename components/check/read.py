@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..model.errors import InputError
+from ..model.nodes.shapes import Resources
 from ..model.scheduling import (
     Taint,
     Toleration,
 )
+from ..model.serving.requests import QUEUE_PROXY, STORAGE_INITIALIZER, pod_requests
 from .contract import (
     CODES,
     HELM_TYPES,
@@ -21,6 +24,13 @@ from .results import (
     NodeTemplate,
     SharedGpus,
 )
+
+# KServe v0.20.0 `pkg/webhook/admission/pod/storage_initializer_injector.go`: a `pvc://` URI is
+# mounted, not downloaded, and an `oci://` one goes to the modelcar sidecar (`enableModelcar`
+# is on in the chart's values): only other schemes get the storage-initializer init container,
+# which writes the model into an emptyDir on the node's ephemeral storage.
+NOT_DOWNLOADED = ("pvc://", "oci://")
+KSERVE_CONTAINER = "kserve-container"
 
 
 def as_map(value: Any) -> Mapping[str, Any]:
@@ -225,3 +235,45 @@ class Template:
     @property
     def resource(self) -> str:
         return resource_id(self.type, self.name, self.component)
+
+    @cached_property
+    def storage_uri(self) -> str | None:
+        """The `storageUri` KServe's storage-initializer downloads for this component, if any."""
+        if not is_type(self.type, "serving.kserve.io", "InferenceService"):
+            return None
+        for c in self.containers:
+            uri = c.get("storageUri")
+            if isinstance(uri, str) and uri and not uri.startswith(NOT_DOWNLOADED):
+                return uri
+        return None
+
+    @cached_property
+    def pod_containers(
+        self,
+    ) -> tuple[tuple[Mapping[str, Any], ...], tuple[Mapping[str, Any], ...], tuple[str, ...]]:
+        """(containers, init containers, names of those a controller adds) of its pods: made
+        once (the fit, the scale-up proof and their findings all read them)."""
+        containers = list(self.containers)
+        if is_type(self.type, "serving.kserve.io", "InferenceService"):
+            # KServe names the container of a model / framework spec `kserve-container`
+            # (kserve v0.20.0 pkg/constants InferenceServiceContainerName).
+            containers = [
+                c if c.get("name") else {**c, "name": KSERVE_CONTAINER} for c in containers
+            ]
+        inits = list(self.init_containers)
+        added = list(self.added)
+        if self.serverless:
+            containers.append(QUEUE_PROXY.as_container())
+            added.append(QUEUE_PROXY.name)
+        if self.storage_uri:
+            inits.append(STORAGE_INITIALIZER.as_container())
+            added.append(STORAGE_INITIALIZER.name)
+        return tuple(containers), tuple(inits), tuple(added)
+
+    @cached_property
+    def ask(self) -> Resources:
+        """What its pods ask a node for (`pod_requests` over `pod_containers` and the overhead),
+        made once. Raises InputError (each time it is asked) for a bad quantity."""
+        containers, inits, _ = self.pod_containers
+        overhead = self.fragment.get("overhead")
+        return pod_requests(containers, inits, as_map(overhead) if overhead else None)

@@ -81,6 +81,9 @@ class NodeTemplate:
     gpus: int | None = None
     shape: NodeShape | None = None
     """What the node holds allocatable (CPU, memory, ephemeral storage, pods), when known."""
+    dra_devices: tuple[Mapping[str, Any], ...] | None = None
+    """The devices NVIDIA's DRA driver publishes for it (ResourceSlice devices), when the node is
+    set up for DRA (`readers.dra.is_dra_node`); None: it is not."""
 
 
 @dataclass(frozen=True)

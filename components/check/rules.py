@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..model.errors import InputError
 from ..model.scheduling import (
@@ -26,6 +26,7 @@ from .contract import (
     SELDON_DEFAULT_CAPABILITIES,
     SELDON_SERVER_CHARTS,
 )
+from .dra import Allocation, DraCheck
 from .failures import (
     check_asg_tags,
     check_cold_pools,
@@ -67,6 +68,7 @@ from .readers.compute_class import (
 from .readers.daemonsets import (
     device_plugins,
 )
+from .readers.dra import DraUse
 from .readers.knative import (
     knative_settings,
 )
@@ -88,6 +90,31 @@ from .scaleup import ScaleUp
 def _names(items: Iterable[str]) -> str:
     items = list(items)
     return ", ".join(items) if items else "none"
+
+
+class Where(NamedTuple):
+    """Where a pod with one placement and GPU count can land, by the pools' nodes (the lists are
+    shared by every pod with that placement: never changed)."""
+
+    placed: list[PoolFacts]
+    """The pools the label and taint filters let it onto."""
+    admitted: list[PoolFacts]
+    """Of those, the ones with a node that also has the GPUs it asks for (the scheduler's
+    NodeResourcesFit): where it can land."""
+    selected: list[PoolFacts]
+    """The pools its nodeSelector / required affinity picks by label (taints and GPUs aside)."""
+    elsewhere: list[PoolFacts]
+    """The pools not placed (where only a node Karpenter launches for it could take it)."""
+
+    @classmethod
+    def of(cls, placement: Placement, gpus: int, pools: Sequence[PoolFacts]) -> Where:
+        placed = [p for p in pools if p.admits(placement)]
+        return cls(
+            placed,
+            [p for p in placed if p.lands(placement, gpus)],
+            [p for p in pools if p.selected_by(placement)],
+            [p for p in pools if not any(p is q for q in placed)],
+        )
 
 
 def check(
@@ -115,7 +142,20 @@ def check(
     pool_by_name = {p.name: p for p in pools}
     gke = any(p.provider == "gke" for p in pools)
     scale = ScaleUp(entries, out)
+    dra = DraCheck(scale.dra, _dra_ignoring_autoscalers(entries, pools))
+    dra.remember_devices(pools)
+    dra_pools: dict[str, bool] = {}
     features, features_where, scale_to_zero_allowed = knative_settings(entries)
+
+    # Where a pod can land follows from its placement and GPU count alone: derived once for
+    # each distinct pair (the pods of a stack share a few placements), not once per pod.
+    wheres: dict[tuple[Placement, int], Where] = {}
+
+    def where(placement: Placement, gpus: int) -> Where:
+        found = wheres.get((placement, gpus))
+        if found is None:
+            found = wheres[(placement, gpus)] = Where.of(placement, gpus, pools)
+        return found
 
     workloads: list[WorkloadFacts] = []
     lands_on: dict[str, list[WorkloadFacts]] = {p.name: [] for p in pools}
@@ -148,14 +188,16 @@ def check(
             placement = base.with_tolerations(extended_resource_tolerations(extended_resources(t)))
         if gke:  # GKE's admission: a pod selecting a ComputeClass tolerates its taint
             placement = placement.with_tolerations(compute_class_tolerations(base))
-        # Pools the label and taint filters let it onto; of those, the ones with a node that
-        # also has the GPUs it asks for (the scheduler's NodeResourcesFit): where it can land.
-        placed = [p for p in pools if p.admits(placement)]
-        admitted = [p for p in placed if p.lands(placement, gpus)]
+        found = where(placement, gpus)
         # A node Karpenter launches takes the labels the pod asks for (a zone, a value of a
         # requirement with several): where Karpenter would launch for it, it lands.
-        launched = scale.karpenter_landing(t, placement, [p for p in pools if p not in placed])
-        placed, admitted = placed + launched, admitted + launched
+        launched = scale.karpenter_landing(t, placement, found.elsewhere)
+        placed, admitted = found.placed + launched, found.admitted + launched
+        selected = found.selected
+        # Devices by claim: of those, the pools with a node that also allocates its claims.
+        use = scale.dra_use(t)
+        on_gpus = admitted
+        admitted, dra_verdicts = _dra_landing(t, use, placement, gpus, admitted, scale, dra)
         facts = WorkloadFacts(
             resource=rid,
             type=t.type,
@@ -177,8 +219,6 @@ def check(
         workloads.append(facts)
         for p in admitted:
             lands_on[p.name].append(facts)
-        # Pools its nodeSelector / required affinity picks by label (taints and GPUs aside).
-        selected = [p for p in pools if p.selected_by(placement)]
         landing = {p.name for p in admitted} | {p.name for p in selected}
         for p in pools:
             if p.name in landing:
@@ -189,13 +229,26 @@ def check(
             if admitted or t.daemonset
             else [(p, labels) for p in pools if (labels := lands_once_booted(placement, p, gpus))]
         )
-        dra = scale.dra_use(t).any
         confined = facts.gpus > 0 or bool(facts.wired) or bool(selected)
-        demands.append(Demand(t, facts, placement, confined, dra))
+        demands.append(Demand(t, facts, placement, confined, use.any))
         _check_workload(
-            t, facts, placement, placed, admitted, pools, pool_by_name, out, booting, selected, dra
+            t,
+            facts,
+            placement,
+            placed,
+            admitted,
+            pools,
+            pool_by_name,
+            out,
+            booting,
+            selected,
+            use.any,
         )
-        scale.check(t, facts, placement, admitted, out)
+        scale.check(t, facts, placement, on_gpus, out)
+        if use.any:
+            dra.check(t, facts, use, dra_verdicts, [p.name for p in on_gpus], out)
+            for p in admitted:
+                dra_pools[p.name] = True
         check_cold_pools(facts, booting, out)
         if t.llm is None:
             check_model_fits(facts, pools, out)
@@ -206,6 +259,7 @@ def check(
             _check_knative(t, base, features, features_where, out)
 
     _check_pools(entries, pools, lands_on, out)
+    dra.check_pools(pools, dra_pools, out)
     check_fit_unknown(pools, unknown_fit, out)
     _check_seldon_models(entries, out)
     capacity = check_capacity(demands, pools, out)
@@ -213,6 +267,57 @@ def check(
     check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)
     return Report(pools, workloads, out.sorted(), extended_resource_toleration, capacity)
+
+
+def _dra_landing(
+    t: Template,
+    use: DraUse,
+    placement: Placement,
+    gpus: int,
+    admitted: list[PoolFacts],
+    scale: ScaleUp,
+    dra: DraCheck,
+) -> tuple[list[PoolFacts], dict[str, Allocation | None]]:
+    """Of `admitted`, the pools where a node also allocates the pod's DRA claims, and each pool's
+    verdict (None: it lands; Karpenter pools are GI027's). A CEL error on any node aborts the
+    pod's scheduling everywhere (`dra` module docstring)."""
+    if not use.any:
+        return admitted, {}
+    if use.missing or not use.resolved:
+        return admitted, {}
+    verdicts: dict[str, Allocation | None] = {}
+    keep = []
+    for p in admitted:
+        ok, verdict = dra.lands(t, use, p, placement, gpus)
+        if not scale.karpenter_pools(p) and p.name not in dra.autoscaled_by:
+            verdicts[p.name] = None if ok else verdict
+        if ok:
+            keep.append(p)
+    if any(v is not None and v.cause == "error" for v in verdicts.values()):
+        return [], {n: v for n, v in verdicts.items() if v is not None and v.cause == "error"}
+    return keep, verdicts
+
+
+def _dra_ignoring_autoscalers(
+    entries: Sequence[Mapping[str, Any]], pools: Sequence[PoolFacts]
+) -> dict[str, str]:
+    """Pools whose autoscaler provisions nothing for DRA claims (GI055): a GKE ComputeClass that
+    creates its node pools (node auto-provisioning: GKE's DRA setup page, "Limitations")."""
+    auto = {
+        f"{e['type']}::{e['name']}"
+        for e in entries
+        if is_type(str(e["type"]), "cloud.google.com", "ComputeClass")
+        and as_map(as_map(as_map(e.get("inputs")).get("spec")).get("nodePoolAutoCreation")).get(
+            "enabled"
+        )
+        is True
+    }
+    return {
+        p.name: "GKE node auto-provisioning (a ComputeClass that creates node pools), which "
+        "does not support DRA"
+        for p in pools
+        if any(k in auto for k in p.keys)
+    }
 
 
 def _check_workload(

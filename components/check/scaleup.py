@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -72,9 +72,20 @@ class KarpenterPool:
         """The instance types the NodePool admits, whatever the pod: computed once."""
         return admitted_by(self.spec, self.instance_types)
 
+    @cached_property
+    def _decisions(self) -> dict[Hashable, Launch]:
+        return {}
+
     def launch(self, pod: PendingPod) -> Launch:
-        """Karpenter's decision for the pod with this NodePool alone (`karpenter_launch.launch`)."""
-        return launch(pod, self.spec, self.instance_types, self.admitted)
+        """Karpenter's decision for the pod with this NodePool alone (`karpenter_launch.launch`):
+        made once per distinct pod (its `key`), since the pods of a stack repeat a few shapes."""
+        key = pod.key()
+        found = self._decisions.get(key)
+        if found is None:
+            found = self._decisions[key] = launch(
+                pod, self.spec, self.instance_types, self.admitted
+            )
+        return found
 
 
 def karpenter_pod_requests(t: Template) -> Resources:

@@ -20,9 +20,15 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..model.deploy.ownership import SYSTEM_NAMESPACES, field_manager, with_manager
+from ..model.deploy.ownership import (
+    SYSTEM_NAMESPACES,
+    NamespacePlan,
+    field_manager,
+    with_manager,
+)
 from . import hooks as bodies
 from .cluster import Cluster, LiveCluster, Target
+from .runs import record_this_run
 
 MIN_PULUMI = "3.244.0"
 """The Pulumi CLI that runs these hooks: resource hooks since v3.182.0, error hooks since
@@ -102,7 +108,8 @@ def _bind(name: str, target: pulumi.Output[Target]) -> ClusterHooks:
 
 
 class KubeProvider(k8s.Provider):
-    """A kubernetes provider (server-side apply, upsert) with hooks on its cluster."""
+    """A kubernetes provider (server-side apply, upsert) with hooks on its cluster. Making one
+    records this run for `gpu-inference recover` (`runs.py`)."""
 
     def __init__(
         self,
@@ -123,6 +130,7 @@ class KubeProvider(k8s.Provider):
             lambda v: Target(v[0], v[1])
         )
         self.cluster_hooks = _bind(resource_name, self.target)
+        record_this_run()
 
 
 def hooks_of(resource: pulumi.Resource) -> Optional[ClusterHooks]:
@@ -134,9 +142,11 @@ def hooks_of(resource: pulumi.Resource) -> Optional[ClusterHooks]:
 def create_opts(
     parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = (), **more: Any
 ) -> pulumi.ResourceOptions:
-    """Options for an object we create under `parent`: the refuse-foreign hook when the provider
-    has it (a create never takes over another's object)."""
-    found = hooks_of(parent)
+    """Options for an object we create under `parent` (with `provider=`, or the one `parent`
+    passes on): the refuse-foreign hook when that provider has it (a create never takes over
+    another's object)."""
+    provider = more.get("provider")
+    found = provider.cluster_hooks if isinstance(provider, KubeProvider) else hooks_of(parent)
     return pulumi.ResourceOptions(
         parent=parent,
         depends_on=list(depends_on),
@@ -151,24 +161,34 @@ def owned_namespace(
     parent: pulumi.Resource,
     labels: Optional[Mapping[str, str]] = None,
     depends_on: Sequence[pulumi.Resource] = (),
+    aliases: Sequence[pulumi.Alias] = (),
+    provider: Optional[pulumi.ProviderResource] = None,
 ) -> k8s.core.v1.Namespace:
     """A namespace this stack makes (and `destroy` deletes); one of that name that exists and is
-    not this stack's is refused, not taken."""
+    not this stack's is refused, not taken. `aliases`: the resources it was made as before;
+    `provider`: when `parent` does not pass the kubernetes one on."""
     if isinstance(name, str) and name in SYSTEM_NAMESPACES:
         raise ValueError(f"{name} is a namespace every cluster has: use it, do not make it")
     metadata: dict[str, Any] = {"name": name}
     if labels:
         metadata["labels"] = dict(labels)
     return k8s.core.v1.Namespace(
-        resource_name, metadata=owned(metadata), opts=create_opts(parent, depends_on)
+        resource_name,
+        metadata=owned(metadata),
+        opts=create_opts(parent, depends_on, aliases=list(aliases) or None, provider=provider),
     )
 
 
-def release_namespace(
-    resource_name: str, name: str, parent: pulumi.Resource
-) -> list[pulumi.Resource]:
-    """What a Helm release into namespace `name` waits for: the namespace this stack makes, or
-    nothing for a namespace every cluster has."""
-    if name in SYSTEM_NAMESPACES:
-        return []
-    return [owned_namespace(resource_name, name, parent)]
+def make_namespaces(
+    plans: Mapping[str, NamespacePlan], parent: pulumi.Resource, made: Optional[bool]
+) -> dict[str, list[pulumi.Resource]]:
+    """What each of an install's namespaces waits for: the namespace it makes itself (used alone),
+    or nothing when the caller made them (`made`: a platform makes every namespace of a stack once,
+    so that no config change moves one from one install to another; the caller's `depends_on`
+    then carries them)."""
+    if made:
+        return {ns: [] for ns in plans}
+    return {
+        ns: [owned_namespace(plan.resource, ns, parent, labels=plan.labels or None)]
+        for ns, plan in plans.items()
+    }

@@ -13,6 +13,7 @@ import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 from pydantic import (
@@ -33,6 +34,7 @@ from ..serving.kserve_install import KServeInstallArgs
 from ..serving.llm_install import LLMServingInstallArgs
 from ..serving.model_namespace import ModelNamespaceArgs
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
+from ..serving.nvidia_dra_driver import NvidiaDraDriverArgs
 from ..serving.seldon_install import SeldonCoreInstallArgs
 from .cluster_access import ClusterAccessArgs
 from .derive import section_model
@@ -406,6 +408,19 @@ class NvidiaDevicePluginSettings:
 
 
 @dataclass
+class DraDriverSettings:
+    """`addons.draDriver`: NVIDIA's DRA driver for GPUs (`components.serving.nvidia_dra_driver`),
+    its kubelet plugin tolerating every taint of the DRA pools."""
+
+    enabled: Optional[bool] = field(
+        default=None, metadata=stack(default="resolved: true when a pool has `dra: true`")
+    )
+    """Install NVIDIA's DRA driver (chart `dra-driver-nvidia-gpu`): it publishes the GPUs of the
+    DRA pools as ResourceSlices and makes the DeviceClasses `gpu.nvidia.com` and
+    `mig.nvidia.com`."""
+
+
+@dataclass
 class CertManagerSettings:
     """`addons.certManager`: cert-manager (`components.serving.cert_manager`), for KServe's
     webhooks."""
@@ -443,6 +458,7 @@ if TYPE_CHECKING:
     KServeAddon = Any
     SeldonAddon = Any
     NvidiaDevicePluginAddon = Any
+    DraDriverAddon = Any
     CertManagerAddon = Any
     KarpenterAddon = Any
     Namespaces = Any
@@ -453,6 +469,7 @@ else:
     NvidiaDevicePluginAddon = _section(
         "NvidiaDevicePluginAddon", NvidiaDevicePluginSettings, NvidiaDevicePluginArgs
     )
+    DraDriverAddon = _section("DraDriverAddon", DraDriverSettings, NvidiaDraDriverArgs)
     CertManagerAddon = _section("CertManagerAddon", CertManagerSettings, CertManagerArgs)
     KarpenterAddon = _section("KarpenterAddon", KarpenterAddonSettings, KarpenterInstallArgs)
     Namespaces = section_model(
@@ -470,6 +487,7 @@ class Addons(ConfigModel):
     kserve: KServeAddon = Field(default_factory=KServeAddon)
     seldon: SeldonAddon = Field(default_factory=SeldonAddon)
     nvidia_device_plugin: NvidiaDevicePluginAddon = Field(default_factory=NvidiaDevicePluginAddon)
+    dra_driver: DraDriverAddon = Field(default_factory=DraDriverAddon)
     cert_manager: CertManagerAddon = Field(default_factory=CertManagerAddon)
     karpenter: KarpenterAddon = Field(default_factory=KarpenterAddon)
 
@@ -509,9 +527,19 @@ class Spec(ConfigModel):
     def provider(self) -> str:
         return self.cluster.provider
 
-    @property
+    # Stack-wide facts every workload asks about, derived once: the pools and their names are
+    # fixed once the config is parsed (a stack of 1000 models asked for them 4000 times).
+
+    @cached_property
     def pools_by_name(self) -> dict[str, PoolConfig]:
         return {p.name: p for p in self.pools}
+
+    @cached_property
+    def mps_pools(self) -> frozenset[str]:
+        """The pools whose GPUs GKE shares with MPS: their pods need `hostIPC: true`."""
+        if self.provider != "gke":
+            return frozenset()
+        return frozenset(p.name for p in self.pools if p.sharing_strategy == "MPS")
 
     def pool(self, name: str) -> PoolConfig:
         """The pool called `name` (KeyError naming the known pools if there is none)."""

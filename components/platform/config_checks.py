@@ -88,6 +88,8 @@ class Checker:
         if a.nvidia_device_plugin.enabled is None:
             # GKE installs the NVIDIA driver and device plugin itself.
             a.nvidia_device_plugin.enabled = s.provider != "gke"
+        if a.dra_driver.enabled is None:
+            a.dra_driver.enabled = any(getattr(p, "dra", False) for p in s.pools)
         if a.seldon.enabled is None:
             a.seldon.enabled = bool(s.seldon.servers or s.seldon.models or s.seldon.server_configs)
         if a.kserve.llm is None:
@@ -152,6 +154,7 @@ class Checker:
             ("karpenter", a.karpenter),
             ("seldon", a.seldon),
             ("nvidiaDevicePlugin", a.nvidia_device_plugin),
+            ("draDriver", a.dra_driver),
             ("certManager", a.cert_manager),
         )
         for name, addon in versioned:
@@ -651,10 +654,7 @@ def _release(version: str) -> tuple[int, ...]:
 def uses_mps(spec: Spec, w: Any) -> bool:
     """Whether a workload is wired to a pool whose GPUs GKE shares with MPS (its pods need
     `hostIPC: true`; see `components.check.fit.check_mps_host_ipc`)."""
-    pools = spec.pools_by_name
-    return spec.provider == "gke" and any(
-        n in pools and pools[n].sharing_strategy == "MPS" for n in getattr(w, "pool_names", ())
-    )
+    return not spec.mps_pools.isdisjoint(getattr(w, "pool_names", ()))
 
 
 def stack_sources(cluster: Cluster) -> dict[str, Any]:

@@ -13,25 +13,38 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import cached_property
 from typing import Any, Optional
 
 import pulumi
 from pydantic import BaseModel
 
+from ..kube.provider import owned_namespace
 from ..model.deploy import versions
+from ..model.deploy.ownership import NamespacePlan
 from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
 from ..model.scheduling import NodeSelectorRequirement, Placement, Toleration
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..pools.pool import POOL_LABEL
 from ..serving.cert_manager import CertManagerArgs
+from ..serving.cert_manager import namespaces as cert_manager_namespaces
 from ..serving.karpenter_install import KarpenterInstallArgs
+from ..serving.karpenter_install import namespaces as karpenter_namespaces
 from ..serving.knative import KnativeServingArgs
+from ..serving.knative import namespaces as knative_namespaces
 from ..serving.kserve_install import KServeInstallArgs
+from ..serving.kserve_install import namespaces as kserve_namespaces
 from ..serving.llm_install import LLMServingInstallArgs
+from ..serving.llm_install import namespaces as llm_namespaces
 from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
+from ..serving.model_namespace import namespaces as model_namespaces
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
+from ..serving.nvidia_device_plugin import namespaces as device_plugin_namespaces
+from ..serving.nvidia_dra_driver import GKE_DRIVER_ROOT, NvidiaDraDriverArgs
+from ..serving.nvidia_dra_driver import namespaces as dra_driver_namespaces
 from ..serving.seldon_install import SeldonCoreInstallArgs
+from ..serving.seldon_install import namespaces as seldon_namespaces
 from ..serving.workload import ContainerArgs
 from . import config as cfg
 from . import llm_workloads as llm
@@ -43,6 +56,7 @@ from .derive import args_from, to_arg, value_of
 from .derive import relocate as relocate_arg
 from .karpenter_addon import karpenter_install_args
 from .load import load_spec
+from .namespaces import model_namespace_names, namespace_uses, stack_namespaces
 from .pool_kinds import PoolConfig, pool_args
 from .syntax import ExpressionSpec, TolerationSpec
 from .workload_files import WorkloadSources, expand_workload_files, project_dir
@@ -142,6 +156,7 @@ class InferencePlatform(pulumi.ComponentResource):
         k8s_opts = pulumi.ResourceOptions(
             parent=self, providers={"kubernetes": self.access.provider}
         )
+        self.stack_namespaces = self._make_namespaces(name)
         self.pools: dict[str, PoolComponent] = {}
         self.karpenter: Optional[Any] = None
         # With the Karpenter add-on, its pools come after the controller (the NodePool CRD must
@@ -188,18 +203,45 @@ class InferencePlatform(pulumi.ComponentResource):
         }
         self.register_outputs({"placements": self.placements, "workloads": self.workloads})
 
+    # -- namespaces -------------------------------------------------------------------------
+
+    def _make_namespaces(self, name: str) -> dict[str, pulumi.Resource]:
+        """Each namespace of the stack, once, named after the namespace alone; aliased to every
+        resource a part of the stack made it as before (`components.platform.namespaces`)."""
+        out: dict[str, pulumi.Resource] = {}
+        uses = namespace_uses(name, self.spec, self.sources)
+        for ns, want in stack_namespaces(uses).items():
+            aliases = [
+                pulumi.Alias(name=resource, parent=pulumi.create_urn(comp, typ, parent=self))
+                for typ, comp, resource in want.previous
+            ]
+            out[ns] = owned_namespace(
+                f"{name}-namespace-{ns}",
+                ns,
+                self,
+                labels=want.labels or None,
+                aliases=aliases,
+                provider=self.access.provider,
+            )
+        return out
+
+    def _in_namespaces(
+        self,
+        opts: pulumi.ResourceOptions,
+        plans: Mapping[str, NamespacePlan],
+        after: Sequence[pulumi.Resource] = (),
+    ) -> pulumi.ResourceOptions:
+        """`opts` for a part whose namespaces (`plans`) the platform made: it waits for them."""
+        made = [self.stack_namespaces[ns] for ns in plans if ns in self.stack_namespaces]
+        return pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(depends_on=[*after, *made])
+        )
+
     # -- pools ------------------------------------------------------------------------------
 
     def _pool(self, p: PoolConfig) -> PoolComponent:
         """The pool's component, from the Args its config stands for."""
-        c = self.spec.cluster
         kind = p.kind
-        sources = {
-            **stack_sources(c),
-            # The deployed cluster: GKE's may be made by this stack (`cluster.create`).
-            "cluster.name": self.access.cluster_name if c.provider == "gke" else c.name,
-            "cluster.subnetIds": c.subnet_ids or self.access.subnet_ids,
-        }
         opts = pulumi.ResourceOptions(parent=self)
         if kind.kubernetes:
             k = self.karpenter if kind.name == "karpenter" else None
@@ -208,12 +250,14 @@ class InferencePlatform(pulumi.ComponentResource):
                 providers={"kubernetes": self.access.provider},
                 depends_on=[k.crds, k.ready] if k is not None else [],
             )
-        return kind.component(p.name, pool_args(p, sources), opts=opts)
+        return kind.component(p.name, pool_args(p, self.sources), opts=opts)
 
     # -- Knative and add-ons ----------------------------------------------------------------
 
-    def _sources(self) -> dict[str, Any]:
-        """The values of stack keys that components' arguments are fed from (`source`)."""
+    @cached_property
+    def sources(self) -> dict[str, Any]:
+        """The values of stack keys that components' arguments are fed from (`source`): one
+        stack-wide mapping, made once the cluster is (every pool and workload is fed from it)."""
         c, identity = self.spec.cluster, self.spec.cluster.workload_identity
         return {
             **stack_sources(c),
@@ -243,10 +287,17 @@ class InferencePlatform(pulumi.ComponentResource):
         ):
             # Serverless pods on a GKE MPS pool carry hostIPC: Knative must allow it.
             features.setdefault(HOST_IPC_FLAG, "enabled")
+        args = args_from(
+            k,
+            KnativeServingArgs,
+            sources=self.sources,
+            features=features or None,
+            namespaces_made=True,
+        )
         return KnativeServing(
             f"{name}-knative",
-            args_from(k, KnativeServingArgs, sources=self._sources(), features=features or None),
-            opts=opts,
+            args,
+            opts=self._in_namespaces(opts, knative_namespaces(f"{name}-knative", args)),
         )
 
     def _karpenter(self, name: str, opts: pulumi.ResourceOptions) -> Optional[Any]:
@@ -256,38 +307,45 @@ class InferencePlatform(pulumi.ComponentResource):
         from ..serving.karpenter_install import KarpenterInstall
 
         hosts = [self.pools[n] for n in self.spec.addons.karpenter.system_pools or ()]
+        args = replace(karpenter_install_args(self.spec), namespaces_made=True)
         return KarpenterInstall(
             f"{name}-karpenter",
-            karpenter_install_args(self.spec),
-            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=hosts)),
+            args,
+            opts=self._in_namespaces(opts, karpenter_namespaces(f"{name}-karpenter", args), hosts),
         )
 
     def _addons(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, Any]:
         a = self.spec.addons
-        sources = self._sources()
+        sources = self.sources
         out: dict[str, Any] = {}
         if self.karpenter is not None:
             out["karpenter"] = self.karpenter
         if a.cert_manager.enabled:
             from ..serving.cert_manager import CertManager
 
+            cm_args = args_from(
+                a.cert_manager, CertManagerArgs, sources=sources, namespaces_made=True
+            )
             with from_args("addons.certManager", CertManagerArgs):
                 out["certManager"] = CertManager(
                     f"{name}-cert-manager",
-                    args_from(a.cert_manager, CertManagerArgs, sources=sources),
-                    opts=opts,
+                    cm_args,
+                    opts=self._in_namespaces(
+                        opts, cert_manager_namespaces(f"{name}-cert-manager", cm_args)
+                    ),
                 )
         if a.kserve.enabled:
             from ..serving.kserve_install import KServeInstall
 
             after = [out["certManager"].ready] if "certManager" in out else []
             after += [self.knative.ready] if self.knative is not None else []
+            ks_args = args_from(a.kserve, KServeInstallArgs, sources=sources, namespaces_made=True)
             with from_args("addons.kserve", KServeInstallArgs):
                 out["kserve"] = KServeInstall(
                     f"{name}-kserve",
-                    args_from(a.kserve, KServeInstallArgs, sources=sources),
-                    opts=pulumi.ResourceOptions.merge(
-                        opts, pulumi.ResourceOptions(depends_on=after)
+                    ks_args,
+                    opts=self._in_namespaces(
+                        opts, kserve_namespaces(f"{name}-kserve", ks_args), after
                     ),
                 )
         if a.kserve.llm.enabled:
@@ -296,24 +354,59 @@ class InferencePlatform(pulumi.ComponentResource):
             # After the stack's one cert-manager (never a second) and KServe, whose namespace
             # and shared resources it uses.
             after = [out[k].ready for k in ("certManager", "kserve") if k in out]
+            llm_args = args_from(
+                a.kserve.llm,
+                LLMServingInstallArgs,
+                sources=sources,
+                cert_manager=False,
+                namespaces_made=True,
+            )
             with from_args("addons.kserve.llm", LLMServingInstallArgs):
                 out["kserveLlm"] = LLMServingInstall(
                     f"{name}-kserve-llm",
-                    args_from(
-                        a.kserve.llm, LLMServingInstallArgs, sources=sources, cert_manager=False
-                    ),
-                    opts=pulumi.ResourceOptions.merge(
-                        opts, pulumi.ResourceOptions(depends_on=after)
+                    llm_args,
+                    opts=self._in_namespaces(
+                        opts, llm_namespaces(f"{name}-kserve-llm", llm_args), after
                     ),
                 )
         if a.seldon.enabled:
             from ..serving.seldon_install import SeldonCoreInstall
 
+            sd_args = args_from(
+                a.seldon, SeldonCoreInstallArgs, sources=sources, namespaces_made=True
+            )
             with from_args("addons.seldon", SeldonCoreInstallArgs):
                 out["seldon"] = SeldonCoreInstall(
                     f"{name}-seldon",
-                    args_from(a.seldon, SeldonCoreInstallArgs, sources=sources),
-                    opts=opts,
+                    sd_args,
+                    opts=self._in_namespaces(opts, seldon_namespaces(f"{name}-seldon", sd_args)),
+                )
+        if a.dra_driver.enabled:
+            from ..serving.nvidia_dra_driver import NvidiaDraDriver
+
+            dra_taints = sorted(
+                {
+                    t
+                    for p in self.pools.values()
+                    if p.facts.labels.get("nvidia.com/gpu.present") == "true"
+                    for t in p.taints
+                }
+            )
+            dra_args = args_from(
+                a.dra_driver,
+                NvidiaDraDriverArgs,
+                sources=sources,
+                pool_taints=dra_taints or None,
+                driver_root=GKE_DRIVER_ROOT if self.spec.provider == "gke" else None,
+                namespaces_made=True,
+            )
+            with from_args("addons.draDriver", NvidiaDraDriverArgs):
+                out["draDriver"] = NvidiaDraDriver(
+                    f"{name}-dra-driver",
+                    dra_args,
+                    opts=self._in_namespaces(
+                        opts, dra_driver_namespaces(f"{name}-dra-driver", dra_args)
+                    ),
                 )
         if a.nvidia_device_plugin.enabled:
             from ..serving.nvidia_device_plugin import NvidiaDevicePlugin
@@ -343,32 +436,35 @@ class InferencePlatform(pulumi.ComponentResource):
                 )
                 or None,
                 avoid_auto_mode=self.spec.provider == "eks",
+                namespaces_made=True,
             )
             with from_args("addons.nvidiaDevicePlugin", NvidiaDevicePluginArgs):
                 out["nvidiaDevicePlugin"] = NvidiaDevicePlugin(
-                    f"{name}-nvidia-device-plugin", plugin, opts=opts
+                    f"{name}-nvidia-device-plugin",
+                    plugin,
+                    opts=self._in_namespaces(
+                        opts, device_plugin_namespaces(f"{name}-nvidia-device-plugin", plugin)
+                    ),
                 )
         return out
 
     def _namespaces(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, ModelNamespace]:
         n = self.spec.namespaces
         out: dict[str, ModelNamespace] = {}
-        seldon_ns = self.spec.seldon.namespace
-        for ns in self.spec.model_namespaces():
-            if ns == seldon_ns and "seldon" in self.addons:
-                # The Seldon install owns its runtime namespace; models reuse it.
-                continue
+        for ns in model_namespace_names(self.spec):
+            args = args_from(
+                n,
+                ModelNamespaceArgs,
+                sources=self.sources,
+                namespace=ns,
+                workload_pool=self.access.workload_pool,
+                static_credentials_secret=bool(n.static_credentials),
+                namespaces_made=True,
+            )
             out[ns] = ModelNamespace(
                 f"{name}-ns-{ns}",
-                args_from(
-                    n,
-                    ModelNamespaceArgs,
-                    sources=self._sources(),
-                    namespace=ns,
-                    workload_pool=self.access.workload_pool,
-                    static_credentials_secret=bool(n.static_credentials),
-                ),
-                opts=opts,
+                args,
+                opts=self._in_namespaces(opts, model_namespaces(f"{name}-ns-{ns}", args)),
             )
         return out
 
@@ -454,7 +550,7 @@ class InferencePlatform(pulumi.ComponentResource):
             args_from(
                 i,
                 InferenceServiceArgs,
-                sources=self._sources(),
+                sources=self.sources,
                 deployment_mode=deployment_mode,
                 kserve_version=i.kserve_version or self.spec.addons.kserve.version,
                 predictor=components["predictor"],
@@ -474,7 +570,7 @@ class InferencePlatform(pulumi.ComponentResource):
         provider = self.spec.cluster.provider
         if provider == "existing":
             return None
-        by_name = {p.name: p for p in self.spec.pools}
+        by_name = self.spec.pools_by_name
         found = [
             value_of(by_name[n], "node_startup_seconds")
             or node_startup_seconds(provider, by_name[n].gpu_name)
@@ -538,7 +634,7 @@ class InferencePlatform(pulumi.ComponentResource):
             args_from(
                 sc,
                 SeldonServerConfigArgs,
-                sources=self._sources(),
+                sources=self.sources,
                 containers=_seldon_containers(sc, sc.containers),
                 capabilities=sc.capabilities or None,
                 agent_image=(
@@ -565,7 +661,7 @@ class InferencePlatform(pulumi.ComponentResource):
             args_from(
                 srv,
                 SeldonServerArgs,
-                sources=self._sources(),
+                sources=self.sources,
                 extra_capabilities=srv.extra_capabilities or None,
                 containers=_seldon_containers(srv, None),
                 placement=self._placement(srv),
@@ -582,7 +678,7 @@ class InferencePlatform(pulumi.ComponentResource):
         deps = [servers[m.server]] if m.server in servers else list(servers.values())
         return SeldonModel(
             f"{name}-model-{m.name}",
-            args_from(m, SeldonModelArgs, sources=self._sources(), memory=_q(m.memory)),
+            args_from(m, SeldonModelArgs, sources=self.sources, memory=_q(m.memory)),
             opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=deps)),
         )
 

@@ -141,6 +141,7 @@ class PoolConfig(ConfigModel):
         }
 
 
+@cache
 def _name_field(kind: PoolKind) -> str:
     return next(i.field for i in kind_inputs(kind) if i.path and i.path.split(".")[-1] == "name")
 

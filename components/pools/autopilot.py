@@ -32,12 +32,10 @@ from ..model.nodes.autopilot import AUTOPILOT_GPU_QUANTITIES
 from ..model.nodes.catalog import gke_accelerator
 from ..model.scheduling import Placement, Taint
 from .component import PoolComponent
-from .pool import GPU_TAINT, PoolFacts, PoolKind, validate_pool_name
+from .gke import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL, GKE_SPOT_LABEL
+from .pool import GPU_TAINT, PoolFacts, PoolKind, pool_name_of, validate_pool_name
 
 TYPE = "gpu-inference:index:GkeAutopilotGpuPool"
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
-GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
 SPOT_TAINT = Taint(GKE_SPOT_LABEL, "true", "NoSchedule")
 
 
@@ -81,9 +79,7 @@ class GkeAutopilotGpuPoolArgs:
 
 def plan_autopilot_pool(name: str, args: GkeAutopilotGpuPoolArgs) -> PoolFacts:
     """Check every input (no Pulumi) and return the pool's facts."""
-    pool_name, name_path = (
-        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
-    )
+    pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
     if args.accelerator not in AUTOPILOT_GPU_QUANTITIES:
         raise InputError(
@@ -149,13 +145,8 @@ class GkeAutopilotGpuPool(PoolComponent):
         args: GkeAutopilotGpuPoolArgs,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
-        try:
-            facts = plan_autopilot_pool(name, args)
-        except InputError as e:
-            raise e.at(f"GkeAutopilotGpuPool({name!r})") from None
-        super().__init__(TYPE, name, autopilot_inputs(facts), opts)
-        self._take_facts(facts)
-        self.register_outputs({"poolName": facts.name, "placement": facts.placement.to_pod_spec()})
+        self._start(TYPE, name, plan_autopilot_pool, args, opts, props=autopilot_inputs)
+        self._finish(gpus_per_node=False)
 
 
 KIND = PoolKind(
@@ -163,7 +154,7 @@ KIND = PoolKind(
     title="GKE Autopilot GPU pool",
     provider="gke",
     args=GkeAutopilotGpuPoolArgs,
-    facts=plan_autopilot_pool,
+    plan=plan_autopilot_pool,
     component=GkeAutopilotGpuPool,
     autopilot=True,
     node_startup=False,

@@ -38,27 +38,26 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..kube.provider import create_opts, owned
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.catalog import gke_accelerator, validate_gke_accelerator
 from ..model.scheduling import Taint
 from .component import PoolComponent
+from .gke import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL, GKE_SPOT_LABEL
 from .pool import (
     GPU_TAINT,
     POOL_LABEL,
     PoolFacts,
     PoolKind,
     build_facts,
+    declared_labels,
     normalize_taints,
+    pool_name_of,
     validate_pool_name,
 )
 
 API_VERSION = "cloud.google.com/v1"
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
-GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
 PRIORITY_KINDS = ("reservation", "on-demand", "flex-start", "spot")
 DRIVER_VERSIONS = ("default", "latest")
 RESERVED_PREFIXES = ("gke", "autopilot")
@@ -162,9 +161,7 @@ def _priority_list(value: object) -> list[str]:
 
 def validate_compute_class_args(name: str, args: GkeGpuComputeClassArgs) -> ComputeClassPlan:
     """Check every input (no Pulumi) and decide the ComputeClass."""
-    class_name, name_path = (
-        (args.class_name, "args.class_name") if args.class_name is not None else (name, "name")
-    )
+    class_name, name_path = pool_name_of(name, args.class_name, "class_name")
     validate_pool_name(class_name, name_path)
     if class_name.startswith(RESERVED_PREFIXES):
         raise InputError(
@@ -277,7 +274,7 @@ def validate_compute_class_args(name: str, args: GkeGpuComputeClassArgs) -> Comp
         if disk is not None:
             rule["storage"] = {"bootDiskSize": disk}
         rules.append(rule)
-    node_labels = {k: v for k, v in facts.labels.items() if k not in cloud_labels}
+    node_labels = declared_labels(facts, cloud_labels)
     spec: dict[str, Any] = {
         "priorities": rules,
         "nodePoolAutoCreation": {"enabled": True},
@@ -303,33 +300,13 @@ class GkeGpuComputeClass(PoolComponent):
         args: GkeGpuComputeClassArgs,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
-        try:
-            plan = validate_compute_class_args(name, args)
-        except InputError as e:
-            raise e.at(f"GkeGpuComputeClass({name!r})") from None
-        super().__init__("gpu-inference:index:GkeGpuComputeClass", name, {}, opts)
-        import pulumi_kubernetes as k8s
-
-        self._take_facts(plan.facts)
-        self.compute_class = k8s.apiextensions.CustomResource(
-            name,
-            api_version=API_VERSION,
-            kind="ComputeClass",
-            metadata=owned(plan.compute_class["metadata"]),
-            spec=plan.compute_class["spec"],
-            opts=create_opts(self),
+        plan = self._start(
+            "gpu-inference:index:GkeGpuComputeClass", name, validate_compute_class_args, args, opts
         )
-        self.register_outputs(
-            {
-                "poolName": plan.facts.name,
-                "gpusPerNode": plan.facts.gpus_per_node,
-                "placement": plan.facts.placement.to_pod_spec(),
-            }
+        self.compute_class = self._custom_resource(
+            name, API_VERSION, "ComputeClass", plan.compute_class
         )
-
-
-def _facts(name: str, args: GkeGpuComputeClassArgs) -> PoolFacts:
-    return validate_compute_class_args(name, args).facts
+        self._finish()
 
 
 KIND = PoolKind(
@@ -337,7 +314,7 @@ KIND = PoolKind(
     title="GKE ComputeClass",
     provider="gke",
     args=GkeGpuComputeClassArgs,
-    facts=_facts,
+    plan=validate_compute_class_args,
     component=GkeGpuComputeClass,
     block="computeClass",
     kubernetes=True,

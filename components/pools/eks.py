@@ -55,6 +55,8 @@ from .pool import (
     build_facts,
     declared_labels,
     eks_name_prefix,
+    pool_name_of,
+    validate_gp3_size,
     validate_pool_name,
 )
 
@@ -216,9 +218,7 @@ def autoscaler_tags(cluster_name: str, facts: PoolFacts) -> dict[str, str]:
 
 def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
     """Check every input (no Pulumi) and decide everything."""
-    pool_name, name_path = (
-        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
-    )
+    pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
     if not isinstance(args.cluster_name, str) or not _CLUSTER_NAME.match(args.cluster_name):
         raise InputError(
@@ -337,16 +337,8 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
             "aws, aws-cn, aws-us-gov",
             "args.aws_partition",
         )
-    if args.disk_size_gb is not None and (
-        isinstance(args.disk_size_gb, bool)
-        or not isinstance(args.disk_size_gb, int)
-        or not 1 <= args.disk_size_gb <= 16384
-    ):
-        raise InputError(
-            f"disk size {show(args.disk_size_gb)} GiB is not a gp3 volume size",
-            "a whole number of GiB from 1 to 16384",
-            "args.disk_size_gb",
-        )
+    if args.disk_size_gb is not None:
+        validate_gp3_size(args.disk_size_gb)
     facts = build_facts(
         pool_name,
         cloud="eks",
@@ -479,14 +471,11 @@ class EksGpuNodeGroup(PoolComponent):
         args: EksGpuNodeGroupArgs,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
-        try:
-            plan = validate_eks_pool_args(name, args)
-        except InputError as e:
-            raise e.at(f"EksGpuNodeGroup({name!r})") from None
-        super().__init__("gpu-inference:index:EksGpuNodeGroup", name, {}, opts)
+        plan = self._start(
+            "gpu-inference:index:EksGpuNodeGroup", name, validate_eks_pool_args, args, opts
+        )
         import pulumi_aws as aws
 
-        self._take_facts(plan.facts)
         child = pulumi.ResourceOptions(parent=self)
 
         depends: list[pulumi.Resource] = []
@@ -541,18 +530,7 @@ class EksGpuNodeGroup(PoolComponent):
             )
             for key, value in plan.asg_tags.items()
         ]
-        self.register_outputs(
-            {
-                "poolName": plan.facts.name,
-                "cloudName": self.node_group.node_group_name,
-                "gpusPerNode": plan.facts.gpus_per_node,
-                "placement": plan.facts.placement.to_pod_spec(),
-            }
-        )
-
-
-def _facts(name: str, args: EksGpuNodeGroupArgs) -> PoolFacts:
-    return validate_eks_pool_args(name, args).facts
+        self._finish(cloudName=self.node_group.node_group_name)
 
 
 KIND = PoolKind(
@@ -560,6 +538,6 @@ KIND = PoolKind(
     title="EKS managed node group",
     provider="eks",
     args=EksGpuNodeGroupArgs,
-    facts=_facts,
+    plan=validate_eks_pool_args,
     component=EksGpuNodeGroup,
 )

@@ -54,7 +54,7 @@ from ..model.nodes.sharing import config_name, validate_replicas
 from ..model.scheduling import Taint, validate_dns1123_subdomain, validate_labels
 from ..model.scheduling.taints import OWN_TAINTS_ANNOTATION
 from .component import PoolComponent
-from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts
+from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts, pool_name_of
 
 PATCH_FORCE = "pulumi.com/patchForce"
 GPUS_ANNOTATION = "gpu-inference.dev/gpus-per-node"
@@ -178,9 +178,7 @@ def taint_patch(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[st
 
 def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> ExistingNodesPlan:
     """Check every input (no Pulumi) and decide the patches."""
-    pool_name, name_path = (
-        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
-    )
+    pool_name, name_path = pool_name_of(name, args.pool_name)
     nodes = args.nodes
     if isinstance(nodes, (str, Mapping)) or not isinstance(nodes, Sequence) or not nodes:
         raise InputError(
@@ -300,6 +298,14 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
     return ExistingNodesPlan(facts, patches, [t.to_dict() for t in facts.taints])
 
 
+def node_resource(node: str) -> str:
+    """The resource name of a node's patch: the node's alone, so that renaming the pool (or moving
+    a node to another pool) keeps the patch, where a new patch made before the old one is deleted
+    would have the delete take back the labels and taints the new one just set (both apply as the
+    stack's one field manager)."""
+    return f"node-{node}"
+
+
 def _spec_with(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     return taint_patch(current_spec, ours)
 
@@ -313,47 +319,35 @@ class ExistingGpuNodes(PoolComponent):
         args: ExistingGpuNodesArgs,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
-        try:
-            plan = validate_existing_nodes_args(name, args)
-        except InputError as e:
-            raise e.at(f"ExistingGpuNodes({name!r})") from None
-        super().__init__("gpu-inference:index:ExistingGpuNodes", name, {}, opts)
+        plan = self._start(
+            "gpu-inference:index:ExistingGpuNodes", name, validate_existing_nodes_args, args, opts
+        )
         import pulumi_kubernetes as k8s
 
-        self._take_facts(plan.facts)
         hooks = hooks_of(self)
         self.patches = []
         for node, body in plan.patches.items():
             spec: Any = None
             if plan.taints:
                 live = k8s.core.v1.Node.get(
-                    f"{name}-{node}-live", node, opts=pulumi.ResourceOptions(parent=self)
+                    f"{node_resource(node)}-live", node, opts=pulumi.ResourceOptions(parent=self)
                 )
                 spec = live.spec.apply(partial(_spec_with, ours=plan.taints))
             self.patches.append(
                 k8s.core.v1.NodePatch(
-                    f"{name}-{node}",
+                    node_resource(node),
                     metadata=owned(body["metadata"]),
                     spec=spec,
                     opts=pulumi.ResourceOptions(
                         parent=self,
                         retain_on_delete=bool(plan.taints) and hooks is None,
                         hooks=hooks.node_taints() if hooks and plan.taints else None,
+                        # Its name before it was the node's alone (`{pool}-{node}`).
+                        aliases=[pulumi.Alias(name=f"{name}-{node}")],
                     ),
                 )
             )
-        self.register_outputs(
-            {
-                "poolName": plan.facts.name,
-                "nodes": list(plan.patches),
-                "gpusPerNode": plan.facts.gpus_per_node,
-                "placement": plan.facts.placement.to_pod_spec(),
-            }
-        )
-
-
-def _facts(name: str, args: ExistingGpuNodesArgs) -> PoolFacts:
-    return validate_existing_nodes_args(name, args).facts
+        self._finish(nodes=list(plan.patches))
 
 
 KIND = PoolKind(
@@ -361,7 +355,7 @@ KIND = PoolKind(
     title="pool of existing nodes",
     provider="existing",
     args=ExistingGpuNodesArgs,
-    facts=_facts,
+    plan=validate_existing_nodes_args,
     component=ExistingGpuNodes,
     kubernetes=True,
     node_startup=False,

@@ -51,6 +51,7 @@ from .pool import (
     declared_labels,
     gke_node_pool_resource_name,
     normalize_taints,
+    pool_name_of,
 )
 
 GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
@@ -124,6 +125,14 @@ class GkeGpuNodePoolArgs:
     `guest_accelerator.gpu_partition_size`, e.g. `1g.10gb`): one the accelerator offers (A100
     40GB / 80GB, H100, H200, RTX PRO 6000: the catalog's table, from NVIDIA's default MIG
     layouts); the node exposes GPUs x instances per GPU `nvidia.com/gpu`."""
+    dra: Optional[bool] = False
+    """GPUs by claim (DRA) instead of `nvidia.com/gpu`: GKE's driver install off
+    (`INSTALLATION_DISABLED`), its device plugin off (label
+    `gke-no-default-nvidia-gpu-device-plugin=true`) and the label NVIDIA's DRA driver runs its
+    kubelet plugin on (`nvidia.com/gpu.present=true`), as GKE's "Prepare GKE infrastructure for
+    DRA workloads" asks; no GPU sharing or MIG (GKE supports neither with DRA). Pods claim the
+    GPUs through ResourceClaims (`resourceClaims` in their pod spec); `addons.draDriver`
+    installs NVIDIA's DRA driver; NVIDIA's GPU driver comes from GKE's driver-installer DaemonSet."""
     min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
     """Fewest nodes in the whole pool (0: scale to zero); at most `max_nodes`."""
     max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))
@@ -192,12 +201,6 @@ class GkePoolPlan:
     node_pool: dict[str, Any]
 
 
-def _pool_name(name: str, args: GkeGpuNodePoolArgs) -> tuple[str, str]:
-    if args.pool_name is not None:
-        return args.pool_name, "args.pool_name"
-    return name, "name"
-
-
 def shared_gpus(
     args: GkeGpuNodePoolArgs, accelerator: str, gpus: int, labels: dict[str, str]
 ) -> int:
@@ -233,9 +236,37 @@ def shared_gpus(
     return gpus
 
 
+GKE_DRA_NODE_LABELS = {
+    "gke-no-default-nvidia-gpu-device-plugin": "true",
+    "nvidia.com/gpu.present": "true",
+}
+"""GKE's "Prepare GKE infrastructure for DRA workloads" (how-to/set-up-dra): GKE's device plugin
+off; and the label NVIDIA's DRA driver chart runs its kubelet plugin on (`kubeletPlugin.affinity`,
+kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 values.yaml)."""
+
+
+def gke_dra_labels(args: GkeGpuNodePoolArgs) -> dict[str, str]:
+    """The node labels of a DRA pool; InputError for what GKE does not support with DRA."""
+    for key in ("gpu_sharing_strategy", "gpu_partition_size"):
+        if getattr(args, key) is not None:
+            raise InputError(
+                f"{key} is given on a DRA pool: GKE supports no GPU sharing or MIG with DRA",
+                "leave it unset, or dra unset",
+                f"args.{key}",
+            )
+    if args.gpu_driver_version not in (None, "DEFAULT", "INSTALLATION_DISABLED"):
+        raise InputError(
+            f"gpu_driver_version {show(args.gpu_driver_version)} is given on a DRA pool: GKE's "
+            "automatic driver installation is not supported with DRA",
+            "INSTALLATION_DISABLED (what dra sets), or leave it unset",
+            "args.gpu_driver_version",
+        )
+    return dict(GKE_DRA_NODE_LABELS)
+
+
 def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
     """Check every input (no Pulumi) and return the pool's facts."""
-    pool_name, name_path = _pool_name(name, args)
+    pool_name, name_path = pool_name_of(name, args.pool_name)
     try:
         validate_dns1035_label(pool_name, max_length=40)
     except InputError as e:
@@ -273,6 +304,8 @@ def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
                     "another key",
                     f"args.taints[{i}].{what}",
                 )
+        if args.dra:
+            cloud_labels.update(gke_dra_labels(args))
         gpus = shared_gpus(args, acc.name, gpus, cloud_labels)
         if args.gpu_driver_version not in GPU_DRIVER_VERSIONS:
             raise InputError(
@@ -290,6 +323,12 @@ def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
                 f"gpu_count {show(args.gpu_count)} is given without an accelerator",
                 "an accelerator with gpu_count, or neither (a CPU pool)",
                 "args.gpu_count",
+            )
+        if args.dra:
+            raise InputError(
+                "dra is set on a CPU pool (no accelerator)",
+                "an accelerator whose GPUs pods claim, or leave dra unset",
+                "args.dra",
             )
         for key in ("gpu_sharing_strategy", "max_shared_clients_per_gpu", "gpu_partition_size"):
             if getattr(args, key) is not None:
@@ -378,7 +417,11 @@ def gke_node_pool_inputs(facts: PoolFacts, args: GkeGpuNodePoolArgs) -> dict[str
             {
                 "type": args.accelerator,
                 "count": int(facts.labels[GKE_ACCELERATOR_COUNT_LABEL]),
-                "gpu_driver_installation_config": {"gpu_driver_version": args.gpu_driver_version},
+                "gpu_driver_installation_config": {
+                    "gpu_driver_version": "INSTALLATION_DISABLED"
+                    if args.dra
+                    else args.gpu_driver_version
+                },
             }
         ]
         if args.gpu_sharing_strategy is not None:
@@ -436,28 +479,16 @@ class GkeGpuNodePool(PoolComponent):
         args: GkeGpuNodePoolArgs,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
-        try:
-            plan = plan_gke_pool(name, args)
-        except InputError as e:
-            raise e.at(f"GkeGpuNodePool({name!r})") from None
-        super().__init__("gpu-inference:index:GkeGpuNodePool", name, {}, opts)
+        plan = self._start("gpu-inference:index:GkeGpuNodePool", name, plan_gke_pool, args, opts)
         import pulumi_gcp as gcp
 
-        self._take_facts(plan.facts)
         self.node_pool = gcp.container.NodePool(
             gke_node_pool_resource_name(name, plan.facts.name),
             **plan.node_pool,
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.cloud_name = self.node_pool.name
-        self.register_outputs(
-            {
-                "poolName": plan.facts.name,
-                "cloudName": self.node_pool.name,
-                "gpusPerNode": plan.facts.gpus_per_node,
-                "placement": plan.facts.placement.to_pod_spec(),
-            }
-        )
+        self._finish(cloudName=self.node_pool.name)
 
 
 KIND = PoolKind(
@@ -465,6 +496,6 @@ KIND = PoolKind(
     title="GKE node pool",
     provider="gke",
     args=GkeGpuNodePoolArgs,
-    facts=validate_gke_pool_args,
+    plan=validate_gke_pool_args,
     component=GkeGpuNodePool,
 )

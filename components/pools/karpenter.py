@@ -43,7 +43,6 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..kube.provider import create_opts, owned
 from ..model.autoscalers.karpenter import (
     ARCH_LABEL,
     CAPACITY_TYPE_LABEL,
@@ -67,7 +66,15 @@ from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.nodes.sharing import config_name, validate_replicas
 from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Taint
 from .component import PoolComponent
-from .pool import PoolFacts, PoolKind, build_facts, validate_pool_name
+from .pool import (
+    PoolFacts,
+    PoolKind,
+    build_facts,
+    declared_labels,
+    pool_name_of,
+    validate_gp3_size,
+    validate_pool_name,
+)
 
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
@@ -316,9 +323,7 @@ def _requirement(key: str, op: str, values: Sequence[str] = ()) -> dict[str, Any
 
 def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> KarpenterPoolPlan:
     """Check every input (no Pulumi) and decide the NodePool and EC2NodeClass."""
-    pool_name, name_path = (
-        (args.pool_name, "args.pool_name") if args.pool_name is not None else (name, "name")
-    )
+    pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
     names = _str_list(args.gpu_names, "args.gpu_names", "EC2 GPU names such as l4")
     for i, g in enumerate(names or []):
@@ -478,7 +483,7 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         # Karpenter sums its nodes' nvidia.com/gpu as it sees them: with time-slicing, what the
         # NodeOverlays give (GPUs x replicas). max_total_gpus counts physical GPUs.
         limits[GPU_RESOURCE] = str(total * (replicas or 1))
-    own_labels = {k: v for k, v in facts.labels.items() if k not in cloud_labels}
+    own_labels = declared_labels(facts, cloud_labels)
     node_class_name = args.node_class if args.node_class is not None else pool_name
     if args.node_class is not None:
         validate_pool_name(args.node_class, "args.node_class")
@@ -590,13 +595,7 @@ def _node_class(pool_name: str, args: KarpenterGpuNodePoolArgs) -> dict[str, Any
         discovery = {DISCOVERY_TAG: args.cluster_name}
         subnets = subnets or discovery
         groups = groups or discovery
-    size = args.disk_size_gb if args.disk_size_gb is not None else 100
-    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 16384:
-        raise InputError(
-            f"disk size {show(size)} GiB is not a gp3 volume size",
-            "a whole number of GiB from 1 to 16384",
-            "args.disk_size_gb",
-        )
+    size = validate_gp3_size(args.disk_size_gb if args.disk_size_gb is not None else 100)
     return {
         "metadata": {"name": pool_name},
         "spec": {
@@ -640,59 +639,32 @@ class KarpenterGpuNodePool(PoolComponent):
         args: KarpenterGpuNodePoolArgs,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
-        try:
-            plan = validate_karpenter_pool_args(name, args)
-        except InputError as e:
-            raise e.at(f"KarpenterGpuNodePool({name!r})") from None
-        super().__init__("gpu-inference:index:KarpenterGpuNodePool", name, {}, opts)
-        import pulumi_kubernetes as k8s
-
-        self._take_facts(plan.facts)
+        plan = self._start(
+            "gpu-inference:index:KarpenterGpuNodePool",
+            name,
+            validate_karpenter_pool_args,
+            args,
+            opts,
+        )
         self.instance_types: list[str] = list(plan.instance_types)
         self.builtin_device_plugin: bool = bool(args.auto_mode)
         depends: list[pulumi.Resource] = []
         if plan.node_class is not None:
-            self.node_class = k8s.apiextensions.CustomResource(
-                f"{name}-nodeclass",
-                api_version=NODECLASS_API,
-                kind="EC2NodeClass",
-                metadata=owned(plan.node_class["metadata"]),
-                spec=plan.node_class["spec"],
-                opts=create_opts(self),
+            self.node_class = self._custom_resource(
+                f"{name}-nodeclass", NODECLASS_API, "EC2NodeClass", plan.node_class
             )
             depends.append(self.node_class)
-        self.node_pool = k8s.apiextensions.CustomResource(
-            name,
-            api_version=NODEPOOL_API,
-            kind="NodePool",
-            metadata=owned(plan.node_pool["metadata"]),
-            spec=plan.node_pool["spec"],
-            opts=create_opts(self, depends),
+        self.node_pool = self._custom_resource(
+            name, NODEPOOL_API, "NodePool", plan.node_pool, depends
         )
         self.node_overlays = [
-            k8s.apiextensions.CustomResource(
-                f"{name}-overlay-{o['metadata']['name']}",
-                api_version=NODEOVERLAY_API,
-                kind="NodeOverlay",
-                metadata=owned(o["metadata"]),
-                spec=o["spec"],
-                opts=create_opts(self),
+            self._custom_resource(
+                f"{name}-overlay-{o['metadata']['name']}", NODEOVERLAY_API, "NodeOverlay", o
             )
             for o in plan.node_overlays
         ]
         self.time_slicing_replicas: Optional[int] = args.time_slicing_replicas
-        self.register_outputs(
-            {
-                "poolName": plan.facts.name,
-                "instanceTypes": list(plan.instance_types),
-                "gpusPerNode": plan.facts.gpus_per_node,
-                "placement": plan.facts.placement.to_pod_spec(),
-            }
-        )
-
-
-def _facts(name: str, args: KarpenterGpuNodePoolArgs) -> PoolFacts:
-    return validate_karpenter_pool_args(name, args).facts
+        self._finish(instanceTypes=list(plan.instance_types))
 
 
 KIND = PoolKind(
@@ -700,7 +672,7 @@ KIND = PoolKind(
     title="Karpenter NodePool",
     provider="eks",
     args=KarpenterGpuNodePoolArgs,
-    facts=_facts,
+    plan=validate_karpenter_pool_args,
     component=KarpenterGpuNodePool,
     block="karpenter",
     kubernetes=True,

@@ -48,7 +48,7 @@ bridge leaves the name to the prefix there.
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Protocol, Union
 
 from ..model.errors import InputError, show
 from ..model.scheduling import (
@@ -143,9 +143,30 @@ class PoolFacts:
         }
 
 
+class HasFacts(Protocol):
+    """A pool's plan: its facts and whatever its component registers from them."""
+
+    @property
+    def facts(self) -> PoolFacts: ...
+
+
+Planned = Union[PoolFacts, HasFacts]
+"""What a pool kind decides from its args: its facts alone, or a plan holding them."""
+
+
+def facts_of(planned: Planned) -> PoolFacts:
+    return planned if isinstance(planned, PoolFacts) else planned.facts
+
+
 # ---------------------------------------------------------------------------------------------
 # Validation pieces
 # ---------------------------------------------------------------------------------------------
+
+
+def pool_name_of(name: str, given: Optional[str], key: str = "pool_name") -> tuple[str, str]:
+    """The pool's name and the path an error about it names: `args.<key>` when given, else the
+    component's name."""
+    return (given, f"args.{key}") if given is not None else (name, "name")
 
 
 def validate_pool_name(name: object, path: str = "name") -> str:
@@ -179,6 +200,17 @@ def validate_node_counts(min_nodes: object, max_nodes: object) -> tuple[int, int
             "args.min_nodes",
         )
     return min_nodes, max_nodes
+
+
+def validate_gp3_size(size: object, path: str = "args.disk_size_gb") -> int:
+    """An EBS gp3 volume size in GiB (1..16384: EC2's gp3 limits), for an EKS node's disk."""
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 16384:
+        raise InputError(
+            f"disk size {show(size)} GiB is not a gp3 volume size",
+            "a whole number of GiB from 1 to 16384",
+            path,
+        )
+    return size
 
 
 def _reserved_domain(key: str) -> str | None:
@@ -464,8 +496,9 @@ class PoolKind:
     """`gke`, `eks` or `existing`: the cluster provider it runs on."""
     args: type
     """The component's Args dataclass: the one declaration of its inputs and stack keys."""
-    facts: Callable[[str, Any], PoolFacts]
-    """Validates the args (pure, nothing registered) and returns the pool's facts."""
+    plan: Callable[[str, Any], Planned]
+    """Validates the args (pure, nothing registered) and decides the pool: its facts, or a plan
+    holding them."""
     component: type
     """The ComponentResource class, constructed as `component(name, args, opts=...)`."""
     block: Optional[str] = None
@@ -478,3 +511,7 @@ class PoolKind:
     """Its nodes are made on demand: `nodeStartupSeconds` applies."""
     note: str = ""
     """What sets it apart, said when a key of another kind is given to it."""
+
+    def facts(self, name: str, args: Any) -> PoolFacts:
+        """Validates the args (pure, nothing registered) and returns the pool's facts."""
+        return facts_of(self.plan(name, args))

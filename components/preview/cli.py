@@ -2,9 +2,11 @@
 
     gpu-inference preview STACK [--out DIR] [--project-dir DIR] [--debug]
     gpu-inference check FILE [--json] [--[no-]extended-resource-toleration] [--debug]
+    gpu-inference recover STACK [--yes] [--project-dir DIR] [--debug]
 
-Exit codes: 0 clean; 1 the placement check found an error; 2 bad config or usage (one message,
-no traceback); 3 an internal error (a bug: `--debug` shows the traceback).
+Exit codes: 0 clean (for `recover`: the stack converged); 1 the placement check found an error
+(for `recover`: the plan awaits `--yes`, or `pulumi up` has work left); 2 bad config or usage, or
+a refusal (one message, no traceback); 3 an internal error (a bug: `--debug` shows the traceback).
 """
 
 from __future__ import annotations
@@ -111,6 +113,29 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the check decides from the graph's pools)",
     )
     chk.set_defaults(func=cmd_check)
+
+    rec = sub.add_parser(
+        "recover",
+        parents=[debug],
+        help="clear what an interrupted `pulumi up` left, then check the stack converged",
+        description=(
+            "Find what an interrupted `pulumi up` of STACK left (its lock, pending operations, "
+            "its processes still running, Helm releases left pending) and show the plan; with "
+            "--yes carry it out (stop those processes, `pulumi cancel`, `pulumi refresh "
+            "--clear-pending-creates`) and end with `pulumi preview --expect-no-changes`. "
+            "Never touches another stack's processes or lock."
+        ),
+    )
+    rec.add_argument("stack", metavar="STACK", help="the stack (as `pulumi -s STACK`)")
+    rec.add_argument("--yes", action="store_true", help="carry the plan out")
+    rec.add_argument(
+        "--project-dir",
+        type=Path,
+        metavar="DIR",
+        help="the Pulumi project (default: the nearest parent of the working directory "
+        "holding Pulumi.yaml)",
+    )
+    rec.set_defaults(func=cmd_recover)
     return parser
 
 
@@ -153,14 +178,23 @@ def _error(message: str, where: str | None = None) -> None:
         print(f"  ({where})", file=sys.stderr)
 
 
+def _project_dir(given: Path | None) -> Path:
+    if given is None:
+        return find_project_dir()
+    project_dir = given.resolve()
+    if not (project_dir / "Pulumi.yaml").is_file():
+        raise PreviewError(f"{show_path(project_dir)}: no Pulumi.yaml in the project directory")
+    return project_dir
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    from .recover import recover  # the Automation API: loaded only for this command
+
+    return recover(args.stack, _project_dir(args.project_dir), args.yes, sys.stdout)
+
+
 def cmd_preview(args: argparse.Namespace) -> int:
-    project_dir: Path | None = args.project_dir
-    if project_dir is not None:
-        project_dir = project_dir.resolve()
-        if not (project_dir / "Pulumi.yaml").is_file():
-            raise PreviewError(f"{show_path(project_dir)}: no Pulumi.yaml in the project directory")
-    else:
-        project_dir = find_project_dir()
+    project_dir = _project_dir(args.project_dir)
     project = load_project(project_dir)
     config = load_stack_config(project, args.stack)
     try:

@@ -44,6 +44,13 @@ class Registered:
     retain_on_delete: bool = False
     hooks: dict[str, list[str]] = field(default_factory=dict)
     """The resource hooks bound to it, by kind (`before_create`, `on_error`, ...)."""
+    protect: bool = False
+    ignore_changes: list[str] = field(default_factory=list)
+    deleted_with: str | None = None
+    """The URN of the resource whose deletion deletes this one (`deleted_with`)."""
+    aliases: list[dict[str, Any]] = field(default_factory=list)
+    """Its aliases as the SDK sent them: `{"urn": ...}` or a spec (`name`, `type`, `parentUrn`,
+    `noParent`, `project`, `stack`; empty fields left out)."""
 
     def as_graph_entry(self) -> dict[str, Any]:
         return {
@@ -180,6 +187,10 @@ class Recorder(_mocks.MockMonitor):
                     provider=request.provider or None,
                     retain_on_delete=bool(request.retainOnDelete),
                     hooks=_hooks(request),
+                    protect=bool(request.protect),
+                    ignore_changes=list(request.ignoreChanges),
+                    deleted_with=request.deletedWith or None,
+                    aliases=_aliases(request),
                 )
             )
         return response
@@ -194,6 +205,21 @@ _HOOK_KINDS = (
     "after_delete",
     "on_error",
 )
+
+
+def _aliases(request: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"urn": u} for u in request.aliasURNs]
+    for alias in request.aliases:
+        if alias.HasField("urn"):
+            out.append({"urn": alias.urn})
+            continue
+        spec = alias.spec
+        fields = {k: getattr(spec, k) for k in ("name", "type", "project", "stack", "parentUrn")}
+        entry: dict[str, Any] = {k: v for k, v in fields.items() if v}
+        if spec.noParent:
+            entry["noParent"] = True
+        out.append(entry)
+    return out
 
 
 def _hooks(request: Any) -> dict[str, list[str]]:

@@ -4,8 +4,10 @@
 Writes, into the output directory (byte-identical on repeated runs; no timestamps, no absolute
 paths, no secret values):
 - `manifests.yaml`: every Kubernetes object, as multi-document YAML (see `components.preview.manifests`);
-- `resources.json`: the whole graph `[{type, name, parent, dependsOn, inputs}]`, parent and
-  dependencies as `type::name` references;
+- `resources.json`: the whole graph `[{type, name, parent, dependsOn, inputs, options}]`, parent
+  and dependencies as `type::name` references; `options` are those that decide deletion
+  (`aliases` as `QUALIFIED_TYPE::NAME`, `retainOnDelete`, `protect`, `deletedWith`,
+  `ignoreChanges`, and the resource `hooks`), so a graph can be checked for data safety;
 - `placement.json` / `placement.md`: the placement check's report (or, while
   `components.check` is not there, only the pool each workload names).
 
@@ -389,10 +391,68 @@ def ref(urn: str) -> str:
     return parts[2].split("$")[-1] + "::" + "::".join(parts[3:])
 
 
+def qualified_types(resources: Sequence[Any]) -> dict[str, str]:
+    """Each registration's URN -> its qualified type as the engine makes it: the types of its
+    ancestors and its own, joined by `$` (the mock monitor's URNs keep the parent's type only)."""
+    by_urn = {r.urn: r for r in resources}
+    out: dict[str, str] = {}
+
+    def chain(r: Any) -> str:
+        if r.urn not in out:
+            parent = by_urn.get(r.parent) if r.parent else None
+            out[r.urn] = r.type if parent is None else f"{chain(parent)}${r.type}"
+        return out[r.urn]
+
+    for r in resources:
+        chain(r)
+    return out
+
+
+def alias_ref(alias: Mapping[str, Any], r: Any, chains: Mapping[str, str]) -> str:
+    """An alias as `resources.json` writes it: the URN it names without `urn:pulumi:STACK::
+    PROJECT::`, i.e. `QUALIFIED_TYPE::NAME` (a parent given by URN read the same way; the root
+    stack's type is no part of a qualified type, as the engine makes URNs)."""
+    if "urn" in alias:
+        return _unrooted(str(alias["urn"]).split("::", 2)[-1])
+    typ = alias.get("type") or r.type
+    name = alias.get("name") or r.name
+    if alias.get("noParent"):
+        return f"{typ}::{name}"
+    parent = alias.get("parentUrn") or r.parent
+    if parent in chains:
+        head = chains[parent]
+    elif parent:
+        head = str(parent).split("::")[2] if str(parent).count("::") >= 3 else ""
+    else:
+        head = ""
+    return _unrooted(f"{head}${typ}::{name}" if head else f"{typ}::{name}")
+
+
+ROOT_STACK = "pulumi:pulumi:Stack"
+
+
+def _unrooted(qualified: str) -> str:
+    return qualified.removeprefix(ROOT_STACK + "$")
+
+
+def resource_options(r: Any, chains: Mapping[str, str]) -> dict[str, Any]:
+    """The options that decide what an `up` or `destroy` deletes: aliases (a move that keeps the
+    object), retainOnDelete, protect, deletedWith, ignoreChanges, and the hooks bound to it."""
+    return {
+        "aliases": sorted({alias_ref(a, r, chains) for a in r.aliases}),
+        "deletedWith": ref(r.deleted_with) if r.deleted_with else None,
+        "hooks": dict(r.hooks),
+        "ignoreChanges": list(r.ignore_changes),
+        "protect": r.protect,
+        "retainOnDelete": r.retain_on_delete,
+    }
+
+
 def graph_entries(resources: Sequence[Any]) -> list[dict[str, Any]]:
     """The mockrun registrations as `resources.json` entries, in a stable tree order: each
     resource after its parent, siblings sorted by type and name."""
     known = {r.urn for r in resources}
+    chains = qualified_types(resources)
     entries = [
         {
             "type": r.type,
@@ -400,6 +460,7 @@ def graph_entries(resources: Sequence[Any]) -> list[dict[str, Any]]:
             "parent": ref(r.parent) if r.parent and r.parent in known else None,
             "dependsOn": sorted({ref(d) for d in r.depends_on}),
             "inputs": r.inputs,
+            "options": resource_options(r, chains),
         }
         for r in resources
     ]

@@ -5,8 +5,9 @@ from typing import Optional
 
 import pulumi
 
-from ..kube.provider import release_namespace
+from ..kube.provider import make_namespaces
 from ..model.deploy import versions
+from ..model.deploy.ownership import NamespacePlan, namespace_plans
 from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
 
@@ -21,6 +22,14 @@ class CertManagerArgs:
     """Namespace of the release."""
     chart: Optional[str] = None
     """A local chart directory or `.tgz` installed instead of the repository's (air-gapped)."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
+    stack once, so that no config change moves one to another resource)."""
+
+
+def namespaces(name: str, args: CertManagerArgs) -> dict[str, NamespacePlan]:
+    """The namespace of the release (none when it is one every cluster has)."""
+    return namespace_plans([(args.namespace or "cert-manager", NamespacePlan(f"{name}-namespace"))])
 
 
 def cert_manager_values() -> dict[str, object]:
@@ -46,7 +55,9 @@ class CertManager(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.chart,
             create_namespace=False,
-            depends_on=release_namespace(f"{name}-namespace", namespace, self),
+            depends_on=make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
+                namespace, []
+            ),
             parent=self,
         )
         self.register_outputs({})

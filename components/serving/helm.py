@@ -47,7 +47,7 @@ def chart_release(
     out the chart's `crds/` directory (another release installs the CRDs). Under a `KubeProvider`
     a release an interrupted `up` left half made is cleared and retried (its error hook).
     `create_namespace` lets Helm make the namespace, which `destroy` then leaves: off by default,
-    callers make it with `owned_namespace` / `release_namespace` instead.
+    callers make it with `make_namespaces` instead.
     """
     oci = chart.repo.startswith("oci://")
     repo: Optional[k8s.helm.v3.RepositoryOptsArgsDict]

@@ -31,9 +31,10 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..kube.provider import release_namespace
+from ..kube.provider import make_namespaces
 from ..model.deploy import versions
 from ..model.deploy.identity import ROLE_ARN
+from ..model.deploy.ownership import NamespacePlan, namespace_plans
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.scheduling import LABEL_VALUE_RULE, label_value_problem, validate_dns1123_label
@@ -99,6 +100,9 @@ class KarpenterInstallArgs:
     """A local karpenter-crd chart directory or `.tgz` instead of the registry's (air-gapped)."""
     controller_chart: Optional[str] = field(default=None, metadata=stack("chart.controller"))
     """A local karpenter chart directory or `.tgz` instead of the registry's (air-gapped)."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
+    stack once, so that no config change moves one to another resource)."""
 
 
 def _names(value: Optional[Sequence[str]], arg: str) -> list[str]:
@@ -181,6 +185,11 @@ def validate_karpenter_install_args(args: KarpenterInstallArgs) -> None:
     _names(args.node_groups, "node_groups")
 
 
+def namespaces(name: str, args: KarpenterInstallArgs) -> dict[str, NamespacePlan]:
+    """The namespace of both releases (none for kube-system, the default)."""
+    return namespace_plans([(args.namespace or "kube-system", NamespacePlan(f"{name}-namespace"))])
+
+
 def karpenter_values(args: KarpenterInstallArgs) -> dict[str, Any]:
     """The controller chart's values (validated first)."""
     validate_karpenter_install_args(args)
@@ -235,7 +244,9 @@ class KarpenterInstall(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.crd_chart,
             create_namespace=False,
-            depends_on=release_namespace(f"{name}-namespace", namespace, self),
+            depends_on=make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
+                namespace, []
+            ),
             parent=self,
         )
         self.ready = chart_release(

@@ -20,9 +20,10 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..kube.provider import create_opts, hooks_of, owned, owned_namespace
+from ..kube.provider import create_opts, hooks_of, make_namespaces, owned
 from ..model.deploy import versions
 from ..model.deploy.charts import check_local_chart
+from ..model.deploy.ownership import NamespacePlan, namespace_plans
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.serving.knative_features import (
@@ -80,6 +81,22 @@ class KnativeServingArgs:
         ),
     )
     """Set to True to let a podspec flag be anything but `enabled` (unsafe once pods use it)."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
+    stack once, so that no config change moves one to another resource)."""
+
+
+def namespaces(name: str, args: KnativeServingArgs) -> dict[str, NamespacePlan]:
+    """operator mode: the operator's namespace and Knative Serving's; patch mode: none (Knative's
+    own namespace is the cluster's)."""
+    if (args.mode or "operator") == "patch":
+        return {}
+    return namespace_plans(
+        [
+            (OPERATOR_NAMESPACE, NamespacePlan(f"{name}-operator-ns")),
+            (SERVING_NAMESPACE, NamespacePlan(f"{name}-serving-ns")),
+        ]
+    )
 
 
 def knative_features(args: KnativeServingArgs) -> dict[str, str]:
@@ -191,7 +208,7 @@ class KnativeServing(pulumi.ComponentResource):
             )
         else:
             chart = versions.KNATIVE_OPERATOR
-            operator_ns = owned_namespace(f"{name}-operator-ns", OPERATOR_NAMESPACE, self)
+            made = make_namespaces(namespaces(name, args), self, args.namespaces_made)
             local = args.operator_chart
             operator = k8s.helm.v3.Release(
                 f"{name}-operator",
@@ -202,11 +219,10 @@ class KnativeServing(pulumi.ComponentResource):
                 namespace=OPERATOR_NAMESPACE,
                 opts=pulumi.ResourceOptions(
                     parent=self,
-                    depends_on=[operator_ns],
+                    depends_on=made[OPERATOR_NAMESPACE],
                     hooks=hooks.release() if (hooks := hooks_of(self)) else None,
                 ),
             )
-            serving_ns = owned_namespace(f"{name}-serving-ns", SERVING_NAMESPACE, self)
             self.ready = k8s.apiextensions.CustomResource(
                 f"{name}-serving",
                 api_version="operator.knative.dev/v1beta1",
@@ -222,6 +238,6 @@ class KnativeServing(pulumi.ComponentResource):
                     }
                 ),
                 spec=knative_serving_spec(args, features),
-                opts=create_opts(self, [operator, serving_ns]),
+                opts=create_opts(self, [operator, *made[SERVING_NAMESPACE]]),
             )
         self.register_outputs({"mode": self.mode, "features": features})

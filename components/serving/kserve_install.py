@@ -7,8 +7,9 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..kube.provider import release_namespace
+from ..kube.provider import make_namespaces
 from ..model.deploy import versions
+from ..model.deploy.ownership import NamespacePlan, namespace_plans
 from ..model.errors import InputError
 from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
@@ -38,12 +39,20 @@ class KServeInstallArgs:
     runtime_chart: Optional[str] = field(default=None, metadata=stack("chart.runtimes"))
     """A local kserve-runtime-configs chart directory or `.tgz` (v0.17 on) instead of the
     registry's."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
+    stack once, so that no config change moves one to another resource)."""
 
 
 INGRESSES = ("kourier", "istio")
 
 # The runtime chart renders its ClusterServingRuntimes only with this on (v0.17 to v0.20.0).
 RUNTIME_VALUES = {"kserve": {"servingruntime": {"enabled": True}}}
+
+
+def namespaces(name: str, args: KServeInstallArgs) -> dict[str, NamespacePlan]:
+    """The controller's namespace."""
+    return namespace_plans([(args.namespace or "kserve", NamespacePlan(f"{name}-namespace"))])
 
 
 def kserve_values(args: KServeInstallArgs) -> dict[str, Any]:
@@ -92,7 +101,9 @@ class KServeInstall(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.crd_chart,
             create_namespace=False,
-            depends_on=release_namespace(f"{name}-namespace", namespace, self),
+            depends_on=make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
+                namespace, []
+            ),
             parent=self,
         )
         controller = chart_release(

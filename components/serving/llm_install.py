@@ -57,8 +57,9 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..kube.provider import create_opts, owned, owned_namespace, release_namespace
+from ..kube.provider import create_opts, make_namespaces, owned
 from ..model.deploy import versions
+from ..model.deploy.ownership import NamespacePlan, namespace_plans
 from ..model.deploy.versions import Chart
 from ..model.errors import InputError, show
 from ..model.inputs import stack
@@ -190,6 +191,9 @@ class LLMServingInstallArgs:
     """A local copy of llm-d-router's manifests.yaml (the llm-d.ai CRDs)."""
     lws_manifest: Optional[str] = field(default=None, metadata=stack("manifest.lws"))
     """A local copy of LeaderWorkerSet's manifests.yaml."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
+    stack once, so that no config change moves one to another resource)."""
 
 
 LOCAL_CHARTS = (
@@ -206,6 +210,19 @@ LOCAL_MANIFESTS = ("gateway_api_manifest", "gie_manifest", "llmd_crds_manifest",
 """The Args fields that name a local manifest file."""
 NAMESPACES = ("envoy-gateway-system", "envoy-ai-gateway-system")
 """The namespaces the install makes besides cert-manager's and `kserve`."""
+
+
+def namespaces(name: str, args: LLMServingInstallArgs) -> dict[str, NamespacePlan]:
+    """The namespaces the install's releases and objects live in: cert-manager's (when it
+    installs it), Envoy Gateway's and the Envoy AI Gateway's, and `kserve` (beside KServeInstall
+    that one makes it when this install is used alone)."""
+    wanted: list[tuple[str, NamespacePlan]] = []
+    if args.cert_manager is not False:
+        wanted.append(("cert-manager", NamespacePlan(f"{name}-cert-manager-ns")))
+    if args.envoy_gateway is not False:
+        wanted += [(ns, NamespacePlan(f"{name}-ns-{ns}")) for ns in NAMESPACES]
+    wanted.append((KSERVE_NAMESPACE, NamespacePlan(f"{name}-ns-{KSERVE_NAMESPACE}")))
+    return namespace_plans(wanted)
 
 
 LOCAL_MANIFEST_RULE = "a YAML file; a relative path is read from the project directory"
@@ -287,6 +304,12 @@ class LLMServingInstall(pulumi.ComponentResource):
         check_local_manifests(owner, {arg: getattr(args, arg) for arg in LOCAL_MANIFESTS})
         super().__init__("gpu-inference:index:LLMServingInstall", name, None, opts)
         after: list[pulumi.Resource] = []
+        plans = namespaces(name, args)
+        if args.kserve_installed:
+            # Beside KServeInstall its namespace is shared: that one makes it (the platform's
+            # dependency on KServe waits for it).
+            plans.pop(KSERVE_NAMESPACE, None)
+        made = make_namespaces(plans, self, args.namespaces_made)
 
         def manifest(suffix: str, url: str, local: Optional[str]) -> pulumi.Resource:
             return k8s.yaml.v2.ConfigFile(
@@ -314,7 +337,7 @@ class LLMServingInstall(pulumi.ComponentResource):
                     namespace="cert-manager",
                     values={"crds": {"enabled": True, "keep": True}},
                     local_chart=args.cert_manager_chart,
-                    depends_on=release_namespace(f"{name}-cert-manager-ns", "cert-manager", self),
+                    depends_on=made.get("cert-manager", []),
                     parent=self,
                 )
             ]
@@ -324,7 +347,6 @@ class LLMServingInstall(pulumi.ComponentResource):
         llmd = manifest("llm-d-crds", LLMD_CRDS_MANIFEST, args.llmd_crds_manifest)
         after = [gie, llmd]
         if args.envoy_gateway is not False:
-            eg_ns, aieg_ns = (owned_namespace(f"{name}-ns-{ns}", ns, self) for ns in NAMESPACES)
             envoy = chart_release(
                 f"{name}-envoy-gateway",
                 ENVOY_GATEWAY,
@@ -332,7 +354,7 @@ class LLMServingInstall(pulumi.ComponentResource):
                 namespace=NAMESPACES[0],
                 values=ENVOY_GATEWAY_AI_VALUES,
                 local_chart=args.envoy_gateway_chart,
-                depends_on=[*after, eg_ns],
+                depends_on=[*after, *made.get(NAMESPACES[0], [])],
                 parent=self,
             )
             ai_crds = chart_release(
@@ -341,7 +363,7 @@ class LLMServingInstall(pulumi.ComponentResource):
                 release="aieg-crd",
                 namespace=NAMESPACES[1],
                 local_chart=args.ai_gateway_crds_chart,
-                depends_on=[envoy, aieg_ns],
+                depends_on=[envoy, *made.get(NAMESPACES[1], [])],
                 parent=self,
             )
             ai = chart_release(
@@ -356,13 +378,7 @@ class LLMServingInstall(pulumi.ComponentResource):
             after = [custom("gateway-class", gateway_class_body(), [ai])]
         if args.leader_worker_set is not False:
             after = [*after, manifest("lws", LWS_MANIFEST, args.lws_manifest)]
-        if not args.kserve_installed:
-            # Beside KServeInstall its namespace is shared (it made it; the platform's
-            # dependency on KServe waits for it); alone, this install makes it.
-            after = [
-                *after,
-                owned_namespace(f"{name}-ns-{KSERVE_NAMESPACE}", KSERVE_NAMESPACE, self),
-            ]
+        after = [*after, *made.get(KSERVE_NAMESPACE, [])]
         crd = chart_release(
             f"{name}-llmisvc-crd",
             KSERVE_LLMISVC_CRD,

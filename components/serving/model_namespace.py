@@ -18,9 +18,9 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..kube.provider import create_opts, owned, owned_namespace
+from ..kube.provider import create_opts, make_namespaces, owned
 from ..model.deploy.identity import GSA_EMAIL, validate_workload_identity
-from ..model.deploy.ownership import SYSTEM_NAMESPACES
+from ..model.deploy.ownership import SYSTEM_NAMESPACES, NamespacePlan
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.scheduling import validate_dns1123_label
@@ -69,6 +69,9 @@ class ModelNamespaceArgs:
     """Set by the caller to assert the static credentials are Pulumi secrets (config `secure:`)."""
     secret_annotations: Optional[Mapping[str, str]] = field(default=None)
     """Annotations for the credentials Secret (e.g. `serving.kserve.io/s3-endpoint`)."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespace (a platform makes each namespace of a stack once, so that
+    no config change moves one to another resource)."""
 
 
 def validate_model_namespace_args(args: ModelNamespaceArgs) -> None:
@@ -115,6 +118,12 @@ def namespace_labels(level: str) -> dict[str, str]:
     }
 
 
+def namespaces(name: str, args: ModelNamespaceArgs) -> dict[str, NamespacePlan]:
+    """The namespace, with its Pod Security Admission labels."""
+    level = args.pod_security or "baseline"
+    return {args.namespace: NamespacePlan(f"{name}-ns", namespace_labels(level))}
+
+
 def service_account_annotations(args: ModelNamespaceArgs) -> dict[str, str]:
     if args.gcp_service_account:
         return {"iam.gke.io/gcp-service-account": args.gcp_service_account}
@@ -152,12 +161,11 @@ class ModelNamespace(pulumi.ComponentResource):
             raise e.at(f"ModelNamespace({name!r})") from None
         super().__init__("gpu-inference:index:ModelNamespace", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        level = args.pod_security or "baseline"
         ksa = args.service_account or "model-reader"
         self.namespace_name = args.namespace
         self.service_account_name = ksa
 
-        ns = owned_namespace(f"{name}-ns", args.namespace, self, labels=namespace_labels(level))
+        ns = make_namespaces(namespaces(name, args), self, args.namespaces_made)[args.namespace]
         secret_refs: list[dict[str, Any]] = []
         if args.static_credentials:
             secret_name = f"{ksa}-storage"
@@ -172,7 +180,7 @@ class ModelNamespace(pulumi.ComponentResource):
                 ),
                 type="Opaque",
                 string_data=pulumi.Output.secret(dict(args.static_credentials)),
-                opts=create_opts(self, [ns]),
+                opts=create_opts(self, ns),
             )
             secret_refs.append({"name": secret_name})
         sa = k8s.core.v1.ServiceAccount(
@@ -185,7 +193,7 @@ class ModelNamespace(pulumi.ComponentResource):
                 }
             ),
             secrets=secret_refs or None,
-            opts=create_opts(self, [ns]),
+            opts=create_opts(self, ns),
         )
         if args.gcp_service_account:
             import pulumi_gcp as gcp  # only GKE stacks pay for this import

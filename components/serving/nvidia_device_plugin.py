@@ -15,8 +15,9 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..kube.provider import release_namespace
+from ..kube.provider import make_namespaces
 from ..model.deploy import versions
+from ..model.deploy.ownership import NamespacePlan, namespace_plans
 from ..model.inputs import stack
 from ..model.nodes.sharing import plugin_config
 from ..model.scheduling import Taint
@@ -56,6 +57,16 @@ class NvidiaDevicePluginArgs:
     """Namespace of the release."""
     chart: Optional[str] = None
     """A local chart directory or `.tgz` installed instead of the repository's (air-gapped)."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
+    stack once, so that no config change moves one to another resource)."""
+
+
+def namespaces(name: str, args: NvidiaDevicePluginArgs) -> dict[str, NamespacePlan]:
+    """The namespace of the release."""
+    return namespace_plans(
+        [(args.namespace or "nvidia-device-plugin", NamespacePlan(f"{name}-namespace"))]
+    )
 
 
 def device_plugin_tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
@@ -116,7 +127,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.chart,
             create_namespace=False,
-            depends_on=release_namespace(f"{name}-namespace", namespace, self),
+            depends_on=make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
+                namespace, []
+            ),
             parent=self,
         )
         self.register_outputs({})

@@ -9,12 +9,13 @@ from typing import Optional
 
 import pulumi
 
-from ..kube.provider import owned_namespace
+from ..kube.provider import make_namespaces
 from ..model.deploy import versions
+from ..model.deploy.ownership import NamespacePlan, namespace_plans
 from ..model.errors import InputError
 from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
-from .model_namespace import POD_SECURITY_LEVELS
+from .model_namespace import POD_SECURITY_LEVELS, namespace_labels
 
 
 @dataclass
@@ -41,6 +42,9 @@ class SeldonCoreInstallArgs:
     """A local seldon-core-v2-setup chart directory or `.tgz` instead of the repository's."""
     runtime_chart: Optional[str] = field(default=None, metadata=stack("chart.runtime"))
     """A local seldon-core-v2-runtime chart directory or `.tgz` instead of the repository's."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
+    stack once, so that no config change moves one to another resource)."""
 
 
 def check_one_namespace(args: SeldonCoreInstallArgs) -> str:
@@ -58,6 +62,19 @@ def check_one_namespace(args: SeldonCoreInstallArgs) -> str:
             "args.system_namespace",
         )
     return runtime_ns
+
+
+def namespaces(name: str, args: SeldonCoreInstallArgs) -> dict[str, NamespacePlan]:
+    """The runtime namespace, with its Pod Security Admission level."""
+    level = args.pod_security or "baseline"
+    return namespace_plans(
+        [
+            (
+                args.namespace or "seldon-mesh",
+                NamespacePlan(f"{name}-runtime-ns", namespace_labels(level)),
+            )
+        ]
+    )
 
 
 class SeldonCoreInstall(pulumi.ComponentResource):
@@ -80,7 +97,6 @@ class SeldonCoreInstall(pulumi.ComponentResource):
         except InputError as e:
             raise e.at(f"SeldonCoreInstall({name!r})") from None
         super().__init__("gpu-inference:index:SeldonCoreInstall", name, None, opts)
-        level = args.pod_security or "baseline"
         crds = chart_release(
             f"{name}-crds",
             versions.SELDON_CRDS,
@@ -91,15 +107,8 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             local_chart=args.crds_chart,
             parent=self,
         )
-        namespace = owned_namespace(
-            f"{name}-runtime-ns",
-            runtime_ns,
-            self,
-            labels={
-                "pod-security.kubernetes.io/enforce": level,
-                "pod-security.kubernetes.io/warn": level,
-                "pod-security.kubernetes.io/audit": level,
-            },
+        namespace = make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
+            runtime_ns, []
         )
         # The controller in the runtime namespace (watching only it, its default): it reads
         # ServerConfigs there, and the chart puts the built-in ones (mlserver, triton) there.
@@ -111,7 +120,7 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             create_namespace=False,
             version=args.version,
             local_chart=args.setup_chart,
-            depends_on=[crds, namespace],
+            depends_on=[crds, *namespace],
             parent=self,
         )
         self.ready = chart_release(
@@ -122,7 +131,7 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             create_namespace=False,
             version=args.version,
             local_chart=args.runtime_chart,
-            depends_on=[setup, namespace],
+            depends_on=[setup, *namespace],
             parent=self,
         )
         self.register_outputs({"namespace": runtime_ns})

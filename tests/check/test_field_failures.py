@@ -315,11 +315,20 @@ def test_finding_triggered_and_silenced_by_its_fix(code: str, bad: list, good: l
 
 def test_every_code_has_a_pair():
     from test_capacity import CAPACITY_PAIRS
+    from test_dra import DRA_PAIRS
     from test_llm_check import LLM_PAIRS
     from test_scale_up import SCALE_PAIRS
 
-    every = [*PAIRS, *FIRST_PAIRS, *FIT_PAIRS, *SCALE_PAIRS, *LLM_PAIRS, *CAPACITY_PAIRS]
-    paired = {p.values[0] for p in every}
+    pairs = [
+        *PAIRS,
+        *FIRST_PAIRS,
+        *FIT_PAIRS,
+        *SCALE_PAIRS,
+        *LLM_PAIRS,
+        *DRA_PAIRS,
+        *CAPACITY_PAIRS,
+    ]
+    paired = {p.values[0] for p in pairs}
     assert paired == set(CODES)
     assert {p.values[0] for p in PAIRS} == NEW_CODES
 

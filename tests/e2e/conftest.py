@@ -6,8 +6,11 @@ Tests here are marked ``@pytest.mark.e2e``. The first run on a machine builds th
 tests use the Pulumi CLI a user installs (``rig.find_pulumi``) and skip, naming what is missing
 and the command that installs it, where it is not there.
 
-Every e2e test is recorded with its tier (``control plane``, ``Pulumi half``, ``TypeScript``: the
-fixtures it needs) as a JUnit property, which `.ci/run`'s summary reports per tier.
+Every e2e test names its tier with a marker, ``@pytest.mark.tier("control plane" | "Karpenter
+judge" | "Pulumi half" | "TypeScript")`` (registered in pyproject.toml), held to the fixtures it
+uses (a test of the Pulumi half uses ``pulumi_install``, a TypeScript one ``typescript_pulumi``,
+the others neither); it is recorded as a JUnit property, which `.ci/run`'s summary reports per
+tier.
 """
 
 from __future__ import annotations
@@ -28,20 +31,36 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+TIERS = ("control plane", "Karpenter judge", "Pulumi half", "TypeScript")
+"""The e2e tiers, in the order the CI summary reports them (.ci/summary.py keeps the same)."""
+TIER_FIXTURE = {"Pulumi half": "pulumi_install", "TypeScript": "typescript_pulumi"}
+"""The fixture a tier's tests need (the installed Pulumi); the other tiers use none of them."""
+
+
 def tier(item: pytest.Item) -> str:
-    """The rig tier a test needs, from the fixtures it uses."""
-    names = set(getattr(item, "fixturenames", ()))
-    if "typescript_pulumi" in names:
-        return "TypeScript"
-    if "pulumi_install" in names:
-        return "Pulumi half"
-    if "karpenter" in item.nodeid:
-        return "Karpenter judge"
-    return "control plane"
+    """The tier an e2e test's `tier` marker names; a test without one, with an unknown one, or
+    with fixtures of another tier is a collection error."""
+    marker = item.get_closest_marker("tier")
+    name = marker.args[0] if marker is not None and marker.args else None
+    if name not in TIERS:
+        raise pytest.UsageError(
+            f"{item.nodeid}: an e2e test names its tier: @pytest.mark.tier(...) with one of "
+            f"{', '.join(TIERS)} (found {name!r})"
+        )
+    fixtures = set(getattr(item, "fixturenames", ()))
+    used = sorted(f for f in TIER_FIXTURE.values() if f in fixtures)
+    wanted = [TIER_FIXTURE[name]] if name in TIER_FIXTURE else []
+    if used != wanted:
+        raise pytest.UsageError(
+            f"{item.nodeid}: marked tier {name!r} but uses {used or 'no Pulumi fixture'} "
+            f"(tier {name!r} uses {wanted or 'no Pulumi fixture'})"
+        )
+    return str(name)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """E2e tests run only when selected (`-m e2e`): a plain `pytest` never starts a rig build."""
+    """E2e tests run only when selected (`-m e2e`): a plain `pytest` never starts a rig build.
+    Each records its tier (`tier`)."""
     selected = "e2e" in (config.getoption("markexpr", "") or "")
     skip = pytest.mark.skip(reason="e2e test: select with `python -m pytest -m e2e`")
     for item in items:
@@ -49,6 +68,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.user_properties.append(("tier", tier(item)))
             if not selected:
                 item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _record_pulumi(request: pytest.FixtureRequest) -> None:
+    """A real-engine test records the Pulumi it ran (the summary reports it per tier)."""
+    for name in TIER_FIXTURE.values():
+        if name in request.fixturenames:
+            found: rig.PulumiInstall = request.getfixturevalue(name)
+            request.node.user_properties.append(
+                ("pulumi", f"pulumi {found.version}, kubernetes plugin v{found.kubernetes}")
+            )
+            return
 
 
 @pytest.fixture(scope="session")

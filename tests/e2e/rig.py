@@ -1229,7 +1229,7 @@ class PulumiInstall:
     cli: Path  # the `pulumi` found, on PATH or in ~/.pulumi/bin
     version: str  # what `pulumi version` prints, e.g. v3.272.0
     plugins: Path  # the plugin cache holding the kubernetes resource plugin
-    kubernetes: str  # that plugin's version: the installed pulumi_kubernetes SDK's
+    kubernetes: str  # that plugin's version (`kubernetes_plugin_for` the installed SDK)
 
 
 def pulumi_home() -> Path:
@@ -1296,11 +1296,12 @@ def find_pulumi(languages: Sequence[str] = ("python",)) -> PulumiInstall:
     except metadata.PackageNotFoundError:
         sdk = ""
         problems.append("the pulumi_kubernetes SDK is not installed: `pip install -e .`")
-    if sdk and plugin_dir(plugins, "resource", "kubernetes", sdk) is None:
+    plugin = kubernetes_plugin_for(sdk) if sdk else ""
+    if plugin and plugin_dir(plugins, "resource", "kubernetes", plugin) is None:
         problems.append(
-            f"no kubernetes resource plugin v{sdk} in {plugins} (the installed pulumi_kubernetes "
-            f"SDK is {sdk} and asks for exactly that version): install it with "
-            f"`pulumi plugin install resource kubernetes v{sdk}`"
+            f"no kubernetes resource plugin v{plugin} in {plugins} (the installed pulumi_kubernetes "
+            f"SDK {sdk} runs exactly the plugin v{plugin}): install it with "
+            f"`pulumi plugin install resource kubernetes v{plugin}`"
         )
     if problems or cli is None:
         raise PulumiMissing("; ".join(problems))
@@ -1314,7 +1315,17 @@ def find_pulumi(languages: Sequence[str] = ("python",)) -> PulumiInstall:
             f"`{cli} version` exited {proc.returncode}: {proc.stderr.strip()[-500:]}; "
             f"reinstall Pulumi with `{GET_PULUMI}`"
         )
-    return PulumiInstall(cli, proc.stdout.strip(), plugins, sdk)
+    return PulumiInstall(cli, proc.stdout.strip(), plugins, plugin)
+
+
+def kubernetes_plugin_for(sdk: str) -> str:
+    """The kubernetes resource plugin version the pulumi_kubernetes SDK `sdk` runs: its own. Every
+    resource of the SDK asks the engine for the plugin of exactly its version
+    (pulumi_kubernetes/_utilities.py `get_resource_opts_defaults`: `version=get_version()`), and
+    the engine takes a cached plugin only at that version (plugins.go SelectCompatiblePlugin).
+    The one place the e2e tier states which plugin goes with which SDK; `pip install -e .` within
+    pyproject's range gets SDK 4.34.2 today, hence plugin v4.34.2."""
+    return sdk
 
 
 _PLUGIN_DIR = re.compile(r"^[a-z]+-[A-Za-z0-9][A-Za-z0-9._-]*-v\S+$")

@@ -38,7 +38,7 @@ from karpenter_cases import (
 
 from components.preview.preview import preview
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.tier("Karpenter judge")]
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ("eks-karpenter", "eks-karpenter-reserved")

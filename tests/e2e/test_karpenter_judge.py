@@ -13,7 +13,7 @@ from typing import Any
 import karpenter_judge as kj
 import pytest
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.tier("Karpenter judge")]
 
 ZONE = "us-east-1a"
 GPU = "nvidia.com/gpu"

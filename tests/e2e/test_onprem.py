@@ -37,7 +37,7 @@ from stack import (
     write_project,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.tier("Pulumi half")]
 
 STACK = "e2e"
 PODSPEC_FLAGS = {

@@ -49,7 +49,7 @@ from components.serving.inference_service import (
     service_url,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.tier("TypeScript")]
 
 PROGRAM = Path(__file__).resolve().parent / "typescript"
 STACK = "e2e"

@@ -1,11 +1,18 @@
-"""An interrupted `pulumi up` converges, drift is put right, and `destroy` leaves the cluster as
-it was found: the on-prem stack through the real engine on the rig (see test_onprem.py).
+"""An interrupted `pulumi up` is recovered by `gpu-inference recover`, drift is put right, and
+`destroy` leaves the cluster as it was found: the on-prem stack through the real engine on the rig
+(see test_onprem.py).
 
-`up` is killed (SIGKILL, the whole process group: the CLI, the language host, the provider) at
-several points: while Helm installs a release, while the InferenceServices are being created, and
-once the CLI alone while a release installs (its language host and provider outlive it, as they
-do when a terminal closes). Each time the next `up` must converge with no hand deletion: every
-object once in the cluster and in the state, and `preview --expect-no-changes` clean.
+`up` is killed at several points the way a lost machine kills it: the CLI and every process of
+its run at once (the language host, the program and each provider: Pulumi starts its plugins in
+process groups of their own, so a process-group kill of the CLI would miss them; they are found
+by pid from /proc's parentage just before the kill, and frozen first so that none is started
+meanwhile). Once while Helm installs a release (the dead provider leaves it `pending-install`),
+once while the InferenceServices are being created, and once the CLI alone while a release
+installs, as when a terminal closes or a CI job is cancelled: its plugins keep running, and
+`recover` must stop them. Each time `gpu-inference recover STACK --yes` clears what was left,
+`pulumi up` finishes, and `gpu-inference recover STACK` says the stack converged. A second test
+runs two stacks of one project from one directory and shows that recovering one never touches
+the other's processes or lock. Every process a test caused is gone when it ends.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -23,7 +31,7 @@ from typing import Any
 
 import pytest
 import rig
-from stack import write_project
+from stack import write_project, write_stack_config
 from test_onprem import (
     NODES,
     SITE_TAINT,
@@ -34,7 +42,7 @@ from test_onprem import (
     onprem_control_plane,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.tier("Pulumi half")]
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +70,59 @@ def isvc_exists(cp: rig.ControlPlane) -> bool:
     return bool(cp.get(ISVC)["items"])
 
 
+# -- processes, by pid and start time (a pid alone may be taken again) -------------------------
+
+
+def stat(pid: int) -> tuple[int, int, str] | None:
+    """(parent pid, start time in clock ticks, state) of a process, None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()
+    return int(fields[1]), int(fields[19]), fields[0]
+
+
+def alive(pid: int, start: int) -> bool:
+    s = stat(pid)
+    return s is not None and s[1] == start and s[2] not in ("Z", "X")
+
+
+def tree(root: int) -> dict[int, int]:
+    """The process `root` and its descendants (/proc parentage): pid -> start time."""
+    children: dict[int, list[int]] = {}
+    starts: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and (s := stat(int(d.name))) and s[2] not in ("Z", "X"):
+            children.setdefault(s[0], []).append(int(d.name))
+            starts[int(d.name)] = s[1]
+    out, todo = {}, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in starts and pid not in out:
+            out[pid] = starts[pid]
+            todo += children.get(pid, [])
+    return out
+
+
+def kill_run(root: int) -> dict[int, int]:
+    """Kill the process `root` and every descendant at once, as a lost machine does: freeze them
+    (SIGSTOP, until no new one appears), then SIGKILL each by pid. The processes killed."""
+    frozen: dict[int, int] = {}
+    while True:
+        new = {p: s for p, s in tree(root).items() if p not in frozen}
+        if not new:
+            break
+        for pid in new:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+        frozen.update(new)
+    for pid, start in frozen.items():
+        if alive(pid, start):
+            os.kill(pid, signal.SIGKILL)
+    return frozen
+
+
 def leftovers(home: Path) -> list[int]:
     """Processes of this test's Pulumi (its private PULUMI_HOME in their environment)."""
     mark = f"PULUMI_HOME={home}".encode()
@@ -71,24 +132,69 @@ def leftovers(home: Path) -> list[int]:
             continue
         try:
             if mark in (d / "environ").read_bytes().split(b"\0"):
-                pids.append(int(d.name))
+                s = stat(int(d.name))
+                if s and s[2] not in ("Z", "X"):
+                    pids.append(int(d.name))
         except OSError:
             continue
     return pids
 
 
-def up_killed_when(
+class Caused:
+    """Every process of every run a test started (pid -> start time), to prove that none is left
+    when it ends, and to stop any that is, by pid."""
+
+    def __init__(self, homes: list[Path]) -> None:
+        self.seen: dict[int, int] = {}
+        self.homes = homes
+
+    def remaining(self) -> list[int]:
+        ours = [p for p, s in self.seen.items() if alive(p, s)]
+        return sorted(set(ours) | {p for h in self.homes for p in leftovers(h)})
+
+    def stop_all(self) -> None:
+        for pid in self.remaining():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def caused(*pulumis: rig.Pulumi) -> Iterator[Caused]:
+    c = Caused([p.home for p in pulumis])
+    try:
+        yield c
+        # Normal runs stop their plugins as they end; give the last ones a moment.
+        deadline = time.monotonic() + 30
+        while c.remaining() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert c.remaining() == [], "processes the test caused are still running"
+    finally:
+        c.stop_all()
+
+
+def up_interrupted(
     pulumi: rig.Pulumi,
     project: Path,
+    stack: str,
     cp: rig.ControlPlane,
     moment: Callable[[rig.ControlPlane], bool],
-    whole_group: bool = True,
-    timeout: float = 600,
-) -> bool:
-    """Start `pulumi up` and SIGKILL it once `moment(cp)` holds (the process group, or the CLI
-    only); True if it was killed, False if it finished first."""
+    seen: Caused,
+    whole_run: bool = True,
+    timeout: float = 900,
+) -> dict[int, int]:
+    """Start `pulumi up -s stack` and, once `moment(cp)` holds, kill the whole run (or the CLI
+    alone); the processes of the run still running afterwards (pid -> start time). Fails if the
+    run finished first."""
     proc = subprocess.Popen(
-        [str(pulumi.install.cli), "up", "--yes", "--skip-preview", "--non-interactive"],
+        [
+            str(pulumi.install.cli),
+            "up",
+            "--yes",
+            "--skip-preview",
+            "--non-interactive",
+            "-s",
+            stack,
+        ],
         cwd=project,
         env=pulumi.env,
         stdout=subprocess.DEVNULL,
@@ -98,70 +204,68 @@ def up_killed_when(
     deadline = time.monotonic() + timeout
     try:
         while proc.poll() is None and time.monotonic() < deadline:
+            seen.seen.update(tree(proc.pid))
             if moment(cp):
-                if whole_group:
-                    os.killpg(proc.pid, signal.SIGKILL)
+                if whole_run:
+                    run = kill_run(proc.pid)
                 else:
+                    run = tree(proc.pid)
                     proc.send_signal(signal.SIGKILL)
+                seen.seen.update(run)
                 proc.wait()
-                return True
+                return {p: s for p, s in run.items() if alive(p, s)}
             time.sleep(0.05)
-        return False
+        raise AssertionError(f"`pulumi up -s {stack}` ended before the moment to kill it")
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+            seen.seen.update(kill_run(proc.pid))
             proc.wait()
 
 
-def settle_orphans(pulumi: rig.Pulumi, grace: float = 60) -> int:
-    """Let the language host and provider a killed CLI left finish what they were doing, then
-    stop them (README, Recovery); how many there were."""
-    orphans = leftovers(pulumi.home)
-    deadline = time.monotonic() + grace
-    while orphans and time.monotonic() < deadline:
-        time.sleep(1)
-        orphans = leftovers(pulumi.home)
-    for pid in orphans:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    return len(orphans)
+def recover(
+    pulumi: rig.Pulumi, project: Path, stack: str, *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """`gpu-inference recover STACK` as a user runs it, with the test's Pulumi on PATH."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "components",
+            "recover",
+            stack,
+            *flags,
+            "--project-dir",
+            str(project),
+        ],
+        cwd=project,
+        env=pulumi.env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
 
 
-def repair_empty_attrs(pulumi: rig.Pulumi) -> list[str]:
-    """The README's recovery for a local backend the kill left with an empty `.attrs` file
-    (gocloud.dev's fileblob metadata, written beside each checkpoint): delete it."""
-    empty = [p for p in pulumi.backend.rglob("*.attrs") if p.stat().st_size == 0]
-    for p in empty:
-        p.unlink()
-    return [p.name for p in empty]
+def recovered(pulumi: rig.Pulumi, project: Path, stack: str) -> list[str]:
+    """`recover --yes`: it carries its plan out and says the preview still has work for `up`."""
+    done = recover(pulumi, project, stack, "--yes")
+    assert done.returncode in (0, 1), f"{done.stdout}\n{done.stderr}"
+    assert done.stderr == "", done.stderr
+    return done.stdout.splitlines()
 
 
-def recover(pulumi: rig.Pulumi, project: Path) -> list[str]:
-    """The README's recovery steps after a killed run (Pulumi commands only: no object is
-    touched by hand), and what each found: empty `.attrs` files, the killed run's lock
-    (`pulumi cancel`), its pending operations (`pulumi refresh --clear-pending-creates`: the
-    objects they made are adopted by the next `up`)."""
-    done = [f"empty {name} removed" for name in repair_empty_attrs(pulumi)]
-    locks = list(pulumi.backend.rglob(".pulumi/locks/**/*.json"))
-    if locks:
-        pulumi.run("cancel", "--yes", cwd=project)
-        done.append(f"{len(locks)} lock(s) of the killed run removed with `pulumi cancel`")
-    pending = state(pulumi, project).get("pending_operations") or []
-    if pending:
-        pulumi.run("refresh", "--yes", "--skip-preview", "--clear-pending-creates", cwd=project)
-        kinds = Counter(op["type"] for op in pending)
-        done.append(f"pending operations {dict(kinds)} cleared with `pulumi refresh`")
-    return done
-
-
-def state(pulumi: rig.Pulumi, project: Path) -> dict[str, Any]:
-    out = pulumi.run("stack", "export", cwd=project).stdout
+def state(pulumi: rig.Pulumi, project: Path, stack: str = STACK) -> dict[str, Any]:
+    out = pulumi.run("stack", "export", "-s", stack, cwd=project).stdout
     deployment: dict[str, Any] = json.loads(out)["deployment"]
     return deployment
 
 
+def locks(pulumi: rig.Pulumi, stack: str) -> list[Path]:
+    return sorted(pulumi.backend.glob(f".pulumi/locks/organization/*/{stack}/*.json"))
+
+
 def converged(pulumi: rig.Pulumi, project: Path, cp: rig.ControlPlane) -> None:
-    """Every object once in the state and the cluster, nothing pending, no change to make."""
+    """Every object once in the state and the cluster, nothing pending, and `recover` says the
+    stack converged (its closing `pulumi preview --expect-no-changes`)."""
     deployment = state(pulumi, project)
     assert not deployment.get("pending_operations"), deployment.get("pending_operations")
     urns = Counter(r["urn"] for r in deployment["resources"])
@@ -173,7 +277,7 @@ def converged(pulumi: rig.Pulumi, project: Path, cp: rig.ControlPlane) -> None:
     }
     live = {i["metadata"]["name"] for i in cp.get(ISVC)["items"]}
     assert live == in_state and live
-    releases = Counter()
+    releases: Counter[str] = Counter()
     for meta in helm_records(cp):
         if meta["labels"].get("status") == "deployed":
             releases[meta["labels"]["name"]] += 1
@@ -186,76 +290,234 @@ def converged(pulumi: rig.Pulumi, project: Path, cp: rig.ControlPlane) -> None:
         if r["type"] == "kubernetes:helm.sh/v3:Release"
     ]
     assert sorted(state_releases) == sorted(releases)
-    pulumi.run("preview", "--expect-no-changes", cwd=project, timeout=600)
+    check = recover(pulumi, project, STACK)
+    assert check.returncode == 0, f"{check.stdout}\n{check.stderr}"
+    assert check.stdout.endswith(
+        f"converged: `pulumi preview --expect-no-changes` proposes no change to {STACK}\n"
+    )
 
 
-def test_an_interrupted_up_converges_drift_is_undone_and_destroy_leaves_the_cluster_as_found(
+def private_pulumi(tmp_path: Path, cp: rig.ControlPlane) -> rig.Pulumi:
+    """The installed Pulumi, offline, with the run records of this test's programs kept apart."""
+    pulumi = rig.Pulumi(tmp_path, kubeconfig=cp.kubeconfig)
+    pulumi.env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    return pulumi
+
+
+def test_an_interrupted_up_is_recovered_drift_is_undone_and_destroy_leaves_the_cluster_as_found(
     cluster: rig.ControlPlane, tmp_path: Path
 ) -> None:
     cp = cluster
     project = write_project(tmp_path / "project", STACK, onprem_config(cp.kubeconfig))
     whole_before = {n: node_whole(cp.get(f"/api/v1/nodes/{n}")) for n in NODES}
     namespaces_before = namespaces(cp)
-    pulumi = rig.Pulumi(tmp_path, kubeconfig=cp.kubeconfig)
+    pulumi = private_pulumi(tmp_path, cp)
     pulumi.run("stack", "init", STACK, cwd=project)
 
     log: list[str] = []
-    for point, moment, group in (
-        ("a Helm release installing", pending_release, True),
-        ("the InferenceServices being created", isvc_exists, True),
-    ):
-        killed = up_killed_when(pulumi, project, cp, moment, whole_group=group)
-        log.append(f"{point}: {'killed' if killed else 'finished first'}")
-        log += [f"  {step}" for step in recover(pulumi, project)]
-        up = pulumi.run("up", "--yes", "--skip-preview", cwd=project, timeout=1200)
-        cleared = [line.strip() for line in up.stdout.splitlines() if CLEARED in line]
-        log += [f"  {line}" for line in cleared]
-        if killed and moment is pending_release:
-            # Killed while Helm installed: Helm refuses the name until the hook clears it.
-            assert cleared, up.stdout[-3000:]
+    with caused(pulumi) as seen:
+        for point, moment, whole in (
+            ("the run killed while a Helm release installs", pending_release, True),
+            ("the run killed while the InferenceServices are created", isvc_exists, True),
+            ("the CLI alone killed while a Helm release installs", pending_release, False),
+        ):
+            left = up_interrupted(pulumi, project, STACK, cp, moment, seen, whole_run=whole)
+            log.append(f"{point}: {len(left)} of its processes left running")
+            if whole:
+                assert left == {}
+            else:
+                assert left, "the plugins of a killed CLI outlive it"
+            plan = recover(pulumi, project, STACK)
+            assert plan.returncode == 1 and plan.stderr == "", plan.stdout + plan.stderr
+            assert "Run `gpu-inference recover e2e --yes` to carry it out." in plan.stdout
+            if moment is pending_release and whole:
+                # The dead provider left the release pending-install: reported, left to the hook.
+                assert " pending-install (Helm refuses the release until this record goes)" in (
+                    plan.stdout
+                ), plan.stdout
+            out = recovered(pulumi, project, STACK)
+            log += [f"  {line}" for line in out]
+            assert [p for p, s in left.items() if alive(p, s)] == [], "recover stopped them"
+            if left:
+                assert any(line.startswith("stopped ") for line in out), out
+            assert locks(pulumi, STACK) == []
+            assert not state(pulumi, project).get("pending_operations")
+            up = pulumi.run("up", "--yes", "--skip-preview", cwd=project, timeout=1200)
+            cleared = [line.strip() for line in up.stdout.splitlines() if CLEARED in line]
+            log += [f"  {line}" for line in cleared]
+            if moment is pending_release and whole:
+                # Helm refuses the name until the hook clears what the killed install left.
+                assert cleared, up.stdout[-3000:]
+            converged(pulumi, project, cp)
+            # Start again from nothing for the next kill point.
+            pulumi.run(
+                "destroy", "--yes", "--skip-preview", "--run-program", cwd=project, timeout=1200
+            )
+        print("\n".join(log))
+
+        # Drift: a pool taint edited by hand shows in a refreshing preview and `up --refresh`
+        # puts it back, keeping the site's own taint; a deleted InferenceService is made again.
+        pulumi.run("up", "--yes", "--skip-preview", cwd=project, timeout=1200)
+        node = cp.get("/api/v1/nodes/gpu-node-01")
+        taints = node["spec"]["taints"]
+        ours = next(i for i, t in enumerate(taints) if t["key"] != SITE_TAINT["key"])
+        edited = [dict(t) for t in taints]
+        edited[ours]["value"] = "edited-by-hand"
+        cp.request(
+            "PATCH",
+            "/api/v1/nodes/gpu-node-01?fieldManager=kubectl-edit",
+            [{"op": "replace", "path": "/spec/taints", "value": edited}],
+            content_type="application/json-patch+json",
+        )
+        drifted = pulumi.run(
+            "preview", "--refresh", "--expect-no-changes", cwd=project, check=False
+        )
+        assert drifted.returncode != 0, "the edited taint must show as a change"
+        (isvc,) = [i["metadata"] for i in cp.get(ISVC)["items"]][:1]
+        cp.request(
+            "DELETE",
+            f"/apis/serving.kserve.io/v1beta1/namespaces/{isvc['namespace']}/"
+            f"inferenceservices/{isvc['name']}",
+        )
+        pulumi.run("up", "--yes", "--skip-preview", "--refresh", cwd=project, timeout=1200)
+        assert cp.get("/api/v1/nodes/gpu-node-01")["spec"]["taints"] == taints
+        assert cp.get(
+            f"/apis/serving.kserve.io/v1beta1/namespaces/{isvc['namespace']}/inferenceservices/"
+            f"{isvc['name']}"
+        )
         converged(pulumi, project, cp)
-        # Start again from nothing for the next kill point.
+
         pulumi.run("destroy", "--yes", "--skip-preview", "--run-program", cwd=project, timeout=1200)
-
-    # The CLI alone killed while a release installs: its provider outlives it.
-    killed = up_killed_when(pulumi, project, cp, pending_release, whole_group=False)
-    orphans = settle_orphans(pulumi)
-    log.append(f"CLI only: {'killed' if killed else 'finished first'}, {orphans} left running")
-    log += [f"  {step}" for step in recover(pulumi, project)]
-    pulumi.run("up", "--yes", "--skip-preview", cwd=project, timeout=1200)
-    converged(pulumi, project, cp)
-    print("\n".join(log))
-
-    # Drift: a pool taint edited by hand shows in a refreshing preview and `up --refresh` puts
-    # it back, keeping the site's own taint; a deleted InferenceService is made again.
-    node = cp.get("/api/v1/nodes/gpu-node-01")
-    taints = node["spec"]["taints"]
-    ours = next(i for i, t in enumerate(taints) if t["key"] != SITE_TAINT["key"])
-    edited = [dict(t) for t in taints]
-    edited[ours]["value"] = "edited-by-hand"
-    cp.request(
-        "PATCH",
-        "/api/v1/nodes/gpu-node-01?fieldManager=kubectl-edit",
-        [{"op": "replace", "path": "/spec/taints", "value": edited}],
-        content_type="application/json-patch+json",
-    )
-    drifted = pulumi.run("preview", "--refresh", "--expect-no-changes", cwd=project, check=False)
-    assert drifted.returncode != 0, "the edited taint must show as a change"
-    (isvc,) = [i["metadata"] for i in cp.get(ISVC)["items"]][:1]
-    cp.request(
-        "DELETE",
-        f"/apis/serving.kserve.io/v1beta1/namespaces/{isvc['namespace']}/"
-        f"inferenceservices/{isvc['name']}",
-    )
-    pulumi.run("up", "--yes", "--skip-preview", "--refresh", cwd=project, timeout=1200)
-    assert cp.get("/api/v1/nodes/gpu-node-01")["spec"]["taints"] == taints
-    assert cp.get(
-        f"/apis/serving.kserve.io/v1beta1/namespaces/{isvc['namespace']}/inferenceservices/"
-        f"{isvc['name']}"
-    )
-    converged(pulumi, project, cp)
-
-    pulumi.run("destroy", "--yes", "--skip-preview", "--run-program", cwd=project, timeout=1200)
     assert {n: node_whole(cp.get(f"/api/v1/nodes/{n}")) for n in NODES} == whole_before
     assert namespaces(cp) == namespaces_before
+    assert helm_records(cp) == []
+
+
+# Stack `small` of the same project: one existing node of its own, nothing else.
+SMALL = "small"
+SMALL_NODE = "gpu-node-s1"
+
+
+def small_config(kubeconfig: Path) -> dict[str, Any]:
+    return {
+        "cluster": {
+            "provider": "existing",
+            "name": "lab-small",
+            "kubeconfig": str(kubeconfig),
+            "context": "rig",
+            "extendedResourceToleration": False,
+        },
+        "pools": [
+            {
+                "name": "small",
+                "nodes": [SMALL_NODE],
+                "gpusPerNode": 1,
+                "nodeAllocatable": {"cpu": "8", "memory": "32Gi", "ephemeral-storage": "100Gi"},
+                "accelerator": "nvidia-l4",
+                "labels": {"small": "true"},
+                "taints": [{"key": "small", "value": "true", "effect": "NoSchedule"}],
+                "selectLabels": ["small"],
+            }
+        ],
+        "knative": {"mode": "none"},
+        "addons": {
+            "kserve": {"enabled": False},
+            "seldon": {"enabled": False},
+            "certManager": {"enabled": False},
+            "nvidiaDevicePlugin": {"enabled": False},
+        },
+    }
+
+
+def small_node_patched(cp: rig.ControlPlane) -> bool:
+    labels = cp.get(f"/api/v1/nodes/{SMALL_NODE}")["metadata"].get("labels") or {}
+    return labels.get("small") == "true"
+
+
+def test_recover_touches_only_its_own_stacks_processes_and_lock(
+    cluster: rig.ControlPlane, tmp_path: Path
+) -> None:
+    cp = cluster
+    project = write_project(tmp_path / "project", STACK, onprem_config(cp.kubeconfig))
+    write_stack_config(project, SMALL, small_config(cp.kubeconfig))
+    cp.create_node(SMALL_NODE, labels={"site.example/rack": "r3"}, gpus=1)
+    small_before = node_whole(cp.get(f"/api/v1/nodes/{SMALL_NODE}"))
+    pulumi = private_pulumi(tmp_path, cp)
+    for stack in (STACK, SMALL):
+        pulumi.run("stack", "init", stack, cwd=project)
+
+    with caused(pulumi) as seen:
+        # While a run of the stack goes on, recover refuses, naming the CLI that holds the lock.
+        live = subprocess.Popen(
+            [
+                str(pulumi.install.cli),
+                "up",
+                "--yes",
+                "--skip-preview",
+                "--non-interactive",
+                "-s",
+                STACK,
+            ],
+            cwd=project,
+            env=pulumi.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 600
+            while not locks(pulumi, STACK) and time.monotonic() < deadline:
+                seen.seen.update(tree(live.pid))
+                time.sleep(0.1)
+            refused = recover(pulumi, project, STACK, "--yes")
+            assert refused.returncode == 2, refused.stdout + refused.stderr
+            assert refused.stderr.startswith(
+                f"error: stack {STACK} is being updated right now: its lock is held by pid "
+                f"{live.pid} on this host"
+            ), refused.stderr
+            assert live.poll() is None and locks(pulumi, STACK)
+        finally:
+            seen.seen.update(kill_run(live.pid))
+            live.wait()
+        recovered(pulumi, project, STACK)
+
+        # Both stacks' CLIs killed alone, from the same directory: each leaves its plugins
+        # running and its lock.
+        left_a = up_interrupted(pulumi, project, STACK, cp, pending_release, seen, whole_run=False)
+        left_b = up_interrupted(
+            pulumi, project, SMALL, cp, small_node_patched, seen, whole_run=False
+        )
+        assert left_a and left_b
+        lock_b = locks(pulumi, SMALL)
+        assert lock_b and locks(pulumi, STACK)
+
+        plan = recover(pulumi, project, STACK)
+        assert plan.returncode == 1, plan.stdout + plan.stderr
+        for pid in left_a:
+            assert f"pid {pid} " in plan.stdout, plan.stdout
+        for pid in left_b:
+            assert f"pid {pid} " not in plan.stdout, plan.stdout
+
+        recovered(pulumi, project, STACK)
+        assert [p for p, s in left_a.items() if alive(p, s)] == []
+        assert sorted(p for p, s in left_b.items() if alive(p, s)) == sorted(left_b), (
+            "the other stack's processes run on"
+        )
+        assert locks(pulumi, STACK) == [] and locks(pulumi, SMALL) == lock_b
+
+        recovered(pulumi, project, SMALL)
+        assert [p for p, s in left_b.items() if alive(p, s)] == []
+        assert locks(pulumi, SMALL) == []
+
+        for stack in (STACK, SMALL):
+            pulumi.run("up", "--yes", "--skip-preview", "-s", stack, cwd=project, timeout=1200)
+            check = recover(pulumi, project, stack)
+            assert check.returncode == 0, check.stdout + check.stderr
+        for stack in (SMALL, STACK):
+            pulumi.run(
+                "destroy", "--yes", "--skip-preview", "--run-program", "-s", stack,
+                cwd=project, timeout=1200,
+            )  # fmt: skip
+    assert node_whole(cp.get(f"/api/v1/nodes/{SMALL_NODE}")) == small_before
+    cp.delete_node(SMALL_NODE)
     assert helm_records(cp) == []

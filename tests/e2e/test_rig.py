@@ -15,6 +15,7 @@ pytestmark = pytest.mark.e2e
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 
 
+@pytest.mark.tier("control plane")
 @pytest.mark.parametrize("ert", [True, False], ids=["ert-on", "ert-off"])
 def test_gpu_pod_without_toleration_needs_extended_resource_toleration(
     control_plane_bins: Path, ert: bool
@@ -67,6 +68,7 @@ pulumi.export("configmap", cm.metadata.name)
 """
 
 
+@pytest.mark.tier("Pulumi half")
 def test_pulumi_up_preview_destroy(pulumi_install: rig.PulumiInstall, tmp_path: Path) -> None:
     print(f"pulumi {pulumi_install.version} at {pulumi_install.cli}")
     with rig.ControlPlane() as cp:

@@ -182,7 +182,7 @@ def test_nothing_installed_names_the_cli_and_the_plugin_and_their_commands(home:
     assert str(e.value) == (
         f"no `pulumi` on PATH or in {home}/.pulumi/bin: install it with `{GET}`; "
         f"no kubernetes resource plugin v{SDK} in {home}/.pulumi/plugins (the installed "
-        f"pulumi_kubernetes SDK is {SDK} and asks for exactly that version): install it with "
+        f"pulumi_kubernetes SDK {SDK} runs exactly the plugin v{SDK}): install it with "
         f"{PLUGIN_CMD}"
     )
 

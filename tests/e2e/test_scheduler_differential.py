@@ -39,7 +39,7 @@ from generated_cases import draw_cases
 from components.preview.preview import preview
 from tests.conftest import EXAMPLE_STACKS
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.tier("control plane")]
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = (

@@ -73,7 +73,7 @@ def test_under_the_kube_provider_a_tainting_patch_gives_the_taints_back_on_delet
         existing(access.provider)
 
     g = run_program(program)
-    gpu, cpu = g.one(PATCH, "gpu-g1"), g.one(PATCH, "cpu-c1")
+    gpu, cpu = g.one(PATCH, "node-g1"), g.one(PATCH, "node-c1")
     assert gpu.hooks == {"before_delete": ["c-k8s-restore-taints"]} and not gpu.retain_on_delete
     # No taint added: nothing to give back, the patch's fields are simply released.
     assert cpu.hooks == {} and not cpu.retain_on_delete
@@ -88,7 +88,7 @@ def test_under_a_plain_provider_there_are_no_hooks_and_a_tainting_patch_is_kept(
         )
 
     g = run_program(program)
-    gpu = g.one(PATCH, "gpu-g1")
+    gpu = g.one(PATCH, "node-g1")
     assert gpu.retain_on_delete and gpu.hooks == {}
     assert g.one(RELEASE).hooks == {}
     assert g.one("kubernetes:core/v1:Namespace").hooks == {}

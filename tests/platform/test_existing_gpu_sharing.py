@@ -52,14 +52,14 @@ def _isvc_gpus(graph, gpus):
 def test_node_patches_carry_the_config_label(graph):
     patches = {e["name"]: e["inputs"]["metadata"] for e in graph if e["type"] == PATCH}
     for node in ("gpu-node-1", "gpu-node-2"):
-        assert patches[f"a100-{node}"]["labels"] == {
+        assert patches[f"node-{node}"]["labels"] == {
             "gpu-inference.dev/pool": "a100",
             "pool": "infer-srv",
             LABEL: "time-sliced-4",
         }
-        assert patches[f"a100-{node}"]["annotations"]["gpu-inference.dev/gpus-per-node"] == "2"
+        assert patches[f"node-{node}"]["annotations"]["gpu-inference.dev/gpus-per-node"] == "2"
     # The CPU pool is not time-sliced.
-    assert patches["cpu-cpu-node-1"]["labels"] == {"gpu-inference.dev/pool": "cpu"}
+    assert patches["node-cpu-node-1"]["labels"] == {"gpu-inference.dev/pool": "cpu"}
 
 
 def test_device_plugin_release_gets_the_config_map(graph):

@@ -53,7 +53,7 @@ def world():
 
 def test_node_patches(world):
     g, _ = world
-    p1 = g.one(PATCH, "infer-srv-gpu-node-1")
+    p1 = g.one(PATCH, "node-gpu-node-1")
     assert p1.inputs == {
         "apiVersion": "v1",
         "kind": "Node",
@@ -74,8 +74,8 @@ def test_node_patches(world):
         },
         "spec": {"taints": [{"key": "seldon-gpu-srv", "value": "true", "effect": "NoSchedule"}]},
     }
-    assert g.one(PATCH, "infer-srv-gpu-node-2").inputs["metadata"]["name"] == "gpu-node-2"
-    plain = g.one(PATCH, "rack-a-node-a.example.lan")
+    assert g.one(PATCH, "node-gpu-node-2").inputs["metadata"]["name"] == "gpu-node-2"
+    plain = g.one(PATCH, "node-node-a.example.lan")
     assert plain.inputs["metadata"] == {
         "name": "node-a.example.lan",
         "labels": {POOL_LABEL: "rack-a"},
@@ -91,7 +91,7 @@ def test_node_patches(world):
     assert plain.inputs["spec"] == {
         "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
     }
-    cpu = g.one(PATCH, "cpu-nodes-cpu-1")
+    cpu = g.one(PATCH, "node-cpu-1")
     # No taint added: no spec at all (`taints: []` would wipe the node's taints, or conflict).
     assert "spec" not in cpu.inputs
     assert cpu.inputs["metadata"]["annotations"] == {
@@ -274,13 +274,13 @@ def test_added_taints_merge_with_the_nodes_own():
         ),
         mocks=NodesWithTaints(),
     )
-    assert g.one(PATCH, "gpu-gpu-node-1").inputs["spec"] == {
+    assert g.one(PATCH, "node-gpu-node-1").inputs["spec"] == {
         "taints": [
             {"key": "dedicated", "value": "ml", "effect": "NoSchedule"},
             {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
         ]
     }
-    assert g.one(PATCH, "gpu-gpu-node-2").inputs["spec"] == {
+    assert g.one(PATCH, "node-gpu-node-2").inputs["spec"] == {
         "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
     }
 

@@ -33,7 +33,7 @@ def test_node_patch_carries_the_config_label():
         )
 
     g = run_program(program)
-    assert g.one(PATCH, "a100-gpu-node-1").inputs == {
+    assert g.one(PATCH, "node-gpu-node-1").inputs == {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {

@@ -390,8 +390,35 @@ def test_resources_json_is_the_whole_graph_with_refs(previewed) -> None:
     assert isvc["parent"] == "gpu-inference:index:Demo::demo"
     assert isvc["dependsOn"] == ["kubernetes:core/v1:Namespace::models"]
     assert isvc["inputs"]["spec"]["predictor"]["minReplicas"] == 2
-    assert set(isvc) == {"type", "name", "parent", "dependsOn", "inputs"}
+    assert set(isvc) == {"type", "name", "parent", "dependsOn", "inputs", "options"}
     assert by_ref["kubernetes:core/v1:Namespace::models"]["parent"] is None
+    # The options that decide deletion, for every resource (the engine's URN form for aliases).
+    none = {
+        "aliases": [],
+        "deletedWith": None,
+        "hooks": {},
+        "ignoreChanges": [],
+        "protect": False,
+        "retainOnDelete": False,
+    }
+    assert by_ref["kubernetes:core/v1:Namespace::models"]["options"] == none
+    assert isvc["options"] == {
+        **none,
+        "aliases": [
+            "gpu-inference:index:Demo$kubernetes:serving.kserve.io/v1beta1:InferenceService::"
+            "iris-before"
+        ],
+    }
+    assert by_ref["kubernetes:core/v1:Secret::creds"]["options"] == {
+        **none,
+        "ignoreChanges": ["stringData"],
+        "protect": True,
+        "retainOnDelete": True,
+    }
+    assert by_ref["kubernetes:core/v1:ConfigMap::facts"]["options"] == {
+        **none,
+        "deletedWith": "kubernetes:core/v1:Namespace::models",
+    }
     assert "urn:pulumi" not in text
 
 

@@ -1,24 +1,39 @@
-"""Dynamic Resource Allocation (`resource.k8s.io`): the ResourceClaims, ResourceClaimTemplates and
-DeviceClasses of any graph, and which pod templates take devices (GPUs) through them.
+"""Dynamic Resource Allocation (`resource.k8s.io`): the ResourceClaims, ResourceClaimTemplates,
+DeviceClasses and NVIDIA DRA driver installs of any graph, and the claims each pod template makes.
 
 A pod takes devices through DRA when its spec lists `resourceClaims` (or a container lists
 `resources.claims`): kubernetes-sigs/karpenter v1.14.1 `pkg/utils/pod/scheduling.go`
-`HasDRARequirements` reads exactly that. A claim asks for a GPU when one of its device requests
-(`spec.devices.requests[]`: `exactly.deviceClassName` in resource.k8s.io/v1,
-`deviceClassName` in v1beta1, or one of `firstAvailable[].deviceClassName`) names a GPU device
-class: `gpu.nvidia.com` or `mig.nvidia.com` (the DeviceClasses NVIDIA's DRA driver chart makes,
-NVIDIA/k8s-dra-driver-gpu v25.8.1 `deployments/helm/nvidia-dra-driver-gpu/templates/
-deviceclass-{gpu,mig}.yaml`), or a DeviceClass of the graph whose CEL selectors name an NVIDIA
-driver (`nvidia.com`).
+`HasDRARequirements` reads exactly that. Each `resourceClaims[]` entry names a ResourceClaim
+(`resourceClaimName`, shared) or a ResourceClaimTemplate (`resourceClaimTemplateName`: the
+resourceclaim controller makes one claim per pod from it). A claim's `spec.devices.requests[]`
+asks, in resource.k8s.io/v1, `exactly` {deviceClassName, count (default 1), allocationMode
+ExactCount | All, selectors[].cel.expression} or `firstAvailable[]` of such subrequests (v1beta1:
+the same fields on the request itself).
+
+KServe v0.20.0's managed DRA (kserve#5352; `pkg/controller/v1alpha2/llmisvc/managed_dra.go`): an
+LLMInferenceService annotated `serving.kserve.io/exp-dra-device-class` gets a
+ResourceClaimTemplate `<name>-managed-dra` with one request `device` of that class, `count` from
+`exp-dra-device-count` (default 1) and the newline-separated CEL selectors of
+`exp-dra-cel-selector`, claimed as `managed-device` by every workload pod (decode, worker,
+prefill), not the router's scheduler. kserve#5828 (ServingRuntime `resourceClaims`) is not in
+v0.20.0.
+
+A claim asks for a GPU when a request names a GPU device class: `gpu.nvidia.com` or
+`mig.nvidia.com` (`model.nodes.dra_devices.BUILTIN_DEVICE_CLASSES`), or a DeviceClass of the
+graph whose CEL selectors name an NVIDIA driver (`nvidia.com`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..read import Template, as_list, as_map, is_type, metadata, namespace_of
+from ...model.nodes.catalog import GKE_ACCELERATORS, MIG_PROFILES, aws_instance_or_none
+from ...model.nodes.dra_devices import BUILTIN_DEVICE_CLASSES, node_devices
+from ...model.scheduling import Toleration
+from ..read import Template, as_list, as_map, helm_releases, is_type, metadata, namespace_of
 
 DRA_GROUP = "resource.k8s.io"
 GKE_DRA_LABELS = {
@@ -29,13 +44,56 @@ GKE_DRA_LABELS = {
 (`gke-no-default-nvidia-gpu-device-plugin=true`: GKE docs "Prepare GKE infrastructure for DRA
 workloads", how-to/set-up-dra, "Create a GKE node pool with GPUs"), and the label on which NVIDIA's
 DRA driver runs its kubelet plugin (`nvidia.com/gpu.present=true`: the chart's default
-`kubeletPlugin.affinity`, NVIDIA/k8s-dra-driver-gpu v25.8.1
-deployments/helm/nvidia-dra-driver-gpu/values.yaml; GKE's DRA guides label the pool with it, the
-docs' own bullet could not be read in full here). `cloud.google.com/gke-nvidia-gpu-dra-driver=true`
+`kubeletPlugin.affinity`, kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1
+deployments/helm/dra-driver-nvidia-gpu/values.yaml). `cloud.google.com/gke-nvidia-gpu-dra-driver=true`
 (GKE's managed DRA driver, seen in GKE AI Labs tutorials, unverified in GKE's docs) stands in for
 the second."""
 GKE_MANAGED_DRA_LABEL = ("cloud.google.com/gke-nvidia-gpu-dra-driver", "true")
-NVIDIA_DEVICE_CLASSES = frozenset({"gpu.nvidia.com", "mig.nvidia.com"})
+DRA_NODE_LABEL = ("nvidia.com/gpu.present", "true")
+"""The label a pool's nodes are created with to say they run NVIDIA's DRA driver (the chart's
+kubelet plugin affinity): a GPU pool with it is a DRA pool."""
+DRA_MIG_LABEL = "gpu-inference.dev/dra-mig-profile"
+"""Label on the nodes of a DRA pool whose GPUs are split into static MIG instances of one profile
+(the driver then publishes the MIG devices, `model.nodes.dra_devices.node_devices`)."""
+NVIDIA_DEVICE_CLASSES = frozenset(BUILTIN_DEVICE_CLASSES)
+DRA_DRIVER_CHART = "dra-driver-nvidia-gpu"
+DRA_DEVICES_ANNOTATION = "gpu-inference.dev/dra-devices"
+"""Annotation on a NodePatch: the devices the node publishes through NVIDIA's DRA driver, a JSON
+list of `resource.k8s.io/v1` ResourceSlice devices (`model.nodes.dra_devices.node_devices`)."""
+KPLUGIN_DEFAULT_TOLERATIONS = (Toleration("nvidia.com/gpu", "Exists", "", "NoSchedule"),)
+"""The chart's `kubeletPlugin.tolerations` default (values.yaml, v0.4.1)."""
+
+MANAGED_CLASS = "serving.kserve.io/exp-dra-device-class"
+MANAGED_SELECTORS = "serving.kserve.io/exp-dra-cel-selector"
+MANAGED_COUNT = "serving.kserve.io/exp-dra-device-count"
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    """One request of a claim (or one `firstAvailable` alternative)."""
+
+    name: str
+    device_class: str
+    count: int = 1
+    all_devices: bool = False  # allocationMode: All
+    selectors: tuple[str, ...] = ()
+    alternatives: tuple[DeviceRequest, ...] = ()  # firstAvailable: the first that allocates
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A ResourceClaim (or the claim a template makes), as the allocator reads it."""
+
+    kind: str  # "ResourceClaim" | "ResourceClaimTemplate" | "KServe managed DRA"
+    name: str
+    requests: tuple[DeviceRequest, ...]
+
+    @property
+    def classes(self) -> set[str]:
+        out: set[str] = set()
+        for r in self.requests:
+            out.update(a.device_class for a in (r.alternatives or (r,)))
+        return out
 
 
 @dataclass(frozen=True)
@@ -44,7 +102,8 @@ class DraUse:
 
     claims: tuple[str, ...]  # the pod's claim entries, as `name` (template or claim name)
     gpu: bool | None  # True: a claim asks for a GPU; False: none does; None: not known
-    # (a claim or template the graph does not hold)
+    resolved: tuple[Claim, ...] = ()  # the claims the graph holds, in the pod's order
+    missing: tuple[str, ...] = ()  # entries naming a claim / template the graph lacks
 
     @property
     def any(self) -> bool:
@@ -53,22 +112,29 @@ class DraUse:
 
 @dataclass
 class DraIndex:
-    """Device classes each ResourceClaim / ResourceClaimTemplate asks for, by (namespace, name)."""
+    """The graph's claims, templates and DeviceClasses (by (namespace, name) / name)."""
 
-    claims: dict[tuple[str, str], set[str]] = field(default_factory=dict)
-    templates: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    claims: dict[tuple[str, str], Claim] = field(default_factory=dict)
+    templates: dict[tuple[str, str], Claim] = field(default_factory=dict)
+    classes: dict[str, tuple[str, ...]] = field(
+        default_factory=lambda: dict(BUILTIN_DEVICE_CLASSES)
+    )
     gpu_classes: set[str] = field(default_factory=lambda: set(NVIDIA_DEVICE_CLASSES))
+    drivers: list[DraDriver] = field(default_factory=list)
 
     def use(self, t: Template) -> DraUse:
         spec = t.fragment
         entries = [as_map(c) for c in as_list(spec.get("resourceClaims"))]
+        managed = _managed_claim(t)
         in_containers = any(
             as_list(as_map(c.get("resources")).get("claims"))
             for c in [*t.containers, *t.init_containers]
         )
-        if not entries and not in_containers:
+        if not entries and not in_containers and managed is None:
             return DraUse((), False)
-        gpu, known, names = False, bool(entries), []
+        names: list[str] = []
+        resolved: list[Claim] = []
+        missing: list[str] = []
         for e in entries:
             source = as_map(e.get("source"))  # the alpha API's shape
             claim = e.get("resourceClaimName") or source.get("resourceClaimName")
@@ -77,24 +143,105 @@ class DraIndex:
             found = self.claims.get(key) if claim else self.templates.get(key)
             names.append(str(claim or template or e.get("name") or ""))
             if found is None:
-                known = False
-            elif found & self.gpu_classes:
-                gpu = True
+                missing.append(names[-1])
+            else:
+                resolved.append(found)
+        if managed is not None:
+            names.append(managed.name)
+            resolved.append(managed)
+        gpu = any(c.classes & self.gpu_classes for c in resolved)
+        known = bool(names) and not missing
         use_gpu: bool | None = True if gpu else (False if known else None)
-        return DraUse(tuple(names) or ("(container resources.claims)",), use_gpu)
+        return DraUse(
+            tuple(names) or ("(container resources.claims)",),
+            use_gpu,
+            tuple(resolved),
+            tuple(missing),
+        )
 
 
-def _device_classes(devices: Mapping[str, Any]) -> set[str]:
-    found = set()
-    for r in map(as_map, as_list(devices.get("requests"))):
-        exactly = as_map(r.get("exactly"))
-        for name in (exactly.get("deviceClassName"), r.get("deviceClassName")):
-            if name:
-                found.add(str(name))
-        for alt in map(as_map, as_list(r.get("firstAvailable"))):
-            if alt.get("deviceClassName"):
-                found.add(str(alt["deviceClassName"]))
-    return found
+@dataclass(frozen=True)
+class DraDriver:
+    """An install of NVIDIA's DRA driver: where its kubelet plugin may run."""
+
+    resource: str
+    tolerations: tuple[Toleration, ...]
+    node_selector: Mapping[str, str]
+
+
+def _request(r: Mapping[str, Any]) -> DeviceRequest:
+    exactly = as_map(r.get("exactly")) or r  # v1: `exactly`; v1beta1: on the request
+    alternatives = tuple(_request(a) for a in map(as_map, as_list(r.get("firstAvailable"))))
+    count = exactly.get("count")
+    return DeviceRequest(
+        name=str(r.get("name") or ""),
+        device_class=str(exactly.get("deviceClassName") or ""),
+        count=int(count) if isinstance(count, int | float) and count >= 1 else 1,
+        all_devices=exactly.get("allocationMode") == "All",
+        selectors=tuple(
+            str(as_map(as_map(s).get("cel")).get("expression") or "")
+            for s in as_list(exactly.get("selectors"))
+            if as_map(as_map(s).get("cel")).get("expression")
+        ),
+        alternatives=alternatives,
+    )
+
+
+def claim_requests(devices: Mapping[str, Any]) -> tuple[DeviceRequest, ...]:
+    return tuple(_request(as_map(r)) for r in as_list(devices.get("requests")))
+
+
+def managed_template_name(name: str) -> str:
+    """knative.dev/pkg `kmeta.ChildName(name, "-managed-dra")`: the concatenation when it is at
+    most 63 characters (longer names are hashed there; not modelled: the claim is then read
+    under the concatenated name, which only names it here)."""
+    return f"{name}-managed-dra"
+
+
+def _managed_claim(t: Template) -> Claim | None:
+    annotations = t.annotations
+    if MANAGED_CLASS not in annotations:
+        return None
+    if not is_type(t.type, "serving.kserve.io", "LLMInferenceService") or str(
+        t.component or ""
+    ).endswith("router-scheduler"):
+        return None
+    raw = str(annotations.get(MANAGED_COUNT) or "").strip()
+    count = int(raw) if raw.isdigit() and int(raw) >= 1 else 1
+    selectors = tuple(
+        s.strip() for s in str(annotations.get(MANAGED_SELECTORS) or "").split("\n") if s.strip()
+    )
+    request = DeviceRequest(
+        "device", str(annotations[MANAGED_CLASS]).strip(), count, False, selectors
+    )
+    return Claim("KServe managed DRA", managed_template_name(t.name), (request,))
+
+
+def _tolerations(values: Any) -> tuple[Toleration, ...]:
+    out = []
+    for v in map(as_map, as_list(values)):
+        try:
+            out.append(Toleration.from_dict(v))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return tuple(out)
+
+
+def read_drivers(graph: Sequence[Mapping[str, Any]]) -> list[DraDriver]:
+    """The Helm releases of chart `dra-driver-nvidia-gpu` (its kubelet plugin's tolerations and
+    nodeSelector from `values.kubeletPlugin`, else the chart's defaults)."""
+    out = []
+    for entry in helm_releases(graph, DRA_DRIVER_CHART):
+        values = as_map(as_map(entry.get("inputs")).get("values"))
+        plugin = as_map(values.get("kubeletPlugin"))
+        tolerations = (
+            _tolerations(plugin["tolerations"])
+            if "tolerations" in plugin
+            else KPLUGIN_DEFAULT_TOLERATIONS
+        )
+        selector = {str(k): str(v) for k, v in as_map(plugin.get("nodeSelector")).items()}
+        out.append(DraDriver(f"{entry.get('type')}::{entry.get('name')}", tolerations, selector))
+    return out
 
 
 def read_dra(graph: Sequence[Mapping[str, Any]]) -> DraIndex:
@@ -106,16 +253,21 @@ def read_dra(graph: Sequence[Mapping[str, Any]]) -> DraIndex:
         key = (namespace_of(inputs), name)
         spec = as_map(inputs.get("spec"))
         if is_type(typ, DRA_GROUP, "ResourceClaim"):
-            index.claims[key] = _device_classes(as_map(spec.get("devices")))
+            index.claims[key] = Claim(
+                "ResourceClaim", name, claim_requests(as_map(spec.get("devices")))
+            )
         elif is_type(typ, DRA_GROUP, "ResourceClaimTemplate"):
-            index.templates[key] = _device_classes(as_map(as_map(spec.get("spec")).get("devices")))
+            devices = as_map(as_map(spec.get("spec")).get("devices"))
+            index.templates[key] = Claim("ResourceClaimTemplate", name, claim_requests(devices))
         elif is_type(typ, DRA_GROUP, "DeviceClass"):
-            expressions = " ".join(
+            expressions = tuple(
                 str(as_map(as_map(s).get("cel")).get("expression") or "")
                 for s in as_list(spec.get("selectors"))
             )
-            if "nvidia.com" in expressions:
+            index.classes[name] = expressions
+            if "nvidia.com" in " ".join(expressions):
                 index.gpu_classes.add(name)
+    index.drivers = read_drivers(graph)
     return index
 
 
@@ -127,3 +279,52 @@ def missing_dra_labels(labels: Mapping[str, str]) -> list[str]:
         for k, v in GKE_DRA_LABELS.items()
         if labels.get(k) != v and not (managed and k == "nvidia.com/gpu.present")
     ]
+
+
+def is_dra_node(labels: Mapping[str, str]) -> bool:
+    """The node is set up for NVIDIA's DRA driver (`DRA_NODE_LABEL`, or GKE's managed driver)."""
+    return (
+        labels.get(DRA_NODE_LABEL[0]) == DRA_NODE_LABEL[1]
+        or labels.get(GKE_MANAGED_DRA_LABEL[0]) == GKE_MANAGED_DRA_LABEL[1]
+    )
+
+
+def _parse_devices(text: str) -> tuple[Mapping[str, Any], ...]:
+    try:
+        found = json.loads(text)
+    except json.JSONDecodeError:
+        return ()
+    return tuple(as_map(d) for d in as_list(found) if isinstance(d, Mapping) and d.get("name"))
+
+
+def node_dra_devices(md: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...] | None:
+    """Existing nodes: the devices `DRA_DEVICES_ANNOTATION` lists (None: no annotation)."""
+    text = as_map(md.get("annotations")).get(DRA_DEVICES_ANNOTATION)
+    return None if text is None else _parse_devices(str(text))
+
+
+def gke_dra_devices(
+    accelerator: str | None, gpus: int, labels: Mapping[str, str]
+) -> tuple[Mapping[str, Any], ...] | None:
+    """A GKE DRA node's devices: `gpus` whole GPUs of the accelerator (GKE supports no MIG, MPS
+    or time-sharing with DRA: its DRA setup page, "Limitations")."""
+    if not is_dra_node(labels):
+        return None
+    acc = GKE_ACCELERATORS.get(accelerator or "")
+    return node_devices(acc.gpu_model, gpus) if acc else ()
+
+
+def eks_dra_devices(
+    inputs: Mapping[str, Any], labels: Mapping[str, str]
+) -> tuple[Mapping[str, Any], ...] | None:
+    """An EKS DRA node's devices: the GPUs of its (first) instance type, whole or in the static
+    MIG profile its nodes are labelled with (`DRA_MIG_LABEL`)."""
+    if not is_dra_node(labels):
+        return None
+    types = [str(t) for t in as_list(inputs.get("instanceTypes"))]
+    inst = aws_instance_or_none(types[0]) if types else None
+    if inst is None:
+        return ()
+    profile = labels.get(DRA_MIG_LABEL)
+    per_gpu = MIG_PROFILES.get(inst.gpu_model, {}).get(profile or "", 0)
+    return node_devices(inst.gpu_model, inst.gpus, profile if per_gpu else None, per_gpu)

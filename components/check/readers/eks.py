@@ -27,6 +27,7 @@ from ..read import (
 from ..results import (
     NodeTemplate,
 )
+from .dra import eks_dra_devices
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 # EKS API CreateNodegroup `diskSize`: "The default disk size is 20 GiB for Linux and Bottlerocket"
@@ -142,7 +143,13 @@ def eks_pool(
         name=labels.get(POOL_LABEL) or name,
         provider="eks",
         resource=rid,
-        node=NodeTemplate(None, effective, tuple(taints), shape=shape),
+        node=NodeTemplate(
+            None,
+            effective,
+            tuple(taints),
+            shape=shape,
+            dra_devices=eks_dra_devices(inputs, effective) if gpu else None,
+        ),
         shape_note=note,
         gpus=gpus,
         gpu=gpu,

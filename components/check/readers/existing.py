@@ -32,6 +32,7 @@ from ..read import (
 from ..results import (
     NodeTemplate,
 )
+from .dra import node_dra_devices
 from .gke import gke_memory
 
 
@@ -92,7 +93,9 @@ def node_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         name=labels.get(POOL_LABEL) or name,
         provider="existing",
         resource=rid,
-        node=NodeTemplate(node_name, labels, tuple(taints), gpus, shape=shape),
+        node=NodeTemplate(
+            node_name, labels, tuple(taints), gpus, shape=shape, dra_devices=node_dra_devices(md)
+        ),
         shape_note=note,
         gpus=gpus,
         gpu=(gpus or 0) > 0 or (gpus is None and evidence),

@@ -36,6 +36,7 @@ from ..results import (
     NodeTemplate,
     SharedGpus,
 )
+from .dra import gke_dra_devices
 
 # GKE API `NodeConfig.diskSizeGb`: "If unspecified, the default disk size is 100GB" (the
 # google.container.v1 reference, e.g. googleapis `container_v1/NodeConfig/diskSizeGb`).
@@ -176,7 +177,13 @@ def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         name=labels.get(POOL_LABEL) or name,
         provider="gke",
         resource=rid,
-        node=NodeTemplate(None, effective, tuple(taints), shape=shape),
+        node=NodeTemplate(
+            None,
+            effective,
+            tuple(taints),
+            shape=shape,
+            dra_devices=gke_dra_devices(accelerator, physical, effective) if gpu else None,
+        ),
         gpus=gpus,
         gpu=gpu,
         accelerator=accelerator,

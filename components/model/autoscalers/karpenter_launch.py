@@ -50,7 +50,7 @@ the catalog does not describe (they narrow nothing here).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -164,6 +164,12 @@ class NodePoolSpec:
     problem: str | None = None  # why RuntimeValidate fails (the NodePool is never Ready)
 
     def template_requirements(self) -> Requirements:
+        """What every node of the NodePool carries, as requirements; made once per NodePool
+        (every pod it is asked about reads them): callers `copy()` before adding."""
+        return self._template
+
+    @cached_property
+    def _template(self) -> Requirements:
         reqs = requirements_of(self.requirements)
         reqs.add(*label_requirements(self.labels).by_key.values())
         reqs.add(Req.of(NODEPOOL_LABEL, "In", [self.name]))
@@ -189,9 +195,26 @@ class PendingPod:
     dra: bool = False  # spec.resourceClaims or a container's resources.claims
     match_fields: bool = False  # a required term uses matchFields
 
+    def key(self) -> Hashable:
+        """Everything Karpenter reads of the pod, hashable: two pods with one key get one
+        decision from a NodePool."""
+        return (
+            tuple(sorted(self.node_selector.items())),
+            self.required,
+            self.preferred,
+            self.tolerations,
+            self.requests,
+            self.dra,
+            self.match_fields,
+        )
+
     def requirements(self) -> Requirements:
         """`NewPodRequirements`: nodeSelector, the heaviest preferred term, the first required
-        term."""
+        term; made once per pod: callers `copy()` before adding."""
+        return self._requirements
+
+    @cached_property
+    def _requirements(self) -> Requirements:
         reqs = label_requirements(self.node_selector)
         if self.preferred:
             heaviest = sorted(self.preferred, key=lambda p: -p[0])[0][1]

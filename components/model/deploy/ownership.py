@@ -11,7 +11,8 @@ stack. Another stack's object of the same name differs in that annotation: its a
 (never forced), and the create hook refuses it before that with a clearer message.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 FIELD_MANAGER_ANNOTATION = "pulumi.com/patchFieldManager"
@@ -69,3 +70,22 @@ def adoption_problem(live: Mapping[str, Any], manager: str) -> Optional[str]:
         f"{what} already exists and {who}: this stack will not take it over. Delete it, rename "
         f"ours, or adopt it on purpose with `pulumi import`"
     )
+
+
+@dataclass(frozen=True)
+class NamespacePlan:
+    """A namespace an install needs: the resource name it makes it under when it makes it itself
+    (used alone), and the labels it wants on it."""
+
+    resource: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+def namespace_plans(entries: Iterable[tuple[str, NamespacePlan]]) -> dict[str, NamespacePlan]:
+    """namespace -> plan, first one kept, the namespaces every cluster has left out (used, never
+    made)."""
+    out: dict[str, NamespacePlan] = {}
+    for ns, plan in entries:
+        if ns not in SYSTEM_NAMESPACES:
+            out.setdefault(ns, plan)
+    return out

@@ -79,6 +79,17 @@ NVIDIA_DEVICE_PLUGIN = Chart(
     "nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin", "0.17.1"
 )
 
+# NVIDIA's DRA driver for GPUs (DRA pools): kubernetes-sigs/dra-driver-nvidia-gpu, its home since
+# it moved from NVIDIA's organisation. v0.4.1 is its newest release; its release notes install the
+# OCI chart `oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu` with
+# `gpuResourcesEnabledOverride=true` (GPU allocation on; ComputeDomains are the chart's other half).
+# The chart makes DeviceClasses gpu.nvidia.com and mig.nvidia.com (templates/deviceclass-*.yaml);
+# its kubelet plugin tolerates `nvidia.com/gpu:NoSchedule` and runs on nodes labelled
+# `nvidia.com/gpu.present=true` (values.yaml `kubeletPlugin`).
+NVIDIA_DRA_DRIVER = Chart(
+    "dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts", "0.4.1"
+)
+
 # cert-manager (KServe's webhooks need certificates). One for the whole stack: KServe v0.20.0's
 # LLMInferenceService guide asks for 1.18.0 or later (kserve/website versioned_docs/version-0.20/
 # admin-guide/kubernetes-deployment-llmisvc.md), above what its CI pins (kserve-deps.env v1.17.0).

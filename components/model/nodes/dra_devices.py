@@ -1,0 +1,173 @@
+"""The devices NVIDIA's DRA driver publishes for a node, as `resource.k8s.io/v1` ResourceSlice
+devices, and the DeviceClasses its chart makes. Pure data (imports nothing of ours).
+
+Source: kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 (chart `dra-driver-nvidia-gpu` 0.4.1, pinned
+in `model.deploy.versions.NVIDIA_DRA_DRIVER`):
+- driver name `gpu.nvidia.com`; a full GPU is device `gpu-<minor>` (`GpuInfo.CanonicalName`,
+  cmd/gpu-kubelet-plugin/deviceinfo.go) with attributes `type` ("gpu"), `uuid`, `productName`,
+  `brand`, `architecture` (strings), `cudaComputeCapability`, `driverVersion`,
+  `cudaDriverVersion` (versions) (`GpuInfo.Attributes`), and capacity `memory` in bytes
+  (`fullGpuCapacity`, cmd/gpu-kubelet-plugin/partitions.go);
+- a MIG device is `gpu-<minor>-mig-<profile>-<profileID>-<placement>` (`ToCanonicalName`,
+  mig.go) with attributes `type` ("mig"), `parentUUID`, `profile` and the parent's `productName`,
+  `brand`, `architecture` and versions (`CommonAttributesMig`), capacity `multiprocessors`,
+  `copyEngines`, `decoders`, `encoders`, `jpegEngines`, `ofaEngines`, `memory` (bytes)
+  (`CommonCapacitiesMig`) and one `memorySlice<i>` per memory slice it covers;
+- `architecture` is go-nvlib's `GetArchitectureAsString` (vendor/github.com/NVIDIA/go-nvlib/pkg/
+  nvlib/device/device.go: "Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper",
+  "Blackwell");
+- DeviceClasses `gpu.nvidia.com` and `mig.nvidia.com` (templates/deviceclass-{gpu,mig}.yaml).
+
+`productName` is NVML's device name (what `nvidia-smi --query-gpu=name` prints) and `memory`
+NVML's total memory, both read on the machine by the driver; the figures below are the ones
+nvidia-smi reports for each model (a secondary source: NVIDIA's product pages and published
+nvidia-smi output, not read from the driver). `brand`, `driverVersion`, `cudaDriverVersion`,
+`uuid` and the PCI attributes depend on the machine or were not verified: they are not modelled (`UNMODELLED_ATTRIBUTES`), and a
+selector that reads them is not judged. MIG memory is the profile's nominal size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+DRA_DRIVER = "gpu.nvidia.com"
+GPU_DEVICE_CLASS = "gpu.nvidia.com"
+MIG_DEVICE_CLASS = "mig.nvidia.com"
+BUILTIN_DEVICE_CLASSES: dict[str, tuple[str, ...]] = {
+    GPU_DEVICE_CLASS: (
+        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",
+    ),
+    MIG_DEVICE_CLASS: (
+        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'",
+    ),
+}
+"""DeviceClass name -> its CEL selectors, as the driver's chart makes them."""
+UNMODELLED_ATTRIBUTES = frozenset(
+    {
+        "driverVersion",
+        "cudaDriverVersion",
+        "uuid",
+        "brand",
+        "parentUUID",
+        "addressingMode",
+        "resource.kubernetes.io/pciBusID",
+        "resource.kubernetes.io/pcieRoot",
+    }
+)
+"""Attributes the driver publishes whose values depend on the machine (not known offline)."""
+
+_MIB = 2**20
+
+
+@dataclass(frozen=True)
+class NvidiaGpu:
+    """One GPU model as the DRA driver describes it."""
+
+    product_name: str
+    architecture: str
+    compute_capability: str  # CUDA compute capability, as semver
+    memory_mib: int  # NVML total memory
+
+
+GPUS: dict[str, NvidiaGpu] = {
+    # keys: the GPU models of `catalog.GKE_ACCELERATORS` and `catalog.AWS_GPU_INSTANCES`
+    "P4": NvidiaGpu("Tesla P4", "Pascal", "6.1.0", 7680),
+    "P100": NvidiaGpu("Tesla P100-PCIE-16GB", "Pascal", "6.0.0", 16384),
+    "V100": NvidiaGpu("Tesla V100-SXM2-16GB", "Volta", "7.0.0", 16384),
+    "T4": NvidiaGpu("Tesla T4", "Turing", "7.5.0", 15360),
+    "T4G": NvidiaGpu("NVIDIA T4G", "Turing", "7.5.0", 15360),
+    "A10G": NvidiaGpu("NVIDIA A10G", "Ampere", "8.6.0", 23028),
+    "L4": NvidiaGpu("NVIDIA L4", "Ada Lovelace", "8.9.0", 23034),
+    "L40S": NvidiaGpu("NVIDIA L40S", "Ada Lovelace", "8.9.0", 46068),
+    "A100": NvidiaGpu("NVIDIA A100-SXM4-40GB", "Ampere", "8.0.0", 40960),
+    "A100 40GB": NvidiaGpu("NVIDIA A100-SXM4-40GB", "Ampere", "8.0.0", 40960),
+    "A100 80GB": NvidiaGpu("NVIDIA A100-SXM4-80GB", "Ampere", "8.0.0", 81920),
+    "H100": NvidiaGpu("NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", 81559),
+    "H100 80GB": NvidiaGpu("NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", 81559),
+    "H100 80GB Mega": NvidiaGpu("NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", 81559),
+    "H200": NvidiaGpu("NVIDIA H200", "Hopper", "9.0.0", 143771),
+    "H200 141GB": NvidiaGpu("NVIDIA H200", "Hopper", "9.0.0", 143771),
+    "RTX PRO 6000": NvidiaGpu(
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition", "Blackwell", "12.0.0", 97887
+    ),
+}
+
+# Streaming multiprocessors of a MIG profile's compute slices (`<n>g`): NVIDIA's MIG user guide
+# profile tables (A100: 14 SMs per slice; H100 / H200: 16 per slice; RTX PRO 6000: 47).
+_SMS_PER_SLICE = {"Ampere": 14, "Hopper": 16, "Blackwell": 47}
+
+
+def _attr(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"bool": value}
+    if isinstance(value, int):
+        return {"int": value}
+    return {"string": value}
+
+
+def gpu_device(gpu: NvidiaGpu, minor: int) -> dict[str, Any]:
+    """A full GPU, as the driver publishes it (`GpuInfo.GetDevice`)."""
+    return {
+        "name": f"gpu-{minor}",
+        "attributes": {
+            "type": _attr("gpu"),
+            "productName": _attr(gpu.product_name),
+            "architecture": _attr(gpu.architecture),
+            "cudaComputeCapability": {"version": gpu.compute_capability},
+        },
+        "capacity": {"memory": {"value": f"{gpu.memory_mib}Mi"}},
+    }
+
+
+def mig_device(gpu: NvidiaGpu, minor: int, profile: str, index: int) -> dict[str, Any]:
+    """One MIG instance of `profile` (`MigDeviceInfo.GetDevice`); `index`: its placement."""
+    slices = int(profile.split("g.", 1)[0])
+    memory_gb = int(profile.split(".", 1)[1].rstrip("gb"))
+    sms = slices * _SMS_PER_SLICE.get(gpu.architecture, 14)
+    capacity: dict[str, Any] = {
+        "multiprocessors": {"value": str(sms)},
+        "memory": {"value": f"{memory_gb}Gi"},
+    }
+    for i in range(index * slices, index * slices + slices):
+        capacity[f"memorySlice{i}"] = {"value": "1"}
+    safe = profile.replace(".", "")
+    return {
+        "name": f"gpu-{minor}-mig-{safe}-{index}",
+        "attributes": {
+            "type": _attr("mig"),
+            "profile": _attr(profile),
+            "productName": _attr(gpu.product_name),
+            "architecture": _attr(gpu.architecture),
+            "cudaComputeCapability": {"version": gpu.compute_capability},
+        },
+        "capacity": capacity,
+    }
+
+
+def node_devices(
+    gpu_model: str, count: int, mig_profile: str | None = None, mig_instances: int = 0
+) -> tuple[dict[str, Any], ...]:
+    """The devices one node publishes: `count` GPUs of `gpu_model`, each whole or (with
+    `mig_profile`) split into `mig_instances` MIG devices of that profile (static MIG: the
+    driver then publishes the MIG devices, not the parent GPU). Empty for a model the table
+    lacks."""
+    gpu = GPUS.get(gpu_model)
+    if gpu is None or count <= 0:
+        return ()
+    if mig_profile:
+        return tuple(
+            mig_device(gpu, minor, mig_profile, i)
+            for minor in range(count)
+            for i in range(max(mig_instances, 1))
+        )
+    return tuple(gpu_device(gpu, minor) for minor in range(count))
+
+
+def attribute_value(attribute: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """A ResourceSlice attribute `{string|int|bool|version: value}` as (kind, value)."""
+    for kind in ("string", "int", "bool", "version"):
+        if kind in attribute:
+            return kind, attribute[kind]
+    return None

@@ -1,0 +1,106 @@
+"""`NvidiaDraDriver`: NVIDIA's DRA driver for GPUs (chart `dra-driver-nvidia-gpu`, pinned in
+`model.deploy.versions.NVIDIA_DRA_DRIVER`), its kubelet plugin tolerating every taint of the DRA
+pools.
+
+The kubelet plugin publishes each node's GPUs as ResourceSlices; it runs where its affinity finds
+`nvidia.com/gpu.present=true` (the label DRA pools are created with) and tolerates only
+`nvidia.com/gpu:NoSchedule` by default (kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1
+deployments/helm/dra-driver-nvidia-gpu/values.yaml `kubeletPlugin`). A plugin that does not
+tolerate a pool's taint never runs there, and the pool's GPUs are never published (placement
+check GI054), so every pool taint key gets an `Exists` toleration. `gpuResourcesEnabledOverride`
+turns GPU allocation on (the v0.4.1 release notes' install command); on GKE the NVIDIA driver sits
+under `/home/kubernetes/bin/nvidia` (`nvidiaDriverRoot`, GKE's DRA setup page).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import pulumi
+
+from ..kube.provider import make_namespaces
+from ..model.deploy import versions
+from ..model.deploy.ownership import NamespacePlan, namespace_plans
+from ..model.inputs import stack
+from ..model.scheduling import Taint
+from .helm import chart_release, check_local_charts
+
+KUBELET_PLUGIN_DEFAULT_TOLERATIONS = (
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+)
+GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+
+
+@dataclass
+class NvidiaDraDriverArgs:
+    """Inputs of `NvidiaDraDriver`."""
+
+    version: Optional[str] = field(default=None, metadata=stack(syntax="version"))
+    """Chart version; default: the pinned one."""
+    pool_taints: Optional[Sequence[Taint]] = field(default=None, metadata=stack(hidden=True))
+    """Taints of the DRA pools: each key gets an `Exists` toleration on the kubelet plugin."""
+    driver_root: Optional[str] = field(default=None, metadata=stack(hidden=True))
+    """Where the NVIDIA driver is on the host (`nvidiaDriverRoot`); default: the chart's `/`
+    (GKE: `/home/kubernetes/bin/nvidia`)."""
+    namespace: Optional[str] = field(
+        default="dra-driver-nvidia-gpu", metadata=stack(syntax="dns1123")
+    )
+    """Namespace of the release."""
+    chart: Optional[str] = None
+    """A local chart directory or `.tgz` installed instead of the registry's (air-gapped)."""
+    namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
+    stack once, so that no config change moves one to another resource)."""
+
+
+def namespaces(name: str, args: NvidiaDraDriverArgs) -> dict[str, NamespacePlan]:
+    """The namespace of the release."""
+    return namespace_plans(
+        [(args.namespace or "dra-driver-nvidia-gpu", NamespacePlan(f"{name}-namespace"))]
+    )
+
+
+def kubelet_plugin_tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
+    """The chart's default tolerations plus `Exists` for every pool taint key (any value)."""
+    out = [dict(t) for t in KUBELET_PLUGIN_DEFAULT_TOLERATIONS]
+    for key, effect in sorted({(t.key, t.effect or "NoSchedule") for t in taints}):
+        entry = {"key": key, "operator": "Exists", "effect": effect}
+        if entry not in out:
+            out.append(entry)
+    return out
+
+
+def dra_driver_values(args: NvidiaDraDriverArgs) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "gpuResourcesEnabledOverride": True,
+        "kubeletPlugin": {"tolerations": kubelet_plugin_tolerations(list(args.pool_taints or ()))},
+    }
+    if args.driver_root:
+        values["nvidiaDriverRoot"] = args.driver_root
+    return values
+
+
+class NvidiaDraDriver(pulumi.ComponentResource):
+    """NVIDIA's DRA driver for GPUs (Helm); `ready` is the release."""
+
+    def __init__(
+        self, name: str, args: NvidiaDraDriverArgs, opts: Optional[pulumi.ResourceOptions] = None
+    ) -> None:
+        check_local_charts(f"NvidiaDraDriver({name!r})", {"chart": args.chart})
+        super().__init__("gpu-inference:index:NvidiaDraDriver", name, None, opts)
+        namespace = args.namespace or "dra-driver-nvidia-gpu"
+        self.ready = chart_release(
+            f"{name}-release",
+            versions.NVIDIA_DRA_DRIVER,
+            release="dra-driver-nvidia-gpu",
+            namespace=namespace,
+            values=dra_driver_values(args),
+            version=args.version,
+            local_chart=args.chart,
+            create_namespace=False,
+            depends_on=make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
+                namespace, []
+            ),
+            parent=self,
+        )
+        self.register_outputs({})

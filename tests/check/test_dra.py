@@ -1,0 +1,336 @@
+"""Devices by claim (issue #32): each DRA finding (GI050-GI056) triggered by a hand-written graph and
+silenced by its fixed twin; the CEL selectors against Kubernetes' own library behaviour; the
+allocator's decisions that the rig's kube-scheduler made (kept as tests here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dra_graphs import (
+    GPU_TAINT,
+    claimed_pod,
+    deployment,
+    device_class,
+    dra_node,
+    driver,
+    template,
+)
+
+from components.check import CODES, check
+from components.check.dra import allocate
+from components.check.dra_cel import CelError, compile_error, evaluate
+from components.check.readers.dra import Claim, DeviceRequest
+from components.model.nodes.dra_devices import BUILTIN_DEVICE_CLASSES, node_devices
+
+A = "device.attributes['gpu.nvidia.com']"
+C = "device.capacity['gpu.nvidia.com']"
+H100 = f"{A}.productName == 'NVIDIA H100 80GB HBM3'"
+L4 = f"{A}.productName == 'NVIDIA L4'"
+
+
+def l4_pool(count: int = 1, **kw: Any) -> list[dict[str, Any]]:
+    return [driver(**kw), dra_node("n1", "l4", "L4", count)]
+
+
+def claims(pool: str = "l4", *templates: str) -> dict[str, Any]:
+    return deployment("a", claimed_pod(pool, *(templates or ("gpus",))), pool)
+
+
+def isvc(mode: str) -> dict[str, Any]:
+    return {
+        "type": "kubernetes:serving.kserve.io/v1beta1:InferenceService",
+        "name": "llm",
+        "inputs": {
+            "metadata": {
+                "name": "llm",
+                "namespace": "apps",
+                "annotations": {
+                    "serving.kserve.io/deploymentMode": mode,
+                    "gpu-inference.dev/pool": "l4",
+                },
+            },
+            "spec": {
+                "predictor": {
+                    "minReplicas": 1,
+                    "nodeSelector": {"gpu-inference.dev/pool": "l4"},
+                    "tolerations": [
+                        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+                    ],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpus"}],
+                    "model": {
+                        "modelFormat": {"name": "huggingface"},
+                        "storageUri": "hf://org/model",
+                        "resources": {
+                            "requests": {"cpu": "1", "memory": "4Gi"},
+                            "claims": [{"name": "gpu"}],
+                        },
+                    },
+                }
+            },
+        },
+    }
+
+
+def autoprovisioned_class() -> dict[str, Any]:
+    return {
+        "type": "kubernetes:cloud.google.com/v1:ComputeClass",
+        "name": "l4-class",
+        "inputs": {
+            "metadata": {"name": "l4-class"},
+            "spec": {
+                "priorities": [{"gpu": {"type": "nvidia-l4", "count": 1}}],
+                "nodePoolAutoCreation": {"enabled": True},
+                "nodePoolConfig": {"nodeLabels": {"gpu-inference.dev/pool": "l4-class"}},
+            },
+        },
+    }
+
+
+def by_class() -> dict[str, Any]:
+    spec = claimed_pod(None, "gpus")
+    spec["nodeSelector"] = {"cloud.google.com/compute-class": "l4-class"}
+    return deployment("a", spec)
+
+
+DRA_PAIRS = [
+    pytest.param(
+        "GI050",
+        [*l4_pool(), template(count=2), claims()],
+        [*l4_pool(2), template(count=2), claims()],
+        id="GI050-two-gpus-on-one-gpu-nodes",
+    ),
+    pytest.param(
+        "GI051",
+        [*l4_pool(), template(selectors=(H100,)), claims()],
+        [*l4_pool(), template(selectors=(L4,)), claims()],
+        id="GI051-h100-selector-on-l4-pool",
+    ),
+    pytest.param(
+        "GI052",
+        [*l4_pool(), template(selectors=(f"{A}.profile == '1g.10gb'",)), claims()],
+        [*l4_pool(), template(selectors=(f"'profile' in {A} || {L4}",)), claims()],
+        id="GI052-selector-reads-an-attribute-full-gpus-lack",
+    ),
+    pytest.param(
+        "GI053",
+        [*l4_pool(), template(), isvc("Serverless")],
+        [*l4_pool(), template(), isvc("RawDeployment")],
+        id="GI053-dra-on-serverless",
+    ),
+    pytest.param(
+        "GI054",
+        [*l4_pool(tolerations=[]), template(), claims()],
+        [*l4_pool(), template(), claims()],
+        id="GI054-driver-does-not-tolerate-the-pool-taint",
+    ),
+    pytest.param(
+        "GI055",
+        [*l4_pool(), autoprovisioned_class(), template(), by_class()],
+        [*l4_pool(), autoprovisioned_class(), template(), claims("l4")],
+        id="GI055-dra-pod-on-node-auto-provisioning",
+    ),
+    pytest.param(
+        "GI056",
+        [*l4_pool(), template(device_class="gpu.example.com"), claims()],
+        [*l4_pool(), template(), claims()],
+        id="GI056-unknown-device-class",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "bad", "good"), DRA_PAIRS)
+def test_dra_finding_and_its_fix(code: str, bad: list, good: list) -> None:
+    bad_report, good_report = check(bad), check(good)
+    found = [f for f in bad_report.findings if f.code == code]
+    assert found, bad_report.findings
+    assert code not in {f.code for f in good_report.findings}, good_report.findings
+    assert good_report.errors == [], good_report.errors
+    assert found[0].severity == CODES[code][0] and found[0].message and found[0].fix
+
+
+def test_two_gpus_on_one_gpu_nodes_names_the_count_and_the_devices() -> None:
+    report = check([*l4_pool(), template(count=2), claims()])
+    (w,) = report.workloads
+    assert w.pools == ()
+    (f,) = [f for f in report.findings if f.code == "GI050"]
+    assert f.message == (
+        "claims 2 x gpu.nvidia.com (gpus) but no node of pool l4 can allocate it: 2 device(s) "
+        "asked, fewer match on one node; the nodes publish 1 x NVIDIA L4: it stays Pending"
+    )
+
+
+def test_a_selector_no_device_matches_is_an_error_and_its_twin_lands() -> None:
+    bad = check([*l4_pool(), template(selectors=(H100,)), claims()])
+    assert [f.code for f in bad.errors] == ["GI051"]
+    good = check([*l4_pool(), template(selectors=(L4,)), claims()])
+    assert good.workloads[0].pools == ("l4",)
+
+
+def test_no_driver_in_the_graph_is_a_warning_naming_the_chart() -> None:
+    report = check([dra_node("n1", "l4"), template(), claims()])
+    (f,) = [f for f in report.findings if f.code == "GI054"]
+    assert f.severity == "warning" and "dra-driver-nvidia-gpu" in f.message
+
+
+def test_a_claim_the_graph_lacks_is_not_judged() -> None:
+    report = check([*l4_pool(), claims("l4", "elsewhere")])
+    assert report.workloads[0].pools == ("l4",)
+    assert [(f.code, f.severity) for f in report.findings if f.code.startswith("GI05")] == [
+        ("GI056", "warning")
+    ]
+
+
+def test_mig_devices_satisfy_mig_claims_and_not_gpu_claims() -> None:
+    pool = [driver(), dra_node("n1", "a100", "A100 80GB", 1, mig="1g.10gb", mig_instances=7)]
+    seven = check([*pool, template(count=7, device_class="mig.nvidia.com"), claims("a100")])
+    assert seven.workloads[0].pools == ("a100",)
+    eight = check([*pool, template(count=8, device_class="mig.nvidia.com"), claims("a100")])
+    assert [f.code for f in eight.errors] == ["GI050"]
+    whole = check([*pool, template(), claims("a100")])
+    assert [f.code for f in whole.errors] == ["GI051"]
+
+
+def test_two_claims_of_one_pod_take_distinct_devices() -> None:
+    one = [*l4_pool(), template("a"), template("b"), claims("l4", "a", "b")]
+    assert [f.code for f in check(one).errors] == ["GI050"]
+    two = [*l4_pool(2), template("a"), template("b"), claims("l4", "a", "b")]
+    assert check(two).workloads[0].pools == ("l4",)
+
+
+def test_a_device_class_of_the_graph_is_applied_before_the_request() -> None:
+    hopper = device_class(
+        "hopper", "device.driver == 'gpu.nvidia.com' && " + f"{A}.architecture == 'Hopper'"
+    )
+    report = check([*l4_pool(), hopper, template(device_class="hopper"), claims()])
+    assert [f.code for f in report.errors] == ["GI051"]
+
+
+def test_an_untolerated_pool_taint_keeps_the_pod_off_before_devices_are_read() -> None:
+    tainted = dra_node(
+        "n1", "l4", taints=[GPU_TAINT, {"key": "team", "value": "a", "effect": "NoSchedule"}]
+    )
+    report = check([driver(tolerations=[{"operator": "Exists"}]), tainted, template(), claims()])
+    assert report.workloads[0].pools == ()
+    assert not [f for f in report.findings if f.code in ("GI050", "GI051")]
+
+
+# ---------------------------------------------------------------------------------------------
+# The allocator
+# ---------------------------------------------------------------------------------------------
+
+
+def _claim(*requests: DeviceRequest) -> Claim:
+    return Claim("ResourceClaimTemplate", "t", requests)
+
+
+@pytest.mark.parametrize(
+    ("devices", "request_", "cause"),
+    [
+        (node_devices("L4", 2), DeviceRequest("r", "gpu.nvidia.com", 2), ""),
+        (node_devices("L4", 2), DeviceRequest("r", "gpu.nvidia.com", 3), "count"),
+        (node_devices("L4", 2), DeviceRequest("r", "gpu.nvidia.com", all_devices=True), ""),
+        ((), DeviceRequest("r", "gpu.nvidia.com", all_devices=True), "selector"),
+        (node_devices("L4", 1), DeviceRequest("r", "mig.nvidia.com"), "selector"),
+        (node_devices("L4", 1), DeviceRequest("r", "nope"), "class"),
+        (
+            node_devices("L4", 1),
+            DeviceRequest(
+                "r",
+                "",
+                alternatives=(
+                    DeviceRequest("h100", "gpu.nvidia.com", 1, selectors=(H100,)),
+                    DeviceRequest("l4", "gpu.nvidia.com", 1, selectors=(L4,)),
+                ),
+            ),
+            "",
+        ),
+    ],
+)
+def test_allocation_on_one_node(devices: tuple, request_: DeviceRequest, cause: str) -> None:
+    result = allocate([_claim(request_)], devices, dict(BUILTIN_DEVICE_CLASSES))
+    assert (result.ok, result.cause) == (cause == "", cause)
+
+
+def test_an_error_on_a_device_read_after_the_claim_is_met_is_never_seen() -> None:
+    """The allocator stops reading devices once the count is met (kube-scheduler agrees: the
+    rig's DRA differential binds such pods)."""
+    devices = (*node_devices("L4", 1), *node_devices("A100 80GB", 1, "1g.10gb", 1))
+    first = f"{A}.type == 'gpu' || {A}.profile == 'x'"
+    ok = allocate(
+        [_claim(DeviceRequest("r", "gpu.nvidia.com", 1))], devices, {"gpu.nvidia.com": (first,)}
+    )
+    assert ok.ok
+
+
+# ---------------------------------------------------------------------------------------------
+# CEL: Kubernetes' DRA environment (k8s.io/dynamic-resource-allocation v0.36.3 cel/compile.go,
+# k8s.io/apiserver v0.36.3 pkg/cel/library quantity.go and semverlib.go)
+# ---------------------------------------------------------------------------------------------
+
+L4_DEVICE = node_devices("L4", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("expression", "matches", "error"),
+    [
+        ("device.driver == 'gpu.nvidia.com'", True, None),
+        (f"{A}.type == 'gpu' && {A}.architecture == 'Ada Lovelace'", True, None),
+        # an id without a domain is in the driver's domain (parseQualifiedName)
+        (f"{C}.memory == quantity('23034Mi')", True, None),
+        # Quantity.Equal compares values, not spellings
+        ("quantity('1') == quantity('1000m')", True, None),
+        ("quantity('1Gi').compareTo(quantity('1G')) == 1", True, None),
+        ("quantity('500m').isInteger()", False, None),
+        ("quantity('2k').asInteger() == 2000", True, None),
+        ("quantity('1Gi').add(1).sub(quantity('1')).asInteger() == 1073741824", True, None),
+        ("quantity('-1').sign() == -1", True, None),
+        ("isQuantity('1.5Gi') && !isQuantity('1.5GB')", True, None),
+        (f"{C}.memory.isGreaterThan(quantity('24Gi'))", False, None),
+        # semver: blang/semver precedence; build metadata ignored in equality
+        (f"{A}.cudaComputeCapability.isGreaterThan(semver('8.0.0'))", True, None),
+        ("semver('1.0.0-alpha').isLessThan(semver('1.0.0-alpha.1'))", True, None),
+        ("semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))", True, None),
+        ("semver('1.2.3+build') == semver('1.2.3')", True, None),
+        ("semver('v01.2', true).minor() == 2 && isSemver('1.2', true)", True, None),
+        ("isSemver('01.2.3')", False, None),
+        # a missing id, and a domain the device lacks (an empty map), are errors
+        (f"{A}.profile == '1g.10gb'", False, "not found"),
+        ("device.attributes['example.com'].foo == 'bar'", False, "not found"),
+        # errors are absorbed by && / || as in cel-go
+        (f"{A}.type == 'mig' && {A}.profile == '1g.10gb'", False, None),
+        (f"{A}.profile == '1g.10gb' || {A}.type == 'gpu'", True, None),
+        (f"'profile' in {A}", False, None),
+        (f"{A}.productName.lowerAscii().contains('l4')", True, None),
+        (f"{A}.productName.matches('^NVIDIA L')", True, None),
+        (f"cel.bind(g, {A}, g.productName.startsWith('NVIDIA'))", True, None),
+        ("quantity('x') == quantity('1')", False, "quantities must match"),
+    ],
+)
+def test_selectors_evaluate_as_kubernetes_does(
+    expression: str, matches: bool, error: str | None
+) -> None:
+    outcome = evaluate(expression, "gpu.nvidia.com", L4_DEVICE)
+    assert outcome.matches is matches
+    if error is None:
+        assert outcome.error is None
+    else:
+        assert outcome.error is not None and error in outcome.error
+
+
+def test_a_selector_that_does_not_compile_says_where() -> None:
+    assert "Syntax error" in (compile_error("device.attributes[") or "")
+    with pytest.raises(CelError):
+        evaluate("device.attributes[", "gpu.nvidia.com", L4_DEVICE)
+
+
+def test_a_graph_without_dra_never_loads_the_cel_library() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from components.check import check; check([]); "
+        "print('cel_expr_python' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

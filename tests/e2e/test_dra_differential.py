@@ -1,0 +1,75 @@
+"""DRA claims against kube-scheduler's own allocator (issue #32): for generated graphs of DRA pools
+and pods claiming devices (counts, CEL selectors, MIG, DeviceClasses of the graph), the check's
+"can land" must be what kube-scheduler 1.36's DynamicResources plugin does with the same devices
+published as ResourceSlices. Replay with `GPU_INFERENCE_DRA_SEED=<seed>`; `GPU_INFERENCE_DRA_CASES`
+sets how many cases are generated (default 150, some 450 pairs)."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from differential import TerminalSummary
+from dra_cases import DraControlPlane, DraPair, draw_cases, pairs_of, run_dra_pairs, summary
+
+pytestmark = [pytest.mark.e2e, pytest.mark.tier("control plane")]
+
+CASES = int(os.environ.get("GPU_INFERENCE_DRA_CASES", "150"))
+SEED = int(os.environ.get("GPU_INFERENCE_DRA_SEED") or random.SystemRandom().randrange(2**31))
+
+
+@pytest.fixture(scope="module")
+def dra_pairs(
+    control_plane_bins: Path,
+    request: pytest.FixtureRequest,
+    record_testsuite_property: Callable[[str, object], None],
+) -> list[DraPair]:
+    report = TerminalSummary("DRA differential")
+    request.config.pluginmanager.register(report, "gpu-inference-dra-differential")
+    t0 = time.monotonic()
+    pairs: list[DraPair] = []
+    for i, graph in enumerate(draw_cases(CASES, SEED)):
+        pairs += pairs_of(f"case {i}", graph)
+    with DraControlPlane() as cp:
+        seconds = run_dra_pairs(cp, pairs)
+    took = time.monotonic() - t0
+    report.lines.append(f"seed {SEED} (replay: GPU_INFERENCE_DRA_SEED={SEED}), {CASES} cases")
+    report.lines.append(summary("DRA generated cases", pairs) + f" in {took:.0f}s")
+    report.lines.append("  " + ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
+    record_testsuite_property("dra_differential_seed", SEED)
+    record_testsuite_property("dra_differential_pairs", len(pairs))
+    record_testsuite_property("dra_differential_agree", sum(p.agrees for p in pairs))
+    for line in report.lines:
+        print(line)
+    return pairs
+
+
+def _disagreements(pairs: list[DraPair]) -> str:
+    bad = [p for p in pairs if p.outcome in ("bound", "unschedulable") and not p.agrees]
+    other = [p for p in pairs if p.outcome not in ("bound", "unschedulable")]
+    shown = "\n".join(p.describe() for p in [*bad, *other][:6])
+    return (
+        f"seed {SEED}: {len(bad)} of {len(pairs)} pairs disagree, {len(other)} not decided; "
+        f"the first:\n{shown}"
+    )
+
+
+def test_dra_claims_land_where_kube_scheduler_allocates_them(dra_pairs: list[DraPair]) -> None:
+    assert len(dra_pairs) >= 300
+    assert all(p.agrees for p in dra_pairs), _disagreements(dra_pairs)
+    # Both verdicts, on MIG pools and whole GPUs, with selectors and counts above one.
+    for subset in (
+        [p for p in dra_pairs if p.mig],
+        [p for p in dra_pairs if not p.mig],
+        [p for p in dra_pairs if p.selectors],
+        [p for p in dra_pairs if p.count > 1],
+    ):
+        assert any(p.bound for p in subset) and any(not p.bound for p in subset)
+    # The scheduler's reasons the check's findings name: too few devices, none matching, and a
+    # CEL error that aborts scheduling.
+    details = " ".join(p.detail for p in dra_pairs)
+    assert "SchedulerError" in details and "cannot allocate all claims" in details, details[:2000]
