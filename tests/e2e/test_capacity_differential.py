@@ -26,7 +26,7 @@ from differential import ControlPlane, TerminalSummary
 from components.preview.preview import preview
 from tests.conftest import EXAMPLE_STACKS
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.tier("control plane")]
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = int(os.environ.get("GPU_INFERENCE_CAPACITY_CASES", "300"))
