@@ -159,6 +159,8 @@ Findings (stable codes):
 | GI042 | warning  | cold-capacity: the pods that run all the time do not fit the pools' min nodes: the rest wait for a node (the pool's start-up time), every scale-up from min is a cold start |
 | GI043 | warning  | fragmentation: a packing exists, but kube-scheduler placing the pods one at a time (LeastAllocated spreads them) in an order their controllers may create them in leaves one Pending: the order and each pod's node |
 | GI044 | info     | capacity-unknown: capacity or fragmentation not judged (a pool of several node shapes with a max, or a search past its bound) |
+| GI045 | error    | quota-max-nodes: the pools counting against a declared cloud quota (`gpu-inference:index:CloudQuota`, or given to `check`) can grow past it: GCE GPUs per family, EC2 vCPUs per instance-family quota, Spot apart (`capacity.quota`) |
+| GI046 | error    | quota-capacity: with the nodes the quota allows, the pods that run all the time have no packing (exact) |
 | GI050 | error    | dra-claim-count: a pod's DRA claims ask for more devices than one node of any pool it can land on publishes that match them (`check.dra`: kube-scheduler's allocator) |
 | GI051 | error    | dra-claim-selector: no device of a pool the pod can land on matches a claim's DeviceClass and CEL selectors (a pool publishing no DRA device included) |
 | GI052 | error    | dra-selector-error: a claim's CEL selector does not compile or fails on a device (a missing attribute): kube-scheduler aborts the pod's scheduling on every node |
@@ -247,6 +249,8 @@ CODES: dict[str, tuple[str, str]] = {
     "GI042": ("warning", "cold-capacity"),
     "GI043": ("warning", "fragmentation"),
     "GI044": ("info", "capacity-unknown"),
+    "GI045": ("error", "quota-max-nodes"),
+    "GI046": ("error", "quota-capacity"),
     "GI050": ("error", "dra-claim-count"),
     "GI051": ("error", "dra-claim-selector"),
     "GI052": ("error", "dra-selector-error"),

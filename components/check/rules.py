@@ -118,9 +118,15 @@ class Where(NamedTuple):
 
 
 def check(
-    graph: Iterable[Mapping[str, Any]], *, extended_resource_toleration: bool | None = None
+    graph: Iterable[Mapping[str, Any]],
+    *,
+    extended_resource_toleration: bool | None = None,
+    quotas: Iterable[Mapping[str, Any]] = (),
 ) -> Report:
     """Where every pod template in `graph` can land, and the findings (see the module docstring).
+
+    `quotas`: cloud quotas the pools count against, `{provider, region, limits}` each (what the
+    stack config's `quotas` holds), besides the graph's `CloudQuota` entries (GI045, GI046).
 
     `extended_resource_toleration`: whether the cluster runs Kubernetes' ExtendedResourceToleration
     admission plugin (GPU-requesting pods then tolerate `nvidia.com/gpu` taints by themselves);
@@ -262,7 +268,7 @@ def check(
     dra.check_pools(pools, dra_pools, out)
     check_fit_unknown(pools, unknown_fit, out)
     _check_seldon_models(entries, out)
-    capacity = check_capacity(demands, pools, out)
+    capacity = check_capacity(demands, pools, out, graph=entries, quotas=quotas)
     check_asg_tags(entries, pools, selected_keys, out)
     check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)

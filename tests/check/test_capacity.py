@@ -417,3 +417,164 @@ def test_spreading_strands_a_large_pod_only_where_the_scores_spread_the_small_on
     strand = find_strand(_two_nodes(8000, 16 * 10**9), [2, 1], {})
     assert strand is not None and strand.order == (0, 0, 1) and not strand.run.tie
     assert find_strand(_two_nodes(200_000, 10**12), [2, 1], {}) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Cloud quotas (GI045, GI046)
+# ---------------------------------------------------------------------------------------------
+
+
+def cloud_quota(provider: str, region: str, **limits: int) -> dict:
+    return {
+        "type": "gpu-inference:index:CloudQuota",
+        "name": f"quota-{provider}-{region}",
+        "inputs": {"provider": provider, "region": region, "limits": limits},
+    }
+
+
+def eks_group(name: str, instance: str, hi: int, spot: bool = False) -> dict:
+    return {
+        "type": "aws:eks/nodeGroup:NodeGroup",
+        "name": name,
+        "inputs": {
+            "nodeGroupName": name,
+            "instanceTypes": [instance],
+            "amiType": "AL2023_x86_64_NVIDIA",
+            "capacityType": "SPOT" if spot else "ON_DEMAND",
+            "labels": {POOL: name},
+            "taints": [GPU_TAINT],
+            "scalingConfig": {"minSize": 1, "maxSize": hi, "desiredSize": 1},
+        },
+    }
+
+
+QUOTA_PAIRS = [
+    pytest.param(
+        "GI045",
+        [*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=24)],
+        [*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=32)],
+        id="GI045-max-nodes-past-the-quota",
+    ),
+    pytest.param(
+        "GI046",
+        [*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=16)],
+        [*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=32)],
+        id="GI046-quota-too-small-for-what-always-runs",
+    ),
+]
+CAPACITY_PAIRS += QUOTA_PAIRS  # the parametrized test above takes them too (the same list)
+
+
+def test_max_nodes_past_the_quota_name_the_numbers_and_the_way_out():
+    found = only([*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=24)], "GI045")
+    assert found.message == (
+        "pool(s) h100 can grow to 32 GPU(s) of quota NVIDIA_H100_GPUS in us-central1 (h100 4 "
+        "node(s) x 8), but it allows 24: scale-up past it fails (GCE QUOTA_EXCEEDED) and the pods "
+        "that wait for those nodes stay Pending"
+    )
+    assert found.fix.startswith(
+        "raise the quota to 32 (gcloud compute regions describe us-central1"
+    )
+    assert found.fix.endswith("or lower maxNodes of h100 to 3")
+
+
+def test_a_quota_too_small_for_what_always_runs_names_what_stays_pending():
+    report = check([*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=16)])
+    assert [f.code for f in report.errors] == ["GI046"]
+    (found,) = report.errors
+    assert found.message.startswith(
+        "quota NVIDIA_H100_GPUS in us-central1 allows 16 GPU(s): 2 node(s) of pool h100 (8 "
+        "each), too few for the pods that run all the time (they need 3): 2 of 4 pods run"
+    )
+    assert found.fix.startswith("raise the quota to 24 (")
+
+
+def test_spot_nodes_count_against_the_preemptible_quota():
+    spot = llm_like(3, 4)
+    spot[0]["inputs"]["nodeConfig"]["spot"] = True
+    on_demand_only = cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=0)
+    assert "GI045" not in codes([*spot, on_demand_only])
+    found = only(
+        [*spot, cloud_quota("gke", "us-central1", PREEMPTIBLE_NVIDIA_H100_GPUS=8)], "GI046"
+    )
+    assert "quota PREEMPTIBLE_NVIDIA_H100_GPUS" in found.message
+
+
+def test_ec2_quotas_count_vcpus_of_the_instance_family_spot_apart():
+    group = eks_group("g5", "g5.2xlarge", 6)  # 8 vCPUs each
+    deploy = deployment("a", "g5", 1, cpu="2", memory="8Gi")
+    found = only(
+        [
+            group,
+            deploy,
+            cloud_quota("eks", "us-east-1", **{"Running On-Demand G and VT instances": 32}),
+        ],
+        "GI045",
+    )
+    assert (
+        "can grow to 48 vCPU(s) of quota Running On-Demand G and VT instances in us-east-1"
+        in found.message
+    )
+    assert "(EC2 VcpuLimitExceeded)" in found.message
+    spot = eks_group("g5", "g5.2xlarge", 6, spot=True)
+    assert "GI045" not in codes(
+        [
+            spot,
+            deploy,
+            cloud_quota("eks", "us-east-1", **{"Running On-Demand G and VT instances": 32}),
+        ]
+    )
+    assert "GI045" in codes(
+        [
+            spot,
+            deploy,
+            cloud_quota("eks", "us-east-1", **{"All G and VT Spot Instance Requests": 32}),
+        ]
+    )
+
+
+def test_quotas_given_to_the_check_replace_the_graphs_for_their_region():
+    graph = [*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=16)]
+    given = [{"provider": "gke", "region": "us-central1", "limits": {"NVIDIA_H100_GPUS": 64}}]
+    assert check(graph, quotas=given).errors == []
+    assert [
+        f.code
+        for f in check(
+            llm_like(3, 4), quotas=[given[0] | {"limits": {"NVIDIA_H100_GPUS": 8}}]
+        ).errors
+    ] == ["GI046"]
+
+
+@pytest.mark.parametrize(
+    ("instance", "spot", "names"),
+    [
+        ("g5.2xlarge", False, ["Running On-Demand G and VT instances"]),
+        ("g6e.xlarge", True, ["All G and VT Spot Instance Requests"]),
+        (
+            "p4d.24xlarge",
+            True,
+            ["All P4, P3 and P2 Spot Instance Requests", "All P Spot Instance Requests"],
+        ),
+        ("p5.48xlarge", True, ["All P5 Spot Instance Requests", "All P Spot Instance Requests"]),
+        ("p5.48xlarge", False, ["Running On-Demand P instances"]),
+        ("inf2.xlarge", False, ["Running On-Demand Inf instances"]),
+        ("m6i.large", False, ["Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances"]),
+        ("trn1.32xlarge", True, ["All Trn Spot Instance Requests"]),
+    ],
+)
+def test_ec2_instance_families_map_to_their_quota_names(instance: str, spot: bool, names: list):
+    from components.model.nodes.quotas import ec2_quotas
+
+    assert ec2_quotas(instance, spot) == names
+
+
+def test_gce_gpu_quotas_are_per_family_preemptible_apart():
+    from components.model.nodes.quotas import gce_quota, gce_region
+
+    assert gce_quota("nvidia-l4", False) == "NVIDIA_L4_GPUS"
+    assert gce_quota("nvidia-a100-80gb", True) == "PREEMPTIBLE_NVIDIA_A100_80GB_GPUS"
+    assert gce_quota("nvidia-rtx-pro-6000", False) is None
+    assert (
+        gce_region("us-central1-a") == "us-central1"
+        and gce_region("europe-west4") == "europe-west4"
+    )

@@ -160,3 +160,24 @@ def test_gke_llm_with_three_h100_nodes_has_no_error_and_names_the_spreading_orde
     )
     assert warning.fix == "raise maxNodes of h100 to 4 (then no order strands a pod)"
     assert check(_with_h100_at(graph, 4)).warnings == []
+
+
+def _with_quota(h100_gpus: int):
+    def edit(text: str) -> str:
+        return text + (
+            "\n  gpu-inference:quotas:\n"
+            "    - provider: gke\n"
+            "      region: us-central1\n"
+            f"      limits: {{NVIDIA_H100_GPUS: {h100_gpus}}}\n"
+        )
+
+    return edit
+
+
+def test_gke_llm_within_an_h100_quota_of_16_is_refused_naming_what_stays_pending(tmp_path, capsys):
+    """The stack's `quotas` reach the check as a CloudQuota in the graph: 16 H100s allow two
+    a3-highgpu-8g nodes, the four pods that always run need three."""
+    code, out = preview_copy(tmp_path, _with_quota(16), capsys)
+    assert code == 1
+    assert "GI046" in out and "quota NVIDIA_H100_GPUS in us-central1 allows 16 GPU(s)" in out
+    assert "raise the quota to 24" in out

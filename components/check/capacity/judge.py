@@ -16,8 +16,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ...model.nodes.catalog import node_startup_seconds
 from ...model.nodes.shapes import RESOURCE_NAMES, format_resource
@@ -45,6 +46,7 @@ from .packing import (
     no_packing_reason,
     place_all,
 )
+from .quota import check_quotas
 from .scheduler import TooManyStates, find_strand
 
 STRAND_STATES = 3000
@@ -65,8 +67,11 @@ def check_capacity(
     pools: Sequence[PoolFacts],
     out: Findings,
     extra: Overhead | None = None,
+    graph: Sequence[Mapping[str, Any]] = (),
+    quotas: Iterable[Mapping[str, Any]] = (),
 ) -> list[CapacityCase]:
-    """The capacity findings of the graph (see the module docstring); the cases judged."""
+    """The capacity findings of the graph (see the module docstring) and of its cloud quotas
+    (`quota`: the graph's and the `quotas` given); the cases judged."""
     by_name = {p.name: p for p in pools}
     kept = [d for d in demands if counted(d)]
     daemonsets = [d for d in demands if d.template.daemonset and d.facts.requests is not None]
@@ -95,6 +100,7 @@ def check_capacity(
         case = build_case(members, copies, mine, daemonsets, extra)
         cases.append(case)
         _judge(case, out)
+    check_quotas(graph, pools, cases, out, quotas)
     return cases
 
 
