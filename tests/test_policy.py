@@ -687,6 +687,18 @@ PAIRS += [
 ]
 
 
+# The fit proof part 3 findings (issue 29): their bad / good graphs of tests/check.
+from test_field_failures import PAIRS as _FIELD_PAIRS  # noqa: E402
+from test_scale_up import SCALE_PAIRS as _SCALE_PAIRS  # noqa: E402
+
+_FIT3_RESOURCE = {"GI033": "Deployment/a", "GI034": "Deployment/w"}
+PAIRS += [
+    pytest.param(*p.values, _FIT3_RESOURCE[p.values[0]], id=p.values[0])
+    for p in [*_SCALE_PAIRS, *_FIELD_PAIRS]
+    if p.values[0] in _FIT3_RESOURCE
+]
+
+
 def test_every_reportable_code_has_a_pair():
     reportable = {c for c, (severity, _) in CODES.items() if severity != "info"}
     assert {p.values[0] for p in [*PAIRS, *QUOTA_PAIRS]} == reportable

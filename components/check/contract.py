@@ -81,9 +81,13 @@ Pod templates (workloads):
   `diskSizeGb` (GKE's default 100), `maxPodsConstraint.maxPodsPerNode`; an EKS node group's first
   `instanceTypes` entry on AL2023 with its launch template's `/dev/xvda` volume (tied by
   `dependsOn`), else `diskSize`, else 20 GiB; each Karpenter instance type with its EC2NodeClass's
-  volume (`blockDeviceMappings`), AMI family and `kubelet.maxPods`; each ComputeClass priority's
+  volume (`blockDeviceMappings`), `instanceStorePolicy`, AMI family and kubelet settings
+  (`model.nodes.karpenter_kubelet`); each ComputeClass priority's
   `machineType` and `storage.bootDiskSize` (default 100); existing nodes from
-  `ALLOCATABLE_ANNOTATION`. Anything else is unknown (GI022), never guessed.
+  `ALLOCATABLE_ANNOTATION`. Anything else is unknown (GI022), never guessed. Each node runs the
+  DaemonSet pods `model.nodes.daemonsets` gives its kind (the provider's own) and the graph's
+  (`readers.daemonsets.graph_daemons`) that its labels and taints let in: `NodeTemplate.daemons`,
+  what they hold taken from the allocatable before any workload (`NodeTemplate.room`).
 - GPUs a pod requests: `nvidia.com/gpu` requests (limits when no request) summed over containers,
   or the largest init container's, whichever is larger.
 - The pools a pod can land on: `scheduling.Placement.from_pod_spec(fragment).admits(...)` against
@@ -137,13 +141,13 @@ Findings (stable codes):
 | GI013 | error    | invalid-spec: a taint, toleration, selector or GPU quantity Kubernetes would refuse |
 | GI014 | warning  | cold-pool-label: selects a label nodes get only after they boot (`BOOT_LABEL_PREFIXES`: GPU / node feature discovery) on a gke/eks pool with min 0 nodes, and would land there with it: the autoscaler's node template lacks it |
 | GI015 | warning  | max-scale-capacity: for a set of pools workloads share, their pods at max scale (every workload at its most replicas) have no packing on the pools' max nodes with every resource (`capacity`; it was a GPU sum before) |
-| GI016 | error    | asg-node-template-tags: a group with min 0 nodes lacks a tag `k8s.io/cluster-autoscaler/node-template/{taint,label}/...` for a taint or a selected label: an error on a self-managed Auto Scaling group (`aws:autoscaling/group:Group`), a warning on an EKS managed node group (cluster-autoscaler 1.24+ reads it from EKS DescribeNodegroup given `eks:DescribeNodegroup`; `resources/nvidia.com/gpu` too) |
+| GI016 | error    | asg-node-template-tags: a group with min 0 nodes lacks a tag `k8s.io/cluster-autoscaler/node-template/{taint,label}/...` for a taint or a selected label (`resources/nvidia.com/gpu` only where the device plugin time-slices its GPUs: else cluster-autoscaler takes them from the instance type): an error on a self-managed Auto Scaling group (`aws:autoscaling/group:Group`), a warning on an EKS managed node group (cluster-autoscaler 1.24+ reads it from EKS DescribeNodegroup given `eks:DescribeNodegroup`) |
 | GI017 | error    | knative-config-reverted: a `knative-serving/config-*` ConfigMap or ConfigMapPatch while a KnativeServing CR is in the graph |
 | GI018 | warning  | seldon-model-capacity: a Model's `replicas` / `memory` above every capable Server's replicas / memory request x (1 + overcommit) |
 | GI019 | error    | model-too-large: weights (`MODEL_SIZE_ANNOTATION`, or parameters x dtype) x (1 + `MODEL_MEMORY_OVERHEAD`) above GPUs requested x one GPU's memory on every pool it can land on; for an LLMInferenceService vLLM pod, vLLM's need (`llm.fit`: weights over tensor x pipeline + one max-model-len sequence's KV cache) above gpu_memory_utilization x one GPU's memory (`check.llm`) |
 | GI020 | warning  | progress-deadline-short: a Serverless GPU component scaling to zero on a gke/eks pool with min 0 nodes has a Knative progress deadline below the pool's start-up (`POOL_STARTUP_ANNOTATION`, else `catalog.node_startup_seconds`) |
-| GI021 | error    | fits-no-node: the pod's requests (containers, the largest init container, overhead, and what Knative / KServe / Seldon add: `fit.pod_containers`) fit no node of any pool it can land on (the resource, what it asks, the largest allocatable and its shape; GPUs are GI004's) |
-| GI022 | info     | fit-unknown: a pool pods land on has a node whose shape is unknown (a type the catalog lacks, existing nodes without `ALLOCATABLE_ANNOTATION`, Autopilot): fit not judged there |
+| GI021 | error    | fits-no-node: the pod's requests (containers, the largest init container, overhead, and what Knative / KServe / Seldon add: `fit.pod_containers`) fit what no node of any pool it can land on leaves beside its DaemonSet pods (`NodeTemplate.room`; the resource, what it asks, the largest allocatable and its shape; GPUs are GI004's) |
+| GI022 | info     | fit-unknown: a pool pods land on has a node whose shape is unknown (a type the catalog lacks, existing nodes without `ALLOCATABLE_ANNOTATION`, Autopilot, an EC2NodeClass not in the graph): fit not judged there |
 | GI023 | error    | shared-gpu-request: a container asks more than 1 `nvidia.com/gpu` on a pool whose GPUs are shared (GKE time-sharing / MPS on multi-GPU nodes, the NVIDIA device plugin's time-slicing or MPS) |
 | GI024 | error    | model-exceeds-disk: a predictor's model size (`MODEL_SIZE_ANNOTATION`), which KServe's storage-initializer downloads to the node's ephemeral storage, is above the ephemeral-storage allocatable of every node it can land on |
 | GI025 | error    | mps-without-host-ipc: a GPU pod on a GKE MPS pool without `hostIPC: true` |
@@ -154,6 +158,8 @@ Findings (stable codes):
 | GI030 | error    | tensor-parallel-heads: an LLMInferenceService's tensor parallelism does not divide its model's attention heads (vLLM refuses) |
 | GI031 | error    | parallelism-gpus: vLLM's world size (tensor x pipeline, or data x tensor over a data-parallel group) is not the GPUs of the pod / worker group (a warning when the GPUs are more: idle) |
 | GI032 | error    | data-parallel-pod-gpus: a data-parallel vLLM pod requests other than dataLocal x tensor GPUs (a warning when more) |
+| GI033 | error    | ca-template-ephemeral-storage: a pod asking ephemeral storage lands on a cluster-autoscaler group (EKS managed node group, self-managed Auto Scaling group) that can be at 0 nodes whose `node-template/resources/ephemeral-storage` tag is missing or below the request: the template node has none, no scale-up from zero |
+| GI034 | error    | pool-never-has-nodes: a pod can land only on GKE node pools / EKS node groups / Auto Scaling groups whose most nodes is 0 (a GKE pool without autoscaling and `nodeCount: 0`): it stays Pending (GI008 is not said of such a pool) |
 | GI040 | error    | capacity-short: the pods that run all the time (fixed and min replicas, Server replicas, LeaderWorkerSet groups whole, prefill and decode) have no packing on the pools' max nodes after their DaemonSets, with every resource (exact: `capacity.packing`): what cannot run, and the fewest max nodes that hold them |
 | GI041 | info     | capacity-headroom: per pool at its max, the nodes and GPUs the pods that run all the time leave free |
 | GI042 | warning  | cold-capacity: the pods that run all the time do not fit the pools' min nodes: the rest wait for a node (the pool's start-up time), every scale-up from min is a cold start |
@@ -244,6 +250,8 @@ CODES: dict[str, tuple[str, str]] = {
     "GI030": ("error", "tensor-parallel-heads"),
     "GI031": ("error", "parallelism-gpus"),
     "GI032": ("error", "data-parallel-pod-gpus"),
+    "GI033": ("error", "ca-template-ephemeral-storage"),
+    "GI034": ("error", "pool-never-has-nodes"),
     "GI040": ("error", "capacity-short"),
     "GI041": ("info", "capacity-headroom"),
     "GI042": ("warning", "cold-capacity"),
@@ -313,6 +321,42 @@ NFD_WORKER_DEFAULT_TOLERATIONS = (
     Toleration(GPU_RESOURCE, "Equal", "present", "NoSchedule"),
 )
 DEVICE_PLUGIN_MARKERS = ("nvidia-device-plugin", "k8s-device-plugin", "nvidia-gpu-device-plugin")
+# The chart's default affinity (NVIDIA/k8s-device-plugin v0.17.1 deployments/helm/
+# nvidia-device-plugin/values.yaml): labels node / GPU feature discovery puts on GPU nodes.
+DEVICE_PLUGIN_DEFAULT_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": key, "operator": "In", "values": [value]},
+                    ]
+                }
+                for key, value in (
+                    ("feature.node.kubernetes.io/pci-10de.present", "true"),
+                    ("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA"),
+                    ("nvidia.com/gpu.present", "true"),
+                )
+            ]
+        }
+    }
+}
+# NVIDIA's DCGM exporter chart and its defaults (NVIDIA/dcgm-exporter 4.5.3-4.8.2
+# deployment/values.yaml: requests 100m / 128Mi, tolerates only the control-plane taint).
+DCGM_EXPORTER_CHART = "dcgm-exporter"
+DCGM_EXPORTER_DEFAULTS = {
+    "resources": {
+        "requests": {"cpu": "100m", "memory": "128Mi"},
+        "limits": {"cpu": "200m", "memory": "512Mi"},
+    },
+    "tolerations": [
+        {
+            "key": "node-role.kubernetes.io/control-plane",
+            "operator": "Exists",
+            "effect": "NoSchedule",
+        }
+    ],
+}
 
 SELDON_CAPABILITIES_ENV = "SELDON_SERVER_CAPABILITIES"
 SELDON_DEFAULT_CAPABILITIES: dict[str, frozenset[str]] = {

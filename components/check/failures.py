@@ -8,7 +8,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
+from ..model.nodes.shapes import format_resource
 from ..model.scheduling import Placement, parse_quantity, untolerated
 from .contract import (
     ASG_GROUP,
@@ -16,6 +18,7 @@ from .contract import (
     BOOT_LABEL_PREFIXES,
     CREATION_GPU_LABELS,
     EKS_NODE_GROUP,
+    GKE_NODE_POOL,
     MODEL_MEMORY_OVERHEAD,
     NODE_TEMPLATE_TAG,
     POOL_STARTUP_ANNOTATION,
@@ -111,6 +114,63 @@ def check_cold_pools(
 # -- GI016: cluster-autoscaler node-template tags ------------------------------------------------
 
 
+def _group_pools(
+    graph: Sequence[Mapping[str, Any]], pools: Sequence[PoolFacts]
+) -> list[tuple[PoolFacts, bool, list[Mapping[str, Any]]]]:
+    """The pools cluster-autoscaler scales as groups: (pool, EKS managed, its graph entries)."""
+    out = []
+    for pool in pools:
+        own = [e for e in graph if f"{e.get('type')}::{e.get('name')}" in pool.keys]
+        managed = any(e.get("type") == EKS_NODE_GROUP for e in own)
+        if managed or any(e.get("type") == ASG_GROUP for e in own):
+            out.append((pool, managed, own))
+    return out
+
+
+def template_tags(
+    graph: Sequence[Mapping[str, Any]],
+    pool: PoolFacts,
+    own: Sequence[Mapping[str, Any]],
+    managed: bool,
+    managed_groups: int,
+) -> dict[str, str]:
+    """The tags cluster-autoscaler reads for the group's template node: the Auto Scaling group's
+    own, the `aws:autoscaling/tag:Tag`s on it (tied by dependsOn, the group's name, or for a
+    managed node group its `eks-<nodeGroupName>-` ASG, or the only managed group), and for a
+    managed node group its own `tags`, which it also reads (`getManagedNodegroupTags`: only the
+    `node-template/resources/...` ones count there)."""
+    asgs = [e for e in own if e.get("type") == ASG_GROUP]
+    have: dict[str, str] = {}
+    names = {str(as_map(e.get("inputs")).get("name") or e.get("name")) for e in asgs}
+    for entry in asgs:
+        have.update(asg_tags(entry))
+    for entry in graph:
+        if entry.get("type") != ASG_TAG:
+            continue
+        inputs = as_map(entry.get("inputs"))
+        asg = str(inputs.get("autoscalingGroupName") or "")
+        depends = {_dependency_key(str(d)) for d in as_list(entry.get("dependsOn"))}
+        if (
+            depends & set(pool.keys)
+            or asg in names
+            or (managed and pool.node_group and asg.startswith(f"eks-{pool.node_group}-"))
+            or (managed and managed_groups == 1)
+        ):
+            tag = as_map(inputs.get("tag"))
+            have[str(tag.get("key"))] = str(tag.get("value"))
+    for entry in own:
+        if entry.get("type") == EKS_NODE_GROUP:
+            tags = as_map(as_map(entry.get("inputs")).get("tags"))
+            have.update(
+                {
+                    str(k): str(v)
+                    for k, v in tags.items()
+                    if str(k).startswith(NODE_TEMPLATE_TAG + "resources/")
+                }
+            )
+    return have
+
+
 def check_asg_tags(
     graph: Sequence[Mapping[str, Any]],
     pools: Sequence[PoolFacts],
@@ -119,44 +179,33 @@ def check_asg_tags(
 ) -> None:
     """cluster-autoscaler scales a group at 0 nodes up from a template node it builds itself
     (kubernetes/autoscaler cluster-autoscaler-1.36.1 `cloudprovider/aws/aws_manager.go`
-    `buildNodeFromTemplate`): CPU, memory and GPUs from the instance type, labels and taints from
-    the Auto Scaling group's `k8s.io/cluster-autoscaler/node-template/{label,taint}/...` tags.
+    `buildNodeFromTemplate`): CPU, memory and GPUs from the instance type (`template.InstanceType
+    .GPU`, whatever the tags), labels and taints from the Auto Scaling group's
+    `k8s.io/cluster-autoscaler/node-template/{label,taint}/...` tags, and resources from its
+    `.../resources/<name>` tags.
     - Self-managed Auto Scaling groups: the tags are all it knows, so every taint and every label
       a workload selects must be tagged (error).
     - EKS managed node groups: since cluster-autoscaler-1.24.0 it also takes the node group's
       labels and taints from EKS `DescribeNodegroup` (`managed_nodegroup_cache.go`; the README of
       `cloudprovider/aws`: while the group is at 0 nodes and has never had one, and again after a
       restart; afterwards from the nodes it saw), which needs the IAM permission
-      `eks:DescribeNodegroup`. Missing tags are then a warning: they matter only without it."""
-    tag_entries = [e for e in graph if e.get("type") == ASG_TAG]
-    groups = [p for p in pools if any(k.startswith(EKS_NODE_GROUP) for k in p.keys)]
-    for pool in pools:
-        managed = pool in groups
-        own = [e for e in graph if f"{e.get('type')}::{e.get('name')}" in pool.keys]
-        asgs = [e for e in own if e.get("type") == ASG_GROUP]
-        if pool.min_nodes != 0 or not (managed or asgs):
+      `eks:DescribeNodegroup`. Missing tags are then a warning: they matter only without it.
+    - GPUs: only a group whose nodes advertise other than their instance type's GPUs (the NVIDIA
+      device plugin's time-slicing: GPUs x replicas) needs `resources/nvidia.com/gpu`."""
+    groups = _group_pools(graph, pools)
+    managed_groups = sum(1 for _, managed, _ in groups if managed)
+    for pool, managed, own in groups:
+        if pool.min_nodes != 0:
             continue
-        have: dict[str, str] = {}
+        asgs = [e for e in own if e.get("type") == ASG_GROUP]
         names = {str(as_map(e.get("inputs")).get("name") or e.get("name")) for e in asgs}
-        for entry in asgs:
-            have.update(asg_tags(entry))
-        for entry in tag_entries:
-            inputs = as_map(entry.get("inputs"))
-            asg = str(inputs.get("autoscalingGroupName") or "")
-            depends = {_dependency_key(str(d)) for d in as_list(entry.get("dependsOn"))}
-            if (
-                depends & set(pool.keys)
-                or asg in names
-                or (managed and pool.node_group and asg.startswith(f"eks-{pool.node_group}-"))
-                or (managed and len(groups) == 1)
-            ):
-                tag = as_map(inputs.get("tag"))
-                have[str(tag.get("key"))] = str(tag.get("value"))
+        have = template_tags(graph, pool, own, managed, managed_groups)
         want = {f"{NODE_TEMPLATE_TAG}taint/{t.key}": f"{t.value}:{t.effect}" for t in pool.taints}
         for key in sorted(selected_keys.get(pool.name, ())):
             if key in pool.labels:
                 want[f"{NODE_TEMPLATE_TAG}label/{key}"] = pool.labels[key]
-        if managed and pool.gpu and pool.gpus_per_node:
+        sliced = pool.shared_gpus is not None and pool.shared_gpus.by != "GKE"
+        if pool.gpu and pool.gpus_per_node and sliced:
             want[f"{NODE_TEMPLATE_TAG}resources/nvidia.com/gpu"] = str(pool.gpus_per_node)
         wrong = [f"{k}={v}" for k, v in sorted(want.items()) if have.get(k) != v]
         if not wrong:
@@ -185,6 +234,61 @@ def check_asg_tags(
                 "knows a self-managed group's labels and taints only from them, so pods needing "
                 "them never trigger a scale-up",
                 "add the tags to the Auto Scaling group (tags with propagateAtLaunch false)",
+            )
+
+
+# -- GI033: cluster-autoscaler's template node has no ephemeral storage --------------------------
+
+EPHEMERAL_STORAGE_TAG = NODE_TEMPLATE_TAG + "resources/ephemeral-storage"
+
+
+def check_template_storage(
+    graph: Sequence[Mapping[str, Any]],
+    pools: Sequence[PoolFacts],
+    lands_on: Mapping[str, Sequence[WorkloadFacts]],
+    out: Findings,
+) -> None:
+    """GI033: a pod asking ephemeral storage lands on a cluster-autoscaler group that can be at 0
+    nodes, and the group's template node holds less than it asks. The template node
+    (cluster-autoscaler-1.36.1 `cloudprovider/aws/aws_manager.go` `buildNodeFromTemplate`) has
+    pods, cpu, memory and `nvidia.com/gpu` from the instance type, then only the resources its
+    `k8s.io/cluster-autoscaler/node-template/resources/<name>` tags name, and Allocatable =
+    Capacity; EKS DescribeNodegroup adds only a `diskSize` label. Without an ephemeral-storage
+    tag its ephemeral storage is 0, so such a pod never triggers a scale-up from zero
+    (kubernetes/autoscaler#1869)."""
+    groups = _group_pools(graph, pools)
+    managed_groups = sum(1 for _, managed, _ in groups if managed)
+    for pool, managed, own in groups:
+        if pool.min_nodes != 0:
+            continue
+        asking = [
+            w
+            for w in lands_on.get(pool.name, ())
+            if w.requests is not None and w.requests.ephemeral_storage > 0 and not w.daemonset
+        ]
+        if not asking:
+            continue
+        have = template_tags(graph, pool, own, managed, managed_groups).get(EPHEMERAL_STORAGE_TAG)
+        try:
+            held = int(parse_quantity(have)) if have is not None else 0
+        except (InputError, TypeError, ValueError):
+            held = 0
+        for w in asking:
+            assert w.requests is not None
+            if w.requests.ephemeral_storage <= held:
+                continue
+            tagged = f"tags it {have}" if have is not None else "has no such tag"
+            out.add(
+                "GI033",
+                w.resource,
+                f"asks {format_resource('ephemeral-storage', w.requests.ephemeral_storage)} "
+                f"ephemeral-storage and lands on pool {pool.name}, which can be at 0 nodes: "
+                "cluster-autoscaler's template node has only the ephemeral storage the group's "
+                f"{EPHEMERAL_STORAGE_TAG} tag gives it, and the group {tagged}, so no node is "
+                "ever added for it from zero",
+                f"tag the group's Auto Scaling group {EPHEMERAL_STORAGE_TAG}=<its nodes' "
+                "ephemeral-storage allocatable> (gpu-inference's EKS pools do), or keep a node "
+                "up (minNodes 1)",
             )
 
 
@@ -393,3 +497,36 @@ def check_progress_deadline(
         "Knative fails the revision first",
         f'annotate it {PROGRESS_DEADLINE_ANNOTATION}: "{startup}s" (or keep minReplicas 1)',
     )
+
+
+# -- GI034: a pool that never has a node -------------------------------------------------------
+
+_GROUP_TYPES = (GKE_NODE_POOL, EKS_NODE_GROUP, ASG_GROUP)
+
+
+def never_has_nodes(pool: PoolFacts) -> bool:
+    """A GKE node pool, EKS node group or Auto Scaling group whose most nodes is 0: a GKE pool
+    without autoscaling and `nodeCount: 0` (nothing ever adds one), or a maximum of 0. Karpenter
+    pools are GI026's (`limits.nodes`)."""
+    return pool.max_nodes == 0 and all(k.split("::", 1)[0] in _GROUP_TYPES for k in pool.keys)
+
+
+def check_empty_pools(
+    workloads: Sequence[WorkloadFacts], pools: Sequence[PoolFacts], out: Findings
+) -> None:
+    """GI034: a pod that can land only on pools that never have a node stays Pending."""
+    by_name = {p.name: p for p in pools}
+    for w in workloads:
+        if w.daemonset or not w.pools:
+            continue
+        empty = [n for n in w.pools if n in by_name and never_has_nodes(by_name[n])]
+        if len(empty) < len(w.pools):
+            continue
+        out.add(
+            "GI034",
+            w.resource,
+            f"can land only on pool(s) {_names(empty)}, which never has a node (at most 0 nodes: "
+            "no autoscaling and a node count of 0, or a maximum of 0): it stays Pending",
+            f"give pool {empty[0]} nodes (autoscaling with maxNodes 1 or more, or a node count), "
+            "or wire it to a pool that has some",
+        )

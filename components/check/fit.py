@@ -74,6 +74,20 @@ def _without_gpus(ask: Resources) -> Resources:
 # ---------------------------------------------------------------------------------------------
 
 
+def node_holds(t: Template, need: Resources, node: NodeTemplate) -> bool:
+    """The node (of known shape) holds the pod beside its DaemonSets. A DaemonSet's own pod
+    holds room on the node when it fits what the DaemonSets before it left
+    (`model.nodes.daemonsets.daemon_overhead`)."""
+    room = node.room
+    assert room is not None
+    if t.daemonset:
+        if any(d.name == t.resource for d in node.daemons.pending):
+            return False
+        if node.daemons.holds(t.resource):
+            return True
+    return need.fits_in(room)
+
+
 def judge_fit(
     t: Template,
     w: WorkloadFacts,
@@ -84,7 +98,9 @@ def judge_fit(
     unknown: dict[str, list[str]],
 ) -> WorkloadFacts:
     """The workload with its requests and the pools it cannot fit; the findings GI021 / GI023 /
-    GI024 / GI025 for it; `unknown` collects pool -> workloads judged without a shape (GI022)."""
+    GI024 / GI025 for it; `unknown` collects pool -> workloads judged without a shape (GI022).
+    A node holds the pod when what its allocatable leaves beside the node's DaemonSet pods
+    (`NodeTemplate.room`) holds it."""
     try:
         ask = pod_ask(t)
     except (InputError, TypeError, ValueError) as e:
@@ -98,7 +114,7 @@ def judge_fit(
     check_shared_gpus(t, w, admitted, out)
     check_mps_host_ipc(t, w, admitted, out)
     need = _without_gpus(ask)
-    shapes: list[tuple[PoolFacts, NodeShape]] = []
+    nodes_of: list[tuple[PoolFacts, NodeTemplate]] = []
     unfit = []
     judged = True  # every node it can land on has a known shape
     for pool in admitted:
@@ -107,56 +123,74 @@ def judge_fit(
             # Admitted by what Karpenter would launch for it (a zone, one value of a NodePool
             # key): its requests are judged there (GI026).
             continue
-        known = [n.shape for n in nodes if n.shape is not None]
+        known = [n for n in nodes if n.shape is not None]
         if len(known) < len(nodes):
             unknown.setdefault(pool.name, []).append(w.resource)
             judged = False
             continue
-        shapes += [(pool, s) for s in known]
-        if not any(need.fits_in(s.allocatable) for s in known):
+        nodes_of += [(pool, n) for n in known]
+        if not any(node_holds(t, need, n) for n in known):
             unfit.append(pool.name)
     w = replace(w, requests=ask, unfit=tuple(unfit))
-    disk_full = judged and check_model_disk(t, w, shapes, out)
+    disk_full = judged and check_model_disk(t, w, nodes_of, out)
     # A DaemonSet's controller makes its pod for every node it tolerates, whatever the pod asks
     # (pkg/controller/daemon checks labels and taints): on a pool it does not fit, it is Pending.
     if t.daemonset and unfit:
-        shapes = [(p, s) for p, s in shapes if p.name in unfit]
+        nodes_of = [(p, n) for p, n in nodes_of if p.name in unfit]
     elif not admitted or len(unfit) < len(admitted):
         return w
     if disk_full:
         need = replace(need, ephemeral_storage=0)  # said by GI024
-        if any(need.fits_in(s.allocatable) for _, s in shapes):
+        if any(need.fits_in(_room(n)) for _, n in nodes_of):
             return w
-    _report_misfit(t, w, need, shapes, pools, out)
+    _report_misfit(t, w, need, nodes_of, pools, out)
     return w
+
+
+def _room(node: NodeTemplate) -> Resources:
+    room = node.room
+    assert room is not None
+    return room
+
+
+def _shape(node: NodeTemplate) -> NodeShape:
+    assert node.shape is not None
+    return node.shape
 
 
 def _report_misfit(
     t: Template,
     w: WorkloadFacts,
     need: Resources,
-    shapes: Sequence[tuple[PoolFacts, NodeShape]],
+    nodes: Sequence[tuple[PoolFacts, NodeTemplate]],
     pools: Sequence[PoolFacts],
     out: Findings,
 ) -> None:
-    """GI021: name the resource, what it asks, the largest allocatable and its shape."""
-    most = {r: max(s.allocatable.get(r) for _, s in shapes) for r in RESOURCE_NAMES.values()}
+    """GI021: name the resource, what it asks, the largest allocatable and its shape, and what
+    the node's DaemonSets hold of it."""
+    most = {r: max(_room(n).get(r) for _, n in nodes) for r in RESOURCE_NAMES.values()}
     resource = next((r for r in RESOURCE_NAMES.values() if need.get(r) > most[r]), None)
     added = pod_containers(t)[2]
     extra = f" (with {', '.join(added)})" if added else ""
     if resource is not None:
-        pool, best = max(shapes, key=lambda ps: ps[1].allocatable.get(resource))
-        asked, held = format_apart(resource, need.get(resource), best.allocatable.get(resource))
+        pool, best = max(nodes, key=lambda pn: _room(pn[1]).get(resource))
+        asked, held = format_apart(resource, need.get(resource), _room(best).get(resource))
+        largest = (
+            "the most a node leaves it beside its DaemonSets is"
+            if best.daemons.total.get(resource)
+            else "the largest allocatable is"
+        )
         detail = (
-            f"asks {asked} {resource} in all ({_breakdown(t, resource)}) but the largest "
-            f"allocatable is {held} ({best.name}, pool {pool.name})"
+            f"asks {asked} {resource} in all ({_breakdown(t, resource)}) but {largest} {held} "
+            f"({_shape(best).name}, pool {pool.name}{_daemons_note(best, resource)})"
         )
     else:
         parts = []
-        for pool, s in shapes:
-            r = need.first_misfit(s.allocatable) or "cpu"
+        for pool, n in nodes:
+            r = need.first_misfit(_room(n)) or "cpu"
             parts.append(
-                f"{s.name} (pool {pool.name}) has {format_resource(r, s.allocatable.get(r))} {r}"
+                f"{_shape(n).name} (pool {pool.name}) has {format_resource(r, _room(n).get(r))} "
+                f"{r}{_daemons_note(n, r)}"
             )
         detail = f"asks {_describe(need)}{extra} and no node holds all of it: " + "; ".join(
             dict.fromkeys(parts)
@@ -165,7 +199,19 @@ def _report_misfit(
         "GI021",
         w.resource,
         f"fits no node of the pool(s) it can land on: it {detail}; it stays Pending",
-        _fit_fix(need, shapes, pools, resource),
+        _fit_fix(need, nodes, pools, resource),
+    )
+
+
+def _daemons_note(node: NodeTemplate, resource: str) -> str:
+    """`: 4 allocatable less 125m for its DaemonSets kube-proxy 100m, aws-node 25m` (empty when
+    they hold none of `resource`)."""
+    held = node.daemons.total.get(resource)
+    if not held:
+        return ""
+    return (
+        f": {format_resource(resource, _shape(node).allocatable.get(resource))} allocatable less "
+        f"{format_resource(resource, held)} for its DaemonSets {node.daemons.describe(resource)}"
     )
 
 
@@ -191,41 +237,48 @@ def _describe(need: Resources) -> str:
 
 def _fit_fix(
     need: Resources,
-    shapes: Sequence[tuple[PoolFacts, NodeShape]],
+    nodes: Sequence[tuple[PoolFacts, NodeTemplate]],
     pools: Sequence[PoolFacts],
     resource: str | None,
 ) -> str:
-    """One line: a disk, a machine / instance type, or a pool of the graph that would hold it."""
+    """One line: a disk, a machine / instance type, or a pool of the graph that would hold it
+    (beside the same DaemonSets)."""
     fixes = []
-    disk_only = all(replace(need, ephemeral_storage=0).fits_in(s.allocatable) for _, s in shapes)
+    disk_only = all(replace(need, ephemeral_storage=0).fits_in(_room(n)) for _, n in nodes)
     seen: set[str] = set()
-    for pool, s in shapes:
+    for pool, n in nodes:
         if pool.name in seen:
             continue
         seen.add(pool.name)
+        s = _shape(n)
+        with_daemons = need + n.daemons.total
         if disk_only:
-            size = disk_to_hold(s, need)
+            size = disk_to_hold(s, with_daemons)
             if size is not None:
                 unit = "GB" if s.kind == "gke" else "GiB"
                 fixes.append(f"give pool {pool.name} a boot disk of {size} {unit}")
                 continue
-        bigger = larger_to_hold(s, replace(need, ephemeral_storage=0))
+        bigger = larger_to_hold(s, replace(with_daemons, ephemeral_storage=0))
         if bigger is not None:
             unit = "GB" if s.kind == "gke" else "GiB"
-            disk = None if need.fits_in(bigger.allocatable) else disk_to_hold(bigger, need)
+            disk = (
+                None
+                if with_daemons.fits_in(bigger.allocatable)
+                else disk_to_hold(bigger, with_daemons)
+            )
             with_disk = f" with a boot disk of {disk} {unit}" if disk else ""
             fixes.append(f"use {bigger.name}{with_disk} for pool {pool.name}")
-    landing = {p.name for p, _ in shapes}
+    landing = {p.name for p, _ in nodes}
     others = [
         p.name
         for p in pools
         if p.name not in landing
-        and any(n.shape is not None and need.fits_in(n.shape.allocatable) for n in p.nodes)
+        and any(n.room is not None and need.fits_in(n.room) for n in p.nodes)
     ]
     if others:
         fixes.append(f"wire it to pool {others[0]}")
     if resource is not None:
-        most = max(s.allocatable.get(resource) for _, s in shapes)
+        most = max(_room(n).get(resource) for _, n in nodes)
         fixes.append(f"ask at most {format_resource(resource, most)} {resource} in all")
     return ", or ".join(fixes) if fixes else "lower its requests"
 
@@ -236,22 +289,24 @@ def _fit_fix(
 def check_model_disk(
     t: Template,
     w: WorkloadFacts,
-    shapes: Sequence[tuple[PoolFacts, NodeShape]],
+    nodes: Sequence[tuple[PoolFacts, NodeTemplate]],
     out: Findings,
 ) -> bool:
     """A predictor (or an LLMInferenceService vLLM pod with an hf:// / s3:// model: KServe's
     storage-initializer downloads it into an emptyDir too) whose model size is above the
-    ephemeral storage every node it can land on leaves allocatable: the storage-initializer's download fills the disk (the kubelet evicts
-    the pod, or the scheduler never places its ephemeral-storage request). True when reported."""
+    ephemeral storage every node it can land on leaves allocatable (beside its DaemonSets): the
+    storage-initializer's download fills the disk (the kubelet evicts the pod, or the scheduler
+    never places its ephemeral-storage request). True when reported."""
     downloads = storage_uri(t) is not None or (t.llm is not None and t.llm.downloads)
-    if w.model_size_gb is None or not shapes or not downloads:
+    if w.model_size_gb is None or not nodes or not downloads:
         return False
     size = int(w.model_size_gb * GB)
-    most = max(s.allocatable.ephemeral_storage for _, s in shapes)
+    most = max(_room(n).ephemeral_storage for _, n in nodes)
     if size <= most:
         return False
-    pool, best = max(shapes, key=lambda ps: ps[1].allocatable.ephemeral_storage)
-    disk = disk_to_hold(best, Resources(ephemeral_storage=size))
+    pool, node = max(nodes, key=lambda pn: _room(pn[1]).ephemeral_storage)
+    best = _shape(node)
+    disk = disk_to_hold(best, Resources(ephemeral_storage=size) + node.daemons.total)
     unit = "GB" if best.kind == "gke" else "GiB"
     fix = (
         f"give pool {pool.name} a boot disk of at least {disk} {unit} (diskSizeGb)"

@@ -5,15 +5,17 @@ kind (`components.check.readers`). See `contract` for what is read."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from ..model.nodes.daemonsets import DaemonPod, daemon_overhead, system_daemons
 from .contract import ASG_GROUP, AUTOPILOT_POOL, EKS_NODE_GROUP, GKE_NODE_POOL, NODE_PATCH
 from .read import Findings, PoolDraft, Template, is_type, least
 from .readers.apps import apps_template, is_apps_workload, leader_worker_set_templates
 from .readers.asg import asg_pool, is_self_managed
 from .readers.autopilot import autopilot_cluster_pool, autopilot_pool, is_autopilot_cluster
 from .readers.compute_class import compute_class_pool
-from .readers.daemonsets import apply_time_slicing
+from .readers.daemonsets import apply_time_slicing, graph_daemons
 from .readers.eks import eks_pool, launch_templates
 from .readers.existing import node_pool
 from .readers.gke import gke_pool
@@ -21,7 +23,7 @@ from .readers.karpenter import karpenter_pool, node_classes
 from .readers.kserve import inference_service_templates, kserve_default_mode
 from .readers.llmisvc import llm_configs, llm_inference_service_templates
 from .readers.seldon import server_configs, server_template
-from .results import PoolFacts
+from .results import NodeTemplate, PoolFacts
 
 
 def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFacts]:
@@ -51,6 +53,11 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
         draft.key = f"{typ}::{entry.get('name')}"
         drafts.setdefault(draft.name, []).append(draft)
     apply_time_slicing(graph, drafts)
+    daemons = graph_daemons(graph)
+    for group in drafts.values():
+        for d in group:
+            d.node = with_daemons(d.node, d.daemon_kind, daemons)
+            d.more_nodes = tuple(with_daemons(n, d.daemon_kind, daemons) for n in d.more_nodes)
     pools = []
     for name in sorted(drafts):
         group = drafts[name]
@@ -79,6 +86,18 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
             )
         )
     return pools
+
+
+def with_daemons(node: NodeTemplate, kind: str, daemons: Sequence[DaemonPod]) -> NodeTemplate:
+    """The node with the DaemonSet pods it runs: the provider's own for its `kind`, then the
+    graph's (`model.nodes.daemonsets.daemon_overhead`)."""
+    held = node.shape.allocatable if node.shape is not None else None
+    candidates = (*system_daemons(kind), *daemons)
+    return replace(
+        node,
+        daemons=daemon_overhead(candidates, node.labels, node.taints, held, node.name),
+        daemon_kind=kind,
+    )
 
 
 def read_templates(

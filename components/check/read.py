@@ -168,6 +168,7 @@ class PoolDraft:
     key: str = ""  # `type::name`, as dependsOn names it
     shared: SharedGpus | None = None  # its GPUs are shares (time-sharing / slicing, MPS)
     shape_note: str | None = None  # why a node's shape is unknown, when one is
+    daemon_kind: str = "none"  # the provider's own DaemonSets: a key of SYSTEM_DAEMON_KINDS
 
 
 def least(values: list[float | None]) -> float | None:

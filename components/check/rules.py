@@ -30,12 +30,15 @@ from .dra import Allocation, DraCheck
 from .failures import (
     check_asg_tags,
     check_cold_pools,
+    check_empty_pools,
     check_knative_config_reverted,
     check_model_fits,
     check_progress_deadline,
     check_seldon_capacity,
+    check_template_storage,
     knative_progress_deadline,
     lands_once_booted,
+    never_has_nodes,
     server_capacity,
 )
 from .fit import check_fit_unknown, judge_fit
@@ -269,7 +272,9 @@ def check(
     check_fit_unknown(pools, unknown_fit, out)
     _check_seldon_models(entries, out)
     capacity = check_capacity(demands, pools, out, graph=entries, quotas=quotas)
+    check_empty_pools(workloads, pools, out)
     check_asg_tags(entries, pools, selected_keys, out)
+    check_template_storage(entries, pools, lands_on, out)
     check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)
     return Report(pools, workloads, out.sorted(), extended_resource_toleration, capacity)
@@ -537,7 +542,7 @@ def _check_pools(
 ) -> None:
     plugins = device_plugins(graph, out)
     for pool in pools:
-        if pool.min_nodes == 0:
+        if pool.min_nodes == 0 and not never_has_nodes(pool):  # that is GI034's
             pinned = sorted(
                 w.resource for w in lands_on[pool.name] if not w.scales_to_zero and not w.daemonset
             )

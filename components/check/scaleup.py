@@ -33,10 +33,12 @@ from ..model.autoscalers.karpenter_launch import (
     admits_cpu_types,
     admitted_by,
     catalog_instance_types,
+    daemon_overheads,
     launch,
 )
 from ..model.errors import InputError
 from ..model.nodes.autopilot import autopilot_gpu_problem
+from ..model.nodes.daemonsets import DaemonPod, system_daemons
 from ..model.nodes.shapes import Resources
 from ..model.scheduling import Placement
 from .contract import (
@@ -49,6 +51,7 @@ from .contract import (
 from .fit import pod_ask
 from .read import Findings, Template, is_type
 from .readers.autopilot import is_autopilot_cluster
+from .readers.daemonsets import graph_daemons
 from .readers.dra import DraIndex, DraUse, missing_dra_labels, read_dra
 from .readers.karpenter import karpenter_launch_spec, node_classes, node_overlays
 from .results import PoolFacts, WorkloadFacts
@@ -66,11 +69,17 @@ class KarpenterPool:
     node_class: NodeClassInfo
     instance_types: tuple[InstanceType, ...]
     admits_cpu: bool
+    daemons: tuple[DaemonPod, ...] = ()  # the cluster's DaemonSet pods Karpenter reads
 
     @cached_property
     def admitted(self) -> list[InstanceType]:
         """The instance types the NodePool admits, whatever the pod: computed once."""
         return admitted_by(self.spec, self.instance_types)
+
+    @cached_property
+    def overheads(self) -> dict[str, Resources]:
+        """Instance type -> the DaemonSet pods its nodes would run (`daemon_overheads`)."""
+        return daemon_overheads(self.spec, self.admitted, self.daemons)
 
     @cached_property
     def _decisions(self) -> dict[Hashable, Launch]:
@@ -83,7 +92,7 @@ class KarpenterPool:
         found = self._decisions.get(key)
         if found is None:
             found = self._decisions[key] = launch(
-                pod, self.spec, self.instance_types, self.admitted
+                pod, self.spec, self.instance_types, self.admitted, self.overheads
             )
         return found
 
@@ -138,6 +147,7 @@ class ScaleUp:
     def __init__(self, graph: Sequence[Mapping[str, Any]], out: Findings) -> None:
         classes = node_classes(graph)
         overlays = node_overlays(graph)
+        self.graph_daemons = tuple(graph_daemons(graph))
         self.karpenter: dict[str, KarpenterPool] = {}
         for entry in graph:
             typ = str(entry.get("type", ""))
@@ -151,11 +161,18 @@ class ScaleUp:
                 nc,
                 tuple(types),
                 admits_cpu_types(spec, nc.auto_mode),
+                self.daemons_for(nc),
             )
         self.dra: DraIndex = read_dra(graph)
         self.autopilot = any(
             entry.get("type") == AUTOPILOT_POOL or is_autopilot_cluster(entry) for entry in graph
         )
+
+    def daemons_for(self, node_class: NodeClassInfo) -> tuple[DaemonPod, ...]:
+        """The DaemonSet pods Karpenter reads for a NodePool of this node class: EKS's own on
+        EC2NodeClass nodes (none on Auto Mode's, which run them on the host), then the graph's."""
+        own = system_daemons("none" if node_class.auto_mode else "eks")
+        return (*own, *self.graph_daemons)
 
     def karpenter_pools(self, pool: PoolFacts) -> list[KarpenterPool]:
         return [self.karpenter[k] for k in pool.keys if k in self.karpenter]

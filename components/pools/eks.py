@@ -15,7 +15,10 @@ cluster-autoscaler tags on its Auto Scaling group.
   `k8s.io/cluster-autoscaler/node-template/taint/<key>` = `<value>:<Effect>` (Kubernetes' effect
   spelling, e.g. `true:NoSchedule`: kubernetes/autoscaler cloudprovider/aws README and its
   `TestExtractTaintsFromAsg`), `k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu`
-  = count, plus the auto-discovery tags `k8s.io/cluster-autoscaler/enabled` and
+  = count, `.../resources/ephemeral-storage` = what the nodes leave allocatable on their volume
+  (`template_ephemeral_storage`: the template node has no ephemeral storage without it, so a pod
+  asking any would never scale the group up from zero), plus the auto-discovery tags
+  `k8s.io/cluster-autoscaler/enabled` and
   `k8s.io/cluster-autoscaler/<cluster>` = `owned`. Managed node group tags do not reach the ASG
   (terraform-aws-modules/terraform-aws-eks #2597), so each is an `aws.autoscaling.Tag` on the
   group's ASG (`propagate_at_launch` False: they describe the group, not the instances).
@@ -45,6 +48,7 @@ from ..model.nodes.catalog import (
     validate_aws_cpu_instance_types,
     validate_aws_gpu_instance_types,
 )
+from ..model.nodes.shapes import Mi, eks_node_shape_or_none
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.nodes.sharing import config_name, validate_replicas
 from ..model.scheduling import CLOUD_EFFECTS, GPU_RESOURCE, Taint
@@ -204,7 +208,29 @@ def _arch_of_cpu_type(instance_type: str) -> str:
     return "arm64" if _GRAVITON.match(instance_type.split(".", 1)[0]) else "x86_64"
 
 
-def autoscaler_tags(cluster_name: str, facts: PoolFacts) -> dict[str, str]:
+def template_ephemeral_storage(
+    instance_types: Sequence[str], ami_type: str, disk_gib: Optional[int]
+) -> Optional[str]:
+    """The `node-template/resources/ephemeral-storage` tag value: what the nodes' kubelet leaves
+    allocatable on their volume (`shapes.eks_node_shape`: the disk less nodeadm's 1Gi kube-reserved
+    and the 10% nodefs eviction threshold), rounded down to MiB, the least of the instance types.
+    cluster-autoscaler's template node has no ephemeral storage but what this tag gives it
+    (cluster-autoscaler-1.36.1 `cloudprovider/aws/aws_manager.go` `buildNodeFromTemplate`:
+    Allocatable = Capacity), so without it a pod asking any never scales the group up from zero
+    (kubernetes/autoscaler#1869). None where the reservations are not modelled (Bottlerocket) or
+    the volume is the AMI's own."""
+    if disk_gib is None or not ami_type.startswith("AL2023"):
+        return None
+    shapes = [eks_node_shape_or_none(t, disk_gib=disk_gib) for t in instance_types]
+    if not shapes or any(shape is None for shape in shapes):
+        return None
+    least = min(shape.allocatable.ephemeral_storage for shape in shapes if shape is not None)
+    return f"{least // Mi}Mi"
+
+
+def autoscaler_tags(
+    cluster_name: str, facts: PoolFacts, ephemeral_storage: Optional[str] = None
+) -> dict[str, str]:
     """The cluster-autoscaler discovery and node-template tags for the group's ASG."""
     tags = {CA_PREFIX + "enabled": "true", CA_PREFIX + cluster_name: "owned"}
     for k, v in facts.labels.items():
@@ -213,6 +239,8 @@ def autoscaler_tags(cluster_name: str, facts: PoolFacts) -> dict[str, str]:
         tags[f"{CA_TEMPLATE}taint/{t.key}"] = f"{t.value}:{t.effect}"
     if facts.gpus_per_node:
         tags[f"{CA_TEMPLATE}resources/{GPU_RESOURCE}"] = str(facts.gpus_per_node)
+    if ephemeral_storage is not None:
+        tags[f"{CA_TEMPLATE}resources/ephemeral-storage"] = ephemeral_storage
     return tags
 
 
@@ -375,7 +403,11 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
             "a whole number from min_nodes to max_nodes (or unset: min_nodes)",
             "args.desired_nodes",
         )
-    tags = autoscaler_tags(args.cluster_name, facts)
+    tags = autoscaler_tags(
+        args.cluster_name,
+        facts,
+        template_ephemeral_storage(instance_types, ami, args.disk_size_gb),
+    )
     for k, v in tags.items():
         if len(k) > ASG_TAG_KEY_MAX or len(v) > ASG_TAG_VALUE_MAX:
             raise InputError(

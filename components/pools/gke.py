@@ -284,9 +284,14 @@ def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
             acc = gke_accelerator(accelerator)
         except InputError as e:
             raise e.at("args.accelerator") from None
-        count_path = (
-            "args.gpu_count" if acc.counts_for(str(args.machine_type)) else "args.accelerator"
-        )
+        # The key whose values the error lists: the GPU counts this machine type takes, the
+        # accelerator a machine type with built-in GPUs has, else the machine types that take it.
+        if acc.counts_for(str(args.machine_type)):
+            count_path = "args.gpu_count"
+        elif attached:
+            count_path = "args.accelerator"
+        else:
+            count_path = "args.machine_type"
         try:
             gpus = validate_gke_accelerator(accelerator, args.machine_type, args.gpu_count)
         except InputError as e:

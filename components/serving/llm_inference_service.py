@@ -239,15 +239,25 @@ def _count(value: object, path: str, least: int) -> int:
 
 
 def _uri(uri: object, schemes: Sequence[str], path: str) -> str:
-    scheme = uri.split("://", 1)[0] if isinstance(uri, str) and "://" in uri else None
-    if scheme not in schemes:
+    """KServe v0.20.0 `pkg/controller/v1alpha2/llmisvc/workload_storage.go`
+    `attachModelArtifacts` cuts the URI at its first `://`: without one it answers "invalid model
+    URI", with a scheme it does not load "unsupported schema in model URI"."""
+    allowed = ", ".join(f"{s}://" for s in schemes)
+    if not isinstance(uri, str) or "://" not in uri:
+        raise InputError(
+            f"URI {show(uri)} has no '://' (KServe v0.20.0's controller answers 'invalid model "
+            "URI')",
+            allowed,
+            path,
+        )
+    if uri.split("://", 1)[0] not in schemes:
         raise InputError(
             f"URI {show(uri)} has a scheme KServe v0.20.0 cannot load for LLMs "
             "(its controller answers 'unsupported schema in model URI')",
-            ", ".join(f"{s}://" for s in schemes),
+            allowed,
             path,
         )
-    return str(uri)
+    return uri
 
 
 def _strings(values: object, path: str) -> list[str]:

@@ -266,11 +266,16 @@ def test_every_resource_counts_not_only_gpus():
 
 
 def test_daemonsets_take_their_share_of_every_node():
-    """One pod of 200 CPUs fits an a3-highgpu-8g node alone, not beside a DaemonSet of 8."""
-    graph = [nodepool("h100", 1, 1), deployment("big", "h100", 1, cpu="200")]
+    """Two pods of 100 CPUs fit an a3-highgpu-8g node together (207.26 CPUs beside GKE's own
+    DaemonSets), not beside a DaemonSet of 8 more; each still fits alone (no GI021)."""
+    graph = [nodepool("h100", 1, 1), deployment("big", "h100", 1, replicas=2, cpu="100")]
     assert "GI040" not in codes(graph)
-    found = only([*graph, daemonset("agent", "8", "1Gi")], "GI040")
-    assert "after their DaemonSets" in found.message
+    report = check([*graph, daemonset("agent", "8", "1Gi")])
+    assert [f.code for f in report.errors] == ["GI040"]
+    assert (
+        "they ask 200 cpu, the nodes hold 199260m after their DaemonSets"
+        in report.errors[0].message
+    )
 
 
 def test_headroom_per_pool_counts_the_fewest_nodes_and_the_free_gpus():

@@ -19,7 +19,7 @@ from components.check.failures import parse_duration
 from components.model.nodes.catalog import node_startup_seconds
 from tests.check.headroom import without_headroom
 
-NEW_CODES = {"GI014", "GI015", "GI016", "GI017", "GI018", "GI019", "GI020"}
+NEW_CODES = {"GI014", "GI015", "GI016", "GI017", "GI018", "GI019", "GI020", "GI034"}
 A100_TAINT = {"key": "seldon-gpu-srv", "value": "true", "effect": "NO_SCHEDULE"}
 TOL_A100 = {"key": "seldon-gpu-srv", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
 
@@ -205,6 +205,16 @@ def sized(entry: dict, annotations: dict) -> dict:
     return entry
 
 
+def fixed_gke(name: str, nodes: int) -> dict:
+    """A GKE node pool without autoscaling: `nodeCount` nodes, always."""
+    pool = gke(name, "g2-standard-8", labels={"pool": name})
+    del pool["inputs"]["autoscaling"]
+    pool["inputs"]["nodeCount"] = nodes
+    return pool
+
+
+L4_POD = pod({"pool": "l4"}, tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists"}])
+
 PAIRS = [
     pytest.param(
         "GI014",
@@ -297,6 +307,12 @@ PAIRS = [
         [COLD_L4, knative_serving(), serverless()],
         [COLD_L4, knative_serving(), serverless({"serving.knative.dev/progress-deadline": "15m"})],
         id="GI020-no-progress-deadline",
+    ),
+    pytest.param(
+        "GI034",
+        [fixed_gke("l4", 0), workload("w", L4_POD)],
+        [fixed_gke("l4", 1), workload("w", L4_POD)],
+        id="GI034-gke-pool-fixed-at-zero-nodes",
     ),
 ]
 
@@ -603,3 +619,31 @@ def test_markdown_report_shows_the_new_findings_with_their_numbers():
         "| warning | GI015 | NodePool/l4 | at max scale (InferenceService/a/predictor: 3 pods)"
         in text
     )
+
+
+def test_gi034_replaces_gi008_and_spares_a_pod_with_another_pool():
+    """A pool fixed at 0 nodes gets GI034 on the pods that can land only there, not GI008 (its
+    minimum is not what keeps them off); a pod that can also land on a pool with nodes runs."""
+    report = check([fixed_gke("l4", 0), workload("w", L4_POD)])
+    assert [(f.code, f.resource) for f in report.findings if f.code in ("GI008", "GI034")] == [
+        ("GI034", "Deployment/w")
+    ]
+    both = pod(
+        None,
+        tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "pool", "operator": "In", "values": ["l4", "l4b"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+    )
+    report = check([fixed_gke("l4", 0), fixed_gke("l4b", 2), workload("w", both)])
+    assert "GI034" not in {f.code for f in report.findings}

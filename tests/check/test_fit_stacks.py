@@ -151,7 +151,9 @@ def test_gke_dev_as_shipped_before_the_fit_check_fails(tmp_path, capsys):
     assert code == 1
     assert (
         f"error GI021 {SERVER}: fits no node of the pool(s) it can land on: it asks 40250m cpu in "
-        "all (mlserver 40, agent 200m, rclone 50m) but the largest allocatable is 23870m "
-        "(a2-ultragpu-2g, pool infer-srv); it stays Pending. Fix: use a2-ultragpu-4g with a boot "
-        "disk of 445 GB for pool infer-srv, or ask at most 23870m cpu in all"
+        "all (mlserver 40, agent 200m, rclone 50m) but the most a node leaves it beside its "
+        "DaemonSets is 23720m (a2-ultragpu-2g, pool infer-srv: 23870m allocatable less 150m for "
+        "its DaemonSets kube-proxy 100m, nvidia-gpu-device-plugin 50m); it stays Pending. Fix: "
+        "use a2-ultragpu-4g with a boot disk of 445 GB for pool infer-srv, or ask at most 23720m "
+        "cpu in all"
     ) in shown

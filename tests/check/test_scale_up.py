@@ -39,6 +39,16 @@ def ap_pod(gpus: int, selector: dict[str, str] | None = None) -> dict[str, Any]:
     return pod(selector=ON_L4 if selector is None else selector, gpus=gpus, tolerations=[])
 
 
+EPHEMERAL_TAG = "k8s.io/cluster-autoscaler/node-template/resources/ephemeral-storage"
+
+
+def _with_storage(spec: dict[str, Any], amount: str) -> dict[str, Any]:
+    spec["containers"][0]["resources"]["requests"]["ephemeral-storage"] = amount
+    return spec
+
+
+STORAGE_POD = deployment("a", _with_storage(pod("g5-asg"), "20Gi"))
+
 SCALE_PAIRS = [
     pytest.param(
         "GI026",
@@ -98,6 +108,16 @@ SCALE_PAIRS = [
         [autopilot_cluster(), deployment("a", ap_pod(3))],
         [autopilot_cluster(), deployment("a", ap_pod(4))],
         id="GI029-three-l4s-on-autopilot",
+    ),
+    pytest.param(
+        "GI033",
+        [launch_template(user_data=NODEADM_USER_DATA), asg(tags=ASG_TAGS), STORAGE_POD],
+        [
+            launch_template(user_data=NODEADM_USER_DATA),
+            asg(tags={**ASG_TAGS, EPHEMERAL_TAG: "50Gi"}),
+            STORAGE_POD,
+        ],
+        id="GI033-ephemeral-storage-without-the-template-tag",
     ),
 ]
 
@@ -389,7 +409,14 @@ def test_an_eks_managed_groups_own_asg_is_not_a_second_pool():
 
 def test_scale_pairs_cover_the_codes():
     # ...and GI021 where the autoscaler's verdict and the fit judgement meet (requests).
-    assert {p.values[0] for p in SCALE_PAIRS} == {"GI021", "GI026", "GI027", "GI028", "GI029"}
+    assert {p.values[0] for p in SCALE_PAIRS} == {
+        "GI021",
+        "GI026",
+        "GI027",
+        "GI028",
+        "GI029",
+        "GI033",
+    }
 
 
 def test_a_pod_lands_where_karpenter_would_launch_for_it_beyond_the_node_templates():
@@ -405,3 +432,89 @@ def test_a_pod_lands_where_karpenter_would_launch_for_it_beyond_the_node_templat
         [nodeclass(), team, deployment("a", pod("g6", selector={"example.com/team": "c"}))]
     )
     assert [f.code for f in report.errors] == ["GI001"]
+
+
+# ---------------------------------------------------------------------------------------------
+# GI033: cluster-autoscaler's template node has the ephemeral storage its tag gives it, or none
+# (cluster-autoscaler-1.36.1 cloudprovider/aws/aws_manager.go buildNodeFromTemplate)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tag", "asked", "found"),
+    [
+        (None, "1Mi", True),  # no tag: the template node has none at all
+        ("50Gi", "20Gi", False),
+        ("20Gi", "20Gi", False),
+        ("20Gi", "20481Mi", True),  # above what the tag gives
+    ],
+)
+def test_gi033_the_template_node_holds_what_the_tag_says(tag: Any, asked: str, found: bool):
+    tags = {**ASG_TAGS, **({EPHEMERAL_TAG: tag} if tag else {})}
+    graph = [
+        launch_template(user_data=NODEADM_USER_DATA),
+        asg(tags=tags),
+        deployment("a", _with_storage(pod("g5-asg"), asked)),
+    ]
+    codes = [f.code for f in check(graph).findings]
+    assert ("GI033" in codes) is found
+
+
+def test_gi033_not_for_a_group_that_keeps_a_node():
+    graph = [launch_template(user_data=NODEADM_USER_DATA), asg(tags=ASG_TAGS, min_size=1)]
+    graph.append(deployment("a", _with_storage(pod("g5-asg"), "20Gi")))
+    assert "GI033" not in {f.code for f in check(graph).findings}
+
+
+def test_gi033_reads_a_managed_node_groups_asg_tag_and_its_own_tags():
+    group = managed_group()
+    spec = _with_storage(pod("g5"), "20Gi")
+    assert "GI033" in {f.code for f in check([group, deployment("a", spec)]).findings}
+    asg_tag = {
+        "type": "aws:autoscaling/tag:Tag",
+        "name": "g5-asg-eph",
+        "inputs": {
+            "autoscalingGroupName": "eks-g5-1234",
+            "tag": {"key": EPHEMERAL_TAG, "value": "80Gi", "propagateAtLaunch": False},
+        },
+    }
+    assert "GI033" not in {f.code for f in check([group, asg_tag, deployment("a", spec)]).findings}
+    own = managed_group()
+    own["inputs"]["tags"] = {EPHEMERAL_TAG: "80Gi"}  # read through DescribeNodegroup
+    assert "GI033" not in {f.code for f in check([own, deployment("a", spec)]).findings}
+
+
+def test_gi016_asks_for_the_gpu_tag_only_where_the_device_plugin_time_slices():
+    """cluster-autoscaler takes a group's GPUs from its instance type (template.InstanceType.GPU);
+    only nodes advertising GPUs x replicas need the resources tag."""
+    tags = {
+        "k8s.io/cluster-autoscaler/node-template/label/gpu-inference.dev/pool": "g5-asg",
+        "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu": "present:NoSchedule",
+    }
+    plain = [
+        launch_template(user_data=NODEADM_USER_DATA),
+        asg(tags=tags),
+        deployment("a", pod("g5-asg")),
+    ]
+    assert "GI016" not in {f.code for f in check(plain).findings}
+    sliced = [
+        *plain,
+        {
+            "type": "kubernetes:helm.sh/v3:Release",
+            "name": "nvidia-device-plugin",
+            "inputs": {
+                "chart": "nvidia-device-plugin",
+                "values": {
+                    "config": {
+                        "default": "sliced",
+                        "map": {
+                            "sliced": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+                            "    - name: nvidia.com/gpu\n      replicas: 4\n"
+                        },
+                    }
+                },
+            },
+        },
+    ]
+    (found,) = [f for f in check(sliced).findings if f.code == "GI016"]
+    assert "resources/nvidia.com/gpu=4" in found.message

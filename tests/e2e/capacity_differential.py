@@ -126,6 +126,24 @@ def _predicted(case: CapacityCase, order: Sequence[int]) -> tuple[frozenset, boo
     return frozenset(r.bound(len(case.kinds)) for r in runs), any(r.tie for r in runs)
 
 
+def _daemon_spec(daemon: Any, entry: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The pod a DaemonSet puts on a node: the graph's DaemonSet's own containers, else (a
+    provider's, a chart's) one container asking what the check counts for it."""
+    if entry is not None and str(entry.get("type", "")).endswith(":DaemonSet"):
+        template = entry["inputs"]["spec"]["template"]["spec"]
+        return pod_spec({}, template.get("containers") or [], template.get("initContainers") or [])
+    asked = {
+        name: value
+        for name, value in (
+            ("cpu", f"{daemon.requests.cpu}m"),
+            ("memory", str(daemon.requests.memory)),
+            ("ephemeral-storage", str(daemon.requests.ephemeral_storage)),
+        )
+        if not value.startswith("0")
+    }
+    return pod_spec({}, [{"resources": {"requests": asked}}] if asked else [{}], [])
+
+
 def runs_from_graph(
     source: str,
     graph: Sequence[Mapping[str, Any]],
@@ -149,13 +167,8 @@ def runs_from_graph(
         for e in graph:
             by_resource.setdefault(f"{str(e['type']).rsplit(':', 1)[-1]}/{e['name']}", e)
         for i, c in enumerate(case.nodes("most")):
-            for name in case.classes[c].daemonsets:
-                entry = by_resource[name]
-                template = entry["inputs"]["spec"]["template"]["spec"]
-                spec = pod_spec(
-                    {}, template.get("containers") or [], template.get("initContainers") or []
-                )
-                ds.append((i, spec))
+            for daemon in case.classes[c].node.daemons.pods:
+                ds.append((i, _daemon_spec(daemon, by_resource.get(daemon.name))))
         orders = [("controller order", case.controller_order())]
         if case.strand is not None:
             orders.append(("fragmentation", list(case.strand.order)))

@@ -28,9 +28,9 @@ import ssl
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import rig
@@ -38,6 +38,8 @@ import rig
 from components.check import GPU_COUNT_KEYS, NODE_PATCH, POOL_LABEL, check
 from components.check.fit import pod_containers
 from components.check.graph import read_templates
+from components.check.readers.daemonsets import graph_daemons
+from components.model.nodes.daemonsets import DAEMON_TOLERATIONS, DaemonPod, system_daemons
 from components.model.nodes.shapes import NodeShape, Resources, existing_node_shape
 
 SLOT_LABEL = "e2e.gpu-inference.dev/slot"
@@ -64,11 +66,21 @@ class RigNode:
     gpus: int
     name: str | None = None  # the node's name in the graph (what `matchFields` names)
     allocatable: Resources | None = None  # None: unknown shape, NODE_CAPACITY
+    daemons: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    """The DaemonSet pods the rig tries on the node first, in order (`daemon_specs`): the
+    scheduler decides which land (labels, taints, what the ones before left)."""
+    overhead: Resources = field(default_factory=Resources)
+    """What the check says those DaemonSet pods hold on the node (slot packing only)."""
 
-    def holds(self, ask: Resources) -> bool:
-        """The node holds `ask`'s cpu, memory, ephemeral storage and pods (unknown: yes)."""
+    def holds(self, ask: Resources, bare: bool = False) -> bool:
+        """The node holds `ask`'s cpu, memory, ephemeral storage and pods beside its DaemonSets
+        (`bare`: on its allocatable alone; unknown: yes)."""
         held = self.allocatable
-        return held is None or all(ask.get(r) <= held.get(r) for r in FIT_RESOURCES)
+        if held is None:
+            return True
+        if not bare:
+            held = held - self.overhead
+        return all(ask.get(r) <= held.get(r) for r in FIT_RESOURCES)
 
 
 def allocatable_of(shape: NodeShape | None) -> Resources | None:
@@ -89,6 +101,7 @@ class Pair:
     detail: str = ""
     asks: Resources | None = None  # the pod's requests as the check summed them
     placed: bool = False  # labels, taints and GPUs let it onto the pool (before fit)
+    daemon: str | None = None  # a DaemonSet's pair: its pods' name (`daemon_name`) on the nodes
 
     @property
     def bound(self) -> bool:
@@ -112,6 +125,7 @@ class Pair:
                         "taints": n.taints,
                         "gpus": n.gpus,
                         "allocatable": _quantities(n.allocatable),
+                        "daemons": [name for name, _ in n.daemons],
                     }
                     for n in self.nodes
                 ],
@@ -168,10 +182,52 @@ def pod_spec(fragment: Mapping[str, Any], containers: Sequence[Any], init: Seque
     return spec
 
 
+def daemon_name(name: str) -> str:
+    """A DaemonPod's name as an object name (`DaemonSet/agent` -> `daemonset-agent`)."""
+    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
+
+
+def daemon_specs(
+    graph: Sequence[Mapping[str, Any]], daemons: Sequence[DaemonPod]
+) -> list[tuple[str, dict[str, Any]]]:
+    """Each DaemonSet pod the check counts, as a pod spec for a judge, in the check's order: a
+    graph DaemonSet's own template spec (what the check read it from), else (the providers' own,
+    a chart's) one container holding its summed requests, with its nodeSelector, affinity and
+    tolerations."""
+    own = {
+        f"DaemonSet/{e['name']}": e["inputs"]["spec"]["template"]["spec"]
+        for e in graph
+        if str(e.get("type", "")).startswith("kubernetes:apps/")
+        and e["type"].endswith(":DaemonSet")
+    }
+    out = []
+    for d in daemons:
+        spec = own.get(d.name)
+        if spec is None:
+            requests = {"cpu": f"{d.requests.cpu}m"} if d.requests.cpu else {}
+            for r in ("memory", "ephemeral-storage"):
+                if d.requests.get(r):
+                    requests[r] = str(d.requests.get(r))
+            spec = {
+                **d.placement.to_pod_spec(),
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "example.invalid/daemon:1",
+                        "resources": {"requests": requests},
+                    }
+                ],
+            }
+        out.append((daemon_name(d.name), json.loads(json.dumps(spec))))
+    return out
+
+
 def node_patch_nodes(graph: Sequence[Mapping[str, Any]]) -> dict[str, tuple[RigNode, ...]]:
     """The nodes a graph of existing nodes describes, read from its NodePatches as written (not
-    as the check read them): pool (the pool label), labels, taints, GPUs from the annotation."""
+    as the check read them): pool (the pool label), labels, taints, GPUs from the annotation,
+    and the graph's DaemonSets to try on each (existing nodes run no DaemonSet of a provider)."""
     out: dict[str, tuple[RigNode, ...]] = {}
+    daemons = tuple(daemon_specs(graph, graph_daemons(graph)))
     for e in graph:
         if e["type"] != NODE_PATCH:
             continue
@@ -185,7 +241,7 @@ def node_patch_nodes(graph: Sequence[Mapping[str, Any]]) -> dict[str, tuple[RigN
             held = existing_node_shape(md["name"], declared).allocatable
         taints = tuple(dict(t) for t in e["inputs"].get("spec", {}).get("taints") or ())
         pool = labels.get(POOL_LABEL, e["name"])
-        node = RigNode(labels, taints, gpus, md.get("name"), held)
+        node = RigNode(labels, taints, gpus, md.get("name"), held, daemons)
         out[pool] = (*out.get(pool, ()), node)
     return out
 
@@ -202,6 +258,14 @@ def pairs_from_graph(
     computed them (what a cloud adds is only known there), or `nodes_of[pool]` when given."""
     report = check(graph, extended_resource_toleration=extended_resource_toleration)
     templates = {t.resource: t for t in read_templates(list(graph), True)}
+    in_graph = graph_daemons(graph)
+    specs: dict[str, tuple[tuple[str, Mapping[str, Any]], ...]] = {}
+
+    def daemons_of(kind: str) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+        if kind not in specs:
+            specs[kind] = tuple(daemon_specs(graph, (*system_daemons(kind), *in_graph)))
+        return specs[kind]
+
     pairs = []
     for w in report.workloads:
         t = templates[w.resource]
@@ -218,11 +282,16 @@ def pairs_from_graph(
                     n.gpus if n.gpus is not None else gpus,
                     n.name,
                     allocatable_of(n.shape),
+                    daemons_of(n.daemon_kind),
+                    n.daemons.total,
                 )
                 for n in p.nodes
             )
             if nodes_of is not None:
-                nodes = nodes_of[p.name]
+                overhead = {n.name: n.daemons.total for n in p.nodes}
+                nodes = tuple(
+                    replace(n, overhead=overhead.get(n.name, Resources())) for n in nodes_of[p.name]
+                )
             placed = p.name in w.pools
             predicted = placed and p.name not in w.unfit
             pairs.append(
@@ -235,6 +304,7 @@ def pairs_from_graph(
                     nodes,
                     asks=w.requests,
                     placed=placed,
+                    daemon=daemon_name(w.resource) if w.daemonset else None,
                 )
             )
     return pairs, report.extended_resource_toleration
@@ -396,8 +466,12 @@ def _asks_gpus(spec: Mapping[str, Any]) -> bool:
 
 
 def _sum(pairs: Iterable[Pair]) -> Resources | None:
+    """What the pairs' pods ask together (a DaemonSet's pair adds no pod: its pods are the
+    nodes' own, counted in their overhead)."""
     total = Resources()
     for p in pairs:
+        if p.daemon is not None:
+            continue
         if p.asks is None:
             return None
         total = total + p.asks
@@ -459,7 +533,7 @@ def _pod_body(run: str, slot: int, index: int, attempt: int, pair: Pair) -> dict
         "kind": "Pod",
         "metadata": {
             "name": f"d{run}-p{index}-{attempt}",
-            "labels": {PAIR_LABEL: str(index), RUN_LABEL: run},
+            "labels": {PAIR_LABEL: str(index), KEY_LABEL: f"p{index}", RUN_LABEL: run},
         },
         "spec": spec,
     }
@@ -469,65 +543,88 @@ def _pods_path(run: str) -> str:
     return f"/api/v1/namespaces/{NAMESPACE}/pods?labelSelector={RUN_LABEL}%3D{run}"
 
 
-def _run_chunk(
+KEY_LABEL = "e2e.gpu-inference.dev/key"
+
+
+def _daemon_body(
+    run: str, key: str, attempt: int, node: str, slot: int, spec: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A DaemonSet's pod for one node, as the DaemonSet controller makes it (`NewPod`): its
+    template's spec with the controller's tolerations, pinned to the node by a `matchFields`
+    term ANDed into each required node affinity term (so the scheduler still checks the labels
+    the controller checks: a pod for a node it should not run on stays Pending, taking nothing)."""
+    spec = json.loads(json.dumps(spec))
+    tolerations = list(spec.get("tolerations") or [])
+    tolerations += [t.to_dict() for t in DAEMON_TOLERATIONS]
+    spec["tolerations"] = tolerations
+    pin = {"key": "metadata.name", "operator": "In", "values": [node]}
+    affinity = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+    required = affinity.setdefault(
+        "requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": [{}]}
+    )
+    terms = required.get("nodeSelectorTerms") or [{}]
+    for term in terms:
+        term["matchFields"] = [*(term.get("matchFields") or []), pin]
+    required["nodeSelectorTerms"] = terms
+    spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), SLOT_LABEL: str(slot)}
+    spec["automountServiceAccountToken"] = False
+    spec["terminationGracePeriodSeconds"] = 0
+    spec.setdefault("containers", [{"name": "c", "image": "example.invalid/daemon:1"}])
+    for c in spec["containers"]:
+        c.setdefault("image", "example.invalid/daemon:1")
+    for c in spec.get("initContainers") or []:
+        c.setdefault("image", "example.invalid/daemon:1")
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"d{run}-{key}-{attempt}",
+            "labels": {KEY_LABEL: key, RUN_LABEL: run},
+        },
+        "spec": _whole_numbers(spec),
+    }
+
+
+def _decide(
     api: Api,
     pool: ThreadPoolExecutor,
-    pairs: list[Pair],
+    run: str,
+    bodies: Mapping[str, Callable[[int], dict[str, Any]]],
+    expected_nodes: int,
+    deadline: float,
     stats: RunStats,
-    timeout: float,
-    cleanup: bool,
-) -> None:
-    run = uuid.uuid4().hex[:8]
-    slots = assign_slots(pairs)
-    slot_of = {id(p): k for k, members in enumerate(slots) for p in members}
-    bodies = [
-        _node_body(run, k, i, n)
-        for k, members in enumerate(slots)
-        for i, n in enumerate(members[0].nodes)
-    ]
+) -> dict[str, tuple[str, str]]:
+    """Create one pod per key (`bodies[key](attempt)`, labelled `KEY_LABEL=key`) and wait until
+    the scheduler binds each or marks it Unschedulable: key -> (outcome, detail). A pod decided on
+    a snapshot missing some node is asked again."""
+    attempts = dict.fromkeys(bodies, 0)
+    names: dict[str, str] = {}
+    out: dict[str, tuple[str, str]] = {}
 
-    t0 = time.monotonic()
-    list(pool.map(lambda b: api.request("POST", "/api/v1/nodes", b), bodies))
-    stats.nodes += len(bodies)
-    stats.add("nodes created", time.monotonic() - t0)
-    _assert_nodes_as_created(api, run, bodies)
-    deadline = time.monotonic() + timeout
-    expected_nodes = len(api.request("GET", "/api/v1/nodes")["items"])
+    def name(key: str) -> str:
+        return names[key]
 
-    t0 = time.monotonic()
-    by_index = dict(enumerate(pairs))
-    attempts = dict.fromkeys(by_index, 0)
-
-    def name(index: int) -> str:
-        return f"d{run}-p{index}-{attempts[index]}"
-
-    def create(index: int) -> None:
-        pair = by_index[index]
+    def create(key: str) -> None:
+        body = bodies[key](attempts[key])
+        names[key] = str(body["metadata"]["name"])
         try:
-            api.request(
-                "POST",
-                f"/api/v1/namespaces/{NAMESPACE}/pods",
-                _pod_body(run, slot_of[id(pair)], index, attempts[index], pair),
-            )
+            api.request("POST", f"/api/v1/namespaces/{NAMESPACE}/pods", body)
         except ApiRefused as e:
-            pair.outcome, pair.detail = "refused", str(e)
+            out[key] = ("refused", str(e))
 
-    list(pool.map(create, by_index))
-    stats.pods += len(by_index)
-    undecided = {i for i, p in by_index.items() if p.outcome != "refused"}
+    list(pool.map(create, bodies))
+    stats.pods += len(bodies)
+    undecided = {k for k in bodies if k not in out}
     while undecided:
         stale = []
         for pod in api.request("GET", _pods_path(run))["items"]:
-            index = int(pod["metadata"]["labels"][PAIR_LABEL])
-            if index not in undecided or pod["metadata"]["name"] != name(index):
+            key = pod["metadata"]["labels"].get(KEY_LABEL)
+            if key not in undecided or pod["metadata"]["name"] != name(key):
                 continue
-            pair = by_index[index]
             node = pod["spec"].get("nodeName")
             if node:
-                pair.outcome, pair.detail = "bound", node
-                if not node.startswith(f"d{run}-{slot_of[id(pair)]}-"):
-                    pair.outcome = "bound elsewhere"  # the slot trick failed: never expected
-                undecided.discard(index)
+                out[key] = ("bound", node)
+                undecided.discard(key)
                 continue
             cond = next(
                 (
@@ -542,25 +639,108 @@ def _run_chunk(
             message = cond.get("message", "")
             seen = _AVAILABLE.match(message)
             if seen and int(seen.group(1)) < expected_nodes:
-                stale.append(index)  # decided on a snapshot missing some node: ask again
+                stale.append(key)  # decided on a snapshot missing some node: ask again
                 continue
-            pair.outcome, pair.detail = "unschedulable", message
-            undecided.discard(index)
-        for index in stale:
-            _delete_pod(api, name(index))
-            attempts[index] += 1
+            out[key] = ("unschedulable", message)
+            undecided.discard(key)
+        for key in stale:
+            _delete_pod(api, name(key))
+            attempts[key] += 1
             stats.recreated += 1
-            create(index)
+            create(key)
         if not undecided:
             break
         if time.monotonic() > deadline:
-            for index in undecided:
-                by_index[index].outcome, by_index[index].detail = (
-                    "undecided",
-                    f"after {timeout:.0f}s",
-                )
+            for key in undecided:
+                out[key] = ("undecided", "out of time")
             break
         time.sleep(0.5)
+    return out
+
+
+def _run_chunk(
+    api: Api,
+    pool: ThreadPoolExecutor,
+    pairs: list[Pair],
+    stats: RunStats,
+    timeout: float,
+    cleanup: bool,
+) -> None:
+    run = uuid.uuid4().hex[:8]
+    slots = assign_slots(pairs)
+    slot_of = {id(p): k for k, members in enumerate(slots) for p in members}
+    node_names = {
+        (k, i): f"d{run}-{k}-{i}"
+        for k, members in enumerate(slots)
+        for i in range(len(members[0].nodes))
+    }
+    bodies = [
+        _node_body(run, k, i, n)
+        for k, members in enumerate(slots)
+        for i, n in enumerate(members[0].nodes)
+    ]
+
+    t0 = time.monotonic()
+    list(pool.map(lambda b: api.request("POST", "/api/v1/nodes", b), bodies))
+    stats.nodes += len(bodies)
+    stats.add("nodes created", time.monotonic() - t0)
+    _assert_nodes_as_created(api, run, bodies)
+    deadline = time.monotonic() + timeout
+    expected_nodes = len(api.request("GET", "/api/v1/nodes")["items"])
+
+    # DaemonSet pods first, one round per position in the nodes' lists: each node's k-th
+    # DaemonSet is decided after its (k-1)-th, as the check takes them in order.
+    t0 = time.monotonic()
+    daemon_outcome: dict[tuple[int, int, str], tuple[str, str]] = {}
+    rounds = max((len(n.daemons) for members in slots for n in members[0].nodes), default=0)
+    for j in range(rounds):
+        batch: dict[str, Callable[[int], dict[str, Any]]] = {}
+        where: dict[str, tuple[int, int, str]] = {}
+        for k, members in enumerate(slots):
+            for i, n in enumerate(members[0].nodes):
+                if j >= len(n.daemons):
+                    continue
+                dname, dspec = n.daemons[j]
+                key = f"ds{k}-{i}-{j}"
+                batch[key] = lambda attempt, key=key, node=node_names[(k, i)], k=k, dspec=dspec: (
+                    _daemon_body(run, key, attempt, node, k, dspec)
+                )
+                where[key] = (k, i, dname)
+        for key, result in _decide(api, pool, run, batch, expected_nodes, deadline, stats).items():
+            daemon_outcome[where[key]] = result
+    stats.add("daemonset pods decided", time.monotonic() - t0)
+
+    t0 = time.monotonic()
+    by_index = dict(enumerate(pairs))
+    workloads = {i: p for i, p in by_index.items() if p.daemon is None}
+    batch = {
+        f"p{i}": (lambda attempt, i=i, p=p: _pod_body(run, slot_of[id(p)], i, attempt, p))
+        for i, p in workloads.items()
+    }
+    decided = _decide(api, pool, run, batch, expected_nodes, deadline, stats)
+    for i, p in workloads.items():
+        p.outcome, p.detail = decided[f"p{i}"]
+        if p.outcome == "bound" and not p.detail.startswith(f"d{run}-{slot_of[id(p)]}-"):
+            p.outcome = "bound elsewhere"  # the slot trick failed: never expected
+        if p.outcome == "undecided":
+            p.detail = f"after {timeout:.0f}s"
+    # A DaemonSet's own pair: its pods on the slot's nodes, decided above.
+    for p in by_index.values():
+        if p.daemon is None:
+            continue
+        k = slot_of[id(p)]
+        mine = [
+            daemon_outcome[(k, i, p.daemon)]
+            for i in range(len(p.nodes))
+            if (k, i, p.daemon) in daemon_outcome
+        ]
+        bound = [d for o, d in mine if o == "bound"]
+        if bound:
+            p.outcome, p.detail = "bound", bound[0]
+        elif mine and all(o == "unschedulable" for o, _ in mine):
+            p.outcome, p.detail = "unschedulable", mine[0][1]
+        else:
+            p.outcome, p.detail = "undecided", f"its DaemonSet pods: {mine}"
     stats.add("pods decided", time.monotonic() - t0)
     _assert_nodes_as_created(api, run, bodies)  # nothing changed them while pods were decided
     if not cleanup:
@@ -641,15 +821,45 @@ def decided_by_fit(pairs: Iterable[Pair], margin: float = 0.1) -> tuple[int, int
     return out, landed
 
 
+def decided_by_daemons(pairs: Iterable[Pair], margin: float = 0.1) -> tuple[int, int]:
+    """(kept out, landed) workload pairs the nodes' DaemonSet pods decided: kept out for a
+    resource although a node would hold the pod on its bare allocatable, or landed asking at
+    least (1 - margin) of what a node leaves beside its DaemonSets of a resource they hold."""
+    out = landed = 0
+    for p in pairs:
+        if not p.placed or p.asks is None or p.daemon is not None:
+            continue
+        known = [n for n in p.nodes if n.allocatable is not None]
+        if p.outcome == "unschedulable" and _FIT_REASON.search(p.detail):
+            out += any(n.holds(p.asks, bare=True) and not n.holds(p.asks) for n in known)
+        elif p.bound:
+            landed += any(
+                n.holds(p.asks)
+                and any(
+                    n.overhead.get(r)
+                    and p.asks.get(r)
+                    and p.asks.get(r) >= (1 - margin) * (n.allocatable.get(r) - n.overhead.get(r))
+                    for r in FIT_RESOURCES
+                )
+                for n in known
+                if n.allocatable is not None
+            )
+    return out, landed
+
+
 def summary(label: str, pairs: Iterable[Pair]) -> str:
     pairs = list(pairs)
     agree = sum(p.agrees for p in pairs)
     bound = sum(p.bound for p in pairs)
     out, landed = decided_by_fit(pairs)
+    d_out, d_landed = decided_by_daemons(pairs)
+    daemons = [p for p in pairs if p.daemon is not None]
     return (
         f"{label}: {len(pairs)} (pod, pool) pairs compared, {agree} agree "
         f"({bound} bound, {len(pairs) - bound} kept out); decided by cpu / memory / "
-        f"ephemeral-storage / pods: {out} kept out, {landed} landed within 10% of allocatable"
+        f"ephemeral-storage / pods: {out} kept out, {landed} landed within 10% of allocatable; "
+        f"decided by DaemonSet pods: {d_out} kept out, {d_landed} landed within 10% of what they "
+        f"leave; DaemonSets' own pairs: {len(daemons)} ({sum(p.agrees for p in daemons)} agree)"
     )
 
 

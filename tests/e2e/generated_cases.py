@@ -5,7 +5,8 @@ name and empty terms, preferred affinity, tolerations, GPU requests in container
 containers, an explicit zero among them; cpu, memory and ephemeral-storage requests drawn from
 values on both sides of the nodes' allocatable, summed over containers, init containers and
 native sidecars; now and then a KServe predictor, which gets Knative's queue-proxy (Serverless)
-and KServe's storage-initializer (a downloaded storageUri)).
+and KServe's storage-initializer (a downloaded storageUri)); in half the cases DaemonSets, whose
+pods the rig places on every node first (`differential._daemon_body`).
 
 Pools are existing nodes (`NodePatch`), pods are Deployments or InferenceServices: plain graph
 entries, so the check reads them exactly as it reads any graph. Label keys, values and taint keys come from small
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 from components.check import GPU_COUNT_KEYS, NODE_PATCH, POOL_LABEL
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
 ALLOCATABLE_ANNOTATION = "gpu-inference.dev/allocatable"
 # Node allocatable and container requests: values at, just below and just above each other, so
@@ -287,6 +289,66 @@ def _pod(draw: Any) -> dict[str, Any]:
 POD = _pod()
 
 
+# DaemonSet pods (no GPUs: the DaemonSet controller decides on the template's tolerations, before
+# the ExtendedResourceToleration admission a GPU pod would get): requests from nothing to most of a
+# node, so that they land, stay Pending, or leave a workload too little.
+DAEMON_CPU = (None, "100m", "500m", "1", "1900m")
+DAEMON_MEMORY = (None, "128Mi", "1Gi", "3Gi")
+DAEMON_DISK = (None, None, "1Gi", "9Gi")
+_DAEMON_CPU = st.sampled_from(DAEMON_CPU)
+_DAEMON_MEMORY = st.sampled_from(DAEMON_MEMORY)
+_DAEMON_DISK = st.sampled_from(DAEMON_DISK)
+
+
+@st.composite
+def _daemon(draw: Any) -> dict[str, Any]:
+    """A DaemonSet's pod spec: one container (requests, some none at all), tolerations, and now
+    and then a nodeSelector or required affinity."""
+    requests = {
+        k: v
+        for k, v in (
+            ("cpu", draw(_DAEMON_CPU)),
+            ("memory", draw(_DAEMON_MEMORY)),
+            ("ephemeral-storage", draw(_DAEMON_DISK)),
+        )
+        if v
+    }
+    container: dict[str, Any] = {"name": "d", "image": "example.invalid/d:1"}
+    if requests:
+        container["resources"] = {"requests": requests}
+    spec: dict[str, Any] = {"containers": [container]}
+    tols = draw(_TOLERATIONS)
+    if tols:
+        spec["tolerations"] = tols
+    if draw(_ONE_IN_4) == 0:
+        selector = draw(SELECTOR)
+        if selector:
+            spec["nodeSelector"] = selector
+    if draw(_ONE_IN_4) == 0:
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": draw(_PREFERENCE)}]
+                }
+            }
+        }
+    return spec
+
+
+DAEMON = _daemon()
+
+
+def daemonset_entry(index: int, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": DAEMONSET,
+        "name": f"ds{index}",
+        "inputs": {
+            "metadata": {"name": f"ds{index}", "namespace": "default"},
+            "spec": {"template": {"spec": spec}},
+        },
+    }
+
+
 def deployment_entry(index: int, spec: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": DEPLOYMENT,
@@ -325,10 +387,14 @@ _URI = st.sampled_from(STORAGE_URIS)
 
 @st.composite
 def _case(draw: Any) -> dict[str, Any]:
-    """{"ert": bool, "graph": [...]}: 1-3 pools, 1-3 pods (one in four a KServe predictor)."""
+    """{"ert": bool, "graph": [...]}: 1-3 pools, in half the cases 1-2 DaemonSets (their pods
+    take their share of the nodes first), 1-3 pods (one in four a KServe predictor)."""
     graph: list[dict[str, Any]] = []
     for i in range(draw(_ONE_TO_THREE)):
         graph += pool_entries(i, draw(POOL))
+    if draw(_BOOL):
+        for i in range(draw(_ONE_TO_TWO)):
+            graph.append(daemonset_entry(i, draw(DAEMON)))
     for i in range(draw(_ONE_TO_THREE)):
         spec = draw(POD)
         if draw(_ONE_IN_4) == 0:

@@ -16,19 +16,22 @@ where the EC2NodeClass selects reservations).
 Generated cases (`draw_cases`): NodePools with requirements (In, NotIn, Exists, DoesNotExist, Gt,
 Lt, Gte, Lte) on GPU count, GPU name, family, category, size, instance type, arch, capacity type
 and a key of their own (`example.com/team`: the node gets the value the pod selects),
-limits, taints, weights, node classes (volume, AMI family, maxPods, reservations); pods with
-requests at and around the allocatable of a catalog instance type, selectors and required /
-preferred affinity on those keys, tolerations, DRA claims.
+limits, taints, weights, node classes (volume, AMI family, maxPods, kubeReserved, systemReserved,
+evictionHard / evictionSoft, podsPerCore, instanceStorePolicy RAID0, reservations); DaemonSets
+(requests, tolerations, selectors) whose overhead Karpenter adds; pods with requests at and around
+the allocatable of a catalog instance type, selectors and required / preferred affinity on those
+keys, tolerations, DRA claims.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import karpenter_judge as kj
+from differential import daemon_specs
 from generated_cases import draw_distinct
 from hypothesis import strategies as st
 
@@ -36,15 +39,20 @@ from components.check import check
 from components.check.graph import read_templates
 from components.check.pod import extended_resources
 from components.check.read import Findings, Template
+from components.check.readers.karpenter import node_class_info, node_overlays
 from components.check.scaleup import ScaleUp, karpenter_pod_requests, pending_pod
 from components.model.autoscalers.karpenter_launch import (
     InstanceType,
     Launch,
     NodeClassInfo,
+    catalog_instance_types,
     choose,
+    daemon_overheads,
     launch,
 )
 from components.model.nodes.catalog import AWS_GPU_INSTANCES
+from components.model.nodes.daemonsets import DaemonPod, system_daemons
+from components.model.nodes.karpenter_kubelet import KarpenterKubelet
 from components.model.nodes.shapes import RESOURCE_NAMES, Resources, karpenter_node_shape
 from components.model.scheduling import Placement, extended_resource_tolerations
 
@@ -52,6 +60,7 @@ ZONE = "us-west-2a"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 POOL_LABEL = "gpu-inference.dev/pool"
 
 
@@ -158,6 +167,8 @@ class KarpenterPair:
     check_lands: bool | None  # the check lets it land with no GI026 / GI027; None: not judged
     judge_pod: str  # the pod's name in the request
     judge: kj.Verdict | None = None
+    daemon_bound: bool = False  # the check's answer differs without the DaemonSets' overhead
+    kubelet_bound: bool = False  # ... or with the node class's kubelet / instance store defaults
 
     @property
     def agrees(self) -> bool:
@@ -208,6 +219,7 @@ def pairs_from_graph(
         return [], None
     workloads = {w.resource: w for w in report.workloads}
     pools = {k: p for p in report.pools for k in p.keys}
+    overlays = node_overlays(entries)
     pairs: list[KarpenterPair] = []
     pods = []
     for i, t in enumerate(templates):
@@ -221,7 +233,12 @@ def pairs_from_graph(
         pods.append(judge_pod(name, t, placement))
         pod = pending_pod(placement, karpenter_pod_requests(t), scale.dra_use(t).any)
         for key, kp in scale.karpenter.items():
-            ours = launch(pod, kp.spec, kp.instance_types)
+            ours = launch(pod, kp.spec, kp.instance_types, None, kp.overheads)
+            bare = launch(pod, kp.spec, kp.instance_types)
+            plain_types = defaults_of(kp, overlays, key)
+            plain = launch(
+                pod, kp.spec, plain_types, None, daemon_overheads(kp.spec, plain_types, kp.daemons)
+            )
             facts = pools[key]
             judged = w.gpus > 0 or not kp.admits_cpu or scale.dra_use(t).any
             named = [
@@ -235,13 +252,21 @@ def pairs_from_graph(
             lands = facts.name in w.pools and facts.name not in w.unfit and not named
             pairs.append(
                 KarpenterPair(
-                    source, t.resource, kp.spec.name, ours, lands if judged else None, name
+                    source,
+                    t.resource,
+                    kp.spec.name,
+                    ours,
+                    lands if judged else None,
+                    name,
+                    daemon_bound=_decision(bare) != _decision(ours),
+                    kubelet_bound=_decision(plain) != _decision(ours),
                 )
             )
     node_pools = [
         {"metadata": {"name": kp.spec.name}, "spec": _spec_of(entries, key)}
         for key, kp in scale.karpenter.items()
     ]
+    daemons = judged_daemons(scale)
     by_class = {
         kp.node_class.name: judge_instance_types(kp.instance_types)
         for kp in scale.karpenter.values()
@@ -252,6 +277,7 @@ def pairs_from_graph(
         node_class_instance_types=by_class,
         node_pools=node_pools,
         pods=pods,
+        daemon_sets=[kj.daemon_set(n, spec) for n, spec in daemon_specs(entries, daemons)],
         per_node_pool=True,
         name=source,
     )
@@ -318,8 +344,20 @@ def choices_from_graph(
         )
         pod = pending_pod(placement, karpenter_pod_requests(t), scale.dra_use(t).any)
         pools = [(kp.spec, kp.instance_types) for kp in scale.karpenter.values()]
-        choices.append(KarpenterChoice(source, judged[0], choose(pod, pools), judged[1]))
+        choices.append(
+            KarpenterChoice(source, judged[0], choose(pod, pools, judged_daemons(scale)), judged[1])
+        )
     return choices, {**request, "perNodePool": False, "name": f"{source} (every NodePool)"}
+
+
+def judged_daemons(scale: ScaleUp) -> list[DaemonPod]:
+    """The DaemonSet pods the check counts for the graph's NodePools, once each, in order (the
+    judge gets them all: a NodePool whose node class the judge cannot take is not judged)."""
+    seen: dict[str, DaemonPod] = {}
+    for kp in scale.karpenter.values():
+        for d in kp.daemons:
+            seen.setdefault(d.name, d)
+    return list(seen.values())
 
 
 def attach_choices(choices: Sequence[KarpenterChoice], answer: kj.CaseAnswer) -> None:
@@ -340,12 +378,29 @@ def attach(pairs: Sequence[KarpenterPair], answer: kj.CaseAnswer) -> None:
         p.judge = answer.verdict(p.judge_pod, p.node_pool)
 
 
+def _decision(result: Launch) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
+    return (result.launches, result.instance_types, result.capacity_types)
+
+
+def defaults_of(kp: Any, overlays: Any, key: str) -> list[InstanceType]:
+    """The NodePool's instance types as they would be with its node class's kubelet settings and
+    instance-store policy left at their defaults."""
+    nc = kp.node_class
+    if nc.kubelet.is_default:
+        return list(kp.instance_types)
+    return catalog_instance_types(replace(nc, kubelet=KarpenterKubelet()), overlays, kp.spec.name)
+
+
 def summary(label: str, pairs: Sequence[KarpenterPair]) -> str:
     agreeing = sum(p.agrees for p in pairs)
     launched = sum(bool(p.judge and p.judge.scheduled) for p in pairs)
+    daemons = [p for p in pairs if p.daemon_bound]
+    kubelet = [p for p in pairs if p.kubelet_bound]
     return (
         f"{label}: {len(pairs)} (pod, NodePool) pairs compared, {agreeing} agreeing "
-        f"({launched} launched, {len(pairs) - launched} not)"
+        f"({launched} launched, {len(pairs) - launched} not); decided by DaemonSet overhead: "
+        f"{len(daemons)} ({sum(p.agrees for p in daemons)} agreeing), by node-class kubelet "
+        f"settings / instance store: {len(kubelet)} ({sum(p.agrees for p in kubelet)} agreeing)"
     )
 
 
@@ -419,8 +474,40 @@ def _node_class(rnd: random.Random, name: str) -> dict[str, Any]:
         device = "/dev/xvdb" if family == "bottlerocket" else "/dev/xvda"
         volume = rnd.choice((20, 50, 100, 200))
         spec["blockDeviceMappings"] = [{"deviceName": device, "ebs": {"volumeSize": f"{volume}Gi"}}]
+    kubelet: dict[str, Any] = {}
     if rnd.random() < 0.2:
-        spec["kubelet"] = {"maxPods": rnd.choice((8, 29, 110))}
+        kubelet["maxPods"] = rnd.choice((3, 8, 29, 110))
+    if rnd.random() < 0.2:
+        kubelet["kubeReserved"] = dict(
+            rnd.sample(
+                [
+                    ("cpu", rnd.choice(("100m", "1", "2500m"))),
+                    ("memory", rnd.choice(("1Gi", "4Gi"))),
+                    ("ephemeral-storage", rnd.choice(("2Gi", "10Gi"))),
+                ],
+                rnd.randint(1, 3),
+            )
+        )
+    if rnd.random() < 0.15:
+        kubelet["systemReserved"] = {"cpu": rnd.choice(("200m", "1")), "memory": "512Mi"}
+    if rnd.random() < 0.15:
+        kubelet["evictionHard"] = dict(
+            rnd.sample(
+                [
+                    ("memory.available", rnd.choice(("5%", "500Mi", "100%"))),
+                    ("nodefs.available", rnd.choice(("5%", "15%", "2Gi"))),
+                ],
+                rnd.randint(1, 2),
+            )
+        )
+    if rnd.random() < 0.1:  # a warning threshold: changes no allocatable (types.go)
+        kubelet["evictionSoft"] = {"memory.available": "1Gi"}
+    if rnd.random() < 0.1 and family == "al2023":  # PodsPerCoreEnabled on AL2023 only
+        kubelet["podsPerCore"] = rnd.choice((1, 2, 10))
+    if kubelet:
+        spec["kubelet"] = kubelet
+    if rnd.random() < 0.2:
+        spec["instanceStorePolicy"] = "RAID0"
     if rnd.random() < 0.3:
         spec["capacityReservationSelectorTerms"] = [{"id": "cr-0123456789abcdef0"}]
     return {"type": NODECLASS, "name": name, "inputs": {"metadata": {"name": name}, "spec": spec}}
@@ -484,17 +571,11 @@ def _node_pool(rnd: random.Random, name: str, node_class: str) -> dict[str, Any]
 
 def _boundary(instance_type: str, node_class: Mapping[str, Any]) -> Resources:
     """The allocatable Karpenter computes for this instance type under this node class."""
-    spec = node_class["inputs"]["spec"]
-    family = (
-        "Bottlerocket" if spec["amiSelectorTerms"][0]["alias"].startswith("bottle") else "AL2023"
-    )
-    disk = 20
-    for m in spec.get("blockDeviceMappings", ()):
-        disk = int(m["ebs"]["volumeSize"].removesuffix("Gi"))
-    max_pods = spec.get("kubelet", {}).get("maxPods")
-    return karpenter_node_shape(
-        instance_type, disk_gib=disk, ami_family=family, max_pods=max_pods
-    ).allocatable
+    nc = node_class_info(node_class["name"], node_class["inputs"]["spec"], False)
+    shape, _ = nc.shape(instance_type)
+    if shape is None:
+        return karpenter_node_shape(instance_type).allocatable
+    return shape.allocatable
 
 
 _TOLERATIONS = (
@@ -513,6 +594,8 @@ def _pod(rnd: random.Random, pools: Sequence[str], node_class: Mapping[str, Any]
     """Requests at or one unit around the allocatable of a catalog instance type (one resource at a
     time), selectors and affinity on the instance keys, tolerations, now and then a DRA claim."""
     edge = _boundary(rnd.choice(TYPES), node_class)
+    if rnd.random() < 0.5:  # at what the node leaves beside EKS's own DaemonSets
+        edge = edge - sum((d.requests for d in system_daemons("eks")), Resources())
     nudge = rnd.choice((-1, 0, 1))
     at_edge = rnd.choice(("cpu", "memory", "ephemeral-storage", None, None, None))
     requests: dict[str, Any] = {
@@ -565,6 +648,35 @@ def _pod(rnd: random.Random, pools: Sequence[str], node_class: Mapping[str, Any]
     return spec
 
 
+def _daemonset(rnd: random.Random, index: int, pools: Sequence[str]) -> dict[str, Any]:
+    """A DaemonSet: requests from nothing to a few CPUs, tolerations (of the GPU taint or not), now
+    and then a nodeSelector on a NodePool's label or an instance key Karpenter knows."""
+    requests = {}
+    if rnd.random() < 0.8:
+        requests["cpu"] = rnd.choice(("10m", "100m", "500m", "2", "4"))
+    if rnd.random() < 0.6:
+        requests["memory"] = rnd.choice(("64Mi", "512Mi", "2Gi", "16Gi"))
+    container: dict[str, Any] = {"name": "d", "image": "judge"}
+    if requests:
+        container["resources"] = {"requests": requests}
+    spec: dict[str, Any] = {"containers": [container]}
+    tolerations = rnd.choice(_TOLERATIONS)
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if rnd.random() < 0.25:
+        key = rnd.choice((POOL_LABEL, FAMILY, GPU_COUNT, "example.com/team"))
+        value = rnd.choice(pools) if key == POOL_LABEL else rnd.choice(_VALUES[key])
+        spec["nodeSelector"] = {key: value}
+    return {
+        "type": DAEMONSET,
+        "name": f"ds{index}",
+        "inputs": {
+            "metadata": {"name": f"ds{index}", "namespace": "kube-system"},
+            "spec": {"template": {"spec": spec}},
+        },
+    }
+
+
 @st.composite
 def case(draw: Any) -> list[dict[str, Any]]:
     """One graph: one or two node classes, one or two NodePools, one to three pods (drawn from a
@@ -587,7 +699,8 @@ def case(draw: Any) -> list[dict[str, Any]]:
         }
         for i in range(rnd.randint(1, 3))
     ]
-    return [*classes, *pools, *pods]
+    daemons = [_daemonset(rnd, i, names) for i in range(rnd.choice((0, 0, 1, 2)))]
+    return [*classes, *pools, *daemons, *pods]
 
 
 def draw_cases(count: int, seed: int) -> list[list[dict[str, Any]]]:

@@ -339,18 +339,37 @@ def _whole_numbers(value: Any) -> Any:
     return value
 
 
+def daemon_set(
+    name: str, spec: Mapping[str, Any], namespace: str = "kube-system"
+) -> dict[str, Any]:
+    """An apps/v1 DaemonSet whose pods have this pod spec (what the provisioner lists)."""
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": _whole_numbers(spec)},
+        },
+    }
+
+
 def request(
     *,
     instance_types: Sequence[Mapping[str, Any]],
     node_pools: Sequence[Mapping[str, Any]],
     pods: Sequence[Mapping[str, Any]],
+    daemon_sets: Sequence[Mapping[str, Any]] = (),
     per_node_pool: bool = False,
     node_class_instance_types: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None,
     options: Sequence[str] = (),
     name: str = "",
 ) -> dict[str, Any]:
     """One case: every pod judged alone against all NodePools (or against each one alone, with
-    ``per_node_pool``). NodePools are karpenter.sh/v1 objects (``{metadata, spec}``)."""
+    ``per_node_pool``). NodePools are karpenter.sh/v1 objects (``{metadata, spec}``);
+    ``daemon_sets`` apps/v1 DaemonSets (``daemon_set``) whose pods Karpenter counts on every node
+    they would run on."""
     for kind, items in (("instance type", instance_types), ("pod", pods)):
         names = [i["name"] for i in items]
         if len(set(names)) != len(names):
@@ -371,6 +390,11 @@ def request(
         out["nodeClassInstanceTypes"] = {k: list(v) for k, v in node_class_instance_types.items()}
     if options:
         out["options"] = list(options)
+    if daemon_sets:
+        names = [d["metadata"]["name"] for d in daemon_sets]
+        if len(set(names)) != len(names):
+            raise ValueError(f"repeated DaemonSet names: {names}")
+        out["daemonSets"] = list(daemon_sets)
     return out
 
 

@@ -38,8 +38,11 @@ def test_slots_share_nodes_only_within_a_pool_and_hold_one_gpu_pod_at_most() -> 
         assert len({(p.source, p.pool) for p in members}) == 1
         assert len({repr(p.nodes) for p in members}) == 1
         assert sum(_asks_gpus(p.pod_spec) for p in members) <= 1
-        # What the slot's pods ask together fits each of its nodes: no pod takes another's room.
-        total = sum((p.asks for p in members if p.asks is not None), Resources())
+        # What the slot's pods ask together fits each of its nodes beside their DaemonSets: no
+        # pod takes another's room (a DaemonSet's pair makes no pod of its own).
+        total = sum(
+            (p.asks for p in members if p.asks is not None and p.daemon is None), Resources()
+        )
         assert len(members) == 1 or all(n.holds(total) for n in members[0].nodes)
     assert len(slots) < len(pairs)  # the sharing happens
 

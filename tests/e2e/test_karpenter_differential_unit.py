@@ -127,7 +127,7 @@ def test_generated_cases_are_the_same_for_the_same_seed():
     assert first == draw_cases(20, 5)
     assert first != draw_cases(20, 6)
     kinds = {e["type"].rsplit(":", 1)[-1] for case in first for e in case}
-    assert kinds == {"EC2NodeClass", "NodePool", "Deployment"}
+    assert kinds == {"EC2NodeClass", "NodePool", "DaemonSet", "Deployment"}
 
 
 def test_choices_ask_for_every_nodepool_at_once():
@@ -155,5 +155,7 @@ def test_a_pod_no_node_of_the_pool_holds_does_not_land_there():
     ]
     (pair,), _ = pairs_from_graph("g", graph)
     assert (pair.ours.launches, pair.ours.cause, pair.check_lands) == (False, "requests", False)
-    assert "it requests 8 cpu but the largest allocatable" in pair.ours.reason
-    assert "is 7910m (g4dn.2xlarge" in pair.ours.reason
+    assert "it requests 8 cpu but the most the instance types" in pair.ours.reason
+    assert "beside their DaemonSets is 7785m (g4dn.2xlarge: 7910m allocatable less 125m" in (
+        pair.ours.reason
+    )

@@ -28,6 +28,7 @@ from differential import (
     Pair,
     RunStats,
     TerminalSummary,
+    decided_by_daemons,
     decided_by_fit,
     node_patch_nodes,
     pairs_from_graph,
@@ -170,6 +171,7 @@ def differential(
     record_testsuite_property("differential_seed", SEED)
     record_testsuite_property("differential_pairs", len(everything))
     record_testsuite_property("differential_agree", sum(p.agrees for p in everything))
+    record_testsuite_property("differential_daemonset_bound", sum(decided_by_daemons(everything)))
     record_testsuite_property("differential_seconds", round(run.seconds))
     for ert, st in run.stats.items():
         times = ", ".join(f"{k} {v:.1f}s" for k, v in st.seconds.items())
@@ -226,6 +228,10 @@ def test_generated_placement_is_what_the_scheduler_does(differential: Run) -> No
     # Fit decides pairs on both sides of the allocatable boundary.
     kept_out, landed = decided_by_fit(pairs)
     assert kept_out > 0 and landed > 0, (kept_out, landed)
+    # The nodes' DaemonSet pods keep some pods out, and DaemonSets have pairs of their own.
+    assert decided_by_daemons(pairs)[0] > 0
+    assert any(p.daemon is not None and p.bound for p in pairs)
+    assert any(p.daemon is not None and not p.bound for p in pairs)
 
 
 def test_seed_004_server_is_kept_off_a2_ultragpu_2g_by_its_cpu(differential: Run) -> None:

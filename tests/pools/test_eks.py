@@ -3,6 +3,7 @@ placement it hands out (seed 001), replacement-safe naming, and the errors for b
 
 import itertools
 import json
+from typing import Any
 
 import pytest
 
@@ -216,6 +217,9 @@ def test_autoscaler_tags_on_the_asg(world):
         CA + "node-template/label/eks.amazonaws.com/capacityType": "ON_DEMAND",
         CA + "node-template/taint/nvidia.com/gpu": "present:NoSchedule",
         CA + "node-template/resources/nvidia.com/gpu": "1",
+        # What an AL2023 node leaves allocatable on its 100 GiB volume: without the tag
+        # cluster-autoscaler's template node has no ephemeral storage (aws_manager.go).
+        CA + "node-template/resources/ephemeral-storage": "91135Mi",
     }
     assert tags_of(g, "a10-spot") == {
         CA + "enabled": "true",
@@ -232,7 +236,29 @@ def test_autoscaler_tags_on_the_asg(world):
         CA + "inference": "owned",
         CA + "node-template/label/" + POOL_LABEL: "pre",
         CA + "node-template/label/eks.amazonaws.com/capacityType": "ON_DEMAND",
+        CA + "node-template/resources/ephemeral-storage": "91135Mi",
     }
+
+
+@pytest.mark.parametrize(
+    ("ami", "disk", "tag"),
+    [
+        ("AL2023_x86_64_NVIDIA", 100, "91135Mi"),
+        ("AL2023_x86_64_NVIDIA", 500, None),  # computed below from the node shape
+        ("BOTTLEROCKET_x86_64_NVIDIA", 100, None),  # its reservations are not modelled
+        ("AL2023_x86_64_NVIDIA", None, None),  # the AMI's own volume: not known
+    ],
+)
+def test_the_ephemeral_storage_tag_is_the_nodes_allocatable(ami: str, disk: Any, tag: Any):
+    from components.model.nodes.shapes import Mi, eks_node_shape
+    from components.pools.eks import template_ephemeral_storage
+
+    got = template_ephemeral_storage(["g5.xlarge", "g5.2xlarge"], ami, disk)
+    if ami.startswith("AL2023") and disk:
+        expected = eks_node_shape("g5.xlarge", disk_gib=disk).allocatable.ephemeral_storage
+        assert got == f"{expected // Mi}Mi"
+    if tag is not None or not (ami.startswith("AL2023") and disk):
+        assert got == tag
 
 
 def test_spot_group_with_custom_taint(world):

@@ -28,7 +28,6 @@ from ..results import PoolFacts
 from .model import (
     CapacityCase,
     Demand,
-    Overhead,
     build_case,
     counted,
     node_copies,
@@ -66,7 +65,6 @@ def check_capacity(
     demands: Sequence[Demand],
     pools: Sequence[PoolFacts],
     out: Findings,
-    extra: Overhead | None = None,
     graph: Sequence[Mapping[str, Any]] = (),
     quotas: Iterable[Mapping[str, Any]] = (),
 ) -> list[CapacityCase]:
@@ -97,7 +95,7 @@ def check_capacity(
                 "give the pool one node shape, or check by hand that its pods fit",
             )
             continue
-        case = build_case(members, copies, mine, daemonsets, extra)
+        case = build_case(members, copies, mine, daemonsets)
         cases.append(case)
         _judge(case, out)
     check_quotas(graph, pools, cases, out, quotas)
@@ -141,7 +139,8 @@ def _short(case: CapacityCase, bins: Sequence[Bin], pieces: Sequence[Piece]) -> 
         asked = sum(p.ask[r] for p in pieces)
         held = sum(b.room[r] for b in bins)
         if asked > held:
-            after = " after their DaemonSets" if any(c.daemonsets for c in case.classes) else ""
+            taken = any(vector(c.overhead)[r] for c in case.classes)
+            after = " after their DaemonSets" if taken else ""
             return (
                 f"they ask {format_resource(name, asked)} {name}, the nodes hold "
                 f"{format_resource(name, held)}{after}"

@@ -9,8 +9,9 @@ LLMInferenceService's decode, prefill and scheduler replicas), from templates wh
 known, that land on some pool of the graph and only there: they ask for GPUs, are wired to a
 pool, or select a pool's labels (a pod that selects nothing may also land on nodes the graph does
 not declare). Pods that take devices through DRA claims are left out (their devices are not
-counted here). DaemonSet pods are not replicas: each takes its requests on every node it
-tolerates and fits (`overhead`), before anything else.
+counted here). DaemonSet pods are not replicas: each node's (the provider's own and the graph's,
+as the check reads them: `NodeTemplate.daemons`, `model.nodes.daemonsets`) take their requests
+there before anything else (`overhead`).
 
 A pool is judged when its nodes are known: a cloud pool of one node shape with a max count
 (`max_nodes` copies), or existing nodes (each its own). A set of pools with one that has no max
@@ -22,11 +23,12 @@ NodePool with `limits.nodes`) is not judged (GI044).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...model.errors import InputError
+from ...model.nodes.daemonsets import DaemonPod
 from ...model.nodes.shapes import Resources
 from ...model.scheduling import Placement
 from ...model.serving.requests import container_requests
@@ -40,10 +42,6 @@ DEFAULT_MILLI_CPU = 100
 DEFAULT_MEMORY = 200 * 1024 * 1024
 """What scoring counts for a container without a cpu / memory request (kubernetes v1.36.3
 `pkg/scheduler/util/pod_resources.go` DefaultMilliCPURequest, DefaultMemoryRequest)."""
-
-Overhead = Callable[[PoolFacts, NodeTemplate], Sequence[tuple[str, Resources, tuple[int, int]]]]
-"""Further per-node overhead for a node of a pool: (who, real requests, cpu / memory as scoring
-counts them) for each pod the provider runs there beside the graph's DaemonSets."""
 
 
 def vector(r: Resources) -> Vector:
@@ -317,36 +315,50 @@ def _preferred_weight(placement: Placement, node: NodeTemplate) -> int | None:
     return sum(p.weight for p in terms if p.preference.matches(node.labels, node.name))
 
 
+def daemon_nonzero(d: DaemonPod, templates: Mapping[str, Template]) -> tuple[int, int]:
+    """A DaemonSet pod's cpu and memory as LeastAllocated counts them: the graph's DaemonSet's own
+    containers; a provider's or a chart's pod (one container with the requests it has) at 100m /
+    200Mi where it asks none."""
+    t = templates.get(d.name)
+    if t is not None:
+        try:
+            return nonzero_requests(t)
+        except (InputError, TypeError, ValueError):
+            pass
+    asked = d.requests
+    return (asked.cpu or DEFAULT_MILLI_CPU, asked.memory or DEFAULT_MEMORY)
+
+
 def build_case(
     pools: Sequence[PoolFacts],
     nodes: Mapping[str, list[tuple[NodeTemplate, int, int]]],
     demands: Sequence[Demand],
     daemonsets: Sequence[Demand],
-    extra: Overhead | None = None,
 ) -> CapacityCase:
+    """The case of a set of pools: a class per node template (its DaemonSet pods as the check
+    read them, `NodeTemplate.daemons`: the provider's and the graph's), a kind per template of
+    the pods that run all the time."""
+    templates = {d.facts.resource: d.template for d in daemonsets}
     classes: list[NodeClass] = []
     for pool in pools:
         for node, most, least in nodes[pool.name]:
             assert node.shape is not None
             allocatable = replace(node.shape.allocatable, gpus=_node_gpus(pool, node))
-            overhead, zero, who = Resources(), (0, 0), []
-            on_node = []
-            for ds in daemonsets:
-                if ds.placement.admits(node.labels, node.taints, node.name) and (
-                    ds.facts.gpus <= allocatable.gpus
-                ):
-                    asked = ds.facts.requests
-                    assert asked is not None
-                    on_node.append((ds.facts.resource, asked, nonzero_requests(ds.template)))
-            on_node += list(extra(pool, node)) if extra else []
-            for name, asked, nz in on_node:
-                if not (overhead + asked).fits_in(allocatable):
-                    continue  # its pod does not fit there: Pending, it takes nothing
-                overhead = overhead + asked
+            zero = (0, 0)
+            for pod in node.daemons.pods:
+                nz = daemon_nonzero(pod, templates)
                 zero = (zero[0] + nz[0], zero[1] + nz[1])
-                who.append(name)
             classes.append(
-                NodeClass(pool, node, allocatable, overhead, zero, tuple(who), most, least)
+                NodeClass(
+                    pool,
+                    node,
+                    allocatable,
+                    replace(node.daemons.total, gpus=0),
+                    zero,
+                    tuple(pod.name for pod in node.daemons.pods),
+                    most,
+                    least,
+                )
             )
     kinds = []
     for d in demands:

@@ -145,4 +145,5 @@ def asg_pool(
         gpu=(gpus or 0) > 0 or (gpus is None and any(t.key == GPU_RESOURCE for t in taints)),
         min_nodes=as_int(inputs.get("minSize")),
         max_nodes=as_int(inputs.get("maxSize")),
+        daemon_kind="eks",
     )

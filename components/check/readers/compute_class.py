@@ -102,6 +102,7 @@ def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         spot=all(spots),
         builtin_device_plugin=True,  # GKE-managed, as for GKE node pools
         shape_note=notes[0] if notes else None,
+        daemon_kind="gke-gpu" if any(counts) else "gke",
     )
 
 

@@ -160,4 +160,5 @@ def eks_pool(
         builtin_device_plugin=ami.startswith("BOTTLEROCKET") and "NVIDIA" in ami,
         gpu_memory_gib=min(memories) if memories and len(memories) == len(counts) else None,
         node_group=str(inputs["nodeGroupName"]) if inputs.get("nodeGroupName") else None,
+        daemon_kind="eks",
     )

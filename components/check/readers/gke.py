@@ -194,4 +194,7 @@ def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         spot=spot,
         builtin_device_plugin=effective.get(GKE_NO_DEFAULT_PLUGIN_LABEL) != "true",
         gpu_memory_gib=gke_memory(accelerator) if gpu else None,
+        daemon_kind="gke-gpu"
+        if gpu and effective.get(GKE_NO_DEFAULT_PLUGIN_LABEL) != "true"
+        else "gke",
     )

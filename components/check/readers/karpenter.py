@@ -24,11 +24,8 @@ from ...model.autoscalers.karpenter_requirements import (
     requirements_of,
 )
 from ...model.errors import InputError
-from ...model.nodes.shapes import (
-    KARPENTER_DEFAULT_ROOT_VOLUME_GIB,
-    NodeShape,
-    karpenter_node_shape_or_none,
-)
+from ...model.nodes.karpenter_kubelet import KarpenterKubelet
+from ...model.nodes.shapes import NodeShape
 from ...model.scheduling.quantities import parse_quantity
 from ..contract import (
     POOL_LABEL,
@@ -39,6 +36,7 @@ from ..read import (
     as_int,
     as_list,
     as_map,
+    helm_releases,
     is_type,
     metadata,
     read_taints,
@@ -60,48 +58,6 @@ def node_classes(graph: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, A
                 inputs.get("spec")
             )
     return found
-
-
-def node_class_disk_gib(node_class: Mapping[str, Any], bottlerocket: bool) -> int | None:
-    """The EC2NodeClass volume Karpenter counts as ephemeral storage, in whole GiB (rounded
-    down): the mapping with `rootVolume: true`, else the AMI family's ephemeral device
-    (`/dev/xvda` on AL2023, `/dev/xvdb` on Bottlerocket), else the 20Gi default (aws/karpenter-
-    provider-aws v1.14.1 `pkg/providers/instancetype/types.go` `ephemeralStorage`). None: a size
-    that is not a quantity."""
-    device = "/dev/xvdb" if bottlerocket else "/dev/xvda"
-    mappings = [as_map(m) for m in as_list(node_class.get("blockDeviceMappings"))]
-    chosen = next((m for m in mappings if m.get("rootVolume") is True), None)
-    if chosen is None:
-        chosen = next((m for m in mappings if m.get("deviceName") == device), None)
-    size = as_map(as_map(chosen).get("ebs")).get("volumeSize") if chosen else None
-    if size is None:
-        return KARPENTER_DEFAULT_ROOT_VOLUME_GIB
-    try:
-        return int(parse_quantity(size) // (1 << 30))
-    except (InputError, TypeError, ValueError):
-        return None
-
-
-def karpenter_shape(
-    instance: str, node_class: Mapping[str, Any], bottlerocket: bool
-) -> tuple[NodeShape | None, str | None]:
-    """The node Karpenter believes it launches for `instance` with this EC2NodeClass."""
-    disk = node_class_disk_gib(node_class, bottlerocket)
-    if disk is None or disk < 1:
-        return None, "its EC2NodeClass volume size is not readable"
-    max_pods = as_int(as_map(node_class.get("kubelet")).get("maxPods"))
-    try:
-        shape = karpenter_node_shape_or_none(
-            instance,
-            disk_gib=disk,
-            ami_family="Bottlerocket" if bottlerocket else "AL2023",
-            max_pods=max_pods,
-        )
-    except InputError as e:
-        return None, f"{instance}: {e.problem}"
-    if shape is None:
-        return None, f"instance type {instance} is not in the node-shape catalog"
-    return shape, None
 
 
 @dataclass(frozen=True)
@@ -153,17 +109,10 @@ def karpenter_pool(
     auto = as_map(tspec.get("nodeClassRef")).get("group") == "eks.amazonaws.com"  # EKS Auto Mode
     prefix = "eks.amazonaws.com/" if auto else KARPENTER_AWS_PREFIX
     found = admitted_by_karpenter(reqs, auto)
-    node_class = node_classes.get(str(as_map(tspec.get("nodeClassRef")).get("name")), {})
-    aliases = [
-        str(as_map(t).get("alias") or "") for t in as_list(node_class.get("amiSelectorTerms"))
-    ]
-    bottlerocket = node_class.get("amiFamily") == "Bottlerocket" or any(
-        a.startswith("bottlerocket@") for a in aliases
-    )
-    shapes = {
-        i.instance_type: karpenter_shape(i.instance_type, node_class, bottlerocket)
-        for i in found.instances
-    }
+    class_name = str(as_map(tspec.get("nodeClassRef")).get("name"))
+    info = node_class_info(class_name, node_classes.get(class_name), auto)
+    bottlerocket = info.ami_family == "Bottlerocket"
+    shapes = {i.instance_type: info.shape(i.instance_type) for i in found.instances}
     # Each shape has its instance type's GPUs: a pod that selects g6.xlarge cannot ask for 4.
     nodes = [
         NodeTemplate(
@@ -171,7 +120,7 @@ def karpenter_pool(
             {**instance_labels(i, auto), **labels, CAPACITY_TYPE_LABEL: c},
             tuple(taints),
             i.gpus,
-            shape=None if auto else shapes[i.instance_type][0],
+            shape=shapes[i.instance_type][0],
         )
         for i in found.instances
         for c in found.capacity_types
@@ -205,6 +154,7 @@ def karpenter_pool(
         spot=found.capacity_types == ("spot",),
         builtin_device_plugin=bottlerocket or auto,  # Auto Mode runs the NVIDIA plugin itself
         shape_note=_shape_note(auto, admits_cpu, shapes),
+        daemon_kind="none" if auto else "eks",  # Auto Mode runs them on the host
     )
 
 
@@ -229,25 +179,25 @@ _AMI_ALIASES = {"al2023": "AL2023", "bottlerocket": "Bottlerocket"}
 # default size when no mapping names it (`DefaultEBS`, 20Gi).
 _EPHEMERAL_DEVICE = {"AL2023": "/dev/xvda", "Bottlerocket": "/dev/xvdb"}
 _DEFAULT_VOLUME_GIB = 20
-# kubelet settings of an EC2NodeClass that change allocatable in ways the shapes do not model.
-_KUBELET_RESERVATIONS = (
-    "kubeReserved",
-    "systemReserved",
-    "evictionHard",
-    "evictionSoft",
-    "podsPerCore",
-)
 
 
 def node_class_info(name: str, spec: Mapping[str, Any] | None, auto_mode: bool) -> NodeClassInfo:
     """What of an EC2NodeClass changes the instance types Karpenter offers (aws/karpenter-provider-
-    aws v1.14.1 `pkg/providers/instancetype/types.go` `ephemeralStorage`, the kubelet settings,
-    `capacityReservationSelectorTerms`). Not in the graph: reservations are assumed selected and
-    allocatable unknown (nothing refused on their account)."""
+    aws v1.14.1 `pkg/providers/instancetype/types.go` `ephemeralStorage`, the kubelet settings
+    and instanceStorePolicy (`model.nodes.karpenter_kubelet`), `capacityReservationSelectorTerms`).
+    Not in the graph: reservations are assumed selected and the nodes' shape unknown (its volume
+    and kubelet settings are not known: GI022, nothing refused on their account)."""
     if auto_mode:
         return NodeClassInfo(name=name, auto_mode=True, shape_known=False)
     if spec is None:
-        return NodeClassInfo(name=name, disk_gib=None, reservations=True, shape_known=False)
+        return NodeClassInfo(
+            name=name,
+            disk_gib=None,
+            reservations=True,
+            shape_known=False,
+            unknown=f"its EC2NodeClass {name} is not in the graph (its volume and kubelet "
+            "settings are not known)",
+        )
     aliases = [str(as_map(t).get("alias") or "") for t in as_list(spec.get("amiSelectorTerms"))]
     family = str(spec.get("amiFamily") or "")
     if not family and aliases:
@@ -264,16 +214,26 @@ def node_class_info(name: str, spec: Mapping[str, Any] | None, auto_mode: bool) 
     if chosen is not None:
         disk = _whole_gib(as_map(chosen.get("ebs")).get("volumeSize"))
     kubelet = as_map(spec.get("kubelet"))
+    unknown = None
+    if not modelled:
+        unknown = f"AMI family {family or 'unknown'}: only AL2023 and Bottlerocket are modelled"
+    elif disk is None:
+        unknown = f"its EC2NodeClass {name}'s volume size is not readable"
     return NodeClassInfo(
         name=name,
         disk_gib=disk,
         ami_family=family if modelled else None,
         max_pods=as_int(kubelet.get("maxPods")),
         reservations=bool(as_list(spec.get("capacityReservationSelectorTerms"))),
-        shape_known=modelled
-        and disk is not None
-        and not spec.get("instanceStorePolicy")
-        and not any(kubelet.get(k) for k in _KUBELET_RESERVATIONS),
+        shape_known=unknown is None,
+        kubelet=KarpenterKubelet.of(
+            as_map(kubelet.get("kubeReserved")),
+            as_map(kubelet.get("systemReserved")),
+            as_map(kubelet.get("evictionHard")),
+            as_int(kubelet.get("podsPerCore")),
+            str(spec.get("instanceStorePolicy") or "") == "RAID0",
+        ),
+        unknown=unknown,
     )
 
 
@@ -343,8 +303,28 @@ def _validate(requirements: Any, labels: Mapping[str, str]) -> str | None:
         return str(e)
 
 
+KARPENTER_CHART = "karpenter"
+
+
+def node_overlay_gate(graph: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the graph's Karpenter runs with the NodeOverlay feature gate: a release of the
+    `karpenter` chart with `settings.featureGates.nodeOverlay: true`. The gate is alpha and off by
+    default (aws/karpenter-provider-aws v1.14.1 charts/karpenter/values.yaml; the chart passes it
+    as FEATURE_GATES NodeOverlay=..., templates/deployment.yaml); with no release in the graph it
+    is taken as the default, off."""
+    for entry in helm_releases(graph, KARPENTER_CHART):
+        values = as_map(as_map(entry.get("inputs")).get("values"))
+        gates = as_map(as_map(values.get("settings")).get("featureGates"))
+        if gates.get("nodeOverlay") is True:
+            return True
+    return False
+
+
 def node_overlays(graph: Sequence[Mapping[str, Any]]) -> list[tuple[Requirements, dict[str, int]]]:
-    """NodeOverlays (karpenter.sh/v1alpha1): requirements and the capacity they set."""
+    """NodeOverlays (karpenter.sh/v1alpha1): requirements and the capacity they set; none while
+    Karpenter's NodeOverlay feature gate is off (`node_overlay_gate`): it ignores them then."""
+    if not node_overlay_gate(graph):
+        return []
     found = []
     for entry in graph:
         if not is_type(str(entry.get("type", "")), "karpenter.sh", "NodeOverlay"):

@@ -41,8 +41,11 @@ aws/karpenter-provider-aws v1.14.1 pins); paths below are under its `pkg/`:
   :171-245 gives each instance type `karpenter.sh/capacity-type In` the capacity types it is offered
   in, reserved only where the EC2NodeClass selects a capacity reservation.
 
+DaemonSet overhead: `daemon_overheads` (`buildDaemonOverheadGroups`, `isDaemonPodCompatible`),
+added to the pod's requests per instance type.
+
 Not modelled (lenient: they never make this module refuse what Karpenter would launch): zones
-and topology spread, pod (anti-)affinity, volumes, DaemonSet overhead, existing and in-flight
+and topology spread, pod (anti-)affinity, volumes, host ports, existing and in-flight
 nodes (limits count from zero), minValues, instance types the catalog lacks, requirement keys
 the catalog does not describe (they narrow nothing here).
 """
@@ -54,15 +57,20 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from ..errors import InputError
 from ..nodes.aws_instances import EC2_INSTANCES
 from ..nodes.catalog import AWS_GPU_INSTANCES, AwsGpuInstance
+from ..nodes.daemonsets import DaemonPod
+from ..nodes.karpenter_kubelet import KarpenterKubelet
 from ..nodes.shapes import (
     RESOURCE_NAMES,
+    NodeShape,
     Resources,
     format_apart,
     format_resource,
     karpenter_node_shape_or_none,
 )
+from ..scheduling.placement import Placement
 from ..scheduling.taints import Taint, Toleration
 from .karpenter import (
     ARCHES,
@@ -273,7 +281,32 @@ class NodeClassInfo:
     max_pods: int | None = None
     reservations: bool = False  # capacityReservationSelectorTerms given
     auto_mode: bool = False
-    shape_known: bool = True  # False: kubelet reservations or instance stores we do not model
+    shape_known: bool = True  # False: not in the graph, an AMI family or setting not modelled
+    kubelet: KarpenterKubelet = field(default_factory=KarpenterKubelet)
+    """kubeReserved, systemReserved, evictionHard, podsPerCore, instanceStorePolicy RAID0."""
+    unknown: str | None = None  # why its nodes' shape is not known, when it is not
+
+    def shape(self, instance_type: str) -> tuple[NodeShape | None, str | None]:
+        """The node Karpenter believes it launches of `instance_type` with this node class, or
+        None and why (`shapes.karpenter_node_shape` with its volume, AMI family, maxPods and
+        kubelet settings)."""
+        if self.auto_mode:
+            return None, "EKS Auto Mode's node reservations are not modelled"
+        if not self.shape_known or self.ami_family is None or not self.disk_gib:
+            return None, self.unknown or f"node class {self.name}'s nodes are not modelled"
+        try:
+            shape = karpenter_node_shape_or_none(
+                instance_type,
+                disk_gib=self.disk_gib,
+                ami_family=self.ami_family,
+                max_pods=self.max_pods,
+                kubelet=None if self.kubelet.is_default else self.kubelet,
+            )
+        except InputError as e:
+            return None, f"{instance_type}: {e.problem}"
+        if shape is None:
+            return None, f"instance type {instance_type} is not in the node-shape catalog"
+        return shape, None
 
 
 def catalog_instance_types(
@@ -301,14 +334,7 @@ def _instance_type(
     pool: str | None,
 ) -> InstanceType:
     labels = instance_labels(inst, nc.auto_mode)
-    shape = None
-    if nc.shape_known and not nc.auto_mode and nc.ami_family and nc.disk_gib:
-        shape = karpenter_node_shape_or_none(
-            inst.instance_type,
-            disk_gib=nc.disk_gib,
-            ami_family=nc.ami_family,
-            max_pods=nc.max_pods,
-        )
+    shape, _ = nc.shape(inst.instance_type)
     if shape is not None:
         capacity, allocatable = shape.capacity, shape.allocatable
     else:
@@ -380,10 +406,13 @@ def launch(
     pool: NodePoolSpec,
     instance_types: Sequence[InstanceType],
     admitted: Sequence[InstanceType] | None = None,
+    overheads: Mapping[str, Resources] | None = None,
 ) -> Launch:
     """Would Karpenter, with this NodePool alone and no nodes, create a NodeClaim for the pod?
     Which instance types and capacity types would it list? (See the module docstring.)
-    `admitted`: `admitted_by(pool, instance_types)`, where the caller keeps it for many pods."""
+    `admitted`: `admitted_by(pool, instance_types)`, where the caller keeps it for many pods;
+    `overheads`: instance type -> the DaemonSet pods its nodes would run
+    (`daemon_overheads`), added to the pod's requests."""
 
     def no(cause: str, reason: str) -> Launch:
         return Launch(pool.name, cause=cause, reason=reason)
@@ -412,7 +441,7 @@ def launch(
         return no("limits", _limits_reason(pool, admitted))
     result = Launch(pool.name)
     for state in _relaxations(pod, [pool]):
-        result = _try(state, pool, pool.template_requirements(), allowed)
+        result = _try(state, pool, pool.template_requirements(), allowed, overheads)
         if result.launches:
             return result
     return result
@@ -446,6 +475,7 @@ def _try(
     pool: NodePoolSpec,
     template: Requirements,
     instance_types: Sequence[InstanceType],
+    overheads: Mapping[str, Resources] | None = None,
 ) -> Launch:
     name = pool.name
     for taint in pool.taints:
@@ -466,7 +496,7 @@ def _try(
         if it.requirements.intersects(merged) is not None:
             continue
         compatible.append(it)
-        if not it.fits(pod.requests):
+        if not it.fits(pod.requests + (overheads or {}).get(it.name, _NONE)):
             continue
         fitting.append(it)
         if any(
@@ -484,7 +514,11 @@ def _try(
                 ),
             )
         if not fitting:
-            return Launch(name, cause="requests", reason=_requests_reason(pod.requests, compatible))
+            return Launch(
+                name,
+                cause="requests",
+                reason=_requests_reason(pod.requests, compatible, overheads or {}),
+            )
         return Launch(
             name,
             cause="capacity-type",
@@ -583,37 +617,122 @@ def _limits_reason(pool: NodePoolSpec, admitted: Sequence[InstanceType]) -> str:
     )
 
 
-def _requests_reason(requests: Resources, compatible: Sequence[InstanceType]) -> str:
+def _requests_reason(
+    requests: Resources,
+    compatible: Sequence[InstanceType],
+    overheads: Mapping[str, Resources],
+) -> str:
     known = [it for it in compatible if it.allocatable is not None]
-    misfits: dict[str, tuple[int, str]] = {}
+    misfits: dict[str, tuple[int, str, int]] = {}
     for it in compatible:
         held = it.allocatable if it.allocatable is not None else Resources(gpus=it.capacity.gpus)
-        name = requests.first_misfit(held)
+        daemons = overheads.get(it.name, _NONE)
+        name = (requests + daemons).first_misfit(held)
         if name is None:
             continue
-        have = held.get(name)
+        have = held.get(name) - daemons.get(name)
         if name not in misfits or have > misfits[name][0]:
-            misfits[name] = (have, it.name)
+            misfits[name] = (have, it.name, daemons.get(name))
     if not misfits:
         return "no instance type holds the pod's requests"
-    name, (have, biggest) = sorted(misfits.items())[0]
+    name, (have, biggest, daemons_held) = sorted(misfits.items())[0]
     asked, most = format_apart(name, requests.get(name), have)
+    estimate = ", Karpenter's estimate before any node was seen" if known else ""
+    if daemons_held:
+        allocatable = format_resource(name, have + daemons_held)
+        return (
+            f"it requests {asked} {name} but the most the instance types it may use leave it "
+            f"beside their DaemonSets is {most} ({biggest}: {allocatable} allocatable less "
+            f"{format_resource(name, daemons_held)}{estimate})"
+        )
     return (
         f"it requests {asked} {name} but the largest allocatable of the "
-        f"instance types it may use is {most} ({biggest}"
-        + (", Karpenter's estimate before any node was seen" if known else "")
-        + ")"
+        f"instance types it may use is {most} ({biggest}{estimate})"
     )
 
 
+_NONE = Resources()
+
+
+# ---------------------------------------------------------------------------------------------
+# DaemonSet overhead (scheduler.go buildDaemonOverheadGroups)
+# ---------------------------------------------------------------------------------------------
+
+
+def _strict_requirements(placement: Placement) -> list[Requirements]:
+    """`NewStrictPodRequirements` of a DaemonSet's pod (nodeSelector and the first required node
+    affinity term; no preferences), then once more for each required term dropped while more than
+    one is left (`removeRequiredNodeAffinityTerm`)."""
+    base = label_requirements(placement.node_selector or {})
+    affinity = placement.node_affinity
+    terms = list((affinity.required if affinity is not None else None) or ())
+    if not terms:
+        return [base]
+    out = []
+    while True:
+        reqs = base.copy()
+        reqs.add(
+            *requirements_of(
+                (r.key, r.operator, tuple(r.values or ())) for r in terms[0].match_expressions or ()
+            ).by_key.values()
+        )
+        out.append(reqs)
+        if len(terms) <= 1:
+            return out
+        terms = terms[1:]
+
+
+def daemon_compatible(
+    daemon: DaemonPod, pool: NodePoolSpec, template: Requirements, it: InstanceType
+) -> bool:
+    """`isDaemonPodCompatible`: the DaemonSet's pod tolerates the NodePool's taints (a
+    PreferNoSchedule one always), and its strict requirements are compatible with the NodePool's
+    (undefined well-known labels allowed) and intersect the instance type's, at some relaxation."""
+    tolerations = (
+        *(daemon.placement.tolerations or ()),
+        Toleration("", "Exists", "", "PreferNoSchedule"),
+    )
+    for taint in pool.taints:
+        if not any(t.tolerates(taint) for t in tolerations):
+            return False
+    return any(
+        template.compatible(reqs) is None and it.requirements.intersects(reqs) is None
+        for reqs in _strict_requirements(daemon.placement)
+    )
+
+
+def daemon_overheads(
+    pool: NodePoolSpec, instance_types: Sequence[InstanceType], daemons: Sequence[DaemonPod]
+) -> dict[str, Resources]:
+    """Instance type -> the summed requests (and pod count) of the DaemonSet pods a node of it
+    launched from `pool` would run (`buildDaemonOverheadGroups` with `resources.RequestsForPods`:
+    every compatible one, whether or not it fits; kubernetes-sigs/karpenter v1.14.1
+    pkg/controllers/provisioning/scheduling/scheduler.go). `filterInstanceTypesByRequirements`
+    then asks each instance type for the pod's requests plus its overhead."""
+    if not daemons:
+        return {}
+    template = pool.template_requirements()
+    out = {}
+    for it in instance_types:
+        total = Resources()
+        for d in daemons:
+            if daemon_compatible(d, pool, template, it):
+                total = total + d.requests
+        out[it.name] = total
+    return out
+
+
 def choose(
-    pod: PendingPod, pools: Sequence[tuple[NodePoolSpec, Sequence[InstanceType]]]
+    pod: PendingPod,
+    pools: Sequence[tuple[NodePoolSpec, Sequence[InstanceType]]],
+    daemons: Sequence[DaemonPod] = (),
 ) -> Launch | None:
     """With all these NodePools: the NodePool and instance types Karpenter picks for the pod, or
     None. The NodePools it considers (not static, Ready, admitting an instance type) are tried by
     weight, then name descending (`OrderByWeight`), the first that launches winning, at each
     relaxation of the pod in turn: a lighter NodePool that fits the pod as written beats a heavier
-    one that fits it only once a preference is dropped."""
+    one that fits it only once a preference is dropped. `daemons`: the cluster's DaemonSet pods
+    (their overhead per NodePool and instance type: `daemon_overheads`)."""
     if pod.problem() or pod.dra:
         return None
     ordered = sorted(pools, key=lambda p: (-p[0].weight, _desc(p[0].name)))
@@ -631,7 +750,8 @@ def choose(
             allowed = within_limits(spec, admitted)
             if not allowed:
                 continue
-            result = _try(state, spec, spec.template_requirements(), allowed)
+            overheads = daemon_overheads(spec, allowed, daemons)
+            result = _try(state, spec, spec.template_requirements(), allowed, overheads)
             if result.launches:
                 return result
     return None

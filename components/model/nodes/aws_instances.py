@@ -5,7 +5,8 @@ Pure data (imports nothing of ours). `components.model.nodes.shapes` turns a row
 INTERFACE:
 - `Ec2Instance(name, vcpus, memory_mib, enis, ipv4_per_eni, arch)`;
   `EC2_INSTANCES: dict[str, Ec2Instance]`, `ec2_instance_or_none(name)`,
-  `ec2_family_sizes(family) -> list[str]`, `EC2_INSTANCE_SOURCES: str`
+  `ec2_family_sizes(family) -> list[str]`, `instance_store_gb(name) -> int | None`,
+  `EC2_INSTANCE_SOURCES: str`
 
 Sources (numbers transcribed, files not copied):
 - vCPUs (`DefaultVCpus`), memory (`MemoryInfo.SizeInMiB`) and architecture: the EC2
@@ -203,6 +204,61 @@ EC2_INSTANCES: dict[str, Ec2Instance] = {
     )
     for name, vcpus, memory_mib, enis, ipv4 in _ROWS
 }
+
+
+# Instance store (local NVMe) of each instance type, total GB (EC2 `InstanceStorageInfo
+# .TotalSizeInGB`): what Karpenter makes ephemeral storage with `instanceStorePolicy: RAID0`. From
+# aws/karpenter-provider-aws v1.14.1 website/content/en/docs/reference/instance-types.md, the
+# `karpenter.k8s.aws/instance-local-nvme` label of each type (types.go computeRequirements sets it
+# to TotalSizeInGB); a type listed there without it has no instance store (0). p3.* are listed
+# (without it) in the same tree's website/content/en/v1.12/reference/instance-types.md.
+_INSTANCE_STORE_GB: dict[str, int] = {
+    "g4dn.xlarge": 125,
+    "g4dn.2xlarge": 225,
+    "g4dn.4xlarge": 225,
+    "g4dn.8xlarge": 900,
+    "g4dn.16xlarge": 900,
+    "g4dn.12xlarge": 900,
+    "g4dn.metal": 1800,
+    "g5.xlarge": 250,
+    "g5.2xlarge": 450,
+    "g5.4xlarge": 600,
+    "g5.8xlarge": 900,
+    "g5.16xlarge": 1900,
+    "g5.12xlarge": 3800,
+    "g5.24xlarge": 3800,
+    "g5.48xlarge": 7600,
+    "g6.xlarge": 250,
+    "g6.2xlarge": 450,
+    "g6.4xlarge": 600,
+    "g6.8xlarge": 900,
+    "g6.16xlarge": 1880,
+    "g6.12xlarge": 3760,
+    "g6.24xlarge": 3760,
+    "g6.48xlarge": 7520,
+    "g6e.xlarge": 250,
+    "g6e.2xlarge": 450,
+    "g6e.4xlarge": 600,
+    "g6e.8xlarge": 900,
+    "g6e.16xlarge": 1900,
+    "g6e.12xlarge": 3800,
+    "g6e.24xlarge": 3800,
+    "g6e.48xlarge": 7600,
+    "p3dn.24xlarge": 1800,
+    "p4d.24xlarge": 8000,
+    "p4de.24xlarge": 8000,
+    "p5.4xlarge": 3800,
+    "p5.48xlarge": 30400,
+    "p5e.48xlarge": 30400,
+    "p5en.48xlarge": 30400,
+}
+
+
+def instance_store_gb(name: str) -> int | None:
+    """The instance type's instance store in GB (0: none), None when the catalog lacks the type."""
+    if name not in EC2_INSTANCES:
+        return None
+    return _INSTANCE_STORE_GB.get(name, 0)
 
 
 def ec2_instance_or_none(name: object) -> Ec2Instance | None:

@@ -33,7 +33,13 @@ from typing import Any, TypeVar
 
 from ..errors import InputError, show
 from ..scheduling import parse_quantity
-from .aws_instances import EC2_INSTANCES, Ec2Instance, ec2_families, ec2_family_sizes
+from .aws_instances import (
+    EC2_INSTANCES,
+    Ec2Instance,
+    ec2_families,
+    ec2_family_sizes,
+    instance_store_gb,
+)
 from .catalog import AWS_GPU_INSTANCES, gke_gpus_for_machine, gke_machine_series
 from .gke_machines import (
     GCE_MACHINE_SOURCES,
@@ -43,6 +49,7 @@ from .gke_machines import (
     gce_machine_family,
     gce_machine_or_none,
 )
+from .karpenter_kubelet import KarpenterKubelet, eviction, reserved
 
 Ki = 1024
 Mi = 1024 * Ki
@@ -570,12 +577,15 @@ def karpenter_node_shape_or_none(
     ami_family: str = "AL2023",
     max_pods: int | None = None,
     vm_memory_overhead_percent: float = KARPENTER_VM_MEMORY_OVERHEAD_PERCENT,
+    kubelet: KarpenterKubelet | None = None,
 ) -> NodeShape | None:
     """Like `karpenter_node_shape`, but None when the instance type is not in the catalog."""
     inst = EC2_INSTANCES.get(instance_type) if isinstance(instance_type, str) else None
     if inst is None:
         return None
-    return _karpenter_shape(inst, disk_gib, ami_family, max_pods, vm_memory_overhead_percent)
+    return _karpenter_shape(
+        inst, disk_gib, ami_family, max_pods, vm_memory_overhead_percent, kubelet
+    )
 
 
 def karpenter_node_shape(
@@ -585,21 +595,27 @@ def karpenter_node_shape(
     ami_family: str = "AL2023",
     max_pods: int | None = None,
     vm_memory_overhead_percent: float = KARPENTER_VM_MEMORY_OVERHEAD_PERCENT,
+    kubelet: KarpenterKubelet | None = None,
 ) -> NodeShape:
     """The node Karpenter believes it launches: the same numbers its scheduler uses
-    (`NewInstanceType`: capacity, kube-reserved, eviction threshold; kubernetes-sigs/karpenter at
-    the commit v1.14.1 pins, `InstanceType.computeAllocatable` = capacity - their sum).
+    (`NewInstanceType`: capacity, kube-reserved, system-reserved, eviction threshold;
+    kubernetes-sigs/karpenter at the commit v1.14.1 pins, `InstanceType.computeAllocatable` =
+    capacity - their sum).
 
     `disk_gib` is the EC2NodeClass root volume (Karpenter's default without block device mappings
-    is 20Gi: `KARPENTER_DEFAULT_ROOT_VOLUME_GIB`); `max_pods` the EC2NodeClass `kubelet.maxPods`.
-    On AL2023 kube-reserved memory follows the ENI pod limit even when `max_pods` is set
-    (`UsesENILimitedMemoryOverhead`); on Bottlerocket it follows `max_pods`. Karpenter replaces
-    the memory estimate with the capacity a launched node reported once it has seen one
-    (`discoveredCapacityCache`); this is the estimate before that."""
+    is 20Gi: `KARPENTER_DEFAULT_ROOT_VOLUME_GIB`); `max_pods` the EC2NodeClass `kubelet.maxPods`;
+    `kubelet` its kubeReserved, systemReserved, evictionHard, podsPerCore and
+    `instanceStorePolicy` (`karpenter_kubelet`). On AL2023 kube-reserved memory follows the ENI
+    pod limit even when `max_pods` is set (`UsesENILimitedMemoryOverhead`); on Bottlerocket it
+    follows the pod count. Karpenter replaces the memory estimate with the capacity a launched
+    node reported once it has seen one (`discoveredCapacityCache`); this is the estimate before
+    that. Raises InputError for a setting that is not a quantity."""
     inst = EC2_INSTANCES.get(instance_type) if isinstance(instance_type, str) else None
     if inst is None:
         raise _aws_unknown(instance_type, "Karpenter")
-    return _karpenter_shape(inst, disk_gib, ami_family, max_pods, vm_memory_overhead_percent)
+    return _karpenter_shape(
+        inst, disk_gib, ami_family, max_pods, vm_memory_overhead_percent, kubelet
+    )
 
 
 @_cached
@@ -609,39 +625,51 @@ def _karpenter_shape(
     ami_family: object,
     max_pods: object,
     overhead_percent: float,
+    kubelet: KarpenterKubelet | None = None,
 ) -> NodeShape:
     if ami_family not in KARPENTER_AMI_FAMILIES:
         raise InputError(
             f"AMI family {show(ami_family)} is not modelled", ", ".join(KARPENTER_AMI_FAMILIES)
         )
+    k = kubelet or KarpenterKubelet()
     storage = _whole(disk_gib, "disk_gib", 1) * Gi
+    if k.raid0:  # types.go ephemeralStorage: the instance store, "%dG", when there is one
+        store = instance_store_gb(inst.name)
+        storage = store * 1_000_000_000 if store else storage
     eni_pods = eni_max_pods(inst)
     pods = eni_pods if max_pods is None else _whole(max_pods, "max_pods", 1)
+    if k.pods_per_core and ami_family == "AL2023":  # PodsPerCoreEnabled (not on Bottlerocket)
+        pods = min(k.pods_per_core * inst.vcpus, pods)
     overhead_pods = eni_pods if ami_family == "AL2023" else pods
     cpu = inst.vcpus * 1000
+    memory = _karpenter_memory_capacity(inst, overhead_percent)
     capacity = Resources(
-        cpu=cpu,
-        memory=_karpenter_memory_capacity(inst, overhead_percent),
-        ephemeral_storage=storage,
-        pods=pods,
-        gpus=_ec2_gpus(inst, None),
+        cpu=cpu, memory=memory, ephemeral_storage=storage, pods=pods, gpus=_ec2_gpus(inst, None)
     )
-    kube_reserved = Resources(
-        cpu=_karpenter_cpu_reserved(cpu),
-        memory=(11 * overhead_pods + 255) * Mi,
-        ephemeral_storage=AWS_KUBE_RESERVED_EPHEMERAL,
-    )
-    eviction = Resources(
-        memory=AWS_EVICTION_MEMORY,
-        ephemeral_storage=math.ceil(float(storage) / 100 * 10),
-    )
+    kube = {
+        "cpu": _karpenter_cpu_reserved(cpu),
+        "memory": (11 * overhead_pods + 255) * Mi,
+        "ephemeral-storage": AWS_KUBE_RESERVED_EPHEMERAL,
+        **reserved(k.kube_reserved, "kubeReserved"),
+    }
+    system = reserved(k.system_reserved, "systemReserved")
+    evict = eviction(memory, storage, k.eviction_hard, AWS_EVICTION_MEMORY)
+    withheld = {
+        r: kube.get(r, 0) + system.get(r, 0) + evict.get(r, 0)
+        for r in ("cpu", "memory", "ephemeral-storage")
+    }
     options = (
         ("disk_gib", disk_gib),
         ("ami_family", ami_family),
         ("max_pods", max_pods),
         ("vm_memory_overhead_percent", overhead_percent),
+        ("kubelet", kubelet),
     )
-    allocatable = capacity - kube_reserved - eviction
+    allocatable = capacity - Resources(
+        cpu=withheld["cpu"],
+        memory=withheld["memory"],
+        ephemeral_storage=withheld["ephemeral-storage"],
+    )
     return NodeShape(inst.name, capacity, allocatable, _KARPENTER_SOURCE, "karpenter", options)
 
 

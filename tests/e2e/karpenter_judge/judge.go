@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/awslabs/operatorpkg/status"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
 	karpopts "sigs.k8s.io/karpenter/pkg/operator/options"
+	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
 	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 )
 
@@ -122,10 +124,36 @@ func newPod(in podInput) (*corev1.Pod, error) {
 	}, nil
 }
 
+// daemonSetPods: the pods the provisioner derives from the cluster's DaemonSets (getDaemonSetPods
+// :534-556 with no DaemonSet pod in the cluster yet): daemonset.PodForDaemonSet (limits merged into
+// absent requests), and the template's required node affinity kept as the DaemonSet controller
+// keeps it.
+func daemonSetPods(sets []appsv1.DaemonSet) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range sets {
+		d := sets[i].DeepCopy()
+		if d.Namespace == "" {
+			d.Namespace = "default"
+		}
+		pod := daemonset.PodForDaemonSet(d)
+		if a := d.Spec.Template.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			if pod.Spec.Affinity == nil {
+				pod.Spec.Affinity = &corev1.Affinity{}
+			}
+			if pod.Spec.Affinity.NodeAffinity == nil {
+				pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+			}
+			pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		}
+		out = append(out, pod)
+	}
+	return out
+}
+
 // judge runs one provisioning round for one pod against the given NodePools, the way
 // Provisioner.Schedule (:354-462) and Provisioner.NewScheduler (:265-352) do with no existing nodes,
-// no daemonsets, no volumes and no DRA allocator.
-func judge(ctx context.Context, opts *karpopts.Options, pools []*karpv1.NodePool, its map[string][]*cloudprovider.InstanceType, in podInput) (podResult, error) {
+// the given DaemonSets' pods, no volumes and no DRA allocator.
+func judge(ctx context.Context, opts *karpopts.Options, pools []*karpv1.NodePool, its map[string][]*cloudprovider.InstanceType, daemons []*corev1.Pod, in podInput) (podResult, error) {
 	res := podResult{Pod: in.Name, InstanceTypes: []string{}, CapacityTypes: []string{}}
 	pod, err := newPod(in)
 	if err != nil {
@@ -183,7 +211,7 @@ func judge(ctx context.Context, opts *karpopts.Options, pools []*karpv1.NodePool
 		return res, fmt.Errorf("tracking topology counts, %w", err)
 	}
 	// No volume requirements and no DRA allocator (nil when IGNORE_DRA_REQUESTS, :337-348).
-	s := scheduler.NewScheduler(ctx, kube, considered, cluster, nil, topology, resolved, nil, recorder, clk, nil, nil, schedOpts...)
+	s := scheduler.NewScheduler(ctx, kube, considered, cluster, nil, topology, resolved, daemons, recorder, clk, nil, nil, schedOpts...)
 
 	solveCtx, cancel := context.WithTimeout(ctx, time.Minute) // Schedule (:414-416)
 	defer cancel()

@@ -6,13 +6,18 @@
 //
 // Request: {"instanceTypes": [...], "nodeClassInstanceTypes": {"<EC2NodeClass>": [...]},
 // "nodePools": [karpenter.sh/v1 NodePool objects], "pods": [{"name", "spec": PodSpec}],
-// "perNodePool": false, "options": ["--flag=value", ...]}, or {"cases": [request, ...]}.
+// "daemonSets": [apps/v1 DaemonSet objects], "perNodePool": false, "options": ["--flag=value", ...]},
+// or {"cases": [request, ...]}.
 // Answer: {"modules": {...}, "results": [{"pod", "scheduled", "nodePool", "instanceTypes",
 // "capacityTypes", "error"}], "nodePools": [...]} (or {"modules", "cases": [answer, ...]}).
 // Each pod is judged alone, in its own scheduling round with no existing nodes.
 //
-// Not simulated: existing or in-flight nodes (so limits count from zero usage), DaemonSet
-// overhead, volumes and their topology, DRA allocation (pods with ResourceClaims get Karpenter's
+// DaemonSets are read as the provisioner reads the cluster's (provisioner.go getDaemonSetPods:
+// daemonset.PodForDaemonSet, the template's required node affinity kept) and handed to the
+// scheduler, which adds their overhead per NodePool and instance type (scheduler.go
+// buildDaemonOverheadGroups).
+//
+// Not simulated: existing or in-flight nodes (so limits count from zero usage), volumes and their topology, DRA allocation (pods with ResourceClaims get Karpenter's
 // "not yet supported" error, its default), NodeOverlay, static NodePools, capacity buffers,
 // admission plugins (a pod is judged exactly as given: add ExtendedResourceToleration's
 // tolerations yourself), and the cloud's own launch-time filtering after the NodeClaim.
@@ -30,6 +35,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -49,6 +55,7 @@ type caseInput struct {
 	NodeClassInstanceTypes map[string][]instanceTypeInput `json:"nodeClassInstanceTypes,omitempty"`
 	NodePools              []karpv1.NodePool              `json:"nodePools"`
 	Pods                   []podInput                     `json:"pods"`
+	DaemonSets             []appsv1.DaemonSet             `json:"daemonSets,omitempty"`
 	PerNodePool            bool                           `json:"perNodePool,omitempty"`
 	Options                []string                       `json:"options,omitempty"`
 }
@@ -164,7 +171,7 @@ func runCase(ctx context.Context, c caseInput) (caseOutput, error) {
 			if err != nil {
 				return out, err
 			}
-			r, err := judge(ctx, opts, group, its, p)
+			r, err := judge(ctx, opts, group, its, daemonSetPods(c.DaemonSets), p)
 			if err != nil {
 				return out, fmt.Errorf("pod %s: %w", p.Name, err)
 			}
