@@ -441,15 +441,15 @@ def _workload(
             problems.append(
                 f"data {w.data} / data_local {w.data_local} needs {size} pods per group: a worker"
             )
-        if shape is not None and shape.attention_heads % tensor:
+        if shape is not None and tensor not in llm.tensor_sizes(shape, tensor):
             problems = []  # said below, at `tensor`
         if problems:
             raise InputError(problems[0], "tensor x data_local (or tensor) GPUs per pod", "gpus")
-    if shape is not None and shape.attention_heads % tensor:
-        divisors = [d for d in range(1, 17) if shape.attention_heads % d == 0]
+    if shape is not None and tensor not in llm.tensor_sizes(shape, tensor):
         raise InputError(
             llm.parallelism_messages(shape, tensor=tensor)[0],
-            f"a divisor of {shape.attention_heads}: " + ", ".join(map(str, divisors)) + ", ...",
+            f"a size vLLM accepts for {shape.name} ({shape.attention_heads} attention heads, "
+            f"{shape.kv_heads} KV heads): " + ", ".join(map(str, llm.tensor_sizes(shape))),
             "tensor",
         )
     return body, placements

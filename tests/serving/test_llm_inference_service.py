@@ -271,6 +271,18 @@ def test_generated_names_are_hashed_as_kmeta_childname_does():
             "must be divisible by tensor parallel size (3)",
         ),
         (
+            # 7 divides Qwen2.5 7B's 28 attention heads but not its 4 KV heads (vLLM
+            # QKVParallelLinear): refused, and 7 / 14 are not offered.
+            pd_args(
+                model="qwen2.5-7b",
+                model_uri="hf://Qwen/Qwen2.5-7B-Instruct",
+                decode=LLMWorkloadArgs(gpus=7, tensor=7, placement=H100, pools=["h100"]),
+                prefill=None,
+            ),
+            "decode.tensor",
+            "neither divides qwen2.5-7b's 4 KV heads nor is a multiple of them",
+        ),
+        (
             pd_args(decode=LLMWorkloadArgs(gpus=8, tensor=4)),
             "decode.gpus",
             "pipeline 1 x tensor 4 = 4 GPUs, but the worker group has 1 pod(s) x 8 GPUs = 8",
