@@ -414,10 +414,16 @@ def _workload(
             raise InputError(f"worker {show(w.worker)} is not an LLMWorkerArgs", "LLMWorkerArgs")
         k = w.worker
         try:
+            # KServe v0.20.0 builds the workers from spec.worker alone
+            # (pkg/controller/v1alpha2/llmisvc/workload_multi_node.go expectedMainMultiNodeLWS:
+            # WorkerTemplate.Spec = *Spec.Worker), and vLLM's headless workers build their engine
+            # from their own command line: every vLLM option and env var goes on them too.
             wmain = _main_container(
                 k.gpus if k.gpus is not None else w.gpus,
                 k.cpu if k.cpu is not None else w.cpu,
                 k.memory if k.memory is not None else w.memory,
+                w.env,
+                _vllm_args(args, w) or None,
             )
             body["worker"], placements[f"{key}-worker"] = _pod(
                 wmain,

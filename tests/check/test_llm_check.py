@@ -633,3 +633,24 @@ def test_gi030_hints_only_sizes_vllm_accepts():
     ]
     (found,) = [f for f in check(graph).findings if f.code == "GI030"]
     assert "(1, 2, 4, 28)" in found.fix
+
+
+def test_a_worker_is_judged_by_its_own_vllm_options_not_the_services_annotations():
+    """KServe v0.20.0 builds a LeaderWorkerSet's workers from spec.worker alone
+    (workload_multi_node.go) and vLLM's headless workers read their own command line: a worker
+    without --max-model-len runs Llama 3.1 8B at its full 131072 tokens, which one L4 cannot hold,
+    whatever the annotation and the leader say."""
+
+    def service(worker_args: list[str] | None) -> dict:
+        return llmisvc(
+            model="llama-3.1-8b",
+            parallelism={"data": 2, "dataLocal": 1, "tensor": 1},
+            template=vllm("l4", 1, args=["--max-model-len=8192"]),
+            worker=vllm("l4", 1, args=worker_args),
+            wiring={"decode": "l4", "worker": "l4", "scheduler": "cpu"},
+            annotations={"gpu-inference.dev/max-model-len": "8192"},
+        )
+
+    found = [(f.code, f.resource) for f in check([*POOLS, service(None)]).errors]
+    assert found == [("GI019", f"{RID}/llama-kserve-mn/worker")]
+    assert check([*POOLS, service(["--max-model-len=8192"])]).errors == []

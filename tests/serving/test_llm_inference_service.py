@@ -178,7 +178,14 @@ def test_multi_node_worker_inherits_the_leaders_pool_and_gpus():
     body = llm_inference_service_body(multi_node_args(), "big")
     spec = body["spec"]
     assert spec["parallelism"] == {"tensor": 8, "data": 2, "dataLocal": 1}
-    assert spec["worker"] == {**H100_FIELDS, "containers": [gpu_main(8)]}
+    # KServe builds the workers from spec.worker alone (workload_multi_node.go): the leader's
+    # vLLM options are on them too, or the headless engines run at the model's full length.
+    (leader,) = spec["template"]["containers"]
+    assert spec["worker"] == {
+        **H100_FIELDS,
+        "containers": [{**gpu_main(8), "args": leader["args"]}],
+    }
+    assert leader["args"] == ["--max-model-len=8192"]
     assert body["metadata"]["annotations"]["gpu-inference.dev/pool.worker"] == "h100"
     pods = generated_pods(body)
     assert [(p.workload, p.role, p.group_size) for p in pods] == [
