@@ -47,10 +47,22 @@ def run():
 
 
 def helm_secret(
-    release: str, revision: int, status: str, chart: str = "nvidia-device-plugin"
+    release: str,
+    revision: int,
+    status: str,
+    chart: str = "nvidia-device-plugin",
+    marker: str | None = None,
+    version: str = "0.17.1",
 ) -> dict:
-    """A release Secret as the API returns it (Helm's base64 of gzip, base64 again by the API)."""
-    body = {"name": release, "version": revision, "chart": {"metadata": {"name": chart}}}
+    """A release Secret as the API returns it (Helm's base64 of gzip, base64 again by the API);
+    `marker`: the `global.gpuInferenceResource` value its release was given (none: installed
+    by plain Helm)."""
+    body: dict[str, Any] = {
+        "name": release,
+        "version": revision,
+        "chart": {"metadata": {"name": chart, "version": version}},
+        "config": {"global": {"gpuInferenceResource": marker}} if marker else {},
+    }
     helm = base64.b64encode(gzip.compress(json.dumps(body).encode()))
     return {
         "metadata": {
@@ -64,3 +76,23 @@ def helm_secret(
         },
         "data": {"release": base64.b64encode(helm).decode()},
     }
+
+
+def values_of(release: Any, stack: str = "test") -> dict:
+    """A Helm release's values (a mockrun registration or a resources.json entry) without the
+    marker every release we install carries, after checking the marker names this stack and the
+    release's resource (`components.model.deploy.helm_records`)."""
+    name = release["name"] if isinstance(release, Mapping) else release.name
+    inputs = release["inputs"] if isinstance(release, Mapping) else release.inputs
+    values = dict(inputs["values"])
+    marker = dict(values.pop("global"))
+    assert marker.pop("gpuInferenceResource") == f"{field_manager('gpu-inference', stack)}/{name}"
+    if marker:
+        values["global"] = marker
+    return values
+
+
+def marked(values: Mapping[str, Any], resource: str, stack: str = "test") -> dict:
+    """`values` with the marker of the release the resource `resource` installs."""
+    marker = {"gpuInferenceResource": f"{field_manager('gpu-inference', stack)}/{resource}"}
+    return {**values, "global": {**(values.get("global") or {}), **marker}}

@@ -11,7 +11,7 @@ import yaml
 
 from components.preview import cli
 from components.preview.preview import preview
-from tests.conftest import CRDS, EXAMPLE_STACKS, ROOT
+from tests.conftest import CRDS, EXAMPLE_STACKS, ROOT, values_of
 
 STACKS = EXAMPLE_STACKS
 ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
@@ -165,7 +165,7 @@ def test_kserve_waits_for_knative_ready_and_services_for_runtimes(previews, stac
     if "kserve" not in releases:
         pytest.skip(f"{stack} installs no KServe")
     runtimes = releases["kserve-runtime-configs"]
-    assert runtimes["inputs"]["values"] == {"kserve": {"servingruntime": {"enabled": True}}}
+    assert values_of(runtimes, stack) == {"kserve": {"servingruntime": {"enabled": True}}}
     assert waits_for(result, runtimes, ref(releases["kserve"]))
     for e in entries(result, ISVC):
         assert waits_for(result, e, ref(runtimes)), e["name"]

@@ -31,6 +31,8 @@ class Cluster(Protocol):
 
     def delete_secret(self, namespace: str, name: str) -> None: ...
 
+    def create_secret(self, namespace: str, body: Mapping[str, Any]) -> None: ...
+
     def patch_node(self, name: str, ops: Sequence[Mapping[str, Any]], manager: str) -> None: ...
 
 
@@ -96,6 +98,14 @@ class LiveCluster:
         except ApiException as e:
             if e.status != 404:
                 raise
+
+    def create_secret(self, namespace: str, body: Mapping[str, Any]) -> None:
+        from kubernetes import client
+
+        secret: Any = {"apiVersion": "v1", "kind": "Secret", **body}  # the client takes a dict
+        client.CoreV1Api(self.api).create_namespaced_secret(
+            namespace, secret, _request_timeout=TIMEOUT
+        )
 
     def patch_node(self, name: str, ops: Sequence[Mapping[str, Any]], manager: str) -> None:
         from kubernetes import client

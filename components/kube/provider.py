@@ -13,8 +13,8 @@ says what it does instead.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Optional
 
 import pulumi
@@ -23,6 +23,7 @@ import pulumi_kubernetes as k8s
 from ..model.deploy.ownership import (
     SYSTEM_NAMESPACES,
     NamespacePlan,
+    Ownership,
     field_manager,
     with_manager,
 )
@@ -45,53 +46,100 @@ def owned(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return with_manager(metadata, stack_manager())
 
 
-@dataclass(frozen=True)
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
 class ClusterHooks:
-    """The hooks bound to one provider's cluster."""
+    """The hooks bound to one provider's cluster, named after the provider (and, for an install's
+    own refusals, after its scope: each names its own ways out)."""
 
-    refuse_foreign: pulumi.ResourceHook
-    restore_taints: pulumi.ResourceHook
-    recover_release: pulumi.ErrorHook
+    def __init__(self, name: str, target: pulumi.Output[Target]) -> None:
+        self.name = name
+        self._target = target
+        self._clusters: dict[Target, Cluster] = {}
+        self._creates: dict[Optional[Ownership], pulumi.ResourceHook] = {}
+        self._releases: dict[Optional[Ownership], pulumi.ResourceHook] = {}
+        self.restore_taints = pulumi.ResourceHook(f"{name}-restore-taints", self._restore_taints)
+        self.recover_release = pulumi.ErrorHook(f"{name}-recover-release", self._recover_release)
 
-    def create(self) -> pulumi.ResourceHookBinding:
-        """For an object we create: refuse one of that name that is not this stack's."""
-        return pulumi.ResourceHookBinding(before_create=[self.refuse_foreign])
+    async def _cluster(self) -> Cluster:
+        where = await self._target.future()
+        where = where if isinstance(where, Target) else Target()
+        if where not in self._clusters:
+            self._clusters[where] = await asyncio.to_thread(LiveCluster, where)
+        return self._clusters[where]
 
-    def release(self) -> pulumi.ResourceHookBinding:
-        """For a Helm release: recover a half-made one."""
-        return pulumi.ResourceHookBinding(on_error=[self.recover_release])
+    def _hook_name(self, kind: str, ownership: Optional[Ownership]) -> str:
+        return f"{self.name}-{kind}" + (f"-{_slug(ownership.scope)}" if ownership else "")
+
+    def create(self, ownership: Optional[Ownership] = None) -> pulumi.ResourceHookBinding:
+        """For an object we create: refuse one of that name that is not this stack's, naming the
+        install's ways out (`ownership`); none when the install adopts on purpose."""
+        if ownership is not None and ownership.adopt:
+            return pulumi.ResourceHookBinding()
+        if ownership not in self._creates:
+
+            async def refuse(args: pulumi.ResourceHookArgs) -> None:
+                live = await self._cluster()
+                await asyncio.to_thread(
+                    bodies.refuse_foreign, live, args.new_inputs or {}, ownership
+                )
+
+            self._creates[ownership] = pulumi.ResourceHook(
+                self._hook_name("refuse-foreign", ownership), refuse
+            )
+        return pulumi.ResourceHookBinding(before_create=[self._creates[ownership]])
+
+    def release(self, ownership: Optional[Ownership] = None) -> pulumi.ResourceHookBinding:
+        """For a Helm release: refuse (or, adopted on purpose, move aside) one of that name
+        another installed; recover one this resource's interrupted operation left half made."""
+        if ownership not in self._releases:
+
+            async def guard(args: pulumi.ResourceHookArgs) -> None:
+                live = await self._cluster()
+                inputs = args.new_inputs or {}
+                moved = await asyncio.to_thread(
+                    bodies.guard_release, live, inputs, args.urn, ownership
+                )
+                if moved:
+                    pulumi.log.warn(
+                        f"Helm release {inputs.get('namespace')}/{inputs.get('name')} adopted: "
+                        f"its records are kept as {bodies.ASIDE_PREFIX}<name> "
+                        f"({', '.join(moved)}); this stack's install takes its objects over"
+                    )
+
+            kind = "adopt-release" if ownership is not None and ownership.adopt else "guard-release"
+            self._releases[ownership] = pulumi.ResourceHook(self._hook_name(kind, ownership), guard)
+        return pulumi.ResourceHookBinding(
+            before_create=[self._releases[ownership]], on_error=[self.recover_release]
+        )
+
+    def ownership(self, hook: str) -> Optional[Ownership]:
+        """The ownership a refusal hook of this provider carries, by the hook's name."""
+        for found in (self._creates, self._releases):
+            for ownership, bound in found.items():
+                if bound.name == hook:
+                    return ownership
+        return None
 
     def node_taints(self) -> pulumi.ResourceHookBinding:
         """For a node patch that adds taints: give the node its own taints back first."""
         return pulumi.ResourceHookBinding(before_delete=[self.restore_taints])
 
-
-def _bind(name: str, target: pulumi.Output[Target]) -> ClusterHooks:
-    clusters: dict[Target, Cluster] = {}
-
-    async def cluster() -> Cluster:
-        where = await target.future()
-        where = where if isinstance(where, Target) else Target()
-        if where not in clusters:
-            clusters[where] = await asyncio.to_thread(LiveCluster, where)
-        return clusters[where]
-
-    async def refuse_foreign(args: pulumi.ResourceHookArgs) -> None:
-        live = await cluster()
-        await asyncio.to_thread(bodies.refuse_foreign, live, args.new_inputs or {})
-
-    async def restore_taints(args: pulumi.ResourceHookArgs) -> None:
-        live = await cluster()
+    async def _restore_taints(self, args: pulumi.ResourceHookArgs) -> None:
+        live = await self._cluster()
         await asyncio.to_thread(bodies.restore_taints, live, args.old_inputs or {})
 
-    async def recover_release(args: pulumi.ErrorHookArgs) -> bool:
-        live = await cluster()
+    async def _recover_release(self, args: pulumi.ErrorHookArgs) -> bool:
+        live = await self._cluster()
         cleared = await asyncio.to_thread(
             bodies.recover_release,
             live,
             args.failed_operation,
             args.errors,
             args.new_inputs or {},
+            args.urn,
         )
         if cleared:
             pulumi.log.warn(
@@ -99,12 +147,6 @@ def _bind(name: str, target: pulumi.Output[Target]) -> ClusterHooks:
                 f"interrupted run left ({', '.join(cleared)}); retrying the {args.failed_operation}"
             )
         return bool(cleared)
-
-    return ClusterHooks(
-        pulumi.ResourceHook(f"{name}-refuse-foreign", refuse_foreign),
-        pulumi.ResourceHook(f"{name}-restore-taints", restore_taints),
-        pulumi.ErrorHook(f"{name}-recover-release", recover_release),
-    )
 
 
 class KubeProvider(k8s.Provider):
@@ -129,7 +171,7 @@ class KubeProvider(k8s.Provider):
         self.target: pulumi.Output[Target] = pulumi.Output.all(kubeconfig, context).apply(
             lambda v: Target(v[0], v[1])
         )
-        self.cluster_hooks = _bind(resource_name, self.target)
+        self.cluster_hooks = ClusterHooks(resource_name, self.target)
         record_this_run()
 
 
@@ -140,17 +182,23 @@ def hooks_of(resource: pulumi.Resource) -> Optional[ClusterHooks]:
 
 
 def create_opts(
-    parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = (), **more: Any
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource] = (),
+    ownership: Optional[Ownership] = None,
+    **more: Any,
 ) -> pulumi.ResourceOptions:
     """Options for an object we create under `parent` (with `provider=`, or the one `parent`
     passes on): the refuse-foreign hook when that provider has it (a create never takes over
-    another's object)."""
+    another's object; `ownership`: the install's ways out). Adopted on purpose: no refusal, and
+    `destroy` leaves the object (it was not made here)."""
     provider = more.get("provider")
     found = provider.cluster_hooks if isinstance(provider, KubeProvider) else hooks_of(parent)
+    adopt = ownership is not None and ownership.adopt
     return pulumi.ResourceOptions(
         parent=parent,
         depends_on=list(depends_on),
-        hooks=found.create() if found else None,
+        hooks=found.create(ownership) if found and not adopt else None,
+        retain_on_delete=True if adopt else more.pop("retain_on_delete", None),
         **more,
     )
 
@@ -163,6 +211,7 @@ def owned_namespace(
     depends_on: Sequence[pulumi.Resource] = (),
     aliases: Sequence[pulumi.Alias] = (),
     provider: Optional[pulumi.ProviderResource] = None,
+    ownership: Optional[Ownership] = None,
 ) -> k8s.core.v1.Namespace:
     """A namespace this stack makes (and `destroy` deletes); one of that name that exists and is
     not this stack's is refused, not taken. `aliases`: the resources it was made as before;
@@ -175,12 +224,17 @@ def owned_namespace(
     return k8s.core.v1.Namespace(
         resource_name,
         metadata=owned(metadata),
-        opts=create_opts(parent, depends_on, aliases=list(aliases) or None, provider=provider),
+        opts=create_opts(
+            parent, depends_on, ownership, aliases=list(aliases) or None, provider=provider
+        ),
     )
 
 
 def make_namespaces(
-    plans: Mapping[str, NamespacePlan], parent: pulumi.Resource, made: Optional[bool]
+    plans: Mapping[str, NamespacePlan],
+    parent: pulumi.Resource,
+    made: Optional[bool],
+    ownership: Optional[Ownership] = None,
 ) -> dict[str, list[pulumi.Resource]]:
     """What each of an install's namespaces waits for: the namespace it makes itself (used alone),
     or nothing when the caller made them (`made`: a platform makes every namespace of a stack once,
@@ -189,6 +243,10 @@ def make_namespaces(
     if made:
         return {ns: [] for ns in plans}
     return {
-        ns: [owned_namespace(plan.resource, ns, parent, labels=plan.labels or None)]
+        ns: [
+            owned_namespace(
+                plan.resource, ns, parent, labels=plan.labels or None, ownership=ownership
+            )
+        ]
         for ns, plan in plans.items()
     }

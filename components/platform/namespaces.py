@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Optional
 
-from ..model.deploy.ownership import NamespacePlan
+from ..model.deploy.ownership import NamespacePlan, Ownership, config_section, install_ownership
 from ..serving import (
     cert_manager,
     karpenter_install,
@@ -36,6 +36,7 @@ from .derive import args_from
 from .karpenter_addon import karpenter_install_args
 
 TOKEN = "gpu-inference:index:"
+NAMESPACE = "gpu-inference"
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class NamespaceUse:
     plans: Mapping[str, NamespacePlan]
     install: bool = True
     active: bool = True
+    ownership: Optional[Ownership] = None
+    """How the part treats a namespace of that name that exists and is not the stack's."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class StackNamespace:
 
     labels: dict[str, str] = field(default_factory=dict)
     previous: tuple[tuple[str, str, str], ...] = ()
+    ownership: Optional[Ownership] = None
+    """The first part's (an install's before the models'), adopting when any part adopts."""
 
 
 def stack_namespaces(uses: Sequence[NamespaceUse]) -> dict[str, StackNamespace]:
@@ -77,8 +82,21 @@ def stack_namespaces(uses: Sequence[NamespaceUse]) -> dict[str, StackNamespace]:
             )
     order = list(dict.fromkeys(ns for use in uses if use.active for ns in use.plans))
     return {
-        ns: StackNamespace(dict(sorted(labels[ns].items())), tuple(previous[ns])) for ns in order
+        ns: StackNamespace(
+            dict(sorted(labels[ns].items())), tuple(previous[ns]), _ownership(uses, ns)
+        )
+        for ns in order
     }
+
+
+def _ownership(uses: Sequence[NamespaceUse], ns: str) -> Optional[Ownership]:
+    wanting = [u for u in uses if u.active and ns in u.plans and u.ownership is not None]
+    wanting.sort(key=lambda u: not u.install)  # an install's ways out first
+    if not wanting:
+        return None
+    first = wanting[0].ownership
+    assert first is not None
+    return replace(first, adopt=any(u.ownership and u.ownership.adopt for u in wanting))
 
 
 def model_namespace_names(spec: Spec) -> list[str]:
@@ -101,36 +119,50 @@ def namespace_uses(name: str, spec: Spec, sources: Mapping[str, Any]) -> list[Na
         comp = f"{name}-ns-{ns}"
         args = args_from(spec.namespaces, model_namespace.ModelNamespaceArgs, namespace=ns)
         plans = model_namespace.namespaces(comp, args)
-        use = NamespaceUse(TOKEN + "ModelNamespace", comp, plans, False, ns in served)
-        uses.append(use)
+        with config_section(f"{NAMESPACE}:namespaces"):
+            owns = install_ownership(f"ModelNamespace({comp!r})", args.adopt, use_own=None)
+        uses.append(NamespaceUse(TOKEN + "ModelNamespace", comp, plans, False, ns in served, owns))
     args = args_from(spec.knative, knative.KnativeServingArgs, sources=sources)
     comp = f"{name}-knative"
     operator = knative.namespaces(comp, replace(args, mode="operator"))
     active = spec.knative.mode not in ("none", "patch")
-    uses.append(NamespaceUse(TOKEN + "KnativeServing", comp, operator, active=active))
+    with config_section(f"{NAMESPACE}:knative"):
+        owns = install_ownership(f"KnativeServing({comp!r})", args.adopt, "mode", "mode", "patch")
+    uses.append(NamespaceUse(TOKEN + "KnativeServing", comp, operator, True, active, owns))
     comp = f"{name}-karpenter"
-    plans = karpenter_install.namespaces(comp, karpenter_install_args(spec))
-    uses.append(NamespaceUse(TOKEN + "KarpenterInstall", comp, plans, active=a.karpenter.enabled))
-    installs: list[tuple[bool, str, str, Any, Any, type]] = [
-        (a.cert_manager.enabled, "CertManager", "cert-manager", cert_manager.namespaces,
-         a.cert_manager, cert_manager.CertManagerArgs),
-        (a.kserve.enabled, "KServeInstall", "kserve", kserve_install.namespaces, a.kserve,
-         kserve_install.KServeInstallArgs),
-        (a.kserve.llm.enabled, "LLMServingInstall", "kserve-llm", llm_install.namespaces,
-         a.kserve.llm, llm_install.LLMServingInstallArgs),
-        (a.seldon.enabled, "SeldonCoreInstall", "seldon", seldon_install.namespaces, a.seldon,
-         seldon_install.SeldonCoreInstallArgs),
+    k_args = karpenter_install_args(spec)
+    plans = karpenter_install.namespaces(comp, k_args)
+    with config_section(f"{NAMESPACE}:addons.karpenter"):
+        owns = install_ownership(f"KarpenterInstall({comp!r})", k_args.adopt)
+    uses.append(
+        NamespaceUse(TOKEN + "KarpenterInstall", comp, plans, True, a.karpenter.enabled, owns)
+    )
+    installs: list[tuple[bool, str, str, str, Any, Any, type]] = [
+        (a.cert_manager.enabled, "CertManager", "cert-manager", "certManager",
+         cert_manager.namespaces, a.cert_manager, cert_manager.CertManagerArgs),
+        (a.kserve.enabled, "KServeInstall", "kserve", "kserve", kserve_install.namespaces,
+         a.kserve, kserve_install.KServeInstallArgs),
+        (a.kserve.llm.enabled, "LLMServingInstall", "kserve-llm", "kserve.llm",
+         llm_install.namespaces, a.kserve.llm, llm_install.LLMServingInstallArgs),
+        (a.seldon.enabled, "SeldonCoreInstall", "seldon", "seldon", seldon_install.namespaces,
+         a.seldon, seldon_install.SeldonCoreInstallArgs),
         (a.nvidia_device_plugin.enabled, "NvidiaDevicePlugin", "nvidia-device-plugin",
-         nvidia_device_plugin.namespaces, a.nvidia_device_plugin,
+         "nvidiaDevicePlugin", nvidia_device_plugin.namespaces, a.nvidia_device_plugin,
          nvidia_device_plugin.NvidiaDevicePluginArgs),
-        (a.dra_driver.enabled, "NvidiaDraDriver", "dra-driver", nvidia_dra_driver.namespaces,
-         a.dra_driver, nvidia_dra_driver.NvidiaDraDriverArgs),
+        (a.dra_driver.enabled, "NvidiaDraDriver", "dra-driver", "draDriver",
+         nvidia_dra_driver.namespaces, a.dra_driver, nvidia_dra_driver.NvidiaDraDriverArgs),
     ]  # fmt: skip
-    for enabled, typ, suffix, plans_of, section, args_type in installs:
+    for enabled, typ, suffix, key, plans_of, section, args_type in installs:
         given: dict[str, Any] = {}
         if args_type is llm_install.LLMServingInstallArgs:
             given["cert_manager"] = False  # the stack's one cert-manager is its own
         args = args_from(section, args_type, sources=sources, **given)
         comp = f"{name}-{suffix}"
-        uses.append(NamespaceUse(TOKEN + typ, comp, plans_of(comp, args), active=bool(enabled)))
+        plans = plans_of(comp, args)
+        for switch in dict.fromkeys(p.switch for p in plans.values()):
+            # A step's namespaces name the step's switch as the way to the cluster's own.
+            with config_section(f"{NAMESPACE}:addons.{key}"):
+                owns = install_ownership(f"{typ}({comp!r})", args.adopt, switch or "enabled")
+            part = {ns: p for ns, p in plans.items() if p.switch == switch}
+            uses.append(NamespaceUse(TOKEN + typ, comp, part, True, bool(enabled), owns))
     return uses

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from ..kube.provider import owned_namespace
 from ..model.deploy import versions
-from ..model.deploy.ownership import NamespacePlan
+from ..model.deploy.ownership import NamespacePlan, config_section
 from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
 from ..model.scheduling import NodeSelectorRequirement, Placement, Toleration
@@ -222,6 +222,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 labels=want.labels or None,
                 aliases=aliases,
                 provider=self.access.provider,
+                ownership=want.ownership,
             )
         return out
 
@@ -688,9 +689,11 @@ def from_args(
     key: str, args: type, block: Optional[str] = None, *, spec: Optional[cfg.Spec] = None
 ) -> Iterator[None]:
     """A component's InputError raised inside, located at the stack key that fed the argument
-    (`gpu-inference:<key>` is the section of the component's Args, see `derive.relocate`)."""
+    (`gpu-inference:<key>` is the section of the component's Args, see `derive.relocate`); its
+    refusals at deploy time name keys of that section (`ownership.CONFIG_SECTION`)."""
     try:
-        yield
+        with config_section(f"{NAMESPACE}:{key}"):
+            yield
     except InputError as e:
         located = relocate_arg(e, f"{NAMESPACE}:{key}", args, block, NAMESPACE)
         if spec is not None:

@@ -276,6 +276,7 @@ class Context:
     workspace: Any
     project: str
     project_dir: Path
+    backend_url: str
     backend_dir: Optional[Path]
 
 
@@ -308,15 +309,15 @@ def open_stack(stack_name: str, project_dir: Path) -> Context:
         ) from None
     except CommandError as err:
         raise rc.Refused(f"cannot reach stack {stack_name}: {pulumi_error(err)}") from None
-    return Context(stack, workspace, project, project_dir, file_backend(url, project_dir))
+    where = url or "the backend"
+    return Context(stack, workspace, project, project_dir, where, file_backend(url, project_dir))
 
 
-def gather(ctx: Context, stack_name: str) -> tuple[rc.Findings, list[rc.Proc]]:
-    """The findings, and every process of the stack's runs (for the refusal and for stopping)."""
+def gather(ctx: Context, stack_name: str) -> rc.Findings:
+    """What the interrupted run left: the stack's locks, runs, pending operations, Helm records."""
     from pulumi.automation.errors import CommandError
 
-    backend = ctx.workspace.who_am_i().url or "the backend"
-    f = rc.Findings(ctx.project, stack_name, backend)
+    f = rc.Findings(ctx.project, stack_name, ctx.backend_url)
     procs = process_table()
     if ctx.backend_dir is not None:
         host = socket.gethostname()
@@ -338,20 +339,27 @@ def gather(ctx: Context, stack_name: str) -> tuple[rc.Findings, list[rc.Proc]]:
     root = str(ctx.project_dir.resolve())
     records = run_records(root, ctx.project, stack_name)
     f.runs = rc.stack_runs(
-        procs.values(), records, listening_ports(), ctx.project, stack_name, root, os.getuid()
+        procs.values(),
+        records,
+        listening_ports(),
+        ctx.project,
+        stack_name,
+        root,
+        os.getuid(),
+        os.path.realpath,
     )
     try:
         deployment = ctx.stack.export_stack().deployment or {}
     except CommandError as err:
         if f.empty_attrs:
-            return f, []  # readable once the empty metadata is gone (the plan's first step)
+            return f  # readable once the empty metadata is gone (the plan's first step)
         raise rc.Refused(
             f"cannot read stack {stack_name}'s checkpoint: {pulumi_error(err)}. A truncated "
             "local checkpoint is restored from the copy beside it (docs/recovery.md)"
         ) from None
     f.pending = rc.pending_operations(deployment)
     f.helm, f.helm_unchecked = helm_state(rc.helm_releases(deployment), ctx.project_dir)
-    return f, [p for run in f.runs for p in run.procs]
+    return f
 
 
 def clear_pending(ctx: Context, f: rc.Findings, say: Callable[[str], None]) -> None:
@@ -400,7 +408,7 @@ def carry_out(ctx: Context, stack_name: str, f: rc.Findings, say: Callable[[str]
             for rel in f.empty_attrs:
                 (ctx.backend_dir / rel).unlink(missing_ok=True)
             say(f"deleted {', '.join(f.empty_attrs)}")
-            again, _ = gather(ctx, stack_name)
+            again = gather(ctx, stack_name)
             again.empty_attrs = []
             reason = rc.refusal(again)
             if reason:
@@ -435,7 +443,7 @@ def recover(stack_name: str, project_dir: Path, yes: bool, out: TextIO) -> int:
         print(line, file=out, flush=True)
 
     ctx = open_stack(stack_name, project_dir)
-    f, _ = gather(ctx, stack_name)
+    f = gather(ctx, stack_name)
     say(f"Stack {stack_name} of project {ctx.project} ({f.backend}):")
     found = rc.render_findings(f)
     say("\n".join(f"  {line}" for line in found) if found else "  nothing an interrupted run left")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Optional
@@ -158,9 +158,11 @@ def stack_runs(
     stack: str,
     root: str,
     uid: int,
+    resolve: Callable[[str], str] = str,
 ) -> list[Run]:
-    """The runs of stack `stack` of `project` (in directory `root`) that still have processes:
-    each with every process of `uid` whose command line carries the run's engine address."""
+    """The runs of stack `stack` of `project` (in directory `root`, resolved) that still have
+    processes: each with every process of `uid` whose command line carries the run's engine
+    address. `resolve` resolves the project directory a program process names."""
     name = short_stack(stack)
     procs = [p for p in procs if p.uid == uid]
     engines: dict[str, str] = {}
@@ -172,7 +174,11 @@ def stack_runs(
         if found is None:
             continue
         engine, p_project, p_stack, p_root = found
-        if p_project == project and short_stack(p_stack) == name and p_root in (None, root):
+        if (
+            p_project == project
+            and short_stack(p_stack) == name
+            and (p_root is None or resolve(p_root) == root)
+        ):
             engines.setdefault(engine, "program")
     runs = []
     for engine, source in sorted(engines.items()):

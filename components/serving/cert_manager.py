@@ -7,7 +7,7 @@ import pulumi
 
 from ..kube.provider import make_namespaces
 from ..model.deploy import versions
-from ..model.deploy.ownership import NamespacePlan, namespace_plans
+from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
 
@@ -22,6 +22,11 @@ class CertManagerArgs:
     """Namespace of the release."""
     chart: Optional[str] = None
     """A local chart directory or `.tgz` installed instead of the repository's (air-gapped)."""
+    adopt: Optional[bool] = False
+    """Take over what this install makes that already exists and is not this stack's (a Helm
+    release of the same name that plain Helm, another tool or stack installed, a namespace, an
+    object): this stack then keeps it up to date, and `destroy` leaves it in place. Off (the
+    default), such a thing is refused at `up`, naming its owner."""
     namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
     stack once, so that no config change moves one to another resource)."""
@@ -46,6 +51,7 @@ class CertManager(pulumi.ComponentResource):
         check_local_charts(f"CertManager({name!r})", {"chart": args.chart})
         super().__init__("gpu-inference:index:CertManager", name, None, opts)
         namespace = args.namespace or "cert-manager"
+        ownership = install_ownership(f"CertManager({name!r})", args.adopt)
         self.ready = chart_release(
             f"{name}-release",
             versions.CERT_MANAGER,
@@ -55,9 +61,10 @@ class CertManager(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.chart,
             create_namespace=False,
-            depends_on=make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
-                namespace, []
-            ),
+            depends_on=make_namespaces(
+                namespaces(name, args), self, args.namespaces_made, ownership
+            ).get(namespace, []),
             parent=self,
+            ownership=ownership,
         )
         self.register_outputs({})

@@ -8,8 +8,39 @@ import pulumi_kubernetes as k8s
 
 from ..kube.provider import hooks_of
 from ..model.deploy.charts import check_local_chart
+from ..model.deploy.helm_records import owner_values, resource_marker
+from ..model.deploy.ownership import Ownership
 from ..model.deploy.versions import Chart
 from ..model.errors import InputError
+
+
+def marked_values(values: Optional[Mapping[str, Any]], resource_name: str) -> dict[str, Any]:
+    """A release's values with the marker naming this stack and the resource that installs it
+    (`global.gpuInferenceResource`; `components.model.deploy.helm_records`), the proof its hooks
+    ask before clearing or taking anything."""
+    out = dict(values or {})
+    marker = owner_values(resource_marker(pulumi.get_project(), pulumi.get_stack(), resource_name))
+    out["global"] = {**dict(out.get("global") or {}), **marker["global"]}
+    return out
+
+
+def release_opts(
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource] = (),
+    ownership: Optional[Ownership] = None,
+) -> pulumi.ResourceOptions:
+    """Options of a release we install: under a `KubeProvider`, a release of that name another
+    installed is refused (adopted on purpose: its records moved aside, and `destroy` leaves it
+    installed), and one this resource's interrupted operation left half made is cleared and
+    retried."""
+    hooks = hooks_of(parent)
+    adopt = ownership is not None and ownership.adopt
+    return pulumi.ResourceOptions(
+        parent=parent,
+        depends_on=list(depends_on),
+        hooks=hooks.release(ownership) if hooks else None,
+        retain_on_delete=True if adopt else None,
+    )
 
 
 def check_local_charts(owner: str, charts: Mapping[str, Optional[str]]) -> None:
@@ -37,15 +68,17 @@ def chart_release(
     create_namespace: bool = False,
     local_chart: Optional[str] = None,
     skip_crds: bool = False,
+    ownership: Optional[Ownership] = None,
 ) -> k8s.helm.v3.Release:
     """A Release of `chart` at its pinned version (or `version`), with a stable release name.
 
     OCI charts take the `oci://` reference as the chart itself; index repositories go through
     `repository_opts`. `local_chart` (a chart directory or `.tgz`, checked by the caller) replaces
     the repository: no `repository_opts`, no version (a local chart carries its own).
-    `atomic`: a failed install rolls back instead of leaving half a release. `skip_crds`: leave
-    out the chart's `crds/` directory (another release installs the CRDs). Under a `KubeProvider`
-    a release an interrupted `up` left half made is cleared and retried (its error hook).
+    `atomic`: a failed install rolls back instead of leaving half a release (not when adopting:
+    Helm's rollback would uninstall the objects it took over). `skip_crds`: leave out the chart's
+    `crds/` directory (another release installs the CRDs). The values carry the marker of the
+    resource (`marked_values`); the hooks are `release_opts`'.
     `create_namespace` lets Helm make the namespace, which `destroy` then leaves: off by default,
     callers make it with `make_namespaces` instead.
     """
@@ -65,13 +98,9 @@ def chart_release(
         repository_opts=repo,
         namespace=namespace,
         create_namespace=create_namespace,
-        values=dict(values or {}),
-        atomic=True,
+        values=marked_values(values, resource_name),
+        atomic=not (ownership is not None and ownership.adopt),
         skip_crds=True if skip_crds else None,
         timeout=900,
-        opts=pulumi.ResourceOptions(
-            parent=parent,
-            depends_on=list(depends_on),
-            hooks=hooks.release() if (hooks := hooks_of(parent)) else None,
-        ),
+        opts=release_opts(parent, depends_on, ownership),
     )

@@ -34,7 +34,7 @@ import pulumi
 from ..kube.provider import make_namespaces
 from ..model.deploy import versions
 from ..model.deploy.identity import ROLE_ARN
-from ..model.deploy.ownership import NamespacePlan, namespace_plans
+from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.scheduling import LABEL_VALUE_RULE, label_value_problem, validate_dns1123_label
@@ -100,6 +100,11 @@ class KarpenterInstallArgs:
     """A local karpenter-crd chart directory or `.tgz` instead of the registry's (air-gapped)."""
     controller_chart: Optional[str] = field(default=None, metadata=stack("chart.controller"))
     """A local karpenter chart directory or `.tgz` instead of the registry's (air-gapped)."""
+    adopt: Optional[bool] = False
+    """Take over what this install makes that already exists and is not this stack's (a Helm
+    release of the same name that plain Helm, another tool or stack installed, a namespace, an
+    object): this stack then keeps it up to date, and `destroy` leaves it in place. Off (the
+    default), such a thing is refused at `up`, naming its owner."""
     namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
     stack once, so that no config change moves one to another resource)."""
@@ -236,6 +241,7 @@ class KarpenterInstall(pulumi.ComponentResource):
         )
         super().__init__("gpu-inference:index:KarpenterInstall", name, None, opts)
         namespace = args.namespace or "kube-system"
+        ownership = install_ownership(f"KarpenterInstall({name!r})", args.adopt)
         self.crds = chart_release(
             f"{name}-crd",
             versions.KARPENTER_CRD,
@@ -244,10 +250,11 @@ class KarpenterInstall(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.crd_chart,
             create_namespace=False,
-            depends_on=make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
-                namespace, []
-            ),
+            depends_on=make_namespaces(
+                namespaces(name, args), self, args.namespaces_made, ownership
+            ).get(namespace, []),
             parent=self,
+            ownership=ownership,
         )
         self.ready = chart_release(
             f"{name}-controller",
@@ -261,6 +268,7 @@ class KarpenterInstall(pulumi.ComponentResource):
             skip_crds=True,
             depends_on=[self.crds],
             parent=self,
+            ownership=ownership,
         )
         self.service_account = SERVICE_ACCOUNT
         self.register_outputs({})

@@ -20,10 +20,10 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..kube.provider import create_opts, hooks_of, make_namespaces, owned
+from ..kube.provider import create_opts, make_namespaces, owned
 from ..model.deploy import versions
 from ..model.deploy.charts import check_local_chart
-from ..model.deploy.ownership import NamespacePlan, namespace_plans
+from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.serving.knative_features import (
@@ -32,6 +32,7 @@ from ..model.serving.knative_features import (
     enabled_pod_fields,
     feature_values,
 )
+from .helm import marked_values, release_opts
 
 MODES = ("operator", "patch")
 INGRESSES = {
@@ -81,6 +82,11 @@ class KnativeServingArgs:
         ),
     )
     """Set to True to let a podspec flag be anything but `enabled` (unsafe once pods use it)."""
+    adopt: Optional[bool] = False
+    """Take over what this install makes that already exists and is not this stack's (a Helm
+    release of the same name that plain Helm, another tool or stack installed, a namespace, an
+    object): this stack then keeps it up to date, and `destroy` leaves it in place. Off (the
+    default), such a thing is refused at `up`, naming its owner."""
     namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
     stack once, so that no config change moves one to another resource)."""
@@ -208,7 +214,11 @@ class KnativeServing(pulumi.ComponentResource):
             )
         else:
             chart = versions.KNATIVE_OPERATOR
-            made = make_namespaces(namespaces(name, args), self, args.namespaces_made)
+            # Knative already there: `patch` mode sets the flags in its config-features instead.
+            ownership = install_ownership(
+                f"KnativeServing({name!r})", args.adopt, "mode", "mode", "patch"
+            )
+            made = make_namespaces(namespaces(name, args), self, args.namespaces_made, ownership)
             local = args.operator_chart
             operator = k8s.helm.v3.Release(
                 f"{name}-operator",
@@ -217,11 +227,8 @@ class KnativeServing(pulumi.ComponentResource):
                 version=None if local else args.operator_chart_version or chart.version,
                 repository_opts=None if local else {"repo": chart.repo},
                 namespace=OPERATOR_NAMESPACE,
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    depends_on=made[OPERATOR_NAMESPACE],
-                    hooks=hooks.release() if (hooks := hooks_of(self)) else None,
-                ),
+                values=marked_values(None, f"{name}-operator"),
+                opts=release_opts(self, made[OPERATOR_NAMESPACE], ownership),
             )
             self.ready = k8s.apiextensions.CustomResource(
                 f"{name}-serving",
@@ -238,6 +245,6 @@ class KnativeServing(pulumi.ComponentResource):
                     }
                 ),
                 spec=knative_serving_spec(args, features),
-                opts=create_opts(self, [operator, *made[SERVING_NAMESPACE]]),
+                opts=create_opts(self, [operator, *made[SERVING_NAMESPACE]], ownership),
             )
         self.register_outputs({"mode": self.mode, "features": features})

@@ -9,7 +9,7 @@ import pulumi
 
 from ..kube.provider import make_namespaces
 from ..model.deploy import versions
-from ..model.deploy.ownership import NamespacePlan, namespace_plans
+from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.errors import InputError
 from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
@@ -39,6 +39,11 @@ class KServeInstallArgs:
     runtime_chart: Optional[str] = field(default=None, metadata=stack("chart.runtimes"))
     """A local kserve-runtime-configs chart directory or `.tgz` (v0.17 on) instead of the
     registry's."""
+    adopt: Optional[bool] = False
+    """Take over what this install makes that already exists and is not this stack's (a Helm
+    release of the same name that plain Helm, another tool or stack installed, a namespace, an
+    object): this stack then keeps it up to date, and `destroy` leaves it in place. Off (the
+    default), such a thing is refused at `up`, naming its owner."""
     namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
     stack once, so that no config change moves one to another resource)."""
@@ -93,6 +98,7 @@ class KServeInstall(pulumi.ComponentResource):
         )
         super().__init__("gpu-inference:index:KServeInstall", name, None, opts)
         namespace = args.namespace or "kserve"
+        ownership = install_ownership(f"KServeInstall({name!r})", args.adopt)
         crds = chart_release(
             f"{name}-crd",
             versions.KSERVE_CRD,
@@ -101,10 +107,11 @@ class KServeInstall(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.crd_chart,
             create_namespace=False,
-            depends_on=make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
-                namespace, []
-            ),
+            depends_on=make_namespaces(
+                namespaces(name, args), self, args.namespaces_made, ownership
+            ).get(namespace, []),
             parent=self,
+            ownership=ownership,
         )
         controller = chart_release(
             f"{name}-controller",
@@ -117,6 +124,7 @@ class KServeInstall(pulumi.ComponentResource):
             create_namespace=False,
             depends_on=[crds],
             parent=self,
+            ownership=ownership,
         )
         self.ready = controller
         runtimes = versions.kserve_runtime_chart(args.version or versions.KSERVE_VERSION)
@@ -134,5 +142,6 @@ class KServeInstall(pulumi.ComponentResource):
                 create_namespace=False,
                 depends_on=[controller],
                 parent=self,
+                ownership=ownership,
             )
         self.register_outputs({})

@@ -59,7 +59,12 @@ import pulumi_kubernetes as k8s
 
 from ..kube.provider import create_opts, make_namespaces, owned
 from ..model.deploy import versions
-from ..model.deploy.ownership import NamespacePlan, namespace_plans
+from ..model.deploy.ownership import (
+    NamespacePlan,
+    Ownership,
+    install_ownership,
+    namespace_plans,
+)
 from ..model.deploy.versions import Chart
 from ..model.errors import InputError, show
 from ..model.inputs import stack
@@ -191,6 +196,11 @@ class LLMServingInstallArgs:
     """A local copy of llm-d-router's manifests.yaml (the llm-d.ai CRDs)."""
     lws_manifest: Optional[str] = field(default=None, metadata=stack("manifest.lws"))
     """A local copy of LeaderWorkerSet's manifests.yaml."""
+    adopt: Optional[bool] = False
+    """Take over what this install makes that already exists and is not this stack's (a Helm
+    release of the same name that plain Helm, another tool or stack installed, a namespace, an
+    object): this stack then keeps it up to date, and `destroy` leaves it in place. Off (the
+    default), such a thing is refused at `up`, naming its owner."""
     namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
     stack once, so that no config change moves one to another resource)."""
@@ -209,6 +219,8 @@ LOCAL_CHARTS = (
 LOCAL_MANIFESTS = ("gateway_api_manifest", "gie_manifest", "llmd_crds_manifest", "lws_manifest")
 """The Args fields that name a local manifest file."""
 NAMESPACES = ("envoy-gateway-system", "envoy-ai-gateway-system")
+ENVOY_SWITCH = "envoyGateway"
+"""The stack key of the Envoy Gateway step (`envoy_gateway`)."""
 """The namespaces the install makes besides cert-manager's and `kserve`."""
 
 
@@ -220,7 +232,7 @@ def namespaces(name: str, args: LLMServingInstallArgs) -> dict[str, NamespacePla
     if args.cert_manager is not False:
         wanted.append(("cert-manager", NamespacePlan(f"{name}-cert-manager-ns")))
     if args.envoy_gateway is not False:
-        wanted += [(ns, NamespacePlan(f"{name}-ns-{ns}")) for ns in NAMESPACES]
+        wanted += [(ns, NamespacePlan(f"{name}-ns-{ns}", switch=ENVOY_SWITCH)) for ns in NAMESPACES]
     wanted.append((KSERVE_NAMESPACE, NamespacePlan(f"{name}-ns-{KSERVE_NAMESPACE}")))
     return namespace_plans(wanted)
 
@@ -309,7 +321,17 @@ class LLMServingInstall(pulumi.ComponentResource):
             # Beside KServeInstall its namespace is shared: that one makes it (the platform's
             # dependency on KServe waits for it).
             plans.pop(KSERVE_NAMESPACE, None)
-        made = make_namespaces(plans, self, args.namespaces_made)
+        owner = f"LLMServingInstall({name!r})"
+
+        def step(use_own: str = "enabled", arg: Optional[str] = None) -> Ownership:
+            """A step's ownership: its switch is how to use the cluster's own."""
+            return install_ownership(owner, args.adopt, use_own, arg)
+
+        base, envoy_step = step(), step(ENVOY_SWITCH, "envoy_gateway")
+        envoy_plans = {ns: p for ns, p in plans.items() if p.switch == ENVOY_SWITCH}
+        own_plans = {ns: p for ns, p in plans.items() if p.switch != ENVOY_SWITCH}
+        made = make_namespaces(own_plans, self, args.namespaces_made, base)
+        made.update(make_namespaces(envoy_plans, self, args.namespaces_made, envoy_step))
 
         def manifest(suffix: str, url: str, local: Optional[str]) -> pulumi.Resource:
             return k8s.yaml.v2.ConfigFile(
@@ -318,14 +340,16 @@ class LLMServingInstall(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
             )
 
-        def custom(suffix: str, body: dict[str, Any], deps: list[pulumi.Resource]) -> Any:
+        def custom(
+            suffix: str, body: dict[str, Any], deps: list[pulumi.Resource], ownership: Ownership
+        ) -> Any:
             return k8s.apiextensions.CustomResource(
                 f"{name}-{suffix}",
                 api_version=body["apiVersion"],
                 kind=body["kind"],
                 metadata=owned(body["metadata"]),
                 spec=body["spec"],
-                opts=create_opts(self, deps),
+                opts=create_opts(self, deps, ownership),
             )
 
         if args.cert_manager is not False:
@@ -339,6 +363,7 @@ class LLMServingInstall(pulumi.ComponentResource):
                     local_chart=args.cert_manager_chart,
                     depends_on=made.get("cert-manager", []),
                     parent=self,
+                    ownership=step("certManager", "cert_manager"),
                 )
             ]
         if args.gateway_api_crds is not False:
@@ -356,6 +381,7 @@ class LLMServingInstall(pulumi.ComponentResource):
                 local_chart=args.envoy_gateway_chart,
                 depends_on=[*after, *made.get(NAMESPACES[0], [])],
                 parent=self,
+                ownership=envoy_step,
             )
             ai_crds = chart_release(
                 f"{name}-ai-gateway-crds",
@@ -365,6 +391,7 @@ class LLMServingInstall(pulumi.ComponentResource):
                 local_chart=args.ai_gateway_crds_chart,
                 depends_on=[envoy, *made.get(NAMESPACES[1], [])],
                 parent=self,
+                ownership=envoy_step,
             )
             ai = chart_release(
                 f"{name}-ai-gateway",
@@ -374,8 +401,9 @@ class LLMServingInstall(pulumi.ComponentResource):
                 local_chart=args.ai_gateway_chart,
                 depends_on=[ai_crds],
                 parent=self,
+                ownership=envoy_step,
             )
-            after = [custom("gateway-class", gateway_class_body(), [ai])]
+            after = [custom("gateway-class", gateway_class_body(), [ai], envoy_step)]
         if args.leader_worker_set is not False:
             after = [*after, manifest("lws", LWS_MANIFEST, args.lws_manifest)]
         after = [*after, *made.get(KSERVE_NAMESPACE, [])]
@@ -387,6 +415,7 @@ class LLMServingInstall(pulumi.ComponentResource):
             local_chart=args.llmisvc_crd_chart,
             depends_on=after,
             parent=self,
+            ownership=base,
         )
         controller = chart_release(
             f"{name}-llmisvc",
@@ -397,6 +426,7 @@ class LLMServingInstall(pulumi.ComponentResource):
             local_chart=args.llmisvc_resources_chart,
             depends_on=[crd],
             parent=self,
+            ownership=base,
         )
         configs = chart_release(
             f"{name}-llmisvc-configs",
@@ -407,10 +437,13 @@ class LLMServingInstall(pulumi.ComponentResource):
             local_chart=args.runtime_configs_chart,
             depends_on=[controller],
             parent=self,
+            ownership=base,
         )
         ready: list[pulumi.Resource] = [configs]
         if args.gateway is not False:
-            ready.append(custom("gateway", gateway_body(), [controller]))
+            ready.append(
+                custom("gateway", gateway_body(), [controller], step("gateway", "gateway"))
+            )
         self.ready: list[pulumi.Resource] = ready
         self.versions = {
             "kserve": versions.KSERVE_VERSION,

@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 
 from ..kube.provider import create_opts, make_namespaces, owned
 from ..model.deploy.identity import GSA_EMAIL, validate_workload_identity
-from ..model.deploy.ownership import SYSTEM_NAMESPACES, NamespacePlan
+from ..model.deploy.ownership import SYSTEM_NAMESPACES, NamespacePlan, install_ownership
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.scheduling import validate_dns1123_label
@@ -69,6 +69,10 @@ class ModelNamespaceArgs:
     """Set by the caller to assert the static credentials are Pulumi secrets (config `secure:`)."""
     secret_annotations: Optional[Mapping[str, str]] = field(default=None)
     """Annotations for the credentials Secret (e.g. `serving.kserve.io/s3-endpoint`)."""
+    adopt: Optional[bool] = False
+    """Take over a model namespace (and its ServiceAccount, credentials Secret) that already
+    exists and is not this stack's: this stack then keeps it up to date, and `destroy` leaves it in
+    place. Off (the default), such a namespace is refused at `up`, naming its owner."""
     namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """The caller makes the namespace (a platform makes each namespace of a stack once, so that
     no config change moves one to another resource)."""
@@ -165,7 +169,10 @@ class ModelNamespace(pulumi.ComponentResource):
         self.namespace_name = args.namespace
         self.service_account_name = ksa
 
-        ns = make_namespaces(namespaces(name, args), self, args.namespaces_made)[args.namespace]
+        ownership = install_ownership(f"ModelNamespace({name!r})", args.adopt, use_own=None)
+        ns = make_namespaces(namespaces(name, args), self, args.namespaces_made, ownership)[
+            args.namespace
+        ]
         secret_refs: list[dict[str, Any]] = []
         if args.static_credentials:
             secret_name = f"{ksa}-storage"
@@ -180,7 +187,7 @@ class ModelNamespace(pulumi.ComponentResource):
                 ),
                 type="Opaque",
                 string_data=pulumi.Output.secret(dict(args.static_credentials)),
-                opts=create_opts(self, ns),
+                opts=create_opts(self, ns, ownership),
             )
             secret_refs.append({"name": secret_name})
         sa = k8s.core.v1.ServiceAccount(
@@ -193,7 +200,7 @@ class ModelNamespace(pulumi.ComponentResource):
                 }
             ),
             secrets=secret_refs or None,
-            opts=create_opts(self, ns),
+            opts=create_opts(self, ns, ownership),
         )
         if args.gcp_service_account:
             import pulumi_gcp as gcp  # only GKE stacks pay for this import

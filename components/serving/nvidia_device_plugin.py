@@ -17,7 +17,7 @@ import pulumi
 
 from ..kube.provider import make_namespaces
 from ..model.deploy import versions
-from ..model.deploy.ownership import NamespacePlan, namespace_plans
+from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.inputs import stack
 from ..model.nodes.sharing import plugin_config
 from ..model.scheduling import Taint
@@ -57,6 +57,11 @@ class NvidiaDevicePluginArgs:
     """Namespace of the release."""
     chart: Optional[str] = None
     """A local chart directory or `.tgz` installed instead of the repository's (air-gapped)."""
+    adopt: Optional[bool] = False
+    """Take over what this install makes that already exists and is not this stack's (a Helm
+    release of the same name that plain Helm, another tool or stack installed, a namespace, an
+    object): this stack then keeps it up to date, and `destroy` leaves it in place. Off (the
+    default), such a thing is refused at `up`, naming its owner."""
     namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
     stack once, so that no config change moves one to another resource)."""
@@ -118,6 +123,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         super().__init__("gpu-inference:index:NvidiaDevicePlugin", name, None, opts)
         self.tolerations = device_plugin_tolerations(list(args.pool_taints or ()))
         namespace = args.namespace or "nvidia-device-plugin"
+        ownership = install_ownership(f"NvidiaDevicePlugin({name!r})", args.adopt)
         self.ready = chart_release(
             f"{name}-release",
             versions.NVIDIA_DEVICE_PLUGIN,
@@ -127,9 +133,10 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.chart,
             create_namespace=False,
-            depends_on=make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
-                namespace, []
-            ),
+            depends_on=make_namespaces(
+                namespaces(name, args), self, args.namespaces_made, ownership
+            ).get(namespace, []),
             parent=self,
+            ownership=ownership,
         )
         self.register_outputs({})

@@ -20,7 +20,7 @@ import pulumi
 
 from ..kube.provider import make_namespaces
 from ..model.deploy import versions
-from ..model.deploy.ownership import NamespacePlan, namespace_plans
+from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.inputs import stack
 from ..model.scheduling import Taint
 from .helm import chart_release, check_local_charts
@@ -48,6 +48,11 @@ class NvidiaDraDriverArgs:
     """Namespace of the release."""
     chart: Optional[str] = None
     """A local chart directory or `.tgz` installed instead of the registry's (air-gapped)."""
+    adopt: Optional[bool] = False
+    """Take over what this install makes that already exists and is not this stack's (a Helm
+    release of the same name that plain Helm, another tool or stack installed, a namespace, an
+    object): this stack then keeps it up to date, and `destroy` leaves it in place. Off (the
+    default), such a thing is refused at `up`, naming its owner."""
     namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
     stack once, so that no config change moves one to another resource)."""
@@ -89,6 +94,7 @@ class NvidiaDraDriver(pulumi.ComponentResource):
         check_local_charts(f"NvidiaDraDriver({name!r})", {"chart": args.chart})
         super().__init__("gpu-inference:index:NvidiaDraDriver", name, None, opts)
         namespace = args.namespace or "dra-driver-nvidia-gpu"
+        ownership = install_ownership(f"NvidiaDraDriver({name!r})", args.adopt)
         self.ready = chart_release(
             f"{name}-release",
             versions.NVIDIA_DRA_DRIVER,
@@ -98,9 +104,10 @@ class NvidiaDraDriver(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.chart,
             create_namespace=False,
-            depends_on=make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
-                namespace, []
-            ),
+            depends_on=make_namespaces(
+                namespaces(name, args), self, args.namespaces_made, ownership
+            ).get(namespace, []),
             parent=self,
+            ownership=ownership,
         )
         self.register_outputs({})

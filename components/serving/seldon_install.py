@@ -11,7 +11,7 @@ import pulumi
 
 from ..kube.provider import make_namespaces
 from ..model.deploy import versions
-from ..model.deploy.ownership import NamespacePlan, namespace_plans
+from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.errors import InputError
 from ..model.inputs import stack
 from .helm import chart_release, check_local_charts
@@ -42,6 +42,11 @@ class SeldonCoreInstallArgs:
     """A local seldon-core-v2-setup chart directory or `.tgz` instead of the repository's."""
     runtime_chart: Optional[str] = field(default=None, metadata=stack("chart.runtime"))
     """A local seldon-core-v2-runtime chart directory or `.tgz` instead of the repository's."""
+    adopt: Optional[bool] = False
+    """Take over what this install makes that already exists and is not this stack's (a Helm
+    release of the same name that plain Helm, another tool or stack installed, a namespace, an
+    object): this stack then keeps it up to date, and `destroy` leaves it in place. Off (the
+    default), such a thing is refused at `up`, naming its owner."""
     namespaces_made: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """The caller makes the namespaces `namespaces()` lists (a platform makes each namespace of a
     stack once, so that no config change moves one to another resource)."""
@@ -97,6 +102,7 @@ class SeldonCoreInstall(pulumi.ComponentResource):
         except InputError as e:
             raise e.at(f"SeldonCoreInstall({name!r})") from None
         super().__init__("gpu-inference:index:SeldonCoreInstall", name, None, opts)
+        ownership = install_ownership(f"SeldonCoreInstall({name!r})", args.adopt)
         crds = chart_release(
             f"{name}-crds",
             versions.SELDON_CRDS,
@@ -106,10 +112,11 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             version=args.version,
             local_chart=args.crds_chart,
             parent=self,
+            ownership=ownership,
         )
-        namespace = make_namespaces(namespaces(name, args), self, args.namespaces_made).get(
-            runtime_ns, []
-        )
+        namespace = make_namespaces(
+            namespaces(name, args), self, args.namespaces_made, ownership
+        ).get(runtime_ns, [])
         # The controller in the runtime namespace (watching only it, its default): it reads
         # ServerConfigs there, and the chart puts the built-in ones (mlserver, triton) there.
         setup = chart_release(
@@ -122,6 +129,7 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             local_chart=args.setup_chart,
             depends_on=[crds, *namespace],
             parent=self,
+            ownership=ownership,
         )
         self.ready = chart_release(
             f"{name}-runtime",
@@ -133,5 +141,6 @@ class SeldonCoreInstall(pulumi.ComponentResource):
             local_chart=args.runtime_chart,
             depends_on=[setup, *namespace],
             parent=self,
+            ownership=ownership,
         )
         self.register_outputs({"namespace": runtime_ns})

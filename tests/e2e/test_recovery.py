@@ -62,12 +62,24 @@ def helm_records(cp: rig.ControlPlane) -> list[dict[str, Any]]:
     return [s["metadata"] for s in found]
 
 
-def pending_release(cp: rig.ControlPlane) -> bool:
-    return any(m["labels"].get("status", "").startswith("pending") for m in helm_records(cp))
+def pending_release(cp: rig.ControlPlane) -> Callable[[rig.ControlPlane], bool]:
+    """A moment: Helm has a release record pending that was not there when this was called (a
+    record an earlier kill left does not count)."""
+
+    def pending() -> set[str]:
+        return {
+            m["uid"]
+            for m in helm_records(cp)
+            if m["labels"].get("status", "").startswith("pending")
+        }
+
+    before = pending()
+    return lambda cp: bool(pending() - before)
 
 
-def isvc_exists(cp: rig.ControlPlane) -> bool:
-    return bool(cp.get(ISVC)["items"])
+def isvc_exists(cp: rig.ControlPlane) -> Callable[[rig.ControlPlane], bool]:
+    """A moment: an InferenceService exists."""
+    return lambda cp: bool(cp.get(ISVC)["items"])
 
 
 # -- processes, by pid and start time (a pid alone may be taken again) -------------------------
@@ -177,14 +189,15 @@ def up_interrupted(
     project: Path,
     stack: str,
     cp: rig.ControlPlane,
-    moment: Callable[[rig.ControlPlane], bool],
+    moment: Callable[[rig.ControlPlane], Callable[[rig.ControlPlane], bool]],
     seen: Caused,
     whole_run: bool = True,
     timeout: float = 900,
 ) -> dict[int, int]:
-    """Start `pulumi up -s stack` and, once `moment(cp)` holds, kill the whole run (or the CLI
-    alone); the processes of the run still running afterwards (pid -> start time). Fails if the
-    run finished first."""
+    """Start `pulumi up -s stack` and, once the moment `moment(cp)` makes holds, kill the whole
+    run (or the CLI alone); the processes of the run still running afterwards (pid -> start
+    time). Fails if the run finished first."""
+    now = moment(cp)
     proc = subprocess.Popen(
         [
             str(pulumi.install.cli),
@@ -205,7 +218,7 @@ def up_interrupted(
     try:
         while proc.poll() is None and time.monotonic() < deadline:
             seen.seen.update(tree(proc.pid))
-            if moment(cp):
+            if now(cp):
                 if whole_run:
                     run = kill_run(proc.pid)
                 else:
@@ -429,9 +442,14 @@ def small_config(kubeconfig: Path) -> dict[str, Any]:
     }
 
 
-def small_node_patched(cp: rig.ControlPlane) -> bool:
-    labels = cp.get(f"/api/v1/nodes/{SMALL_NODE}")["metadata"].get("labels") or {}
-    return labels.get("small") == "true"
+def small_node_patched(cp: rig.ControlPlane) -> Callable[[rig.ControlPlane], bool]:
+    """A moment: the small stack's node carries its pool label."""
+
+    def patched(cp: rig.ControlPlane) -> bool:
+        labels = cp.get(f"/api/v1/nodes/{SMALL_NODE}")["metadata"].get("labels") or {}
+        return labels.get("small") == "true"
+
+    return patched
 
 
 def test_recover_touches_only_its_own_stacks_processes_and_lock(

@@ -10,12 +10,18 @@ import pytest
 from components.kube.hooks import (
     RESTORE_MANAGER,
     AdoptionRefused,
+    guard_release,
     recover_release,
     refuse_foreign,
     restore_taints,
 )
-from components.model.deploy.helm_records import INSTALL_REFUSED
-from components.model.deploy.ownership import FIELD_MANAGER_ANNOTATION
+from components.model.deploy.helm_records import INSTALL_REFUSED, UPGRADE_REFUSED
+from components.model.deploy.ownership import (
+    FIELD_MANAGER_ANNOTATION,
+    Ownership,
+    config_section,
+    install_ownership,
+)
 from components.model.scheduling.taints import OWN_TAINTS_ANNOTATION
 from tests.conftest import helm_secret
 
@@ -34,6 +40,7 @@ class FakeCluster:
         self.objects = objects or {}
         self.secret_list: list[dict[str, Any]] = []
         self.deleted: list[tuple[str, str]] = []
+        self.created: list[tuple[str, dict]] = []
         self.patches: list[tuple[str, list, str]] = []
         self.conflicts = 0
 
@@ -46,6 +53,9 @@ class FakeCluster:
 
     def delete_secret(self, namespace, name):
         self.deleted.append((namespace, name))
+
+    def create_secret(self, namespace, body):
+        self.created.append((namespace, body))
 
     def patch_node(self, name, ops, manager):
         if self.conflicts:
@@ -77,31 +87,105 @@ def test_a_create_refuses_an_object_that_is_not_this_stacks():
     refuse_foreign(FakeCluster({("Namespace", "models", None): theirs}), inputs(None))
 
 
-def release(name: str = "nvidia-device-plugin") -> dict:
-    return {
-        "name": name,
-        "namespace": "nvidia-device-plugin",
-        "chart": "/charts/nvidia-device-plugin",
-    }
+KARPENTER_URN = (
+    "urn:pulumi:s::p::gpu-inference:index:InferencePlatform$gpu-inference:index:KarpenterInstall$"
+    "kubernetes:helm.sh/v3:Release::gi-karpenter-controller"
+)
+OUR_MARKER = "gpu-inference/p/s/gi-karpenter-controller"
 
 
-def test_a_half_made_release_is_cleared_and_retried():
+def karpenter() -> dict:
+    return {"name": "karpenter", "namespace": "kube-system", "chart": "oci://x/karpenter"}
+
+
+def karpenter_records(status: str, marker: str | None, revisions: int = 1) -> list[dict]:
+    return [
+        helm_secret("karpenter", n, status if n == revisions else "superseded", "karpenter",
+                    marker, "1.5.0")
+        for n in range(1, revisions + 1)
+    ]  # fmt: skip
+
+
+def addon_ownership(adopt: bool = False) -> Ownership:
+    with config_section("gpu-inference:addons.karpenter"):
+        return install_ownership("KarpenterInstall('gi-karpenter')", adopt)
+
+
+def test_a_half_made_release_of_this_resource_is_cleared_and_retried():
     cluster = FakeCluster()
-    cluster.secret_list = [helm_secret("nvidia-device-plugin", 1, "pending-install")]
-    cleared = recover_release(cluster, "create", [f"Error: {INSTALL_REFUSED}"], release())
-    assert cleared == ["sh.helm.release.v1.nvidia-device-plugin.v1"]
-    assert cluster.selector == ("nvidia-device-plugin", "owner=helm,name=nvidia-device-plugin")
-    assert cluster.deleted == [
-        ("nvidia-device-plugin", "sh.helm.release.v1.nvidia-device-plugin.v1")
-    ]
+    cluster.secret_list = karpenter_records("pending-install", OUR_MARKER)
+    # Its own killed create: the guard lets the install run (and fail), the error hook clears.
+    assert guard_release(cluster, karpenter(), KARPENTER_URN, addon_ownership()) == []
+    cleared = recover_release(
+        cluster, "create", [f"Error: {INSTALL_REFUSED}"], karpenter(), KARPENTER_URN
+    )
+    assert cleared == ["sh.helm.release.v1.karpenter.v1"]
+    assert cluster.selector == ("kube-system", "owner=helm,name=karpenter")
+    assert cluster.deleted == [("kube-system", "sh.helm.release.v1.karpenter.v1")]
+
+
+@pytest.mark.parametrize(
+    "status, revisions", [("deployed", 1), ("deployed", 3), ("pending-install", 1)]
+)
+def test_a_plain_helm_karpenter_is_refused_and_never_cleared(status, revisions):
+    cluster = FakeCluster()
+    cluster.secret_list = karpenter_records(status, None, revisions)
+    with pytest.raises(AdoptionRefused) as e:
+        guard_release(cluster, karpenter(), KARPENTER_URN, addon_ownership())
+    assert str(e.value) == (
+        "Helm release kube-system/karpenter already exists and was installed by Helm or another "
+        f"tool (chart karpenter 1.5.0, revision {revisions} {status}; no gpu-inference marker): "
+        "this stack will not take it over. Use the cluster's own: set "
+        "`gpu-inference:addons.karpenter.enabled: false`; or adopt it on purpose: set "
+        "`gpu-inference:addons.karpenter.adopt: true` (this stack then keeps it up to date, and "
+        "destroy leaves it in place)"
+    )
+    for operation, error in (("create", INSTALL_REFUSED), ("update", UPGRADE_REFUSED)):
+        assert (
+            recover_release(cluster, operation, [f"Error: {error}"], karpenter(), KARPENTER_URN)
+            == []
+        )
+    assert cluster.deleted == [] and cluster.created == []
+
+
+def test_a_release_another_resource_of_this_stack_installed_is_refused():
+    cluster = FakeCluster()
+    cluster.secret_list = karpenter_records("deployed", "gpu-inference/p/s/old-name")
+    with pytest.raises(AdoptionRefused, match="belongs to another resource of this stack"):
+        guard_release(cluster, karpenter(), KARPENTER_URN, addon_ownership())
+    assert (
+        recover_release(
+            cluster, "create", [f"Error: {INSTALL_REFUSED}"], karpenter(), KARPENTER_URN
+        )
+        == []
+    )
+
+
+def test_adopted_on_purpose_the_foreign_records_are_kept_aside():
+    cluster = FakeCluster()
+    cluster.secret_list = karpenter_records("deployed", None, revisions=2)
+    moved = guard_release(cluster, karpenter(), KARPENTER_URN, addon_ownership(adopt=True))
+    assert moved == ["sh.helm.release.v1.karpenter.v1", "sh.helm.release.v1.karpenter.v2"]
+    assert cluster.deleted == [("kube-system", name) for name in moved]
+    for (namespace, body), original in zip(cluster.created, cluster.secret_list, strict=True):
+        assert namespace == "kube-system"
+        assert body["metadata"]["name"] == "gpu-inference-adopted." + original["metadata"]["name"]
+        assert body["metadata"]["labels"] == {
+            **original["metadata"]["labels"],
+            "owner": "gpu-inference-adopted",
+        }
+        assert body["metadata"]["annotations"] == {"gpu-inference.dev/adopted-by": KARPENTER_URN}
+        assert body["data"] == original["data"]
 
 
 def test_a_release_is_retried_twice_at_most_and_never_for_other_errors():
     cluster = FakeCluster()
-    cluster.secret_list = [helm_secret("nvidia-device-plugin", 1, "pending-install")]
+    cluster.secret_list = karpenter_records("pending-install", OUR_MARKER)
     third = [f"Error: {INSTALL_REFUSED}"] * 3
-    assert recover_release(cluster, "create", third, release()) == []
-    assert recover_release(cluster, "create", ["Error: timed out"], release()) == []
+    assert recover_release(cluster, "create", third, karpenter(), KARPENTER_URN) == []
+    assert (
+        recover_release(cluster, "create", ["Error: timed out"], karpenter(), KARPENTER_URN) == []
+    )
     assert cluster.deleted == []
 
 

@@ -7,9 +7,13 @@ import pytest
 from components.model.deploy.ownership import (
     FIELD_MANAGER_ANNOTATION,
     MAX_MANAGER,
+    Ownership,
     adoption_problem,
+    config_section,
     field_manager,
+    install_ownership,
     manager_of,
+    owner_found,
     with_manager,
 )
 
@@ -72,3 +76,50 @@ def test_what_a_create_may_adopt(found, problem):
 def test_a_namespaced_object_is_named_with_its_namespace():
     problem = adoption_problem(live(None, "InferenceService", "ml"), OURS)
     assert problem is not None and problem.startswith("InferenceService ml/models already exists")
+
+
+@pytest.mark.parametrize(
+    "meta, owner",
+    [
+        (
+            {"annotations": {"meta.helm.sh/release-name": "eg", "meta.helm.sh/release-namespace": "envoy-gateway-system"}},
+            "belongs to Helm release envoy-gateway-system/eg",
+        ),
+        (
+            {"managedFields": [{"manager": "kubectl-client-side-apply"}, {"manager": "kube-apiserver"}]},
+            "was made by 'kube-apiserver', 'kubectl-client-side-apply' (not gpu-inference)",
+        ),
+        ({"annotations": {FIELD_MANAGER_ANNOTATION: "gpu-inference/p/dev"}}, "belongs to another stack (p/dev)"),
+        ({}, "was not made by gpu-inference"),
+    ],
+)  # fmt: skip
+def test_the_owner_found_is_named(meta, owner):
+    assert owner_found({"metadata": {"name": "x", **meta}}) == owner
+
+
+def test_an_installs_ways_out_in_stack_keys_or_in_its_arguments():
+    with config_section("gpu-inference:addons.kserve.llm"):
+        step = install_ownership(
+            "LLMServingInstall('x')", False, "gatewayApiCrds", "gateway_api_crds"
+        )
+    assert step == Ownership(
+        "Use the cluster's own: set `gpu-inference:addons.kserve.llm.gatewayApiCrds: false`; or "
+        "adopt it on purpose: set `gpu-inference:addons.kserve.llm.adopt: true` (this stack then "
+        "keeps it up to date, and destroy leaves it in place)",
+        False,
+        "addons.kserve.llm.gatewayApiCrds",
+    )
+    alone = install_ownership("LLMServingInstall('x')", True, "gatewayApiCrds", "gateway_api_crds")
+    assert alone.ways_out.startswith(
+        "Use the cluster's own: LLMServingInstall('x') with `gateway_api_crds=False`; or adopt "
+        "it on purpose: LLMServingInstall('x') with `adopt=True`"
+    )
+    assert alone.adopt and alone.scope == "LLMServingInstall('x').gatewayApiCrds"
+    with config_section("gpu-inference:knative"):
+        knative = install_ownership("KnativeServing('k')", None, "mode", "mode", "patch")
+    assert "set `gpu-inference:knative.mode: patch`" in knative.ways_out
+    with config_section("gpu-inference:namespaces"):
+        models = install_ownership("ModelNamespace('m')", None, use_own=None)
+    assert models.ways_out.startswith(
+        "Use another name; or adopt it on purpose: set `gpu-inference:namespaces.adopt: true`"
+    )

@@ -12,6 +12,7 @@ from components.model.errors import InputError
 from components.platform.load import load_spec
 from components.platform.platform import InferencePlatform
 from tests.config_bases import EKS, GKE, NS
+from tests.conftest import values_of
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
@@ -54,7 +55,7 @@ def test_pool_resources_wait_for_the_controller_which_waits_for_its_pool(run):
     # The controller runs on the cpu node group: it waits for it, not for the GPU pools.
     assert g.depends_on(controller, g.one("aws:eks/nodeGroup:NodeGroup", "cpu"))
     assert not g.depends_on(controller, g.one("aws:eks/nodeGroup:NodeGroup", "g5"))
-    assert controller.inputs["values"] == {
+    assert values_of(controller) == {
         "settings": {"clusterName": "prod"},
         "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": ROLE}},
         "affinity": {
@@ -96,7 +97,7 @@ def test_time_sliced_karpenter_pool_turns_the_node_overlay_gate_on(run):
     spec = load_spec(stack({"enabled": True, "podIdentity": True}, shared))
     g = run(lambda: InferencePlatform("gi", spec))
     controller = releases(g)["karpenter"]
-    assert controller.inputs["values"] == {
+    assert values_of(controller) == {
         "settings": {"clusterName": "prod", "featureGates": {"nodeOverlay": True}}
     }
     overlays = g.of_type(NODEOVERLAY)
@@ -185,7 +186,7 @@ K = f"{NS}:addons.karpenter"
             stack({"enabled": True, "podIdentity": True, "rolearn": ROLE}),
             f"{K}.rolearn: unknown key 'rolearn' (did you mean 'roleArn'?) (allowed: enabled, "
             "version, namespace, roleArn, podIdentity, interruptionQueue, systemPools, "
-            "nodeGroups, chart)",
+            "nodeGroups, chart, adopt)",
         ),
     ],
 )
@@ -234,7 +235,7 @@ def test_example_stack_installs_the_controller_before_its_node_pools(tmp_path):
     entries = {f"{e['type']}::{e['name']}": e for e in result.entries}
     crd = f"{RELEASE}::gpu-inference-karpenter-crd"
     controller = f"{RELEASE}::gpu-inference-karpenter-controller"
-    assert entries[controller]["inputs"]["values"] == {
+    assert values_of(entries[controller], "eks-karpenter") == {
         "settings": {"clusterName": "inference", "interruptionQueue": "inference"},
         "serviceAccount": {
             "annotations": {

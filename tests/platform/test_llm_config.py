@@ -31,7 +31,7 @@ from components.serving.llm_inference_service import (
     LLMWorkloadArgs,
 )
 from components.serving.llm_install import LLMServingInstallArgs
-from tests.conftest import ROOT
+from tests.conftest import ROOT, values_of
 
 NS = "gpu-inference"
 L = "llmInferenceServices"
@@ -268,7 +268,7 @@ def test_exactly_one_cert_manager_and_one_kserve_namespace(gke_llm):
         "models",
     ]
     # Beside KServe's charts, the LLM chart leaves the shared resources to them.
-    assert rel["kserve-llmisvc-resources"].inputs["values"] == {
+    assert values_of(rel["kserve-llmisvc-resources"], "gke-llm") == {
         "kserve": {"llmisvc": {"createGIECRDs": False}, "createSharedResources": False}
     }
 
@@ -347,7 +347,7 @@ def test_without_kserve_the_llm_install_makes_its_namespace_and_shared_resources
     g = graph({f"{NS}:addons": addons})
     rel = releases(g)
     assert "kserve" not in rel and "kserve-llmisvc-resources" in rel
-    assert rel["kserve-llmisvc-resources"].inputs["values"] == {
+    assert values_of(rel["kserve-llmisvc-resources"], "gke-llm") == {
         "kserve": {"llmisvc": {"createGIECRDs": False}}
     }
     (kserve_ns,) = [r for r in g.of_type(NAMESPACE) if r.inputs["metadata"]["name"] == "kserve"]

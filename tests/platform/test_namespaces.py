@@ -72,7 +72,11 @@ def test_kserve_is_the_platforms_whether_or_not_kserve_is_installed_beside_the_l
         "gpu-inference:index:InferencePlatform$gpu-inference:index:LLMServingInstall$"
         "kubernetes:core/v1:Namespace::gpu-inference-kserve-llm-ns-kserve",
     ]
-    assert ns["options"]["hooks"] == {"before_create": ["gpu-inference-cluster-k8s-refuse-foreign"]}
+    # Its refusal names the ways out of the part that wants it (KServe's, else the LLM install's).
+    scope = "addons-kserve" if kserve else "addons-kserve-llm"
+    assert ns["options"]["hooks"] == {
+        "before_create": [f"gpu-inference-cluster-k8s-refuse-foreign-{scope}"]
+    }
 
 
 @pytest.mark.parametrize("seldon", [True, False])

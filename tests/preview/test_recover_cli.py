@@ -256,13 +256,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         )
     )
     stack = FakeStack(PENDING, {"create": 3})
-    ctx = rv.Context(
-        stack,
-        SimpleNamespace(who_am_i=lambda: SimpleNamespace(url=f"file://{backend}")),
-        "p",
-        tmp_path,
-        backend,
-    )
+    ctx = rv.Context(stack, SimpleNamespace(), "p", tmp_path, f"file://{backend}", backend)
     other = rc.Proc(
         9201, 1, os.getuid(), 1_000_000.0, ("/p/pulumi-resource-kubernetes", "127.0.0.1:40002")
     )
@@ -355,9 +349,8 @@ def test_a_lock_met_on_a_backend_that_cannot_be_read_is_cancelled_unless_its_cli
 ):
     world.lock.unlink()
     ctx = rv.open_stack("dev", world.dir)
-    ctx.backend_dir = None
+    ctx.backend_dir, ctx.backend_url = None, "s3://state"
     ctx.workspace = SimpleNamespace(
-        who_am_i=lambda: SimpleNamespace(url="s3://state"),
         list_stacks=lambda: [SimpleNamespace(name="organization/p/dev", update_in_progress=None)],
     )
     world.stack.locked = LOCKED
@@ -378,3 +371,47 @@ def test_recover_outside_a_project_is_a_usage_error(tmp_path, capsys):
     code, out, err = run(capsys, "dev", "--project-dir", str(tmp_path))
     assert code == 2 and out == ""
     assert err.startswith("error: ") and "no Pulumi.yaml in the project directory" in err
+
+
+def test_an_empty_checkpoint_attrs_file_is_deleted_first_then_the_checkpoint_is_read(
+    world, capsys, monkeypatch
+):
+    attrs = world.lock.parents[4] / "stacks" / "p" / "dev.json.attrs"
+    attrs.parent.mkdir(parents=True)
+    attrs.write_text("")
+    (attrs.parent / "dev.json").write_text("{}")
+    exported = world.stack.export_stack
+
+    def export_stack():
+        if attrs.exists():  # what the local backend does: `failed to load checkpoint: EOF`
+            raise CommandError(CommandResult("", "error: failed to load checkpoint: EOF", 255))
+        return exported()
+
+    monkeypatch.setattr(world.stack, "export_stack", export_stack)
+    code, out, _ = run(capsys, "dev", "--project-dir", str(world.dir))
+    assert code == 1
+    assert "  1. delete the empty .pulumi/stacks/p/dev.json.attrs the kill left beside the " in out
+    assert "pending" not in out  # not known until the checkpoint can be read
+    code, out, _ = run(capsys, "dev", "--yes", "--project-dir", str(world.dir))
+    assert not attrs.exists()
+    assert "deleted .pulumi/stacks/p/dev.json.attrs\n" in out
+    assert world.stack.calls[:2] == ["cancel", "refresh clear_pending_creates=True"]
+
+
+def test_an_unreadable_checkpoint_otherwise_is_refused_naming_the_way_out(
+    world, capsys, monkeypatch
+):
+    def export_stack():
+        raise CommandError(
+            CommandResult("", "error: failed to load checkpoint: unexpected end of JSON input", 255)
+        )
+
+    monkeypatch.setattr(world.stack, "export_stack", export_stack)
+    code, _, err = run(capsys, "dev", "--yes", "--project-dir", str(world.dir))
+    assert code == 2
+    assert err == (
+        "error: cannot read stack dev's checkpoint: error: failed to load checkpoint: unexpected "
+        "end of JSON input. A truncated local checkpoint is restored from the copy beside it "
+        "(docs/recovery.md)\n"
+    )
+    assert world.stack.calls == [] and world.stopped == []

@@ -123,6 +123,13 @@ def test_a_run_whose_engine_listens_is_live():
     ]
 
 
+def test_a_program_naming_the_project_directory_through_a_symlink_is_of_the_stack():
+    linked = [program(302, C, "dev", root="/link/proj")]
+    runs = rc.stack_runs(linked, (), set(), "gpu-inference", "dev", ROOT, 1000, lambda p: ROOT)
+    assert [(r.engine, [p.pid for p in r.procs]) for r in runs] == [(C, [302])]
+    assert rc.stack_runs(linked, (), set(), "gpu-inference", "dev", ROOT, 1000) == []
+
+
 def test_records_of_another_directory_or_project_tie_nothing():
     moved = RunRecord("gpu-inference", "dev", "/elsewhere", A, 100, T0)
     other = RunRecord("other-project", "dev", ROOT, A, 100, T0)

@@ -13,6 +13,7 @@ from components.serving.nvidia_device_plugin import (
     device_plugin_tolerations,
 )
 from components.serving.seldon_install import SeldonCoreInstall, SeldonCoreInstallArgs
+from tests.conftest import values_of
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
@@ -32,7 +33,7 @@ def test_kserve_crds_before_controller_with_the_default_mode(run):
     assert "repositoryOpts" not in rel["kserve"].inputs  # OCI charts carry their registry
     assert g.depends_on(rel["kserve"], rel["kserve-crd"])
     # v0.20 spells RawDeployment "Standard".
-    assert rel["kserve"].inputs["values"] == {
+    assert values_of(rel["kserve"]) == {
         "kserve": {
             "controller": {
                 "deploymentMode": "Standard",
@@ -58,7 +59,7 @@ def test_kserve_runtimes_chart_last_and_enabled(run):
     assert runtimes.inputs["chart"] == "oci://ghcr.io/kserve/charts/kserve-runtime-configs"
     assert runtimes.inputs["version"] == versions.KSERVE_VERSION
     assert runtimes.inputs["namespace"] == "kserve"
-    assert runtimes.inputs["values"] == {"kserve": {"servingruntime": {"enabled": True}}}
+    assert values_of(runtimes) == {"kserve": {"servingruntime": {"enabled": True}}}
     assert g.depends_on(runtimes, rel["kserve"])
     assert holder["k"].ready._name == "kserve-runtimes"  # what InferenceServices wait for
 
@@ -88,7 +89,7 @@ def test_kserve_chart_names_follow_the_version(run, version, controller, runtime
 
 def test_kserve_with_istio_keeps_virtual_hosts(run):
     g = run(lambda: KServeInstall("kserve", KServeInstallArgs(ingress="istio")))
-    assert releases(g)["kserve"].inputs["values"] == {
+    assert values_of(releases(g)["kserve"]) == {
         "kserve": {"controller": {"deploymentMode": "Knative"}}
     }
 
@@ -120,7 +121,7 @@ def test_seldon_crds_then_controller_then_runtime(run):
     # The controller reads ServerConfigs only from its own namespace (serverconfig_types.go,
     # constants.SeldonNamespace): controller, runtime and ServerConfigs in one namespace.
     assert rel["seldon-core-v2-setup"].inputs["namespace"] == "seldon-mesh"
-    assert rel["seldon-core-v2-setup"].inputs["values"] == {}  # clusterwide: false (default)
+    assert values_of(rel["seldon-core-v2-setup"]) == {}  # clusterwide: false (default)
     assert rel["seldon-core-v2-setup"].inputs["createNamespace"] is False
     ns = g.one("kubernetes:core/v1:Namespace")
     assert ns.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
@@ -188,5 +189,5 @@ def test_cert_manager_installs_its_crds(run):
     rel = run(lambda: CertManager("cm", CertManagerArgs())).one(RELEASE)
     assert rel.inputs["chart"] == "cert-manager"
     assert rel.inputs["version"] == versions.CERT_MANAGER.version
-    assert rel.inputs["values"] == {"crds": {"enabled": True, "keep": True}}
+    assert values_of(rel) == {"crds": {"enabled": True, "keep": True}}
     assert rel.inputs["namespace"] == "cert-manager"

@@ -11,6 +11,7 @@ from components.model.deploy import versions
 from components.model.scheduling import Taint
 from components.pools.gke import GkeGpuNodePoolArgs, plan_gke_pool
 from components.serving.nvidia_dra_driver import NvidiaDraDriver, NvidiaDraDriverArgs
+from tests.conftest import values_of
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
@@ -20,14 +21,15 @@ def test_the_driver_chart_is_pinned_and_its_kubelet_plugin_tolerates_every_pool_
         pool_taints=[Taint("team", "ml", "NoSchedule"), Taint("nvidia.com/gpu", "present")],
         driver_root="/home/kubernetes/bin/nvidia",
     )
-    release = run(lambda: NvidiaDraDriver("dra", args)).one(RELEASE).inputs
+    registered = run(lambda: NvidiaDraDriver("dra", args)).one(RELEASE)
+    release = registered.inputs
     assert (
         release["chart"] == "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
     )
     assert release["version"] == "0.4.1"
     assert versions.NVIDIA_DRA_DRIVER.version == "0.4.1"
     assert release["namespace"] == "dra-driver-nvidia-gpu"
-    assert release["values"] == {
+    assert values_of(registered) == {
         "gpuResourcesEnabledOverride": True,
         "nvidiaDriverRoot": "/home/kubernetes/bin/nvidia",
         "kubeletPlugin": {

@@ -9,7 +9,7 @@ from components.serving.karpenter_install import (
     KarpenterInstallArgs,
     karpenter_values,
 )
-from tests.conftest import owned
+from tests.conftest import marked, owned, values_of
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 ROLE = "arn:aws:iam::123456789012:role/inference-karpenter"
@@ -38,7 +38,7 @@ def test_crd_chart_then_controller_chart_exact_inputs(run):
         "version": "1.14.1",
         "namespace": "kube-system",
         "createNamespace": False,
-        "values": {},
+        "values": marked({}, "karpenter-crd"),
         "atomic": True,
         "timeout": 900,
         "compat": "true",
@@ -50,10 +50,13 @@ def test_crd_chart_then_controller_chart_exact_inputs(run):
         "namespace": "kube-system",
         "createNamespace": False,
         "skipCrds": True,
-        "values": {
-            "settings": {"clusterName": "inference", "interruptionQueue": "q1"},
-            "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": ROLE}},
-        },
+        "values": marked(
+            {
+                "settings": {"clusterName": "inference", "interruptionQueue": "q1"},
+                "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": ROLE}},
+            },
+            "karpenter-controller",
+        ),
         "atomic": True,
         "timeout": 900,
         "compat": "true",
@@ -90,7 +93,7 @@ def test_pod_identity_other_namespace_version_and_local_charts(run, tmp_path):
     assert rel["karpenter-crd"].inputs["createNamespace"] is False
     assert rel["karpenter"].inputs["createNamespace"] is False
     assert rel["karpenter"].inputs["namespace"] == "karpenter"
-    assert rel["karpenter"].inputs["values"] == {"settings": {"clusterName": "c"}}
+    assert values_of(rel["karpenter"]) == {"settings": {"clusterName": "c"}}
     g = run(
         lambda: KarpenterInstall(
             "k", KarpenterInstallArgs(cluster_name="c", pod_identity=True, version="1.13.0")

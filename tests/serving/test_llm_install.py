@@ -8,6 +8,7 @@ import pytest
 from components.model.errors import InputError
 from components.preview.mockrun import FakeCloud, run_program
 from components.serving.llm_install import LLMServingInstall, LLMServingInstallArgs
+from tests.conftest import values_of
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
@@ -69,12 +70,12 @@ def test_every_step_at_its_pinned_version():
 
 def test_values():
     rel = releases(install())
-    assert rel["cert-manager"].inputs["values"] == {"crds": {"enabled": True, "keep": True}}
+    assert values_of(rel["cert-manager"]) == {"crds": {"enabled": True, "keep": True}}
     # The GIE CRDs come from their release; the chart's bundled copy would collide.
-    assert rel["kserve-llmisvc-resources"].inputs["values"] == {
+    assert values_of(rel["kserve-llmisvc-resources"]) == {
         "kserve": {"llmisvc": {"createGIECRDs": False}}
     }
-    assert rel["kserve-llmisvc-configs"].inputs["values"] == {
+    assert values_of(rel["kserve-llmisvc-configs"]) == {
         "kserve": {"llmisvcConfigs": {"enabled": True}, "servingruntime": {"enabled": False}}
     }
     eg = rel["eg"].inputs["values"]["config"]["envoyGateway"]
@@ -86,12 +87,12 @@ def test_values():
         "port": 1063,
     }
     assert eg["extensionApis"] == {"enableEnvoyPatchPolicy": True, "enableBackend": True}
-    assert "values" not in rel["aieg"].inputs or rel["aieg"].inputs["values"] == {}
+    assert values_of(rel["aieg"]) == {}
 
 
 def test_beside_kserve_the_shared_resources_are_not_made_twice():
     rel = releases(install(kserve_installed=True))
-    assert rel["kserve-llmisvc-resources"].inputs["values"] == {
+    assert values_of(rel["kserve-llmisvc-resources"]) == {
         "kserve": {"llmisvc": {"createGIECRDs": False}, "createSharedResources": False}
     }
 

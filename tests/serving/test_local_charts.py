@@ -14,6 +14,7 @@ from components.serving.knative import KnativeServing, KnativeServingArgs
 from components.serving.kserve_install import KServeInstall, KServeInstallArgs
 from components.serving.nvidia_device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.serving.seldon_install import SeldonCoreInstall, SeldonCoreInstallArgs
+from tests.conftest import marked
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 CHARTS = Path(__file__).resolve().parents[1] / "e2e" / "charts"
@@ -45,20 +46,23 @@ def test_device_plugin_from_a_local_directory(run):
         "namespace": "nvidia-device-plugin",
         # Made by the stack as a Namespace (destroy deletes it), not by Helm.
         "createNamespace": False,
-        "values": {
-            "tolerations": [
-                {"key": "CriticalAddonsOnly", "operator": "Exists"},
-                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
-            ],
-            "nfd": {
-                "worker": {
-                    "tolerations": [
-                        {"key": "CriticalAddonsOnly", "operator": "Exists"},
-                        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
-                    ]
-                }
+        "values": marked(
+            {
+                "tolerations": [
+                    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+                    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                ],
+                "nfd": {
+                    "worker": {
+                        "tolerations": [
+                            {"key": "CriticalAddonsOnly", "operator": "Exists"},
+                            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                        ]
+                    }
+                },
             },
-        },
+            "dp-release",
+        ),
         "atomic": True,
         "timeout": 900,
         "compat": "true",  # added by the SDK
@@ -113,6 +117,7 @@ def test_knative_operator_from_a_local_chart(run):
         "name": "knative-operator",
         "chart": MARKER,
         "namespace": "knative-operator",
+        "values": marked({}, "knative-operator"),
         "compat": "true",
     }
 

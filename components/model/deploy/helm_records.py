@@ -12,6 +12,17 @@ provider process outlived the CLI and finished, a `deployed` first revision Pulu
 recorded), or a `pending-upgrade` on top of the deployed revision. Deleting those records (only
 the records: the objects stay) lets the retried install adopt the objects, which carry the
 release's `meta.helm.sh/release-name` annotation (helm `pkg/action/validate.go`).
+
+Records are ours only by proof: every release this package installs carries the value
+`global.gpuInferenceResource`: `<stack field manager>/<resource name>`
+(`gpu-inference/<project>/<stack>/<name>`), the Pulumi resource that installs it. Helm keeps the
+values a release was given (`config`) in every record from the first, `pending-install` on
+(`pkg/action/install.go` `createRelease`), so the records a killed create left name the resource
+that left them, and a release another tool installed (plain Helm, another stack, another resource
+of this stack) names none or another: it is refused, never cleared. `global` is the values key
+every chart accepts: of the pinned charts only cert-manager's values.schema.json (v1.18.2) closes
+its top level (`additionalProperties: false`) and it leaves `global` open; kserve-llmisvc-resources'
+(v0.20.0) does not close it; the others ship none.
 """
 
 import base64
@@ -21,10 +32,31 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .ownership import MANAGER_PREFIX, field_manager
+
 INSTALL_REFUSED = "cannot re-use a name that is still in use"
 UPGRADE_REFUSED = "another operation (install/upgrade/rollback) is in progress"
 PENDING = ("pending-install", "pending-upgrade", "pending-rollback")
 RECORD_LABELS = "owner=helm,name={release}"
+OWNER_VALUE = "gpuInferenceResource"
+"""The key under `global` in a release's values that names the resource installing it."""
+
+
+def resource_marker(project: str, stack: str, resource: str) -> str:
+    """The marker of the release the resource `resource` of this stack installs."""
+    return f"{field_manager(project, stack)}/{resource}"
+
+
+def marker_of_urn(urn: str) -> str:
+    """The marker a resource's releases carry, from its URN `urn:pulumi:STACK::PROJECT::...::NAME`."""
+    parts = urn.split("::")
+    stack = parts[0].rsplit(":", 1)[-1]
+    return resource_marker(parts[1] if len(parts) > 1 else "", stack, parts[-1])
+
+
+def owner_values(marker: str) -> dict[str, Any]:
+    """The values that mark a release (merged into its own)."""
+    return {"global": {OWNER_VALUE: marker}}
 
 
 @dataclass(frozen=True)
@@ -36,6 +68,10 @@ class Record:
     status: str
     chart: Optional[str]
     """The chart's name from the release body (None when it cannot be read)."""
+    owner: Optional[str] = None
+    """The marker of the resource that installed it (`global.gpuInferenceResource` of its
+    values), None without one."""
+    chart_version: Optional[str] = None
 
 
 def decode_release(data: str) -> Mapping[str, Any]:
@@ -53,48 +89,74 @@ def record_of(secret: Mapping[str, Any]) -> Record:
     meta = secret.get("metadata") or {}
     labels = meta.get("labels") or {}
     chart: Optional[str] = None
+    version: Optional[str] = None
+    owner: Optional[str] = None
     try:
         body = decode_release((secret.get("data") or {}).get("release", ""))
-        chart = ((body.get("chart") or {}).get("metadata") or {}).get("name")
-    except (ValueError, OSError, TypeError):
+        chart_meta = (body.get("chart") or {}).get("metadata") or {}
+        chart, version = chart_meta.get("name"), chart_meta.get("version")
+        marker = ((body.get("config") or {}).get("global") or {}).get(OWNER_VALUE)
+        owner = marker if isinstance(marker, str) else None
+    except (ValueError, OSError, TypeError, AttributeError):
         chart = None
     try:
         revision = int(labels.get("version", "0"))
     except ValueError:
         revision = 0
-    return Record(str(meta.get("name", "")), revision, str(labels.get("status", "")), chart)
+    return Record(
+        str(meta.get("name", "")),
+        revision,
+        str(labels.get("status", "")),
+        chart,
+        owner,
+        str(version) if version is not None else None,
+    )
 
 
-def chart_name(chart: str) -> str:
-    """The chart's name from a Release's `chart` input: a repository chart name, an `oci://`
-    reference or a local path (directory or `.tgz`, whose name may carry the version)."""
-    last = chart.rstrip("/").rsplit("/", 1)[-1]
-    for suffix in (".tgz", ".tar.gz"):
-        if last.endswith(suffix):
-            last = last[: -len(suffix)]
-            head, sep, tail = last.rpartition("-")
-            if sep and tail[:1].isdigit():
-                last = head
-    return last
+def release_owner(records: Iterable[Record], urn: str) -> Optional[str]:
+    """Who the release whose records these are belongs to, when not to the resource `urn` (None:
+    no records, or the newest is marked with `urn`: what its own interrupted create left)."""
+    history = sorted(records, key=lambda r: r.revision)
+    if not history:
+        return None
+    last = history[-1]
+    ours = marker_of_urn(urn)
+    if last.owner == ours:
+        return None
+    what = f"chart {last.chart or '?'} {last.chart_version or '?'}, revision {last.revision} "
+    what += last.status
+    if last.owner is None or not last.owner.startswith(MANAGER_PREFIX + "/"):
+        return f"was installed by Helm or another tool ({what}; no gpu-inference marker)"
+    stack_manager = ours.rsplit("/", 1)[0]
+    if last.owner.startswith(stack_manager + "/"):
+        return (
+            f"belongs to another resource of this stack ({last.owner.rsplit('/', 1)[-1]}; "
+            f"{what}): a change moved the release to another resource without an alias"
+        )
+    other = last.owner.removeprefix(MANAGER_PREFIX + "/").rsplit("/", 1)[0]
+    return f"belongs to another stack ({other}; {what})"
 
 
 def records_to_clear(
-    records: Iterable[Record], operation: str, error: str, chart: Optional[str]
+    records: Iterable[Record], operation: str, error: str, urn: Optional[str]
 ) -> list[str]:
-    """The Secrets to delete so that `operation` (`create` or `update`) can be retried after
-    `error`, or [] when this is not a half-made release of this chart (the error stands)."""
+    """The Secrets to delete so that `operation` (`create` or `update`) of the resource `urn` can
+    be retried after `error`, or [] when this is not a release that resource's own interrupted
+    operation left half made (the error stands). Only records marked with `urn` are ever
+    cleared: never a release another tool, another stack or another resource installed."""
     history = sorted(records, key=lambda r: r.revision)
-    if not history:
+    if not history or urn is None:
         return []
     last = history[-1]
-    if chart is not None and last.chart is not None and last.chart != chart:
-        return []  # another chart under this release name: not ours to clear
+    ours = marker_of_urn(urn)
+    if last.owner != ours:
+        return []  # not proven ours: the error stands
     if operation == "create" and INSTALL_REFUSED in error:
         if last.status in (*PENDING, "failed", "uninstalling") or (
             last.status == "deployed" and len(history) == 1
         ):
-            return [r.secret for r in history]
+            return [r.secret for r in history if r.owner == ours]
         return []
     if operation == "update" and UPGRADE_REFUSED in error and last.status in PENDING:
-        return [r.secret for r in history if r.status in PENDING]
+        return [r.secret for r in history if r.status in PENDING and r.owner == ours]
     return []
