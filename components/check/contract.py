@@ -155,7 +155,7 @@ Findings (stable codes):
 | GI027 | error    | dra-not-provisioned: a pod with DRA ResourceClaims lands on a Karpenter or EKS Auto Mode pool (Karpenter ignores DRA pods) |
 | GI028 | error    | dra-driver-label: a DRA GPU pod lands on a GKE pool without DRA's node labels, or on Autopilot |
 | GI029 | error    | autopilot-request-out-of-range: a GPU pod Autopilot would reject (`model.nodes.autopilot.autopilot_gpu_problem`) |
-| GI030 | error    | tensor-parallel-heads: an LLMInferenceService's tensor parallelism does not divide its model's attention heads (vLLM refuses) |
+| GI030 | error    | tensor-parallel-heads: an LLMInferenceService's tensor parallelism does not divide its model's attention heads, or neither divides its KV heads nor is a multiple of them (vLLM refuses; the fix lists the sizes it accepts) |
 | GI031 | error    | parallelism-gpus: vLLM's world size (tensor x pipeline, or data x tensor over a data-parallel group) is not the GPUs of the pod / worker group (a warning when the GPUs are more: idle) |
 | GI032 | error    | data-parallel-pod-gpus: a data-parallel vLLM pod requests other than dataLocal x tensor GPUs (a warning when more) |
 | GI033 | error    | ca-template-ephemeral-storage: a pod asking ephemeral storage lands on a cluster-autoscaler group (EKS managed node group, self-managed Auto Scaling group) that can be at 0 nodes whose `node-template/resources/ephemeral-storage` tag is missing or below the request: the template node has none, no scale-up from zero |

@@ -11,7 +11,7 @@ import pytest
 from test_placement_check import node, seldon, workload
 
 from components.check import check
-from components.check.fit import pod_ask
+from components.check.fit import pod_ask, pod_containers
 from components.check.graph import read_templates
 from components.model.nodes.daemonsets import system_daemons
 from components.model.nodes.shapes import (
@@ -328,7 +328,39 @@ def test_gi021_counts_the_storage_initializer_init_container():
     (t,) = read_templates(
         [isvc("a", "l4", hf_model("oci://r/m", **small), mode="RawDeployment")], True
     )
-    assert pod_ask(t).cpu == 50
+    # The modelcar (10m / 15Mi) beside the model, its init container (the same) before it.
+    assert pod_ask(t) == Resources(cpu=60, memory=25 * Mi, pods=1, gpus=1)
+
+
+@pytest.mark.parametrize(
+    ("extra", "added", "ask"),
+    [
+        # kserve v0.20.0 agent_injector.go: the agent config's 100m / 100Mi (configmap-patch.yaml)
+        ({"logger": {"mode": "all"}}, ("agent",), Resources(cpu=150, memory=110 * Mi)),
+        ({"batcher": {"maxBatchSize": 32}}, ("agent",), Resources(cpu=150, memory=110 * Mi)),
+        ({}, (), Resources(cpu=50, memory=10 * Mi)),
+    ],
+)
+def test_kserve_adds_its_agent_sidecar_for_a_logger_or_a_batcher(
+    extra: dict, added: tuple, ask: Resources
+):
+    model = hf_model("pvc://c/m", cpu="50m", memory="10Mi")
+    entry = isvc("a", "l4", model, mode="RawDeployment")
+    entry["inputs"]["spec"]["predictor"].update(extra)
+    (t,) = read_templates([entry], True)
+    assert pod_containers(t)[2] == added
+    assert pod_ask(t) == ask + Resources(pods=1, gpus=1)
+
+
+def test_kserve_modelcar_for_an_oci_model():
+    """kserve v0.20.0 pkg/utils/storage.go: the modelcar container and its init container."""
+    (t,) = read_templates(
+        [isvc("a", "l4", hf_model("oci://r/m", cpu="1"), mode="RawDeployment")], True
+    )
+    containers, inits, added = pod_containers(t)
+    assert added == ("modelcar", "modelcar-init")
+    assert [c["name"] for c in containers][-1] == "modelcar"
+    assert [c["name"] for c in inits] == ["modelcar-init"]
 
 
 def test_gi021_a_server_on_seldons_builtin_mlserver_gets_its_agent_and_rclone():

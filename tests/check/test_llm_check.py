@@ -183,6 +183,13 @@ CASES = [
         id="GI030-shape-from-the-hf-uri",
     ),
     pytest.param(
+        llmisvc(model="qwen2.5-7b", parallelism={"tensor": 7}, template=vllm("h100", 7)),
+        [("GI030", "error", f"{RID}/llama-kserve")],
+        "tensor parallelism 7 neither divides qwen2.5-7b's 4 KV heads nor is a multiple of them "
+        "(vLLM's QKVParallelLinear: '7 is not divisible by 4'): vLLM refuses to start",
+        id="GI030-tp7-divides-28-heads-not-4-kv-heads",
+    ),
+    pytest.param(
         llmisvc(model="llama-3.1-8b", template=vllm("h100", 3, args=["--tensor-parallel-size=3"])),
         [("GI030", "error", f"{RID}/llama-kserve")],
         "tensor parallelism 3 does not divide",
@@ -615,3 +622,35 @@ def test_numbers_that_come_back_from_pulumi_as_floats_read_as_integers():
     }
     assert all(isinstance(w.max_replicas, int) for w in report.workloads)
     assert report.errors == []
+
+
+def test_gi030_hints_only_sizes_vllm_accepts():
+    """Qwen2.5 7B: 28 attention heads, 4 KV heads. 7 and 14 divide the heads but not the KV heads
+    (nor are multiples of them): the fix must not offer them."""
+    graph = [
+        *POOLS,
+        llmisvc(model="qwen2.5-7b", parallelism={"tensor": 7}, template=vllm("h100", 7)),
+    ]
+    (found,) = [f for f in check(graph).findings if f.code == "GI030"]
+    assert "(1, 2, 4, 28)" in found.fix
+
+
+def test_a_worker_is_judged_by_its_own_vllm_options_not_the_services_annotations():
+    """KServe v0.20.0 builds a LeaderWorkerSet's workers from spec.worker alone
+    (workload_multi_node.go) and vLLM's headless workers read their own command line: a worker
+    without --max-model-len runs Llama 3.1 8B at its full 131072 tokens, which one L4 cannot hold,
+    whatever the annotation and the leader say."""
+
+    def service(worker_args: list[str] | None) -> dict:
+        return llmisvc(
+            model="llama-3.1-8b",
+            parallelism={"data": 2, "dataLocal": 1, "tensor": 1},
+            template=vllm("l4", 1, args=["--max-model-len=8192"]),
+            worker=vllm("l4", 1, args=worker_args),
+            wiring={"decode": "l4", "worker": "l4", "scheduler": "cpu"},
+            annotations={"gpu-inference.dev/max-model-len": "8192"},
+        )
+
+    found = [(f.code, f.resource) for f in check([*POOLS, service(None)]).errors]
+    assert found == [("GI019", f"{RID}/llama-kserve-mn/worker")]
+    assert check([*POOLS, service(["--max-model-len=8192"])]).errors == []

@@ -20,7 +20,11 @@ dataLocal` engines of `tensor` GPUs; a pipeline worker group (`worker` with `pip
 would run it (pipeline x tensor GPUs over the group). The options read from the `main`
 container (`model.serving.llmisvc.vllm_flags`): --tensor-parallel-size, --pipeline-parallel-size,
 --max-model-len, --gpu-memory-utilization, --dtype, --kv-cache-dtype; they win over the
-`gpu-inference.dev/max-model-len` / `gpu-memory-utilization` annotations (vLLM sees them).
+`gpu-inference.dev/max-model-len` / `gpu-memory-utilization` annotations (vLLM sees them). A
+worker pod is judged by its own container alone: KServe v0.20.0 builds the workers from
+`spec.worker` only (`workload_multi_node.go` expectedMainMultiNodeLWS) and vLLM's headless
+workers read their own command line, so a worker without `--max-model-len` runs at the model's
+full length whatever the annotations say.
 
 `baseRefs`: the LLMInferenceServiceConfigs of the graph it names (in the service's namespace,
 else `kserve`, as the controller looks them up) are merged under its spec
@@ -38,6 +42,7 @@ from ...model.serving.llmisvc import (
     KSERVE_NAMESPACE,
     MODEL_ROLES,
     ROLE_WIRING,
+    WORKER_ROLES,
     GeneratedPods,
     generated_pods,
     merge_specs,
@@ -135,12 +140,15 @@ def llm_pod(
         mode, size, data, data_local = "pipeline", as_int(par.get("pipeline")) or 1, None, None
     else:
         mode, size, data, data_local = "single", 1, None, None
+    # A worker pod runs vLLM headless with its own command line only (KServe builds it from
+    # spec.worker alone): what the service's annotations say of its vLLM is not what it gets.
+    said: Mapping[str, Any] = {} if g.role in WORKER_ROLES else annotations
     read = {
-        "tensor": _number(flags, "tensor-parallel-size", annotations, None, int),
-        "pipeline": _number(flags, "pipeline-parallel-size", annotations, None, int),
-        "length": _number(flags, "max-model-len", annotations, MAX_MODEL_LEN_ANNOTATION, int),
+        "tensor": _number(flags, "tensor-parallel-size", said, None, int),
+        "pipeline": _number(flags, "pipeline-parallel-size", said, None, int),
+        "length": _number(flags, "max-model-len", said, MAX_MODEL_LEN_ANNOTATION, int),
         "util": _number(
-            flags, "gpu-memory-utilization", annotations, GPU_MEMORY_UTILIZATION_ANNOTATION, float
+            flags, "gpu-memory-utilization", said, GPU_MEMORY_UTILIZATION_ANNOTATION, float
         ),
     }
     for what, value in list(read.items()):
