@@ -122,7 +122,7 @@ def check_gpu_budget(
     workload confined to that set counts (GPUs summed: how pods pack onto nodes is not
     modelled, so this is the least that is short)."""
     by_name = {p.name: p for p in pools}
-    demanding = [w for w in workloads if w.gpus > 0 and w.max_replicas and w.pools]
+    demanding = [w for w in workloads if w.gpu_devices > 0 and w.max_replicas and w.pools]
     sets = sorted({frozenset(w.pools) for w in demanding}, key=lambda s: (len(s), sorted(s)))
     short: list[frozenset[str]] = []
     for pool_set in sets:
@@ -132,13 +132,13 @@ def check_gpu_budget(
         if any(s < pool_set for s in short):
             continue
         held = [w for w in demanding if set(w.pools) <= pool_set]
-        demand = sum((w.max_replicas or 0) * w.gpus for w in held)
+        demand = sum((w.max_replicas or 0) * w.gpu_devices for w in held)
         capacity = sum((p.max_nodes or 0) * (p.gpus_per_node or 0) for p in members)
         if demand <= capacity:
             continue
         short.append(pool_set)
         parts = ", ".join(
-            f"{w.resource}: {w.max_replicas} replica(s) x {w.gpus} GPU(s)" for w in held
+            f"{w.resource}: {w.max_replicas} replica(s) x {w.gpu_devices} GPU(s)" for w in held
         )
         sizes = " + ".join(f"{p.name} {p.max_nodes} node(s) x {p.gpus_per_node}" for p in members)
         first = members[0]
@@ -445,13 +445,14 @@ def check_seldon_capacity(
 def check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings) -> None:
     """Weights x (1 + MODEL_MEMORY_OVERHEAD) against the GPUs the pod requests x the memory of one
     GPU of each pool it can land on (the catalog's, nominal GB)."""
-    if w.model_size_gb is None or w.gpus == 0:
+    gpus = w.gpu_devices
+    if w.model_size_gb is None or gpus == 0:
         return
     landing = [p for p in pools if p.name in w.pools]
     if not landing or any(p.gpu_memory_gib is None for p in landing):
         return
     need = w.model_size_gb * (1 + MODEL_MEMORY_OVERHEAD)
-    if any(w.gpus * (p.gpu_memory_gib or 0) >= need for p in landing):
+    if any(gpus * (p.gpu_memory_gib or 0) >= need for p in landing):
         return
     most = max(p.gpu_memory_gib or 0 for p in landing)
     count = math.ceil(need / most)
@@ -461,7 +462,7 @@ def check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings
         if count <= per_node
         else f"request {count} GPU(s) on a pool with {count}+ GPUs per node"
     )
-    have = ", ".join(f"{p.name}: {w.gpus} x {p.gpu_memory_gib:g} GB" for p in landing)
+    have = ", ".join(f"{p.name}: {gpus} x {p.gpu_memory_gib:g} GB" for p in landing)
     out.add(
         "GI019",
         w.resource,

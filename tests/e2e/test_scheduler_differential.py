@@ -56,6 +56,7 @@ EXPECTED_ERT = {
     "gke-computeclass": True,
     "gke-autopilot": True,
     "gke-llm": True,
+    "gke-dra": True,
     "eks-automode": True,
     "gke-dev-before-fit": True,
 }
