@@ -18,7 +18,10 @@ __main__.py), and times, each in a fresh process, `python -m components preview 
   extra resources of our graph (one component per model, namespaces, Helm releases, pools).
 
 Wall times are the median of --repeat runs; CPU is user + system of the child; peak RSS is the
-child's ru_maxrss. It also times the placement check alone on 1000 pod templates x 20 pools, the
+child's ru_maxrss. The three programs take turns within each repeat, so a ratio compares runs made
+under the same load. On a shared machine the wall ratios move with the load (a child waits for a
+core); the CPU ratios much less: both are printed, with the load average before and after each N.
+It also times the placement check alone on 1000 pod templates x 20 pools (wall and CPU), the
 import of `components`, and which cloud SDKs each kind of stack loads.
 """
 
@@ -188,8 +191,8 @@ def median(runs: list[Run]) -> Run:
     )
 
 
-def check_alone(pods: int = 1000, pools: int = 20) -> float:
-    """Seconds the placement check takes on a synthetic graph (best of three)."""
+def check_alone(pods: int = 1000, pools: int = 20) -> tuple[float, float]:
+    """(wall, CPU) seconds the placement check takes on a synthetic graph (best of five)."""
     sys.path.insert(0, str(ROOT))
     from components.check import check
 
@@ -246,13 +249,18 @@ def check_alone(pods: int = 1000, pools: int = 20) -> float:
                 },
             }
         )
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
+    best = cpu = float("inf")
+    for _ in range(5):
+        start, start_cpu = time.perf_counter(), time.process_time()
         report = check(graph)
         best = min(best, time.perf_counter() - start)
+        cpu = min(cpu, time.process_time() - start_cpu)
     assert len(report.workloads) == pods and not report.errors, report.errors
-    return best
+    return best, cpu
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def import_cost() -> tuple[float, float]:
@@ -307,12 +315,14 @@ def main() -> None:
         (work / "stacks").mkdir()
         (work / "floor.py").write_text(FLOOR)
         rows = []
+        loads: list[tuple[int, str, str]] = []
         for n in sizes:
             stack = f"bench-{n}"
             (work / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(stack_config(n)))
             out = work / "out" / stack
             graph_file = work / f"graph-{n}.json"
             ours, floor, replay = [], [], []
+            load_before = load()
             for rep in range(opts.repeat):
                 ours.append(
                     run_child(
@@ -341,6 +351,7 @@ def main() -> None:
                 == f"kubernetes:{e['inputs'].get('apiVersion')}:{e['inputs'].get('kind')}"
             )
             rows.append((n, len(graph), crs, median(ours), median(floor), median(replay)))
+            loads.append((n, load_before, load()))
             print(f"  N={n}: done", file=sys.stderr)
 
         print(
@@ -349,16 +360,25 @@ def main() -> None:
             "\nreplay = the preview's whole graph re-registered as emitted, no component code;"
             f"\nall under components.preview.mockrun, fresh process each, median of {opts.repeat}.\n"
         )
+        print("wall (median):")
         print(
             f"{'N':>5} {'resources':>9} {'CRs':>5} {'ours s':>7} {'floor s':>7} {'ratio':>6}"
-            f" {'replay s':>8} {'ours/replay':>11} {'ours cpu s':>10} {'floor cpu s':>11}"
-            f" {'ours MB':>7} {'floor MB':>8}"
+            f" {'replay s':>8} {'ours/replay':>11} {'ours MB':>7} {'floor MB':>8}"
         )
         for n, count, crs, o, f, r in rows:
             print(
                 f"{n:>5} {count:>9} {crs:>5} {o.wall:>7.2f} {f.wall:>7.2f} {o.wall / f.wall:>6.2f}"
-                f" {r.wall:>8.2f} {o.wall / r.wall:>11.2f} {o.cpu:>10.2f} {f.cpu:>11.2f}"
-                f" {o.rss_mb:>7.0f} {f.rss_mb:>8.0f}"
+                f" {r.wall:>8.2f} {o.wall / r.wall:>11.2f} {o.rss_mb:>7.0f} {f.rss_mb:>8.0f}"
+            )
+        print("CPU, user + system (median):")
+        print(
+            f"{'N':>5} {'ours s':>7} {'floor s':>7} {'ratio':>6} {'replay s':>8} {'ours/replay':>11}"
+            f"  load average before -> after (1/5/15 min)"
+        )
+        for (n, _, _, o, f, r), (_, before, after) in zip(rows, loads, strict=True):
+            print(
+                f"{n:>5} {o.cpu:>7.2f} {f.cpu:>7.2f} {o.cpu / f.cpu:>6.2f} {r.cpu:>8.2f}"
+                f" {o.cpu / r.cpu:>11.2f}  {before} -> {after}"
             )
         by_n = {row[0]: row for row in rows}
         if 100 in by_n and 1000 in by_n:
@@ -368,7 +388,11 @@ def main() -> None:
                 f"\ngrowth 100 -> 1000 models: ours {o1k.wall / o100.wall:.1f}x,"
                 f" floor {f1k.wall / f100.wall:.1f}x"
             )
-        print(f"placement check alone, 1000 pod templates x 20 pools: {check_alone():.3f} s")
+        wall, cpu = check_alone()
+        print(
+            f"placement check alone, 1000 pod templates x 20 pools: {wall:.3f} s "
+            f"(CPU {cpu:.3f} s; load {load()})"
+        )
         own, whole = import_cost()
         print(
             f"import components: {own:.1f} ms (-X importtime, cumulative); "

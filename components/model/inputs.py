@@ -202,14 +202,47 @@ def field_docs(cls: type) -> dict[str, str]:
 
 @functools.cache
 def _own_field_docs(klass: type) -> dict[str, str]:
-    """One class's own field docstrings, read once: finding a class's source parses its whole
-    module, and the config sections, the reference and the schema ask for the same classes often."""
-    out: dict[str, str] = {}
-    try:
+    """One class's own field docstrings, read once: the config sections, the reference and the
+    schema ask for the same classes often. Read from its module's syntax tree, parsed once for
+    all its classes (`inspect.getsource` parses the whole module again for each class)."""
+    found = _module_classes(klass.__module__).get(klass.__qualname__)
+    if found is not None:
+        return _docs_of(found.body)
+    try:  # not found by name (made in a function, or defined twice): its own source
         tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
     except (OSError, TypeError):
-        return out
-    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        return {}
+    return _docs_of(
+        tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    )
+
+
+@functools.cache
+def _module_classes(module: str) -> dict[str, ast.ClassDef]:
+    """A module's classes by qualified name (outside functions; a name defined twice is left
+    out), from one parse of its source."""
+    try:
+        tree = ast.parse(inspect.getsource(sys.modules[module]))
+    except (KeyError, OSError, TypeError, SyntaxError):
+        return {}
+    out: dict[str, ast.ClassDef] = {}
+    twice: set[str] = set()
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                name = prefix + node.name
+                if name in out:
+                    twice.add(name)
+                out[name] = node
+                walk(node.body, name + ".")
+
+    walk(tree.body, "")
+    return {k: v for k, v in out.items() if k not in twice}
+
+
+def _docs_of(body: list[ast.stmt]) -> dict[str, str]:
+    out: dict[str, str] = {}
     for stmt, after in zip(body, [*body[1:], None], strict=True):
         if (
             isinstance(stmt, ast.AnnAssign)

@@ -15,6 +15,7 @@ kind by namespace and name.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from types import NoneType
 from typing import Any
 
 import yaml
@@ -156,10 +157,7 @@ def render_manifests(graph: Sequence[Mapping[str, Any]], *, title: str = "") -> 
             )
     else:
         lines.append("# Helm releases: none.")
-    text = "\n".join(lines) + "\n"
-    for obj in objects:
-        text += "---\n" + _document(obj)
-    return text
+    return "".join(["\n".join(lines) + "\n", *("---\n" + _document(obj) for obj in objects)])
 
 
 def _count(n: int, one: str, many: str = "") -> str:
@@ -205,10 +203,12 @@ _FIRST_METADATA_KEYS = ("name", "namespace")
 
 
 def _sorted(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _sorted(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, str | int | float | NoneType):  # most values: no ABC check (`Mapping`)
+        return value
     if isinstance(value, list | tuple):
         return [_sorted(v) for v in value]
+    if isinstance(value, dict | Mapping):
+        return {k: _sorted(value[k]) for k in sorted(value, key=str)}
     return value
 
 

@@ -24,9 +24,6 @@ from pulumi.runtime import rpc
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"
-GC_THRESHOLD = 10_000
-"""Allocations between young-generation collections while a program runs (CPython's default:
-700)."""
 
 
 @dataclass
@@ -48,6 +45,8 @@ class Registered:
     ignore_changes: list[str] = field(default_factory=list)
     deleted_with: str | None = None
     """The URN of the resource whose deletion deletes this one (`deleted_with`)."""
+    transforms: int = 0
+    """How many resource transforms it carries (they reach its children; not run under mocks)."""
     aliases: list[dict[str, Any]] = field(default_factory=list)
     """Its aliases as the SDK sent them: `{"urn": ...}` or a spec (`name`, `type`, `parentUrn`,
     `noParent`, `project`, `stack`; empty fields left out)."""
@@ -191,6 +190,7 @@ class Recorder(_mocks.MockMonitor):
                     ignore_changes=list(request.ignoreChanges),
                     deleted_with=request.deletedWith or None,
                     aliases=_aliases(request),
+                    transforms=len(request.transforms),
                 )
             )
         return response
@@ -324,12 +324,12 @@ def run_program(
     if saved_stack_trace is not None:
         runtime_resource._get_stack_trace = runtime_resource.source_pb2.StackTrace
     # Each registration allocates hundreds of container objects (tasks, futures, closures,
-    # serialised inputs) and most live until the end: with CPython's default thresholds the
-    # collector rescans the growing heap over and over (a third of a 1000-model preview, most of
-    # it in full collections). Collect less often while the program runs; restored after.
-    saved_gc = gc.get_threshold()
-    if saved_gc[0]:
-        gc.set_threshold(max(saved_gc[0], GC_THRESHOLD), *saved_gc[1:])
+    # serialised inputs) and most live until the end: the collector only rescans the growing
+    # heap (a third of a 1000-model preview with CPython's default thresholds, a fifth with ten
+    # times fewer young collections). No collection while the program runs (a 1000-model
+    # preview then peaks 25 MB higher); the cycles it leaves are collected after, as usual.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
         pulumi.runtime.settings.ROOT.set(None)
         recorder = Recorder(mocks or FakeCloud())
@@ -352,7 +352,6 @@ def run_program(
                 outputs[key] = loop.run_until_complete(_resolve(value))
         return Graph(resources=recorder.registered, outputs=_scrub(outputs))
     finally:
-        gc.set_threshold(*saved_gc)
         if saved_stack_trace is not None:
             runtime_resource._get_stack_trace = saved_stack_trace
         pulumi.runtime.settings.ROOT.set(None)
@@ -361,6 +360,13 @@ def run_program(
         executor.shutdown(wait=True)
         for worker in worker_loops:
             worker.close()
+        # What the program made moves to the oldest generation as it is, unscanned (a young
+        # collection of all of it would cost what was saved): its leftovers wait for the next
+        # full collection, which comes once the heap has grown by a quarter again.
+        gc.freeze()
+        gc.unfreeze()
+        if gc_was_enabled:
+            gc.enable()
 
 
 async def _resolve(value: Any) -> Any:
