@@ -145,6 +145,7 @@ def _release(graph: list[dict[str, Any]], chart: str) -> dict[str, Any]:
 
 EKS_DRA = {
     "pools[0].dra": True,
+    "pools[0].minNodes": 1,  # cluster-autoscaler scales no empty group up for claims (GI057)
     "inferenceServices[0].predictor.gpus": DEL,
     "inferenceServices[0].predictor.gpuClaim": {"count": 1},
     "seldon": DEL,
