@@ -30,7 +30,7 @@ from components.serving.llm_inference_service import (
     llm_inference_service_claims,
 )
 from components.serving.workload import ContainerArgs
-from tests.conftest import owned
+from tests.conftest import CRDS, owned
 
 RCT = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
@@ -277,3 +277,46 @@ def test_llm_templates_are_registered_before_the_service(run):
     template = graph.one(RCT)
     assert template.name == "q-qwen-decode-gpu"
     assert graph.depends_on(graph.one(LLMISVC), template)
+
+
+needs_crds = pytest.mark.skipif(not CRDS.exists(), reason="../shared/crds is absent")
+
+
+@needs_crds
+def test_claiming_bodies_are_valid_against_kserves_crds():
+    """The claim fields (`resourceClaims`, container `resources.claims`) sit where KServe
+    v0.20.0's InferenceService and LLMInferenceService CRDs take them."""
+    from tests.crdschema import validate_cr
+
+    validate_cr(
+        inference_service_body(
+            "x",
+            InferenceServiceArgs(
+                name="llm",
+                namespace="models",
+                deployment_mode="Standard",
+                predictor=PredictorArgs(
+                    model_format="huggingface",
+                    storage_uri="hf://a/b",
+                    gpu_claim=GpuClaimArgs(count=2, selectors=[L4]),
+                ),
+                transformer=TransformerArgs(
+                    containers=[ContainerArgs(name="t", image="t:1")], gpu_claim=GpuClaimArgs()
+                ),
+            ),
+        )
+    )
+    validate_cr(
+        llm_inference_service_body(
+            _llm(
+                LLMWorkloadArgs(
+                    gpu_claim=GpuClaimArgs(count=4),
+                    tensor=2,
+                    data=4,
+                    data_local=2,
+                    worker=LLMWorkerArgs(),
+                ),
+                prefill=LLMWorkloadArgs(gpu_claim=GpuClaimArgs(count=2), tensor=2),
+            )
+        )
+    )
