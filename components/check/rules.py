@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -225,7 +226,16 @@ def check(
             model_size_gb=model_size,
             claimed_gpus=use.whole_gpus,
         )
-        facts = judge_fit(t, facts, placement, admitted, pools, out, unknown_fit)
+        facts = judge_fit(
+            t,
+            facts,
+            placement,
+            admitted,
+            pools,
+            out,
+            unknown_fit,
+            functools.partial(scale.launches_for, t, placement),
+        )
         workloads.append(facts)
         for p in admitted:
             lands_on[p.name].append(facts)
