@@ -25,6 +25,7 @@ EXAMPLE_STACKS = (
     "gke-computeclass",
     "gke-autopilot",
     "gke-llm",
+    "gke-dra",
     "aks-dev",
     "aks-nap",
 )
