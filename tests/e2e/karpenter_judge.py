@@ -5,13 +5,17 @@ The harness (``karpenter_judge/``, a Go module of its own) links ``sigs.k8s.io/k
 version ``github.com/aws/karpenter-provider-aws`` v<KARPENTER_VERSION> pins, and the AWS
 provider's API package for its label registrations; for each pending pod it runs one provisioning
 round (no existing nodes) and answers whether Karpenter would create a NodeClaim, from which
-NodePool, with which instance types, or Karpenter's own error.
+NodePool, with which instance types, or Karpenter's own error. Built with the tag ``azure``
+(``provider="azure"``) it links Karpenter on Azure's API package instead
+(``github.com/Azure/karpenter-provider-azure`` v1.14.2: AKS node auto-provisioning) and builds
+VM sizes as that provider does (``provider_azure.go``).
 
 Pure standard library, like rig.py. Usable as a library (``build``, ``run``, the request
 helpers) and as a command::
 
     python tests/e2e/karpenter_judge.py build     # build into the cache (a no-op when cached)
     python tests/e2e/karpenter_judge.py run < request.json
+    python tests/e2e/karpenter_judge.py --provider azure run < request.json
 
 The binary goes to ``${GPU_INFERENCE_RIG_CACHE:-~/.cache/gpu-inference-rig}/
 karpenter-judge-<version>-<hash>/``, ``<hash>`` covering every file of the Go module; it is built
@@ -39,6 +43,11 @@ from typing import Any, Optional
 
 SOURCE = Path(__file__).resolve().parent / "karpenter_judge"
 AWS_MODULE = "github.com/aws/karpenter-provider-aws"
+AZURE_MODULE = "github.com/Azure/karpenter-provider-azure"
+PROVIDERS = ("aws", "azure")
+"""The builds of the harness: the default one links the AWS provider's API package, `azure` (the
+build tag) Karpenter on Azure's; a binary links one provider's label registrations, as a
+controller does."""
 CORE_MODULE = "sigs.k8s.io/karpenter"
 # aws/karpenter-provider-aws v1.14.1 go.mod pins sigs.k8s.io/karpenter at the pseudo-version
 # v1.14.1-0.20260819221709-6e7eab7a0f48, which the module proxy refuses (403); the tag v1.14.1 is
@@ -94,8 +103,12 @@ def cache_dir(source: Path = SOURCE) -> Path:
     return cache_root() / f"karpenter-judge-{karpenter_version(source)}-{source_hash(source)}"
 
 
-def binary(source: Path = SOURCE) -> Path:
-    return cache_dir(source) / "karpenter_judge"
+def binary(source: Path = SOURCE, provider: str = "aws") -> Path:
+    if provider not in PROVIDERS:
+        raise ValueError(f"provider {provider!r} is not one of {PROVIDERS}")
+    return cache_dir(source) / (
+        "karpenter_judge" if provider == "aws" else f"karpenter_judge_{provider}"
+    )
 
 
 def _go_env() -> dict[str, str]:
@@ -118,9 +131,9 @@ _UNSERVED = re.compile(
 )
 
 
-def unavailable_reason() -> Optional[str]:
+def unavailable_reason(provider: str = "aws") -> Optional[str]:
     """Why the harness cannot be had here without trying the proxy (None: try building)."""
-    if binary().exists():
+    if binary(provider=provider).exists():
         return None
     if shutil.which("go") is None:
         return "karpenter judge: no `go` on PATH (Go >= 1.26 builds the harness)"
@@ -156,12 +169,13 @@ def _run_logged(cmd: Sequence[str], cwd: Path, log: Path) -> subprocess.Complete
     return proc
 
 
-def build(source: Path = SOURCE) -> Path:
-    """The harness binary, built into the cache if it is not there yet.
+def build(source: Path = SOURCE, provider: str = "aws") -> Path:
+    """The harness binary for `provider` (`PROVIDERS`), built into the cache if it is not there
+    yet.
 
     Raises ``SourceUnavailable`` when Go is missing or the module proxy does not serve a pinned
     module, ``BuildError`` for any other failure."""
-    target = binary(source)
+    target = binary(source, provider)
     if target.exists():
         return target
     if shutil.which("go") is None:
@@ -182,17 +196,18 @@ def build(source: Path = SOURCE) -> Path:
             raise kind(f"karpenter judge: `go mod download` failed in {src} (log {log}):\n{tail}")
         downloaded = time.monotonic() - t0
         tmp = root / f".karpenter_judge.{os.getpid()}"
-        proc = _run_logged(["go", "build", "-trimpath", "-o", str(tmp), "."], src, log)
+        tags = ["-tags", provider] if provider != "aws" else []
+        proc = _run_logged(["go", "build", "-trimpath", "-o", str(tmp), *tags, "."], src, log)
         if proc.returncode != 0:
             tail = "\n".join(proc.stdout.splitlines()[-25:])
             raise BuildError(
                 f"karpenter judge: `go build` failed in {src} (log {log}):\n{tail}\nRerun: cd "
                 f"{src} && GOTOOLCHAIN=local CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=readonly "
-                "go build ."
+                f"go build {' '.join(tags)} ."
             )
         os.replace(tmp, target)
         go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True)
-        (root / "build.json").write_text(
+        (root / ("build.json" if provider == "aws" else f"build-{provider}.json")).write_text(
             json.dumps(
                 {
                     "go": go.stdout.strip(),
@@ -498,9 +513,10 @@ def parse_answer(text: str) -> Answer:
     return Answer(modules=modules, cases=cases)
 
 
-def run(req: Mapping[str, Any], *, verbose: bool = False) -> Answer:
-    """Build the harness if needed, hand it ``req`` (one case, or ``{"cases": [...]}``)."""
-    exe = build()
+def run(req: Mapping[str, Any], *, verbose: bool = False, provider: str = "aws") -> Answer:
+    """Build the harness if needed, hand it ``req`` (one case, or ``{"cases": [...]}``); with
+    ``provider="azure"``, the build that links Karpenter on Azure."""
+    exe = build(provider=provider)
     cmd = [str(exe), *(["-v"] if verbose else [])]
     proc = subprocess.run(
         cmd, input=json.dumps(req), capture_output=True, text=True, timeout=RUN_TIMEOUT
@@ -514,21 +530,23 @@ def run(req: Mapping[str, Any], *, verbose: bool = False) -> Answer:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--provider", choices=PROVIDERS, default="aws")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("build", help="build the harness into the cache")
     r = sub.add_parser("run", help="run a request read from stdin; print the raw answer")
     r.add_argument("-v", action="store_true", help="Karpenter's logs to stderr")
     args = ap.parse_args(argv)
     try:
-        exe = build()
+        exe = build(provider=args.provider)
     except BuildError as e:
         print(e, file=sys.stderr)
         return 2
     if args.cmd == "build":
-        print(exe)
-        print(
-            (exe.parent / "build.json").read_text() if (exe.parent / "build.json").exists() else ""
+        record = exe.parent / (
+            "build.json" if args.provider == "aws" else f"build-{args.provider}.json"
         )
+        print(exe)
+        print(record.read_text() if record.exists() else "")
         return 0
     with tempfile.TemporaryFile("w+") as f:
         f.write(sys.stdin.read())

@@ -31,6 +31,19 @@ def test_the_harness_pins_the_karpenter_release_the_project_installs() -> None:
         assert any(line.startswith(f"{module} {versions[module]} h1:") for line in sums), module
 
 
+def test_the_azure_build_pins_karpenter_on_azure_at_the_core_it_shares() -> None:
+    """Karpenter on Azure v1.14.2 builds on sigs.k8s.io/karpenter v1.14.0: the judge's v1.14.1
+    (the AWS provider's pin) is what MVS selects for both builds."""
+    versions = kj.module_versions()
+    assert versions[kj.AZURE_MODULE] == "v1.14.2"
+    assert versions["github.com/Azure/skewer"] == "v0.0.24"
+    sums = (kj.SOURCE / "go.sum").read_text().splitlines()
+    for module in (kj.AZURE_MODULE, "github.com/Azure/skewer"):
+        assert any(line.startswith(f"{module} {versions[module]} h1:") for line in sums), module
+    assert "//go:build azure" in (kj.SOURCE / "provider_azure.go").read_text()
+    assert "//go:build !azure" in (kj.SOURCE / "provider_aws.go").read_text()
+
+
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "cache"
@@ -124,6 +137,26 @@ def test_a_build_lands_in_the_cache_once_and_leaves_the_clone_alone(
     assert kj.build() == exe
     assert len((fake_path / "calls").read_text().splitlines()) == 3  # cached: no go at all
     assert {p: p.read_bytes() for p in kj.SOURCE.rglob("*") if p.is_file()} == before
+
+
+def test_the_azure_build_takes_the_tag_and_a_binary_of_its_own(
+    cache: Path, fake_path: Path
+) -> None:
+    _fake_go(
+        fake_path,
+        'case "$1" in\n'
+        "  env) echo go1.26.8 ;;\n"
+        '  build) printf "#!/bin/sh\\n" > "$4"; chmod +x "$4" ;;\n'
+        "esac\n",
+    )
+    exe = kj.build(provider="azure")
+    assert exe == kj.cache_dir() / "karpenter_judge_azure" and os.access(exe, os.X_OK)
+    calls = (fake_path / "calls").read_text().splitlines()
+    assert calls[1].split()[-3:] == ["-tags", "azure", "."]
+    assert (kj.cache_dir() / "build-azure.json").exists()
+    assert not (kj.cache_dir() / "karpenter_judge").exists()  # the AWS build is another binary
+    with pytest.raises(ValueError, match="not one of"):
+        kj.binary(provider="gcp")
 
 
 # ---------------------------------------------------------------------------------------------
