@@ -75,6 +75,7 @@ _EXPORTS = {
     "ClusterAccessArgs": "platform.cluster_access",
     "Spec": "platform.config",
     "load_spec": "platform.load",
+    "load_stack_spec": "platform.platform",
     "InferencePlatform": "platform.platform",
     # placement check (pure)
     "check": "check",
@@ -111,7 +112,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .platform.cluster_access import ClusterAccess, ClusterAccessArgs
     from .platform.config import Spec
     from .platform.load import load_spec
-    from .platform.platform import InferencePlatform
+    from .platform.platform import InferencePlatform, load_stack_spec
     from .pools.autopilot import GkeAutopilotGpuPool, GkeAutopilotGpuPoolArgs
     from .pools.compute_class import GkeGpuComputeClass, GkeGpuComputeClassArgs
     from .pools.eks import EksGpuNodeGroup, EksGpuNodeGroupArgs

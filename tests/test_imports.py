@@ -57,3 +57,7 @@ def test_an_on_prem_stack_imports_neither():
         "preview('onprem', out_dir=pathlib.Path(tempfile.mkdtemp()), project_dir=pathlib.Path('.'))"
     )
     assert loaded_sdks(code) == []
+
+
+def test_import_gpu_inference_imports_no_cloud_sdk():
+    assert loaded_sdks("import gpu_inference\nfrom gpu_inference import Placement, check") == []
