@@ -433,10 +433,10 @@ def _check_workload(
         most = max(counts.values())
         if w.gpus > most:
             sizes = ", ".join(f"{name}: {n}" for name, n in counts.items())
-            dra = sorted(p.name for p in placed if is_dra_pool(p))
+            dra_pools = sorted(p.name for p in placed if is_dra_pool(p))
             why = (
-                f"; {_names(dra)}: DRA, whose GPUs are taken by claim (no nvidia.com/gpu)"
-                if dra
+                f"; {_names(dra_pools)}: DRA, whose GPUs are taken by claim (no nvidia.com/gpu)"
+                if dra_pools
                 else ""
             )
             out.add(
@@ -445,7 +445,7 @@ def _check_workload(
                 f"requests {w.gpus} GPU(s) per pod but the nodes it can land on have fewer "
                 f"({sizes}{why}): it stays Pending",
                 f"request at most {most} GPU(s) or wire it to a pool with {w.gpus}+ GPUs per node"
-                + (" (on a DRA pool: claim them, resourceClaims)" if dra else ""),
+                + (" (on a DRA pool: claim them, resourceClaims)" if dra_pools else ""),
             )
 
     if t.daemonset:
