@@ -30,6 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from components import (
         GPU_TAINT,
         POOL_LABEL,
+        AksGpuAgentPool,
+        AksGpuAgentPoolArgs,
+        AksNapGpuNodePool,
+        AksNapGpuNodePoolArgs,
         CertManager,
         CertManagerArgs,
         ClusterAccess,
