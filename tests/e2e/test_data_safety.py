@@ -145,10 +145,12 @@ def llm_config(cp: rig.ControlPlane, d: Path, kserve: bool, **llm: Any) -> dict[
     """The base stack with KServe's LLM add-on from our test charts and local manifests."""
     config = base_config(cp)
     config["addons"]["certManager"] = {"enabled": True, "chart": MARKER}
+    # With KServe off its chart keys must go too (the config refuses a chart of an add-on off).
+    charts = {"chart": {"crd": MARKER, "controller": MARKER, "runtimes": MARKER}} if kserve else {}
     config["addons"]["kserve"] = {
         "enabled": kserve,
         "defaultDeploymentMode": "Standard",
-        "chart": {"crd": MARKER, "controller": MARKER, "runtimes": MARKER},
+        **charts,
         "llm": {
             "enabled": True,
             "chart": {
