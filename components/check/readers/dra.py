@@ -33,7 +33,16 @@ from typing import Any
 from ...model.nodes.catalog import GKE_ACCELERATORS, MIG_PROFILES, aws_instance_or_none
 from ...model.nodes.dra_devices import BUILTIN_DEVICE_CLASSES, node_devices
 from ...model.scheduling import Toleration
-from ..read import Template, as_list, as_map, helm_releases, is_type, metadata, namespace_of
+from ..read import (
+    Template,
+    as_list,
+    as_map,
+    group_of,
+    helm_releases,
+    is_type,
+    metadata,
+    namespace_of,
+)
 
 DRA_GROUP = "resource.k8s.io"
 GKE_DRA_LABELS = {
@@ -248,6 +257,8 @@ def read_dra(graph: Sequence[Mapping[str, Any]]) -> DraIndex:
     index = DraIndex()
     for entry in graph:
         typ = str(entry.get("type", ""))
+        if group_of(typ) != DRA_GROUP:  # most of a graph: read nothing more of it
+            continue
         inputs = as_map(entry.get("inputs"))
         name = str(metadata(inputs).get("name") or entry.get("name"))
         key = (namespace_of(inputs), name)
