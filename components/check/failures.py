@@ -111,53 +111,6 @@ def check_cold_pools(
         )
 
 
-# -- GI015: GPU budget --------------------------------------------------------------------------
-
-
-def check_gpu_budget(
-    workloads: Sequence[WorkloadFacts], pools: Sequence[PoolFacts], out: Findings
-) -> None:
-    """Replicas x GPUs that may run on a set of pools against what those pools can ever hold
-    (maxNodes x GPUs per node), for each set of pools some GPU workload can land on: every
-    workload confined to that set counts (GPUs summed: how pods pack onto nodes is not
-    modelled, so this is the least that is short)."""
-    by_name = {p.name: p for p in pools}
-    demanding = [w for w in workloads if w.gpus > 0 and w.max_replicas and w.pools]
-    sets = sorted({frozenset(w.pools) for w in demanding}, key=lambda s: (len(s), sorted(s)))
-    short: list[frozenset[str]] = []
-    for pool_set in sets:
-        members = [by_name[n] for n in sorted(pool_set)]
-        if any(p.max_nodes is None or p.gpus_per_node is None for p in members):
-            continue
-        if any(s < pool_set for s in short):
-            continue
-        held = [w for w in demanding if set(w.pools) <= pool_set]
-        demand = sum((w.max_replicas or 0) * w.gpus for w in held)
-        capacity = sum((p.max_nodes or 0) * (p.gpus_per_node or 0) for p in members)
-        if demand <= capacity:
-            continue
-        short.append(pool_set)
-        parts = ", ".join(
-            f"{w.resource}: {w.max_replicas} replica(s) x {w.gpus} GPU(s)" for w in held
-        )
-        sizes = " + ".join(f"{p.name} {p.max_nodes} node(s) x {p.gpus_per_node}" for p in members)
-        first = members[0]
-        extra = math.ceil((demand - capacity) / max(1, first.gpus_per_node or 1))
-        where = (
-            f"maxNodes of {first.name} to {(first.max_nodes or 0) + extra}"
-            if len(members) == 1
-            else f"maxNodes of one of {_names([p.name for p in members])} by {extra}"
-        )
-        out.add(
-            "GI015",
-            members[0].resource,
-            f"pool(s) {_names([p.name for p in members])} can hold at most {capacity} GPU(s) "
-            f"({sizes}) but the workloads that can only land there may ask for {demand} "
-            f"({parts}): replicas needing {demand - capacity} GPU(s) stay Pending",
-            f"raise {where} or lower maxReplicas",
-        )
-
-
 # -- GI016: cluster-autoscaler node-template tags ------------------------------------------------
 
 

@@ -4,8 +4,9 @@ the device rules of shared GPUs (GI023, GI025).
 The pod's requests are what kube-scheduler sums (`model.serving.requests.pod_requests`) over the
 containers it will really have: the template's, and what the controllers add (Knative's
 queue-proxy in Serverless InferenceService pods; KServe's storage-initializer init container for
-a `storageUri` it downloads; for a Seldon Server on Seldon's own ServerConfig, its rclone and
-agent containers, merged by the Seldon reader). Each pool's nodes are judged one by one: a pod
+a `storageUri` it downloads, its modelcar sidecar and init container for an `oci://` one, its
+agent sidecar for a component with a logger or a batcher; for a Seldon Server on Seldon's own
+ServerConfig, its rclone and agent containers, merged by the Seldon reader). Each pool's nodes are judged one by one: a pod
 lands on a node that lets it in (labels, taints), has its GPUs and holds the rest of its
 requests. GPUs stay with GI004 (placement); a node whose shape is unknown is given the benefit
 (GI022 says fit was not judged there).

@@ -35,6 +35,7 @@ from ..model.serving.llm import (
     kv_bytes_per_token,
     model_shape,
     parallelism_issues,
+    tensor_sizes,
 )
 from .contract import MODEL_ANNOTATION, MODEL_SIZE_ANNOTATION
 from .read import Findings, LLMPod
@@ -80,10 +81,6 @@ def check_llm(
     _check_fits(p, w, shape, pools, out)
 
 
-def _divisors(heads: int) -> str:
-    return ", ".join(str(d) for d in range(1, min(heads, 16) + 1) if heads % d == 0)
-
-
 def _check_parallelism(
     p: LLMPod, w: WorkloadFacts, shape: ModelShape | None, out: Findings
 ) -> None:
@@ -103,8 +100,8 @@ def _check_parallelism(
                 "GI030",
                 w.resource,
                 f"{issue.message}: vLLM refuses to start",
-                f"set parallelism.tensor to a divisor of {shape.attention_heads} "
-                f"({_divisors(shape.attention_heads)}, ...) and request that many GPUs per pod",
+                f"set parallelism.tensor to one vLLM accepts for {shape.name} "
+                f"({', '.join(map(str, tensor_sizes(shape)))}) and request that many GPUs per pod",
             )
         elif issue.kind == "pod" or (issue.kind == "group" and "pod" not in kinds):
             code = "GI032" if issue.kind == "pod" else "GI031"

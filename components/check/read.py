@@ -14,7 +14,14 @@ from ..model.scheduling import (
     Taint,
     Toleration,
 )
-from ..model.serving.requests import QUEUE_PROXY, STORAGE_INITIALIZER, pod_requests
+from ..model.serving.requests import (
+    AGENT,
+    MODELCAR,
+    MODELCAR_INIT,
+    QUEUE_PROXY,
+    STORAGE_INITIALIZER,
+    pod_requests,
+)
 from .contract import (
     CODES,
     HELM_TYPES,
@@ -200,6 +207,17 @@ class LLMPod:
     unreadable: tuple[str, ...] = ()  # annotations / flags that could not be read (GI013)
 
 
+@dataclass(frozen=True)
+class Gang:
+    """Pods of a template that belong to groups, each group all-or-nothing (a LeaderWorkerSet's
+    leader and its `size - 1` workers): `key` names the groups (templates of one LeaderWorkerSet
+    share it), `per_group` pods of this template in each group, `leader`: the leaders' template."""
+
+    key: str
+    per_group: int
+    leader: bool
+
+
 @dataclass
 class Template:
     type: str
@@ -219,6 +237,8 @@ class Template:
     annotations: Mapping[str, Any] = field(default_factory=dict)  # of the CR / Deployment
     added: tuple[str, ...] = ()  # containers a controller put into `containers` (Seldon's)
     llm: LLMPod | None = None  # a vLLM pod of an LLMInferenceService
+    always: int | None = None  # pods that run all the time (fixed / min replicas); None: unknown
+    gang: Gang | None = None  # its pods belong to groups placed whole (a LeaderWorkerSet's)
 
     @property
     def resource(self) -> str:
@@ -256,7 +276,28 @@ class Template:
         if self.storage_uri:
             inits.append(STORAGE_INITIALIZER.as_container())
             added.append(STORAGE_INITIALIZER.name)
+        if self.modelcar_uri:
+            containers.append(MODELCAR.as_container())
+            inits.append(MODELCAR_INIT.as_container())
+            added += [MODELCAR.name, MODELCAR_INIT.name]
+        isvc = is_type(self.type, "serving.kserve.io", "InferenceService")
+        if isvc and (self.fragment.get("logger") or self.fragment.get("batcher")):
+            containers.append(AGENT.as_container())
+            added.append(AGENT.name)
         return tuple(containers), tuple(inits), tuple(added)
+
+    @cached_property
+    def modelcar_uri(self) -> str | None:
+        """The `oci://` model image KServe's modelcar serves this InferenceService component, if
+        any (KServe v0.20.0 `storage_initializer_injector.go` InjectModelcar: a `modelcar`
+        sidecar and a `modelcar-init` init container; `oci+native://` mounts the image)."""
+        if not is_type(self.type, "serving.kserve.io", "InferenceService"):
+            return None
+        for c in self.containers:
+            uri = c.get("storageUri")
+            if isinstance(uri, str) and uri.startswith("oci://"):
+                return uri
+        return None
 
     @cached_property
     def ask(self) -> Resources:

@@ -293,6 +293,8 @@ class Report:
     workloads: list[WorkloadFacts]
     findings: list[Finding]
     extended_resource_toleration: bool
+    capacity: list[Any] = field(default_factory=list)
+    """The capacity proof's cases (`capacity.model.CapacityCase`), for the judges; not in JSON."""
 
     @property
     def errors(self) -> list[Finding]:

@@ -13,6 +13,8 @@ from ..model.scheduling import (
     extended_resource_tolerations,
     untolerated,
 )
+from .capacity.judge import check_capacity
+from .capacity.model import Demand
 from .contract import (
     DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
     ERT_ANNOTATION,
@@ -29,7 +31,6 @@ from .failures import (
     check_asg_tags,
     check_cold_pools,
     check_empty_pools,
-    check_gpu_budget,
     check_knative_config_reverted,
     check_model_fits,
     check_progress_deadline,
@@ -120,9 +121,15 @@ class Where(NamedTuple):
 
 
 def check(
-    graph: Iterable[Mapping[str, Any]], *, extended_resource_toleration: bool | None = None
+    graph: Iterable[Mapping[str, Any]],
+    *,
+    extended_resource_toleration: bool | None = None,
+    quotas: Iterable[Mapping[str, Any]] = (),
 ) -> Report:
     """Where every pod template in `graph` can land, and the findings (see the module docstring).
+
+    `quotas`: cloud quotas the pools count against, `{provider, region, limits}` each (what the
+    stack config's `quotas` holds), besides the graph's `CloudQuota` entries (GI045, GI046).
 
     `extended_resource_toleration`: whether the cluster runs Kubernetes' ExtendedResourceToleration
     admission plugin (GPU-requesting pods then tolerate `nvidia.com/gpu` taints by themselves);
@@ -164,6 +171,7 @@ def check(
     selected_keys: dict[str, set[str]] = {}  # pool -> label keys its workloads select
     deadline_default = knative_progress_deadline(entries)
     unknown_fit: dict[str, list[str]] = {}  # pool -> workloads whose fit was not judged
+    demands: list[Demand] = []  # what the capacity proof counts
     for t in read_templates(entries, scale_to_zero_allowed):
         rid = t.resource
         try:
@@ -230,6 +238,8 @@ def check(
             if admitted or t.daemonset
             else [(p, labels) for p in pools if (labels := lands_once_booted(placement, p, gpus))]
         )
+        confined = facts.gpus > 0 or bool(facts.wired) or bool(selected)
+        demands.append(Demand(t, facts, placement, confined, use.any))
         _check_workload(
             t,
             facts,
@@ -261,13 +271,13 @@ def check(
     dra.check_pools(pools, dra_pools, out)
     check_fit_unknown(pools, unknown_fit, out)
     _check_seldon_models(entries, out)
-    check_gpu_budget(workloads, pools, out)
+    capacity = check_capacity(demands, pools, out, graph=entries, quotas=quotas)
     check_empty_pools(workloads, pools, out)
     check_asg_tags(entries, pools, selected_keys, out)
     check_template_storage(entries, pools, lands_on, out)
     check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)
-    return Report(pools, workloads, out.sorted(), extended_resource_toleration)
+    return Report(pools, workloads, out.sorted(), extended_resource_toleration, capacity)
 
 
 def _dra_landing(

@@ -33,6 +33,16 @@ class Cluster(Protocol):
 
     def create_secret(self, namespace: str, body: Mapping[str, Any]) -> None: ...
 
+    def replace_secret_data(self, namespace: str, name: str, data: Mapping[str, str]) -> None: ...
+
+    def objects(
+        self, api_version: str, kind: str, namespace: Optional[str] = None
+    ) -> list[dict[str, Any]]: ...
+
+    def namespaced(self, namespace: str) -> list[dict[str, Any]]: ...
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: Optional[str]) -> None: ...
+
     def patch_node(self, name: str, ops: Sequence[Mapping[str, Any]], manager: str) -> None: ...
 
 
@@ -65,10 +75,8 @@ class LiveCluster:
         from kubernetes import dynamic
         from kubernetes.client.exceptions import ApiException
 
-        if self._dynamic is None:
-            self._dynamic = dynamic.DynamicClient(self.api)
         try:
-            res = self._dynamic.resources.get(api_version=api_version, kind=kind)
+            res = self._dyn().resources.get(api_version=api_version, kind=kind)
             obj = res.get(name=name, namespace=namespace, _request_timeout=TIMEOUT)
         except ApiException as e:
             if e.status == 404:
@@ -98,6 +106,69 @@ class LiveCluster:
         except ApiException as e:
             if e.status != 404:
                 raise
+
+    def _dyn(self) -> Any:
+        from kubernetes import dynamic
+
+        if self._dynamic is None:
+            self._dynamic = dynamic.DynamicClient(self.api)
+        return self._dynamic
+
+    def objects(
+        self, api_version: str, kind: str, namespace: Optional[str] = None
+    ) -> list[dict[str, Any]]:
+        """Every object of a kind (in `namespace`, else in all), as dicts; [] when the kind is
+        not served."""
+        from kubernetes import dynamic
+
+        try:
+            res = self._dyn().resources.get(api_version=api_version, kind=kind)
+        except dynamic.exceptions.ResourceNotFoundError:
+            return []
+        found = res.get(namespace=namespace, _request_timeout=TIMEOUT).to_dict()
+        items: list[dict[str, Any]] = found.get("items") or []
+        for item in items:  # a list's items carry neither
+            item.setdefault("apiVersion", api_version)
+            item.setdefault("kind", kind)
+        return items
+
+    def namespaced(self, namespace: str) -> list[dict[str, Any]]:
+        """Every object in `namespace`: each namespaced kind the API serves and lists (its
+        preferred version; subresources and the aggregated metrics API left out)."""
+        seen: set[tuple[str, str]] = set()
+        out: list[dict[str, Any]] = []
+        for res in self._dyn().resources.search():
+            group = getattr(res, "group", "") or ""
+            if (
+                not getattr(res, "namespaced", False)
+                or "/" in str(getattr(res, "name", ""))
+                or "list" not in (getattr(res, "verbs", None) or ())
+                or group == "metrics.k8s.io"
+                or not getattr(res, "preferred", True)
+                or (group, res.kind) in seen
+            ):
+                continue
+            seen.add((group, res.kind))
+            out += self.objects(res.group_version, res.kind, namespace)
+        return out
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: Optional[str]) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        res = self._dyn().resources.get(api_version=api_version, kind=kind)
+        try:
+            res.delete(name=name, namespace=namespace, _request_timeout=TIMEOUT)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+
+    def replace_secret_data(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
+        from kubernetes import client
+
+        body: Any = {"data": dict(data)}
+        client.CoreV1Api(self.api).patch_namespaced_secret(
+            name, namespace, body, _request_timeout=TIMEOUT
+        )
 
     def create_secret(self, namespace: str, body: Mapping[str, Any]) -> None:
         from kubernetes import client

@@ -11,6 +11,11 @@
 - `recover_release` (on a Helm release's failed create or update): clears the records this
   resource's killed operation left, and only those (`components.model.deploy.helm_records`), and
   asks the engine to retry.
+- `drop_crd`, `drop_namespace` (after a CRD or namespace this stack made left the state: it is
+  `retainOnDelete`, so the engine deletes nothing): delete it when what it still holds is this
+  stack's own, else leave it and say what it holds (`components.model.deploy.leftovers`).
+- `keep_release_crds` (before a Helm release is uninstalled): the release's CRDs that still hold
+  others' objects are marked `helm.sh/resource-policy: keep` in its record, so Helm leaves them.
 - `restore_taints` (before a tainting node patch is deleted): puts the node's taints back as they
   are less ours, before the provider releases the patch's fields; the taint list is one atomic
   field under server-side apply, so releasing it would take the node's own taints too.
@@ -23,12 +28,29 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from ..model.deploy.helm_records import (
+    OWNER_VALUE,
     RECORD_LABELS,
+    decode_release,
+    encode_release,
     record_of,
     records_to_clear,
     release_owner,
 )
-from ..model.deploy.ownership import FIELD_MANAGER_ANNOTATION, Ownership, adoption_problem
+from ..model.deploy.leftovers import (
+    certificates_named,
+    keep_crds,
+    kept_message,
+    others,
+    release_crds,
+    storage_version,
+)
+from ..model.deploy.ownership import (
+    FIELD_MANAGER_ANNOTATION,
+    Ownership,
+    adoption_problem,
+    manager_of,
+    owner_found,
+)
 from ..model.scheduling.taints import OWN_TAINTS_ANNOTATION, taints_without
 from .cluster import Cluster
 
@@ -137,6 +159,103 @@ def recover_release(
     for secret in doomed:
         cluster.delete_secret(namespace, secret)
     return doomed
+
+
+CRD_API = "apiextensions.k8s.io/v1"
+
+
+def _crd_others(cluster: Cluster, crd: Mapping[str, Any], manager: str) -> Optional[list[str]]:
+    """The objects of others a live CRD holds (None: its objects cannot be listed)."""
+    api = storage_version(crd)
+    kind = ((crd.get("spec") or {}).get("names") or {}).get("kind")
+    if api is None or not isinstance(kind, str):
+        return None
+    return others(cluster.objects(api, kind), manager)
+
+
+def drop_crd(cluster: Cluster, inputs: Mapping[str, Any]) -> Optional[str]:
+    """After a CRD this stack made left the state: delete it unless it holds others' objects (or
+    is not this stack's, or was taken over on purpose); what it says when it keeps one."""
+    meta = inputs.get("metadata") or {}
+    name, manager = meta.get("name"), (meta.get("annotations") or {}).get(FIELD_MANAGER_ANNOTATION)
+    if not isinstance(name, str) or not isinstance(manager, str):
+        return None
+    live = cluster.get(CRD_API, "CustomResourceDefinition", name, None)
+    if live is None:
+        return None
+    if manager_of(live) != manager:
+        return f"kept CustomResourceDefinition {name}: it is not this stack's ({owner_found(live)})"
+    held = _crd_others(cluster, live, manager)
+    if held is None:
+        return f"kept CustomResourceDefinition {name}: its objects could not be listed"
+    if held:
+        return kept_message(f"CustomResourceDefinition {name}", held)
+    cluster.delete(CRD_API, "CustomResourceDefinition", name, None)
+    return None
+
+
+def drop_namespace(cluster: Cluster, inputs: Mapping[str, Any]) -> Optional[str]:
+    """After a namespace this stack made left the state: delete it unless it holds others'
+    objects (or is not this stack's); what it says when it keeps one."""
+    meta = inputs.get("metadata") or {}
+    name, manager = meta.get("name"), (meta.get("annotations") or {}).get(FIELD_MANAGER_ANNOTATION)
+    if not isinstance(name, str) or not isinstance(manager, str):
+        return None
+    live = cluster.get("v1", "Namespace", name, None)
+    if live is None or (live.get("metadata") or {}).get("deletionTimestamp"):
+        return None
+    if manager_of(live) != manager:
+        return f"kept Namespace {name}: it is not this stack's ({owner_found(live)})"
+    objects = cluster.namespaced(name)
+    held = others(objects, manager, certificates_named(objects))
+    if held:
+        return kept_message(f"Namespace {name}", held)
+    cluster.delete("v1", "Namespace", name, None)
+    return None
+
+
+def keep_release_crds(cluster: Cluster, inputs: Mapping[str, Any]) -> list[str]:
+    """Before the release `inputs` describes is uninstalled: mark its CRDs that hold others'
+    objects `helm.sh/resource-policy: keep` in its newest record, so Helm leaves them; what it
+    says of each (nothing when the release is not this stack's or holds no CRD)."""
+    release, namespace = _release(inputs)
+    marker = ((inputs.get("values") or {}).get("global") or {}).get(OWNER_VALUE)
+    if release is None or not isinstance(marker, str):
+        return []
+    manager = marker.rsplit("/", 1)[0]
+    secrets = cluster.secrets(namespace, RECORD_LABELS.format(release=release))
+    if not secrets:
+        return []
+    newest = max(secrets, key=lambda s: record_of(s).revision)
+    if record_of(newest).owner != marker:
+        return []  # not the record this resource made: not ours to edit
+    body = dict(decode_release((newest.get("data") or {}).get("release", "")))
+    manifest = str(body.get("manifest") or "")
+    held: dict[str, list[str]] = {}
+    for crd in release_crds(manifest):
+        live = cluster.get(CRD_API, "CustomResourceDefinition", crd, None)
+        found = _crd_others(cluster, live, manager) if live is not None else []
+        if found:
+            held[crd] = found
+    if not held:
+        return []
+    body["manifest"] = keep_crds(manifest, held)
+    cluster.replace_secret_data(
+        namespace, str(newest["metadata"]["name"]), {"release": encode_release(body)}
+    )
+    return [kept_message(f"CustomResourceDefinition {crd}", found) for crd, found in held.items()]
+
+
+def hand_back_taints(
+    cluster: Cluster, old_inputs: Mapping[str, Any], new_inputs: Mapping[str, Any]
+) -> bool:
+    """Before a node patch is updated: when the pool no longer taints the node (the new patch
+    sends no taint list) and the old one did, give the node its own taints back first
+    (`restore_taints`), so the apply that drops the list does not take them with it (the list is
+    one atomic field; the hand-back moves it to another field manager)."""
+    if ((new_inputs.get("spec") or {}).get("taints")) is not None:
+        return False
+    return restore_taints(cluster, old_inputs)
 
 
 def restore_taints(cluster: Cluster, inputs: Mapping[str, Any], attempts: int = 3) -> bool:

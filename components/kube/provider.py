@@ -61,7 +61,19 @@ class ClusterHooks:
         self._creates: dict[Optional[Ownership], pulumi.ResourceHook] = {}
         self._releases: dict[Optional[Ownership], pulumi.ResourceHook] = {}
         self.restore_taints = pulumi.ResourceHook(f"{name}-restore-taints", self._restore_taints)
+        self.hand_back_taints = pulumi.ResourceHook(
+            f"{name}-hand-back-taints", self._hand_back_taints
+        )
         self.recover_release = pulumi.ErrorHook(f"{name}-recover-release", self._recover_release)
+        # Delete hooks: named, and made with the provider, so that `destroy --run-program` and an
+        # `up` that drops a resource find them.
+        self.drop_crd = pulumi.ResourceHook(f"{name}-drop-crd", self._after(bodies.drop_crd))
+        self.drop_namespace = pulumi.ResourceHook(
+            f"{name}-drop-namespace", self._after(bodies.drop_namespace)
+        )
+        self.keep_release_crds = pulumi.ResourceHook(
+            f"{name}-keep-release-crds", self._keep_release_crds
+        )
 
     async def _cluster(self) -> Cluster:
         where = await self._target.future()
@@ -91,9 +103,30 @@ class ClusterHooks:
             )
         return pulumi.ResourceHookBinding(before_create=[self._creates[ownership]])
 
+    def namespace(self, ownership: Optional[Ownership] = None) -> pulumi.ResourceHookBinding:
+        """For a namespace we make (`retainOnDelete`): refused like any object, and deleted after
+        it leaves the state only when it holds nothing of others (adopted: neither)."""
+        if ownership is not None and ownership.adopt:
+            return pulumi.ResourceHookBinding()
+        return pulumi.ResourceHookBinding(
+            before_create=list(self.create(ownership).before_create or []),
+            after_delete=[self.drop_namespace],
+        )
+
+    def crd(self, ownership: Optional[Ownership] = None) -> pulumi.ResourceHookBinding:
+        """For a CRD we apply (`retainOnDelete`): refused like any object, and deleted after it
+        leaves the state only when it holds no object of others (adopted: neither)."""
+        if ownership is not None and ownership.adopt:
+            return pulumi.ResourceHookBinding()
+        return pulumi.ResourceHookBinding(
+            before_create=list(self.create(ownership).before_create or []),
+            after_delete=[self.drop_crd],
+        )
+
     def release(self, ownership: Optional[Ownership] = None) -> pulumi.ResourceHookBinding:
         """For a Helm release: refuse (or, adopted on purpose, move aside) one of that name
-        another installed; recover one this resource's interrupted operation left half made."""
+        another installed; recover one this resource's interrupted operation left half made;
+        before uninstalling, keep its CRDs that hold others' objects."""
         if ownership not in self._releases:
 
             async def guard(args: pulumi.ResourceHookArgs) -> None:
@@ -111,8 +144,11 @@ class ClusterHooks:
 
             kind = "adopt-release" if ownership is not None and ownership.adopt else "guard-release"
             self._releases[ownership] = pulumi.ResourceHook(self._hook_name(kind, ownership), guard)
+        adopt = ownership is not None and ownership.adopt
         return pulumi.ResourceHookBinding(
-            before_create=[self._releases[ownership]], on_error=[self.recover_release]
+            before_create=[self._releases[ownership]],
+            on_error=[self.recover_release],
+            before_delete=[] if adopt else [self.keep_release_crds],
         )
 
     def ownership(self, hook: str) -> Optional[Ownership]:
@@ -124,8 +160,34 @@ class ClusterHooks:
         return None
 
     def node_taints(self) -> pulumi.ResourceHookBinding:
-        """For a node patch that adds taints: give the node its own taints back first."""
-        return pulumi.ResourceHookBinding(before_delete=[self.restore_taints])
+        """For a node patch: before it goes, or before an update that drops its taints, give the
+        node its own taints back."""
+        return pulumi.ResourceHookBinding(
+            before_delete=[self.restore_taints], before_update=[self.hand_back_taints]
+        )
+
+    def _after(self, body: Any) -> Any:
+        """An after-delete hook running `body(cluster, old inputs)`, which deletes what it may and
+        says what it keeps (a warning: the deletion itself went through)."""
+
+        async def hook(args: pulumi.ResourceHookArgs) -> None:
+            live = await self._cluster()
+            said = await asyncio.to_thread(body, live, args.old_inputs or {})
+            if said:
+                pulumi.log.warn(said)
+
+        return hook
+
+    async def _keep_release_crds(self, args: pulumi.ResourceHookArgs) -> None:
+        live = await self._cluster()
+        for said in await asyncio.to_thread(bodies.keep_release_crds, live, args.old_inputs or {}):
+            pulumi.log.warn(said)
+
+    async def _hand_back_taints(self, args: pulumi.ResourceHookArgs) -> None:
+        live = await self._cluster()
+        await asyncio.to_thread(
+            bodies.hand_back_taints, live, args.old_inputs or {}, args.new_inputs or {}
+        )
 
     async def _restore_taints(self, args: pulumi.ResourceHookArgs) -> None:
         live = await self._cluster()
@@ -221,11 +283,19 @@ def owned_namespace(
     metadata: dict[str, Any] = {"name": name}
     if labels:
         metadata["labels"] = dict(labels)
+    found = provider.cluster_hooks if isinstance(provider, KubeProvider) else hooks_of(parent)
+    # Never deleted by the engine: deleting a namespace deletes everything in it. The hook
+    # deletes it when it holds nothing of others; without hooks (a plain provider) it stays.
     return k8s.core.v1.Namespace(
         resource_name,
         metadata=owned(metadata),
-        opts=create_opts(
-            parent, depends_on, ownership, aliases=list(aliases) or None, provider=provider
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=list(depends_on),
+            hooks=found.namespace(ownership) if found else None,
+            retain_on_delete=True,
+            aliases=list(aliases) or None,
+            provider=provider,
         ),
     )
 
@@ -250,3 +320,53 @@ def make_namespaces(
         ]
         for ns, plan in plans.items()
     }
+
+
+def owned_children(
+    parent: pulumi.Resource, ownership: Optional[Ownership] = None
+) -> pulumi.ResourceTransform:
+    """A transform for a component that applies upstream objects whole (`yaml/v2.ConfigFile`, a
+    `helm/v4.Chart` rendered client side): each object it makes gets what ours get
+    (`mark_child`). New-style transforms reach the objects a packaged component registers (the
+    engine calls them back for every child); they are not run under mocks."""
+    hooks = hooks_of(parent)
+    manager = stack_manager()
+
+    def transform(args: pulumi.ResourceTransformArgs) -> Optional[pulumi.ResourceTransformResult]:
+        return mark_child(args, manager, hooks, ownership)
+
+    return transform
+
+
+def mark_child(
+    args: pulumi.ResourceTransformArgs,
+    manager: str,
+    hooks: Optional[ClusterHooks],
+    ownership: Optional[Ownership] = None,
+) -> Optional[pulumi.ResourceTransformResult]:
+    """One upstream object made ours: the stack's field manager annotation (its owner marker,
+    and the field manager the provider applies it with), the refusal of an object of that name
+    another made (named after the install's ways out), and for a CRD or namespace
+    `retainOnDelete` with the hook that deletes it only while it holds nothing of others.
+    Adopted on purpose: marked and retained, never refused nor deleted."""
+    if not args.custom or not args.type_.startswith("kubernetes:"):
+        return None
+    props: dict[str, Any] = dict(args.props)
+    metadata: Any = props.get("metadata") or {}
+    props["metadata"] = with_manager(dict(metadata), manager)
+    kind = args.type_.rsplit(":", 1)[-1]
+    adopt = ownership is not None and ownership.adopt
+    binding: Optional[pulumi.ResourceHookBinding] = None
+    if hooks is not None and not adopt:
+        if kind == "CustomResourceDefinition":
+            binding = hooks.crd(ownership)
+        elif kind == "Namespace":
+            binding = hooks.namespace(ownership)
+        else:
+            binding = hooks.create(ownership)
+    kept = adopt or kind in ("CustomResourceDefinition", "Namespace")
+    opts = pulumi.ResourceOptions.merge(
+        args.opts,
+        pulumi.ResourceOptions(hooks=binding, retain_on_delete=True if kept else None),
+    )
+    return pulumi.ResourceTransformResult(props, opts)

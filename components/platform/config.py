@@ -26,7 +26,9 @@ from pydantic import (
 from ..model.deploy.identity import GSA_EMAIL, validate_workload_identity
 from ..model.errors import InputError, show
 from ..model.inputs import class_doc, inputs, stack
+from ..model.nodes.quotas import validate_limits, validate_region
 from ..model.serving.knative_features import KNATIVE_FEATURES, POD_FIELD_FLAGS, feature_values
+from ..pools.quota import CloudQuotaArgs
 from ..serving.cert_manager import CertManagerArgs
 from ..serving.karpenter_install import KarpenterInstallArgs
 from ..serving.knative import KnativeServingArgs
@@ -493,6 +495,40 @@ class Addons(ConfigModel):
 
 
 # ---------------------------------------------------------------------------------------------
+# quotas
+# ---------------------------------------------------------------------------------------------
+
+
+class QuotaRules(ConfigModel):
+    """What a `quotas` entry's keys mean together (the keys: `CloudQuotaArgs`)."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> QuotaRules:
+        q: Any = self
+        validate_region(q.provider, q.region)
+        validate_limits(q.provider, q.limits)
+        return self
+
+
+if TYPE_CHECKING:
+    Quota = Any
+else:
+    Quota = section_model(
+        "Quota",
+        inputs(CloudQuotaArgs),
+        args=CloudQuotaArgs,
+        base=QuotaRules,
+        doc="`quotas[]`: the cloud quotas the pools count against, per provider and region "
+        "(`components.pools.quota`): GCE GPU quotas by GPU family, in GPUs (`NVIDIA_H100_GPUS`; "
+        "Spot / preemptible apart: `PREEMPTIBLE_NVIDIA_H100_GPUS`); EC2 vCPU quotas by "
+        "instance-family quota name, in vCPUs (`Running On-Demand P instances`; Spot apart: "
+        "`All P5 Spot Instance Requests`). The placement check refuses pools whose max nodes "
+        "exceed them (GI045) or pods that run all the time needing more (GI046); "
+        "docs/capacity.md says how to read them from the cloud.",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # Spec
 # ---------------------------------------------------------------------------------------------
 
@@ -510,6 +546,7 @@ class Spec(ConfigModel):
     llm_inference_services: list[LLMInferenceService] = Field(default_factory=list)
     seldon: Seldon = Field(default_factory=Seldon)
     namespaces: Namespaces = Field(default_factory=Namespaces)
+    quotas: list[Quota] = Field(default_factory=list)
     # Where workloads read from `workloadFiles` came from (a `WorkloadSources`, set by the stack
     # program's `load_stack_spec`): a component's error about one points into its file.
     _workload_sources: Any = PrivateAttr(default=None)

@@ -10,6 +10,7 @@ from ..model.deploy.charts import check_local_chart
 from ..model.errors import InputError
 from ..model.inputs import inputs
 from ..model.nodes.autopilot import autopilot_gpu_problem
+from ..model.nodes.quotas import gce_region
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..model.serving.seldon_servers import builtin_server_config
 from ..pools.autopilot import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL
@@ -71,6 +72,7 @@ class Checker:
         self.check_placements()
         self.check_knative()
         self.check_namespaces()
+        self.check_quotas()
 
     # -- defaults that depend on other sections (their ONE place) --------------------------
 
@@ -644,6 +646,38 @@ class Checker:
                     f"with `pulumi config set --secret --path '{base}.staticCredentials.{key}'`",
                     path,
                 )
+
+    def check_quotas(self) -> None:
+        """A quota is the cluster's provider's, in the cluster's region (when known), once."""
+        c = self.spec.cluster
+        region = gce_region(c.location or "") if c.provider == "gke" else c.region
+        seen: dict[tuple[str, str], int] = {}
+        for i, q in enumerate(self.spec.quotas):
+            path = f"quotas[{i}]"
+            if q.provider != c.provider:
+                raise InputError(
+                    f"provider {q.provider!r}, but the cluster is {c.provider!r}: its pools count "
+                    f"against {c.provider} quotas",
+                    repr(c.provider)
+                    if c.provider in ("gke", "eks")
+                    else f"no quotas (the {c.provider} provider has none here)",
+                    self.p(f"{path}.provider"),
+                )
+            if region and q.region != region:
+                raise InputError(
+                    f"region {q.region!r}, but the cluster's pools are in {region!r}",
+                    repr(region),
+                    self.p(f"{path}.region"),
+                )
+            key = (q.provider, q.region)
+            if key in seen:
+                raise InputError(
+                    f"a second entry for {q.provider} in {q.region} (the first: "
+                    f"quotas[{seen[key]}])",
+                    "one entry per provider and region, holding every limit",
+                    self.p(path),
+                )
+            seen[key] = i
 
 
 def _release(version: str) -> tuple[int, ...]:

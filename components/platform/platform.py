@@ -27,6 +27,7 @@ from ..model.nodes.catalog import node_startup_seconds
 from ..model.scheduling import NodeSelectorRequirement, Placement, Toleration
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..pools.pool import POOL_LABEL
+from ..pools.quota import CloudQuota, CloudQuotaArgs
 from ..serving.cert_manager import CertManagerArgs
 from ..serving.cert_manager import namespaces as cert_manager_namespaces
 from ..serving.karpenter_install import KarpenterInstallArgs
@@ -191,6 +192,16 @@ class InferencePlatform(pulumi.ComponentResource):
             with from_llm_config(f"llmInferenceServices[{n}]", spec):
                 self.llm_inference_services.append(self._llm(name, svc, k8s_opts))
         self.seldon = self._seldon(name, k8s_opts)
+        self.quotas = []
+        for n, q in enumerate(spec.quotas):
+            with from_args(f"quotas[{n}]", CloudQuotaArgs):
+                self.quotas.append(
+                    CloudQuota(
+                        f"{name}-quota-{q.provider}-{q.region}",
+                        args_from(q, CloudQuotaArgs),
+                        opts=pulumi.ResourceOptions(parent=self),
+                    )
+                )
 
         self.placements = {n: p.placement.to_pod_spec() for n, p in self.pools.items()}
         self.workloads = {

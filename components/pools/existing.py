@@ -12,7 +12,12 @@ placement that lands on them.
   it; the kubelet owns it from node registration). So: a pool that adds no taint sends no
   `spec` at all (never `taints: []`, which would wipe or conflict); a pool that adds taints
   reads each node at deploy time (`Node.get`) and applies the node's current taints plus the
-  pool's (`merged_taints`), forced (the list always has another owner). On `pulumi destroy`
+  pool's (`merged_taints`), forced (the list always has another owner), less those the pool set
+  before and no longer has (the live node's `gpu-inference.dev/taints` annotation, which our
+  last patch applied): a taint taken out of the config leaves the node on the next `up`, others'
+  taints stay. A pool that stops tainting altogether first hands the node's own taints back
+  (`hand_back_taints`, before the update), so the apply that drops the list keeps them. On
+  `pulumi destroy`
   pulumi-kubernetes relinquishes the patch's fields (v4.32.0 `ssa.Relinquish`: fields left
   without a manager are removed): the labels and annotations we added go. Releasing the taint
   list would take the node's own taints too, so under a `KubeProvider` a hook first sets the
@@ -149,10 +154,16 @@ class ExistingNodesPlan:
 CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
 
 
-def merged_taints(current: Any, ours: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
-    """The taint list to apply: the node's current taints (but its condition taints, and those
-    with one of our key+effect pairs) in their order, then ours."""
+def merged_taints(
+    current: Any,
+    ours: Sequence[Mapping[str, str]],
+    previous: Sequence[Mapping[str, str]] = (),
+) -> list[dict[str, str]]:
+    """The taint list to apply: the node's current taints (but its condition taints, those with
+    one of our key+effect pairs, and those this pool set before, `previous`: a taint taken out of
+    the pool's config leaves the node) in their order, then ours."""
     mine = {(t["key"], t["effect"]) for t in ours}
+    mine |= {(t["key"], t.get("effect", "NoSchedule")) for t in previous}
     kept: list[dict[str, str]] = []
     for t in current or ():
         entry = {
@@ -167,13 +178,34 @@ def merged_taints(current: Any, ours: Sequence[Mapping[str, str]]) -> list[dict[
     return kept + [dict(t) for t in ours]
 
 
-def taint_patch(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+def taint_patch(
+    current_spec: Any,
+    ours: Sequence[Mapping[str, str]],
+    previous: Sequence[Mapping[str, str]] = (),
+) -> dict[str, Any]:
     """The NodePatch `spec` from the node's live spec (a dict, or the SDK's NodeSpec)."""
     if isinstance(current_spec, Mapping):
         current = current_spec.get("taints")
     else:
         current = getattr(current_spec, "taints", None)
-    return {"taints": merged_taints(current, ours)}
+    return {"taints": merged_taints(current, ours, previous)}
+
+
+def recorded_taints(metadata: Any) -> list[dict[str, str]]:
+    """The taints this stack set on a node, from the live node's `gpu-inference.dev/taints`
+    annotation (which our last patch applied); [] without one."""
+    if isinstance(metadata, Mapping):
+        annotations = metadata.get("annotations")
+    else:
+        annotations = getattr(metadata, "annotations", None)
+    text = (annotations or {}).get(OWN_TAINTS_ANNOTATION) if annotations else None
+    try:
+        found = json.loads(text) if isinstance(text, str) else []
+    except json.JSONDecodeError:
+        return []
+    return (
+        [t for t in found if isinstance(t, dict) and "key" in t] if isinstance(found, list) else []
+    )
 
 
 def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> ExistingNodesPlan:
@@ -306,8 +338,9 @@ def node_resource(node: str) -> str:
     return f"node-{node}"
 
 
-def _spec_with(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[str, Any]:
-    return taint_patch(current_spec, ours)
+def _spec_with(live: Sequence[Any], ours: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    metadata, spec = live
+    return taint_patch(spec, ours, recorded_taints(metadata))
 
 
 class ExistingGpuNodes(PoolComponent):
@@ -332,7 +365,9 @@ class ExistingGpuNodes(PoolComponent):
                 live = k8s.core.v1.Node.get(
                     f"{node_resource(node)}-live", node, opts=pulumi.ResourceOptions(parent=self)
                 )
-                spec = live.spec.apply(partial(_spec_with, ours=plan.taints))
+                spec = pulumi.Output.all(live.metadata, live.spec).apply(
+                    partial(_spec_with, ours=plan.taints)
+                )
             self.patches.append(
                 k8s.core.v1.NodePatch(
                     node_resource(node),
@@ -341,7 +376,9 @@ class ExistingGpuNodes(PoolComponent):
                     opts=pulumi.ResourceOptions(
                         parent=self,
                         retain_on_delete=bool(plan.taints) and hooks is None,
-                        hooks=hooks.node_taints() if hooks and plan.taints else None,
+                        # Even untainted: a pool whose taints were taken out of the config
+                        # hands the node's own taints back before its patch drops the list.
+                        hooks=hooks.node_taints() if hooks else None,
                         # Its name before it was the node's alone (`{pool}-{node}`).
                         aliases=[pulumi.Alias(name=f"{name}-{node}")],
                     ),

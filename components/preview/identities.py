@@ -11,7 +11,8 @@ keep one URN whatever the config, or move with an alias naming the URN it had.
 Identities: `(apiVersion, kind, namespace, name)` for a Kubernetes object (`namespace` None where
 the input has none), `("patch", apiVersion, kind, namespace, name)` for a patch of one,
 `("helm", namespace, release)` for a Helm release, `(type, file)` for a manifest applied whole
-(`yaml/v2` ConfigFile: its objects are named after it). Components, providers and cloud resources
+(`yaml/v2` ConfigFile, or `(type, chart)` for a chart rendered client side, `helm/v4` Chart: its
+objects are named after it). Components, providers and cloud resources
 have none.
 """
 
@@ -23,7 +24,11 @@ from typing import Any, Optional
 UNKNOWN = "[unknown]"
 Identity = tuple[Optional[str], ...]
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-MANIFESTS = ("kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml/v2:ConfigGroup")
+MANIFESTS = (
+    "kubernetes:yaml/v2:ConfigFile",
+    "kubernetes:yaml/v2:ConfigGroup",
+    "kubernetes:helm.sh/v4:Chart",
+)
 
 
 def object_identity(entry: Mapping[str, Any]) -> Optional[Identity]:
@@ -34,7 +39,7 @@ def object_identity(entry: Mapping[str, Any]) -> Optional[Identity]:
         name = inputs.get("name")
         return None if name in (None, UNKNOWN) else ("helm", inputs.get("namespace"), name)
     if typ in MANIFESTS:
-        return (typ, str(inputs.get("file") or inputs.get("files")))
+        return (typ, str(inputs.get("file") or inputs.get("files") or inputs.get("chart")))
     parts = typ.split(":")
     if len(parts) != 3 or parts[0] != "kubernetes" or "/" not in parts[1]:
         return None  # a provider, or a component of the package (`kubernetes:yaml/v2:...`)

@@ -45,6 +45,8 @@ class Registered:
     ignore_changes: list[str] = field(default_factory=list)
     deleted_with: str | None = None
     """The URN of the resource whose deletion deletes this one (`deleted_with`)."""
+    transforms: int = 0
+    """How many resource transforms it carries (they reach its children; not run under mocks)."""
     aliases: list[dict[str, Any]] = field(default_factory=list)
     """Its aliases as the SDK sent them: `{"urn": ...}` or a spec (`name`, `type`, `parentUrn`,
     `noParent`, `project`, `stack`; empty fields left out)."""
@@ -188,6 +190,7 @@ class Recorder(_mocks.MockMonitor):
                     ignore_changes=list(request.ignoreChanges),
                     deleted_with=request.deletedWith or None,
                     aliases=_aliases(request),
+                    transforms=len(request.transforms),
                 )
             )
         return response

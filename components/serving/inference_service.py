@@ -126,8 +126,8 @@ class PredictorArgs:
     """Minimum replicas (0: scale to zero, Serverless only: a raw Deployment does not scale to
     zero, kserve/kserve#3514); KServe's default is 1."""
     max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
-    """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's GPU
-    budget (GI015) counts it."""
+    """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's
+    max-scale capacity (GI015) counts it."""
     scale_target: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling target for `scale_metric`."""
     scale_metric: Optional[str] = field(default=None, metadata=stack(choices=SCALE_METRICS))
@@ -162,8 +162,8 @@ class TransformerArgs:
     min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, default=MIN_REPLICAS))
     """Minimum replicas (0: scale to zero, Serverless only, kserve/kserve#3514)."""
     max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
-    """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's GPU
-    budget (GI015) counts it."""
+    """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's
+    max-scale capacity (GI015) counts it."""
     scale_target: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling target for `scale_metric`."""
     scale_metric: Optional[str] = field(default=None, metadata=stack(choices=SCALE_METRICS))

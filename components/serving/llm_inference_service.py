@@ -414,10 +414,16 @@ def _workload(
             raise InputError(f"worker {show(w.worker)} is not an LLMWorkerArgs", "LLMWorkerArgs")
         k = w.worker
         try:
+            # KServe v0.20.0 builds the workers from spec.worker alone
+            # (pkg/controller/v1alpha2/llmisvc/workload_multi_node.go expectedMainMultiNodeLWS:
+            # WorkerTemplate.Spec = *Spec.Worker), and vLLM's headless workers build their engine
+            # from their own command line: every vLLM option and env var goes on them too.
             wmain = _main_container(
                 k.gpus if k.gpus is not None else w.gpus,
                 k.cpu if k.cpu is not None else w.cpu,
                 k.memory if k.memory is not None else w.memory,
+                w.env,
+                _vllm_args(args, w) or None,
             )
             body["worker"], placements[f"{key}-worker"] = _pod(
                 wmain,
@@ -441,15 +447,15 @@ def _workload(
             problems.append(
                 f"data {w.data} / data_local {w.data_local} needs {size} pods per group: a worker"
             )
-        if shape is not None and shape.attention_heads % tensor:
+        if shape is not None and tensor not in llm.tensor_sizes(shape, tensor):
             problems = []  # said below, at `tensor`
         if problems:
             raise InputError(problems[0], "tensor x data_local (or tensor) GPUs per pod", "gpus")
-    if shape is not None and shape.attention_heads % tensor:
-        divisors = [d for d in range(1, 17) if shape.attention_heads % d == 0]
+    if shape is not None and tensor not in llm.tensor_sizes(shape, tensor):
         raise InputError(
             llm.parallelism_messages(shape, tensor=tensor)[0],
-            f"a divisor of {shape.attention_heads}: " + ", ".join(map(str, divisors)) + ", ...",
+            f"a size vLLM accepts for {shape.name} ({shape.attention_heads} attention heads, "
+            f"{shape.kv_heads} KV heads): " + ", ".join(map(str, llm.tensor_sizes(shape))),
             "tensor",
         )
     return body, placements

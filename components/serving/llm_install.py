@@ -22,9 +22,19 @@ runs, `hack/setup/infra/`:
    that file's content was not read). The kserve-llmisvc-resources chart bundles the same CRDs
    (InferencePool at bundle v1.5.0-rc.2) unless `kserve.llmisvc.createGIECRDs: false`: set here,
    since Helm cannot adopt objects another tool created.
-4. Envoy Gateway: chart `oci://docker.io/envoyproxy/gateway-helm` v1.8.1, namespace
-   `envoy-gateway-system` (manage.envoy-gateway-helm.sh installs its CRDs apart and the chart with
-   --skip-crds; here the chart installs them, and Helm skips the Gateway API CRDs that step 2 made).
+4. Envoy Gateway: its own CRDs only, then chart `oci://docker.io/envoyproxy/gateway-helm` v1.8.1
+   with its CRDs skipped, namespace `envoy-gateway-system`, as manage.envoy-gateway-helm.sh
+   does (`helm show crds gateway-helm | yq 'select(.spec.group == "gateway.envoyproxy.io")' |
+   kubectl apply --server-side`, then `helm upgrade -i eg ... --skip-crds`): the chart's `crds/`
+   bundle Gateway API CRDs too, which step 2 (or the cluster) owns. The eight
+   `gateway.envoyproxy.io` CRDs are rendered client side from Envoy's own CRDs chart
+   `oci://docker.io/envoyproxy/gateway-crds-helm` v1.8.1 with `crds.envoyGateway.enabled` and
+   `crds.gatewayAPI.enabled: false` (`helm/v4.Chart`, each CRD a resource of this stack: its
+   templates are the same files as gateway-helm's `charts/crds/crds/generated/`, and the chart is
+   too large for a Helm release record: Envoy's install docs render it with `helm template`
+   for that reason), and the Gateway API safe-upgrade policy the eg chart would render is left
+   to the Gateway API install (`crds.gatewayAPI.safeUpgradePolicy.enabled: false`, gateway-helm
+   README "Skip install CRDs").
 5. Envoy AI Gateway (the InferencePool backend of Envoy Gateway): Envoy Gateway's values from
    envoyproxy/ai-gateway v1.0.0 `manifests/envoy-gateway-values.yaml` and
    `examples/inference-pool/envoy-gateway-values-addon.yaml` (transcribed below), then charts
@@ -57,7 +67,7 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..kube.provider import create_opts, make_namespaces, owned
+from ..kube.provider import create_opts, make_namespaces, owned, owned_children
 from ..model.deploy import versions
 from ..model.deploy.ownership import (
     NamespacePlan,
@@ -77,6 +87,11 @@ GIE_VERSION = "v1.5.0"
 LLMD_ROUTER_VERSION = "v0.9.0"
 LWS_VERSION = "v0.8.0"
 ENVOY_GATEWAY = Chart("gateway-helm", "oci://docker.io/envoyproxy", "v1.8.1")
+ENVOY_GATEWAY_CRDS = Chart("gateway-crds-helm", "oci://docker.io/envoyproxy", "v1.8.1")
+ENVOY_GATEWAY_CRDS_VALUES = {
+    "crds": {"gatewayAPI": {"enabled": False}, "envoyGateway": {"enabled": True}}
+}
+"""gateway-crds-helm v1.8.1 values.yaml: both off by default."""
 ENVOY_AI_GATEWAY_CRDS = Chart("ai-gateway-crds-helm", "oci://docker.io/envoyproxy", "v1.0.0")
 ENVOY_AI_GATEWAY = Chart("ai-gateway-helm", "oci://docker.io/envoyproxy", "v1.0.0")
 # KServe's LLM charts, at the pinned KServe (charts/*/Chart.yaml `version: v0.20.0`).
@@ -156,13 +171,19 @@ class LLMServingInstallArgs:
     """Install cert-manager (the llmisvc webhook's certificate and LWS need it); False when the
     cluster (or the platform's CertManager, at 1.18.0 or later) has it."""
     gateway_api_crds: Optional[bool] = True
-    """Install the Gateway API CRDs (False when the cluster's gateway brought them)."""
+    """Install the Gateway API CRDs (False when the cluster has them: KServe's install script
+    skips them when `gateways.gateway.networking.k8s.io` exists)."""
+    inference_extension_crds: Optional[bool] = True
+    """Install the Gateway API Inference Extension CRDs (InferencePool) and llm-d's CRDs (False
+    when the cluster has them: KServe's install script skips both when
+    `inferencepools.inference.networking.k8s.io` exists)."""
     envoy_gateway: Optional[bool] = True
     """Install Envoy Gateway with the Envoy AI Gateway, and the GatewayClass `envoy`."""
     gateway: Optional[bool] = True
     """Create KServe's default Gateway `kserve/kserve-ingress-gateway`."""
     leader_worker_set: Optional[bool] = True
-    """Install LeaderWorkerSet (multi-node workers)."""
+    """Install LeaderWorkerSet (multi-node workers; False when the cluster runs it: KServe's
+    install script skips it when `lws-system/lws-controller-manager` exists)."""
     kserve_installed: Optional[bool] = field(
         default=False, metadata=stack(source="addons.kserve.enabled")
     )
@@ -172,6 +193,10 @@ class LLMServingInstallArgs:
     """A local cert-manager chart (directory or `.tgz`)."""
     envoy_gateway_chart: Optional[str] = field(default=None, metadata=stack("chart.envoyGateway"))
     """A local Envoy Gateway chart (gateway-helm) directory or `.tgz`."""
+    envoy_gateway_crds_chart: Optional[str] = field(
+        default=None, metadata=stack("chart.envoyGatewayCrds")
+    )
+    """A local Envoy Gateway CRDs chart (gateway-crds-helm) directory or `.tgz`."""
     ai_gateway_crds_chart: Optional[str] = field(
         default=None, metadata=stack("chart.aiGatewayCrds")
     )
@@ -209,6 +234,7 @@ class LLMServingInstallArgs:
 LOCAL_CHARTS = (
     "cert_manager_chart",
     "envoy_gateway_chart",
+    "envoy_gateway_crds_chart",
     "ai_gateway_crds_chart",
     "ai_gateway_chart",
     "llmisvc_crd_chart",
@@ -257,6 +283,15 @@ def check_local_manifests(owner: str, manifests: dict[str, Optional[str]]) -> No
                 check_local_manifest(path)
             except InputError as e:
                 raise e.at(f"{owner}.args.{arg}") from None
+
+
+def envoy_gateway_values() -> dict[str, Any]:
+    """gateway-helm's values: the Envoy AI Gateway's, and no Gateway API safe-upgrade policy of
+    its own (the Gateway API install, or the cluster, owns it)."""
+    return {
+        **ENVOY_GATEWAY_AI_VALUES,
+        "crds": {"gatewayAPI": {"safeUpgradePolicy": {"enabled": False}}},
+    }
 
 
 def llmisvc_resources_values(args: LLMServingInstallArgs) -> dict[str, Any]:
@@ -333,11 +368,17 @@ class LLMServingInstall(pulumi.ComponentResource):
         made = make_namespaces(own_plans, self, args.namespaces_made, base)
         made.update(make_namespaces(envoy_plans, self, args.namespaces_made, envoy_step))
 
-        def manifest(suffix: str, url: str, local: Optional[str]) -> pulumi.Resource:
+        def manifest(
+            suffix: str, url: str, local: Optional[str], ownership: Ownership
+        ) -> pulumi.Resource:
             return k8s.yaml.v2.ConfigFile(
                 f"{name}-{suffix}",
                 file=local or url,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=list(after),
+                    transforms=[owned_children(self, ownership)],
+                ),
             )
 
         def custom(
@@ -367,20 +408,40 @@ class LLMServingInstall(pulumi.ComponentResource):
                 )
             ]
         if args.gateway_api_crds is not False:
-            after = [manifest("gateway-api-crds", GATEWAY_API_MANIFEST, args.gateway_api_manifest)]
-        gie = manifest("inference-extension-crds", GIE_MANIFEST, args.gie_manifest)
-        llmd = manifest("llm-d-crds", LLMD_CRDS_MANIFEST, args.llmd_crds_manifest)
-        after = [gie, llmd]
+            gateway_api = step("gatewayApiCrds", "gateway_api_crds")
+            after = [
+                manifest(
+                    "gateway-api-crds", GATEWAY_API_MANIFEST, args.gateway_api_manifest, gateway_api
+                )
+            ]
+        if args.inference_extension_crds is not False:
+            gie_step = step("inferenceExtensionCrds", "inference_extension_crds")
+            gie = manifest("inference-extension-crds", GIE_MANIFEST, args.gie_manifest, gie_step)
+            llmd = manifest("llm-d-crds", LLMD_CRDS_MANIFEST, args.llmd_crds_manifest, gie_step)
+            after = [gie, llmd]
         if args.envoy_gateway is not False:
+            local = args.envoy_gateway_crds_chart
+            envoy_crds = k8s.helm.v4.Chart(
+                f"{name}-envoy-gateway-crds",
+                chart=local or f"{ENVOY_GATEWAY_CRDS.repo}/{ENVOY_GATEWAY_CRDS.chart}",
+                version=None if local else ENVOY_GATEWAY_CRDS.version,
+                values=ENVOY_GATEWAY_CRDS_VALUES,
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=list(after),
+                    transforms=[owned_children(self, envoy_step)],
+                ),
+            )
             envoy = chart_release(
                 f"{name}-envoy-gateway",
                 ENVOY_GATEWAY,
                 release="eg",
                 namespace=NAMESPACES[0],
-                values=ENVOY_GATEWAY_AI_VALUES,
+                values=envoy_gateway_values(),
                 local_chart=args.envoy_gateway_chart,
-                depends_on=[*after, *made.get(NAMESPACES[0], [])],
+                depends_on=[*after, envoy_crds, *made.get(NAMESPACES[0], [])],
                 parent=self,
+                skip_crds=True,
                 ownership=envoy_step,
             )
             ai_crds = chart_release(
@@ -405,7 +466,8 @@ class LLMServingInstall(pulumi.ComponentResource):
             )
             after = [custom("gateway-class", gateway_class_body(), [ai], envoy_step)]
         if args.leader_worker_set is not False:
-            after = [*after, manifest("lws", LWS_MANIFEST, args.lws_manifest)]
+            lws = step("leaderWorkerSet", "leader_worker_set")
+            after = [*after, manifest("lws", LWS_MANIFEST, args.lws_manifest, lws)]
         after = [*after, *made.get(KSERVE_NAMESPACE, [])]
         crd = chart_release(
             f"{name}-llmisvc-crd",

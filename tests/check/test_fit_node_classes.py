@@ -77,3 +77,90 @@ def test_eviction_soft_changes_no_allocatable():
         return [n.shape.allocatable for n in pool.nodes if n.shape is not None]
 
     assert shape([H100, soft, LLAMA_70B]) == shape([H100, nc, LLAMA_70B])
+
+
+# ---------------------------------------------------------------------------------------------
+# GKE node pools: local SSDs, the OS image, shared-core machines
+# ---------------------------------------------------------------------------------------------
+
+
+def _gke(**node_config: Any) -> dict:
+    nc = {"machineType": "g2-standard-8", "labels": {"pool": "l4"}, **node_config}
+    return {
+        "type": "gcp:container/nodePool:NodePool",
+        "name": "l4",
+        "inputs": {
+            "name": "l4",
+            "nodeConfig": nc,
+            "autoscaling": {"minNodeCount": 0, "maxNodeCount": 2},
+        },
+    }
+
+
+def _disk_pod(size: str) -> dict:
+    return {
+        "type": "kubernetes:apps/v1:Deployment",
+        "name": "w",
+        "inputs": {
+            "metadata": {"name": "w", "namespace": "apps"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "nodeSelector": {"pool": "l4"},
+                        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+                        "containers": [
+                            {
+                                "name": "c",
+                                "resources": {
+                                    "requests": {"nvidia.com/gpu": 1, "ephemeral-storage": size},
+                                    "limits": {"nvidia.com/gpu": 1},
+                                },
+                            }
+                        ],
+                    }
+                }
+            },
+        },
+    }
+
+
+def test_local_ssd_ephemeral_storage_holds_what_the_boot_disk_does_not():
+    """A false GI021 before: with ephemeralStorageLocalSsdConfig the kubelet's ephemeral storage
+    is on the SSDs (cluster-autoscaler templates.go)."""
+    assert "GI021" in {f.code for f in check([_gke(), _disk_pod("300Gi")]).errors}
+    ssds = _gke(ephemeralStorageLocalSsdConfig={"localSsdCount": 2})
+    assert check([ssds, _disk_pod("300Gi")]).errors == []
+
+
+def test_local_ssd_count_left_to_the_machine_type_is_not_guessed():
+    pool = _gke(ephemeralStorageLocalSsdConfig={})
+    found = {f.code: f for f in check([pool, _disk_pod("300Gi")]).findings}
+    assert "GI021" not in found
+    assert "local SSD count" in found["GI022"].message
+
+
+def test_ubuntu_nodes_have_their_own_kernel_and_disk_reservations():
+    (cos,) = check([_gke()]).pools
+    (ubuntu,) = check([_gke(imageType="UBUNTU_CONTAINERD")]).pools
+    a, b = cos.nodes[0].shape, ubuntu.nodes[0].shape
+    assert a is not None and b is not None
+    assert a.capacity.memory - b.capacity.memory == 4 * 1024 * 1024
+    assert a.capacity.ephemeral_storage != b.capacity.ephemeral_storage
+
+
+def test_a_shared_core_pool_is_fit_unknown_with_its_reason():
+    pool = {
+        "type": "gcp:container/nodePool:NodePool",
+        "name": "cpu",
+        "inputs": {
+            "name": "cpu",
+            "nodeConfig": {"machineType": "e2-medium", "labels": {"pool": "cpu"}},
+            "autoscaling": {"minNodeCount": 1, "maxNodeCount": 2},
+        },
+    }
+    pod = _disk_pod("1Gi")
+    spec = pod["inputs"]["spec"]["template"]["spec"]
+    spec["nodeSelector"] = {"pool": "cpu"}
+    spec["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}
+    (found,) = [f for f in check([pool, pod]).findings if f.code == "GI022"]
+    assert "shared-core" in found.message

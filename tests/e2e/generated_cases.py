@@ -317,7 +317,9 @@ def _daemon(draw: Any) -> dict[str, Any]:
     if requests:
         container["resources"] = {"requests": requests}
     spec: dict[str, Any] = {"containers": [container]}
-    tols = draw(_TOLERATIONS)
+    # Half of them tolerate every taint, as node agents do (kube-proxy, the CNI): they land on
+    # most nodes and take their share there.
+    tols = [{"operator": "Exists"}] if draw(_BOOL) else draw(_TOLERATIONS)
     if tols:
         spec["tolerations"] = tols
     if draw(_ONE_IN_4) == 0:

@@ -53,12 +53,18 @@ def test_every_kubernetes_object_of_a_stack_is_this_stacks_and_hooked(stack: str
             # The refusal of the install it belongs to (named after its section), or the plain one.
             (found,) = r.hooks.get("before_create", [None])
             assert found == hook or found.startswith(f"{hook}-"), (r.type, r.name)
-        assert not r.retain_on_delete, (r.type, r.name)
+        if r.type == "kubernetes:core/v1:Namespace":
+            # Never deleted by the engine: the hook deletes it once it holds nothing of others.
+            assert r.retain_on_delete, r.name
+            assert r.hooks["after_delete"] == [f"{provider.name}-drop-namespace"], r.name
+        else:
+            assert not r.retain_on_delete, (r.type, r.name)
     for r in graph.resources:
         if r.type == RELEASE:
             (guard,) = r.hooks["before_create"]
             assert guard.startswith(f"{provider.name}-guard-release-"), r.name
             assert r.hooks["on_error"] == [f"{provider.name}-recover-release"], r.name
+            assert r.hooks["before_delete"] == [f"{provider.name}-keep-release-crds"], r.name
             assert not r.retain_on_delete and r.inputs.get("atomic") in (True, None), r.name
             marker = r.inputs["values"]["global"]["gpuInferenceResource"]
             assert marker == f"gpu-inference/gpu-inference/{stack}/{r.name}"
@@ -81,9 +87,14 @@ def test_under_the_kube_provider_a_tainting_patch_gives_the_taints_back_on_delet
 
     g = run_program(program)
     gpu, cpu = g.one(PATCH, "node-g1"), g.one(PATCH, "node-c1")
-    assert gpu.hooks == {"before_delete": ["c-k8s-restore-taints"]} and not gpu.retain_on_delete
-    # No taint added: nothing to give back, the patch's fields are simply released.
-    assert cpu.hooks == {} and not cpu.retain_on_delete
+    hand_back = {
+        "before_delete": ["c-k8s-restore-taints"],
+        "before_update": ["c-k8s-hand-back-taints"],
+    }
+    assert gpu.hooks == hand_back and not gpu.retain_on_delete
+    # No taint added now: the hooks give back nothing, unless the pool tainted before (its
+    # taints were taken out of the config), when the update hands the node's own back first.
+    assert cpu.hooks == hand_back and not cpu.retain_on_delete
 
 
 def test_under_a_plain_provider_there_are_no_hooks_and_a_tainting_patch_is_kept() -> None:

@@ -219,3 +219,34 @@ def test_parallelism_issues_say_their_kind_and_whether_gpus_are_short(kwargs, ex
     shape = MODELS["llama-3.1-8b"]
     issues = llm.parallelism_issues(shape, **kwargs)
     assert [(i.kind, i.short) for i in issues] == expected
+
+
+@pytest.mark.parametrize(
+    ("kv_heads", "tensor", "splits"),
+    [
+        (8, 1, True),
+        (8, 4, True),  # divide(8, 4)
+        (8, 8, True),
+        (8, 16, True),  # divide(16, 8): each KV head replicated on 2 GPUs
+        (8, 3, False),  # neither
+        (8, 12, False),  # 12 is not a multiple of 8
+        (4, 7, False),  # qwen2.5-7b at 7: '7 is not divisible by 4'
+        (4, 28, True),
+    ],
+)
+def test_kv_heads_split_as_qkv_parallel_linear_divides_them(kv_heads, tensor, splits):
+    """vllm/model_executor/layers/linear.py QKVParallelLinear: divide(kv, tp) below, divide(tp,
+    kv) at or above, each asserting exact division."""
+    assert llm.kv_heads_split(kv_heads, tensor) is splits
+
+
+@pytest.mark.parametrize(
+    ("model", "sizes"),
+    [
+        ("qwen2.5-7b", [1, 2, 4, 28]),
+        ("llama-3.1-8b", [1, 2, 4, 8, 16, 32]),
+        ("llama-3.1-70b", [1, 2, 4, 8, 16, 32, 64]),
+    ],
+)
+def test_tensor_sizes_divide_the_heads_and_fit_the_kv_heads(model, sizes):
+    assert llm.tensor_sizes(llm.model_shape(model)) == sizes

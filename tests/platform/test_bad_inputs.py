@@ -169,6 +169,16 @@ CASES = [
     ("llm-cert-manager-below-minimum", "llm", {"addons.certManager": {"version": "v1.16.2"}}, "addons.certManager.version", "below the v1.18.0"),
     ("llm-local-chart-missing", "llm", {"addons.kserve.llm": {"chart": {"envoyGateway": "/nowhere/gateway-helm"}}}, "addons.kserve.llm.chart.envoyGateway", "does not exist"),
     ("llm-local-copy-while-off", "gke", {"addons.kserve.llm": {"manifest": {"lws": "/nowhere/lws.yaml"}}}, "addons.kserve.llm.manifest.lws", "the add-on is not enabled"),
+    # --- cloud quotas ---------------------------------------------------------------------------
+    ("quota-metric-typo", "gke", {"quotas": [{"provider": "gke", "region": "us-central1", "limits": {"NVIDIA_H100_GPU": 16}}]}, "quotas[0].limits.NVIDIA_H100_GPU", "did you mean 'NVIDIA_H100_GPUS'"),
+    ("quota-ec2-name", "eks", {"quotas": [{"provider": "eks", "region": "us-east-1", "limits": {"Running On-Demand P Instances": 192}}]}, 'quotas[0].limits["Running On-Demand P Instances"]', "did you mean 'Running On-Demand P instances'"),
+    ("quota-negative", "gke", {"quotas": [{"provider": "gke", "region": "us-central1", "limits": {"NVIDIA_L4_GPUS": -1}}]}, "quotas[0].limits.NVIDIA_L4_GPUS", "a whole number of GPUs, 0 or more"),
+    ("quota-empty-limits", "gke", {"quotas": [{"provider": "gke", "region": "us-central1", "limits": {}}]}, "quotas[0].limits", "limits is empty"),
+    ("quota-zone-not-region", "gke", {"quotas": [{"provider": "gke", "region": "us-central1-a", "limits": {"NVIDIA_L4_GPUS": 8}}]}, "quotas[0].region", "is not a GCP region"),
+    ("quota-other-provider", "gke", {"quotas": [{"provider": "eks", "region": "us-east-1", "limits": {"Running On-Demand P instances": 192}}]}, "quotas[0].provider", "but the cluster is 'gke'"),
+    ("quota-other-region", "gke", {"quotas": [{"provider": "gke", "region": "us-east1", "limits": {"NVIDIA_L4_GPUS": 8}}]}, "quotas[0].region", "the cluster's pools are in 'us-central1'"),
+    ("quota-twice", "gke", {"quotas": [{"provider": "gke", "region": "us-central1", "limits": {"NVIDIA_L4_GPUS": 8}}, {"provider": "gke", "region": "us-central1", "limits": {"PREEMPTIBLE_NVIDIA_L4_GPUS": 8}}]}, "quotas[1]", "a second entry for gke in us-central1"),
+    ("quota-provider-unknown", "gke", {"quotas": [{"provider": "aks", "region": "eastus", "limits": {"x": 1}}]}, "quotas[0].provider", "(allowed: gke, eks)"),
     # --- refused by the pool components' own rules (run by load_spec: nothing registered) ---
     ("label-reserved-prefix-gke", "gke", {"pools[0].labels": {"pool": "a", "cloud.google.com/gke-nodepool": "x"}}, 'pools[0].labels["cloud.google.com/gke-nodepool"]', "uses the prefix 'cloud.google.com'"),
     ("label-reserved-prefix-eks", "eks", {"pools[0].labels": {"eks.amazonaws.com/nodegroup": "x"}}, 'pools[0].labels["eks.amazonaws.com/nodegroup"]', "uses the prefix 'eks.amazonaws.com'"),

@@ -91,8 +91,8 @@ REFUSALS = [
         {f"{L}[0].decode.gpus": 3, f"{L}[0].decode.tensor": 3},
         "gpu-inference:llmInferenceServices[0].decode.tensor: tensor parallelism 3 does not "
         "divide llama-3.1-70b's 64 attention heads (vLLM: 'Total number of attention heads (64) "
-        "must be divisible by tensor parallel size (3)') (allowed: a divisor of 64: 1, 2, 4, 8, "
-        "16, ...)",
+        "must be divisible by tensor parallel size (3)') (allowed: a size vLLM accepts for "
+        "llama-3.1-70b (64 attention heads, 8 KV heads): 1, 2, 4, 8, 16, 32, 64)",
     ),
     (
         "pipeline-parallel-worker",
@@ -376,8 +376,8 @@ def test_tensor_3_on_a_32_head_model_named_in_the_stack_exits_2(tmp_path, capsys
     assert (
         "error: gpu-inference:llmInferenceServices[0].decode.tensor: tensor parallelism 3 does "
         "not divide llama-3.1-8b's 32 attention heads (vLLM: 'Total number of attention heads "
-        "(32) must be divisible by tensor parallel size (3)') (allowed: a divisor of 32: 1, 2, 4, "
-        "8, 16, ...)"
+        "(32) must be divisible by tensor parallel size (3)') (allowed: a size vLLM accepts for "
+        "llama-3.1-8b (32 attention heads, 8 KV heads): 1, 2, 4, 8, 16, 32)"
     ) in err
     assert f"Pulumi.gke-llm.yaml:{line})" in err
     assert "Traceback" not in err and not out.exists()

@@ -75,8 +75,10 @@ def test_kserve_is_the_platforms_whether_or_not_kserve_is_installed_beside_the_l
     # Its refusal names the ways out of the part that wants it (KServe's, else the LLM install's).
     scope = "addons-kserve" if kserve else "addons-kserve-llm"
     assert ns["options"]["hooks"] == {
-        "before_create": [f"gpu-inference-cluster-k8s-refuse-foreign-{scope}"]
+        "before_create": [f"gpu-inference-cluster-k8s-refuse-foreign-{scope}"],
+        "after_delete": ["gpu-inference-cluster-k8s-drop-namespace"],
     }
+    assert ns["options"]["retainOnDelete"] is True
 
 
 @pytest.mark.parametrize("seldon", [True, False])

@@ -178,7 +178,14 @@ def test_multi_node_worker_inherits_the_leaders_pool_and_gpus():
     body = llm_inference_service_body(multi_node_args(), "big")
     spec = body["spec"]
     assert spec["parallelism"] == {"tensor": 8, "data": 2, "dataLocal": 1}
-    assert spec["worker"] == {**H100_FIELDS, "containers": [gpu_main(8)]}
+    # KServe builds the workers from spec.worker alone (workload_multi_node.go): the leader's
+    # vLLM options are on them too, or the headless engines run at the model's full length.
+    (leader,) = spec["template"]["containers"]
+    assert spec["worker"] == {
+        **H100_FIELDS,
+        "containers": [{**gpu_main(8), "args": leader["args"]}],
+    }
+    assert leader["args"] == ["--max-model-len=8192"]
     assert body["metadata"]["annotations"]["gpu-inference.dev/pool.worker"] == "h100"
     pods = generated_pods(body)
     assert [(p.workload, p.role, p.group_size) for p in pods] == [
@@ -269,6 +276,18 @@ def test_generated_names_are_hashed_as_kmeta_childname_does():
             pd_args(decode=LLMWorkloadArgs(tensor=3)),
             "decode.tensor",
             "must be divisible by tensor parallel size (3)",
+        ),
+        (
+            # 7 divides Qwen2.5 7B's 28 attention heads but not its 4 KV heads (vLLM
+            # QKVParallelLinear): refused, and 7 / 14 are not offered.
+            pd_args(
+                model="qwen2.5-7b",
+                model_uri="hf://Qwen/Qwen2.5-7B-Instruct",
+                decode=LLMWorkloadArgs(gpus=7, tensor=7, placement=H100, pools=["h100"]),
+                prefill=None,
+            ),
+            "decode.tensor",
+            "neither divides qwen2.5-7b's 4 KV heads nor is a multiple of them",
         ),
         (
             pd_args(decode=LLMWorkloadArgs(gpus=8, tensor=4)),

@@ -14,6 +14,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 GATEWAY_CLASS = "kubernetes:gateway.networking.k8s.io/v1:GatewayClass"
 GATEWAY = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
+CHART = "kubernetes:helm.sh/v4:Chart"
 
 
 def install(**kw):
@@ -104,6 +105,7 @@ def test_dependency_order():
         rel["cert-manager"],
         cf["llm-gateway-api-crds"],
         cf["llm-inference-extension-crds"],
+        g.one(CHART),
         rel["eg"],
         rel["aieg-crd"],
         rel["aieg"],
@@ -197,7 +199,37 @@ def test_steps_switched_off():
     }
     assert set(files(g)) == {"llm-inference-extension-crds", "llm-llm-d-crds"}
     assert g.of_type(GATEWAY_CLASS) == [] and g.of_type(GATEWAY) == []
+    assert g.of_type(CHART) == []
     assert g.depends_on(releases(g)["kserve-llmisvc-crd"], files(g)["llm-llm-d-crds"])
+    # The cluster's own Inference Extension and llm-d CRDs (KServe's script skips both).
+    assert set(files(install(inference_extension_crds=False))) == {
+        "llm-gateway-api-crds",
+        "llm-lws",
+    }
+
+
+def test_envoy_gateway_installs_only_its_own_crds():
+    """As KServe v0.20.0 hack/setup/infra/manage.envoy-gateway-helm.sh: the gateway.envoyproxy.io
+    CRDs apart, then gateway-helm with --skip-crds (its crds/ carry Gateway API CRDs too)."""
+    g = install()
+    (crds,) = g.of_type(CHART)
+    assert crds.name == "llm-envoy-gateway-crds"
+    assert crds.inputs == {
+        "chart": "oci://docker.io/envoyproxy/gateway-crds-helm",
+        "version": "v1.8.1",
+        "values": {"crds": {"gatewayAPI": {"enabled": False}, "envoyGateway": {"enabled": True}}},
+    }
+    eg = releases(g)["eg"]
+    assert eg.inputs["skipCrds"] is True
+    assert values_of(eg)["crds"] == {"gatewayAPI": {"safeUpgradePolicy": {"enabled": False}}}
+    assert g.depends_on(eg, crds)
+    assert g.depends_on(crds, files(g)["llm-inference-extension-crds"])
+
+
+def test_every_upstream_object_applied_whole_is_marked_by_a_transform():
+    g = install()
+    whole = [*g.of_type(CONFIG_FILE), *g.of_type(CHART)]
+    assert len(whole) == 5 and all(r.transforms == 1 for r in whole)
 
 
 def test_air_gapped_copies(tmp_path):

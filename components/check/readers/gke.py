@@ -8,6 +8,8 @@ from typing import Any
 
 from ...model.errors import InputError
 from ...model.nodes.catalog import MIG_PROFILES, gke_accelerator, gke_gpus_for_machine
+from ...model.nodes.gke_machines import gce_machine_or_none
+from ...model.nodes.gke_storage import image_of
 from ...model.nodes.shapes import GKE_DEFAULT_MAX_PODS, NodeShape, gke_node_shape_or_none
 from ..contract import (
     GKE_ACCELERATOR_COUNT_LABEL,
@@ -51,19 +53,52 @@ def gke_memory(accelerator: str | None) -> float | None:
 
 
 def gke_shape(
-    machine_type: Any, disk_gb: Any, physical_gpus: int, max_pods: Any = None
+    machine_type: Any,
+    disk_gb: Any,
+    physical_gpus: int,
+    max_pods: Any = None,
+    node_config: Mapping[str, Any] | None = None,
 ) -> tuple[NodeShape | None, str | None]:
-    """A GKE node's shape, or None and why (a machine type the catalog lacks, a bad size)."""
+    """A GKE node's shape, or None and why (a machine type the catalog lacks, a bad size). From
+    `node_config`: the OS image (`imageType`: COS or Ubuntu, `gke_storage.image_of`) and
+    ephemeral storage on local SSDs (`ephemeralStorageLocalSsdConfig.localSsdCount`, or the beta
+    `ephemeralStorageConfig.localSsdCount`): cluster-autoscaler-1.36.1 `cloudprovider/gce/
+    templates.go` BuildNodeFromTemplate puts ephemeral storage there instead of the boot disk."""
     if not isinstance(machine_type, str) or not machine_type:
         return None, "its machine type is not given (GKE's default is not assumed)"
+    nc = as_map(node_config)
+    image = image_of(nc.get("imageType"))
+    if image is None:
+        return None, f"image type {nc.get('imageType')}: only COS and Ubuntu are modelled"
+    key = next(
+        (
+            k
+            for k in ("ephemeralStorageLocalSsdConfig", "ephemeralStorageConfig")
+            if nc.get(k) is not None
+        ),
+        None,
+    )
+    ssds = as_int(as_map(nc.get(key)).get("localSsdCount")) if key else 0
+    if key and not ssds:
+        # 0 means "the machine type's own count" on machine types that come with local SSDs
+        # (the GKE API's EphemeralStorageLocalSsdConfig): that count is not in the catalog.
+        return None, "its local SSD count is the machine type's own (not in the catalog)"
     disk = as_int(disk_gb)
     pods = as_int(max_pods) or GKE_DEFAULT_MAX_PODS
+    machine = gce_machine_or_none(machine_type)
+    if machine is not None and machine.shared_core:
+        return None, (
+            f"{machine_type} is a shared-core machine type (GKE's CPU reservation for it is not "
+            "known here)"
+        )
     try:
         shape = gke_node_shape_or_none(
             machine_type,
             disk_gb=GKE_DEFAULT_DISK_GB if disk is None else disk,
             gpus=physical_gpus,
             max_pods=pods,
+            image=image,
+            local_ssds=ssds or 0,
         )
     except InputError as e:
         return None, f"{machine_type}: {e.problem}"
@@ -145,6 +180,7 @@ def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         nc.get("diskSizeGb"),
         physical,
         as_map(inputs.get("maxPodsConstraint")).get("maxPodsPerNode"),
+        nc,
     )
     effective = dict(labels)
     if gpu:

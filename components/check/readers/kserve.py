@@ -69,6 +69,7 @@ def inference_service_templates(
         wired = split_pools(annotations[own_key]) if own_key in annotations else cr_wired
         min_replicas = as_int(component.get("minReplicas"))
         min_replicas = 1 if min_replicas is None else min_replicas
+        zero = serverless and min_replicas == 0 and scale_to_zero_allowed
         out.append(
             Template(
                 type=typ,
@@ -79,9 +80,12 @@ def inference_service_templates(
                 containers=isvc_containers(component),
                 init_containers=[as_map(c) for c in as_list(component.get("initContainers"))],
                 wired=wired,
-                scales_to_zero=serverless and min_replicas == 0 and scale_to_zero_allowed,
+                scales_to_zero=zero,
                 max_replicas=as_int(component.get("maxReplicas"))
                 or (None if serverless else max(min_replicas, 1)),
+                # Knative keeps minReplicas (at least 1 where it may not scale to zero); a raw
+                # Deployment never scales to zero (kserve #3514).
+                always=0 if zero else max(min_replicas, 1),
                 model_annotations=annotations if comp == "predictor" else {},
                 annotations=annotations,
                 serverless=serverless,

@@ -20,7 +20,11 @@ dataLocal` engines of `tensor` GPUs; a pipeline worker group (`worker` with `pip
 would run it (pipeline x tensor GPUs over the group). The options read from the `main`
 container (`model.serving.llmisvc.vllm_flags`): --tensor-parallel-size, --pipeline-parallel-size,
 --max-model-len, --gpu-memory-utilization, --dtype, --kv-cache-dtype; they win over the
-`gpu-inference.dev/max-model-len` / `gpu-memory-utilization` annotations (vLLM sees them).
+`gpu-inference.dev/max-model-len` / `gpu-memory-utilization` annotations (vLLM sees them). A
+worker pod is judged by its own container alone: KServe v0.20.0 builds the workers from
+`spec.worker` only (`workload_multi_node.go` expectedMainMultiNodeLWS) and vLLM's headless
+workers read their own command line, so a worker without `--max-model-len` runs at the model's
+full length whatever the annotations say.
 
 `baseRefs`: the LLMInferenceServiceConfigs of the graph it names (in the service's namespace,
 else `kserve`, as the controller looks them up) are merged under its spec
@@ -38,6 +42,7 @@ from ...model.serving.llmisvc import (
     KSERVE_NAMESPACE,
     MODEL_ROLES,
     ROLE_WIRING,
+    WORKER_ROLES,
     GeneratedPods,
     generated_pods,
     merge_specs,
@@ -53,6 +58,7 @@ from ..contract import (
     wired_annotation,
 )
 from ..read import (
+    Gang,
     LLMPod,
     Template,
     as_int,
@@ -82,15 +88,19 @@ def _part(spec: Mapping[str, Any], role: str) -> Mapping[str, Any]:
     return as_map(spec.get("prefill")) if role.startswith("prefill") else spec
 
 
-def _replicas(part: Mapping[str, Any]) -> tuple[bool, int | None]:
-    """(scaled to zero, most replicas): `replicas` (absent: 1) or WVA `scaling` (minReplicas 1 or
-    more by the CRD; maxReplicas absent: unbounded)."""
+def _replicas(part: Mapping[str, Any]) -> tuple[bool, int, int | None]:
+    """(scaled to zero, fewest replicas, most replicas): `replicas` (absent: 1) or WVA `scaling`
+    (minReplicas 1 or more by the CRD, absent 1; maxReplicas absent: unbounded)."""
     scaling = part.get("scaling")
     if isinstance(scaling, Mapping):
-        return False, as_int(scaling.get("maxReplicas"))
+        return (
+            False,
+            max(as_int(scaling.get("minReplicas")) or 1, 1),
+            as_int(scaling.get("maxReplicas")),
+        )
     replicas = as_int(part.get("replicas"))
     replicas = 1 if replicas is None else replicas
-    return replicas == 0, replicas
+    return replicas == 0, replicas, replicas
 
 
 def _number(
@@ -135,12 +145,15 @@ def llm_pod(
         mode, size, data, data_local = "pipeline", as_int(par.get("pipeline")) or 1, None, None
     else:
         mode, size, data, data_local = "single", 1, None, None
+    # A worker pod runs vLLM headless with its own command line only (KServe builds it from
+    # spec.worker alone): what the service's annotations say of its vLLM is not what it gets.
+    said: Mapping[str, Any] = {} if g.role in WORKER_ROLES else annotations
     read = {
-        "tensor": _number(flags, "tensor-parallel-size", annotations, None, int),
-        "pipeline": _number(flags, "pipeline-parallel-size", annotations, None, int),
-        "length": _number(flags, "max-model-len", annotations, MAX_MODEL_LEN_ANNOTATION, int),
+        "tensor": _number(flags, "tensor-parallel-size", said, None, int),
+        "pipeline": _number(flags, "pipeline-parallel-size", said, None, int),
+        "length": _number(flags, "max-model-len", said, MAX_MODEL_LEN_ANNOTATION, int),
         "util": _number(
-            flags, "gpu-memory-utilization", annotations, GPU_MEMORY_UTILIZATION_ANNOTATION, float
+            flags, "gpu-memory-utilization", said, GPU_MEMORY_UTILIZATION_ANNOTATION, float
         ),
     }
     for what, value in list(read.items()):
@@ -225,12 +238,13 @@ def llm_inference_service_templates(
     rid = resource_id(typ, name)
     out = []
     for g in pods:
-        zero, most = _replicas(_part(spec, g.role))
+        zero, least, most = _replicas(_part(spec, g.role))
+        per_group = 1
         if g.role.endswith("worker"):
-            workers = (as_int(g.group_size) or 1) - 1
-            if workers <= 0:
+            per_group = (as_int(g.group_size) or 1) - 1
+            if per_group <= 0:
                 continue  # a group of one pod is its leader alone
-            most = None if most is None else most * workers
+            most = None if most is None else most * per_group
         containers, inits = pod_containers(g)
         added = tuple(c["name"] for c in [*g.added_containers, *g.added_init_containers])
         component = g.workload
@@ -249,6 +263,10 @@ def llm_inference_service_templates(
                 wired=_wiring(g.role, annotations),
                 scales_to_zero=zero,
                 max_replicas=most,
+                always=least * per_group,
+                gang=Gang(f"{rid}/{g.workload}", per_group, g.role.endswith("leader"))
+                if g.kind == "LeaderWorkerSet"
+                else None,
                 model_annotations=annotations if model_pod else {},
                 annotations=annotations,
                 added=added,

@@ -84,6 +84,13 @@ def decode_release(data: str) -> Mapping[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
+def encode_release(body: Mapping[str, Any]) -> str:
+    """A Secret's `data.release` for the release JSON `body`: Helm's own encoding (gzip, then
+    base64) base64-encoded again, as the API takes Secret data; `decode_release`'s inverse."""
+    helm = base64.b64encode(gzip.compress(json.dumps(body).encode()))
+    return base64.b64encode(helm).decode()
+
+
 def record_of(secret: Mapping[str, Any]) -> Record:
     """A Record from a Secret (a dict as the API returns it)."""
     meta = secret.get("metadata") or {}

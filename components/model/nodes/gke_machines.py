@@ -33,6 +33,7 @@ class GceMachine:
     name: str
     vcpus: int
     memory_mib: int
+    shared_core: bool = False  # e2-micro / -small / -medium: a fraction of 2 vCPUs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -44,8 +45,8 @@ class GceMachine:
 # 640/768; n2-standard-128 = 512; c3-standard-8/44/88 = 32/176/352; g2-standard-96 = 384.
 # The other sizes follow the same per-vCPU ratio of their series (Compute Engine's general-purpose
 # and accelerator-optimized machine pages state the ratio per series); the size lists are the
-# predefined shapes of each series. Not listed (not checked): shared-core types (e2-micro/small/
-# medium), n2-highmem-128 (its memory is not 8 GiB per vCPU), c3 -lssd and metal shapes.
+# predefined shapes of each series. Not listed (not checked): n2-highmem-128 (its memory is not
+# 8 GiB per vCPU), c3 -lssd and metal shapes. Shared-core E2: `_SHARED_CORE` below.
 # ---------------------------------------------------------------------------------------------
 
 _SERIES: dict[str, tuple[float, tuple[int, ...]]] = {
@@ -89,6 +90,14 @@ _FIXED: dict[str, tuple[int, int]] = {
 }
 
 
+# Shared-core E2 machine types: 2 guestCpus in the Compute Engine API (cluster-autoscaler-1.36.1
+# cloudprovider/gce/machine_types.go parseCustomCpu: "e2-custom-micro-*, e2-custom-small-*,
+# e2-custom-medium-* ... all have 2 guestCpus in the API"), of which the VM is entitled to 0.25 /
+# 0.5 / 1; memory 1 / 2 / 4 GB (Compute Engine's E2 shared-core table, a secondary copy). GKE's
+# CPU reservation for them is not known here: their nodes' shape is not modelled (fit: GI022).
+_SHARED_CORE: dict[str, int] = {"e2-micro": 1024, "e2-small": 2048, "e2-medium": 4096}
+
+
 def _build() -> dict[str, GceMachine]:
     out: dict[str, GceMachine] = {}
     for family, (mib_per_vcpu, sizes) in _SERIES.items():
@@ -98,6 +107,8 @@ def _build() -> dict[str, GceMachine]:
             out[name] = GceMachine(name, vcpus, int(mib_per_vcpu * vcpus))
     for name, (vcpus, gib) in _FIXED.items():
         out[name] = GceMachine(name, vcpus, gib * 1024)
+    for name, mib in _SHARED_CORE.items():
+        out[name] = GceMachine(name, 2, mib, shared_core=True)
     return out
 
 

@@ -8,7 +8,8 @@ INTERFACE:
 - `Resources(cpu, memory, ephemeral_storage, pods, gpus)`: cpu in millicores, memory and
   ephemeral storage in bytes; `+`, `-`, `.max()`, `.fits_in()`, `.first_misfit()`, `.get()`
 - `NodeShape(name, capacity, allocatable, source)`; `.reserved`, `.first_misfit(request)`
-- `gke_node_shape(machine_type, *, disk_gb=100, gpus=None, max_pods=110)` (GKE Standard)
+- `gke_node_shape(machine_type, *, disk_gb=100, gpus=None, max_pods=110, image="cos",
+  local_ssds=0)` (GKE Standard)
 - `eks_node_shape(instance_type, *, disk_gib=100, gpus=None)` (EKS managed node group, AL2023)
 - `karpenter_node_shape(instance_type, *, disk_gib=100, ami_family="AL2023", max_pods=None,
   vm_memory_overhead_percent=0.075)` (Karpenter's own numbers, aws provider v1.14.1)
@@ -49,6 +50,12 @@ from .gke_machines import (
     gce_family_sizes,
     gce_machine_family,
     gce_machine_or_none,
+)
+from .gke_storage import (
+    LOCAL_SSD_GIB,
+    gce_kernel_reserved,
+    gke_boot_disk_capacity,
+    gke_local_ssd_capacity,
 )
 from .karpenter_kubelet import KarpenterKubelet, eviction, reserved
 
@@ -271,30 +278,6 @@ def gke_memory_reserved(machine_memory: int) -> int:
     return math.ceil(reserved / Mi) * Mi
 
 
-def gce_kernel_reserved(machine_memory: int) -> int:
-    """Memory the Linux kernel of a GKE COS node (x86) keeps, so the kubelet's memory capacity is
-    below the machine type's memory. cluster-autoscaler's estimate, transcribed from
-    kubernetes/autoscaler cluster-autoscaler-1.36.1 `cluster-autoscaler/cloudprovider/gce/
-    gce_reserved.go` (`CalculateKernelReserved`, COS branch): memory/64 + 16 MiB, + 64 MiB
-    (swiotlb) above 3 GiB, + 8 MiB at or below 8 GiB, + min(0.175% of memory, 248 MiB)."""
-    reserved = machine_memory // 64 + 16 * Mi
-    if machine_memory > 3 * Gi:
-        reserved += 64 * Mi
-    if machine_memory <= 8 * Gi:
-        reserved += 8 * Mi
-    return reserved + int(min(0.00175 * float(machine_memory), 248 * Mi))
-
-
-def gke_boot_disk_capacity(disk_bytes: int) -> int:
-    """The ephemeral-storage capacity the kubelet reports on a COS boot disk: the disk less the
-    OS partitions. cluster-autoscaler's estimate (`CalculateOSReservedEphemeralStorage`, COS
-    x86, gce_reserved.go above): ceil(1.5635% of disk) + ceil(4.148 GiB) + min(100 MiB,
-    ceil(0.1% of disk)). For a 100 GB disk it is 64 MiB below the 98831908Ki GKE reports."""
-    os_reserved = math.ceil(0.015635 * float(disk_bytes)) + math.ceil(4.148 * Gi)
-    os_reserved += int(min(100 * Mi, math.ceil(0.001 * float(disk_bytes))))
-    return max(disk_bytes - os_reserved, 0)
-
-
 def gke_ephemeral_allocatable(capacity: int, disk_bytes: int) -> int:
     """Ephemeral storage allocatable on a GKE boot disk: capacity less the kubelet's 10% nodefs
     eviction threshold less GKE's kube-reserved storage, min(50% of disk, 6 GiB + 35% of disk,
@@ -352,12 +335,15 @@ def gke_node_shape_or_none(
     disk_gb: int = 100,
     gpus: int | None = None,
     max_pods: int = GKE_DEFAULT_MAX_PODS,
+    image: str = "cos",
+    local_ssds: int = 0,
 ) -> NodeShape | None:
-    """Like `gke_node_shape`, but None when the machine type is not in the catalog."""
+    """Like `gke_node_shape`, but None when the catalog has no shape for the machine type (it
+    lacks it, or it is shared-core)."""
     machine = gce_machine_or_none(machine_type)
-    if machine is None:
+    if machine is None or machine.shared_core:
         return None
-    return _gke_shape(machine, disk_gb, gpus, max_pods)
+    return _gke_shape(machine, disk_gb, gpus, max_pods, image, local_ssds)
 
 
 def gke_node_shape(
@@ -366,29 +352,58 @@ def gke_node_shape(
     disk_gb: int = 100,
     gpus: int | None = None,
     max_pods: int = GKE_DEFAULT_MAX_PODS,
+    image: str = "cos",
+    local_ssds: int = 0,
 ) -> NodeShape:
     """A GKE Standard node of `machine_type` with a `disk_gb` boot disk (GKE's `diskSizeGb`,
-    which Compute Engine sizes in GiB: cluster-autoscaler reads it as `DiskSizeGb * GiB`).
+    which Compute Engine sizes in GiB: cluster-autoscaler reads it as `DiskSizeGb * GiB`), its
+    OS `image` (`cos` or `ubuntu`: `gke_storage`) and, with `local_ssds`, ephemeral storage on
+    that many local SSDs (`ephemeralStorageLocalSsdConfig.localSsdCount`) instead of the boot
+    disk.
 
     `gpus` is the `nvidia.com/gpu` the node advertises: None means the GPUs the machine type
     comes with (0 for N1, which takes them attached: pass the count); a time-shared pool
-    advertises more."""
+    advertises more. On local SSDs GKE's kube-reserved ephemeral storage is taken as on a boot
+    disk of their raw size (at most 100 GiB): GKE's own table for local SSDs could not be read,
+    and this errs low."""
     machine = gce_machine_or_none(machine_type)
     if machine is None:
         raise _gke_unknown(machine_type)
-    return _gke_shape(machine, disk_gb, gpus, max_pods)
+    return _gke_shape(machine, disk_gb, gpus, max_pods, image, local_ssds)
 
 
 @_cached
-def _gke_shape(machine: GceMachine, disk_gb: object, gpus: object, max_pods: object) -> NodeShape:
+def _gke_shape(
+    machine: GceMachine,
+    disk_gb: object,
+    gpus: object,
+    max_pods: object,
+    image: object = "cos",
+    local_ssds: object = 0,
+) -> NodeShape:
+    if image not in ("cos", "ubuntu"):
+        raise InputError(f"image {show(image)} is not modelled", "cos, ubuntu")
+    if machine.shared_core:
+        raise InputError(
+            f"{machine.name} is a shared-core machine type: GKE's CPU reservation for it is "
+            "not known here",
+            "a machine type with whole vCPUs (e.g. e2-standard-2)",
+        )
     disk = _whole(disk_gb, "disk_gb", 1) * Gi
     pods = _whole(max_pods, "max_pods", 1)
+    ssds = _whole(local_ssds, "local_ssds", 0)
     memory = machine.memory_mib * Mi
     cpu = machine.vcpus * 1000
-    storage = gke_boot_disk_capacity(disk)
+    if ssds:
+        raw = ssds * LOCAL_SSD_GIB * Gi
+        storage = gke_local_ssd_capacity(ssds, str(image))
+        ephemeral = gke_ephemeral_allocatable(storage, raw)
+    else:
+        storage = gke_boot_disk_capacity(disk, str(image))
+        ephemeral = gke_ephemeral_allocatable(storage, disk)
     capacity = Resources(
         cpu=cpu,
-        memory=memory - gce_kernel_reserved(memory),
+        memory=memory - gce_kernel_reserved(memory, str(image)),
         ephemeral_storage=storage,
         pods=pods,
         gpus=_gke_gpus(machine.name, gpus),
@@ -396,11 +411,17 @@ def _gke_shape(machine: GceMachine, disk_gb: object, gpus: object, max_pods: obj
     allocatable = Resources(
         cpu=cpu - gke_cpu_reserved(cpu, pods),
         memory=capacity.memory - gke_memory_reserved(memory) - GKE_EVICTION_MEMORY,
-        ephemeral_storage=gke_ephemeral_allocatable(storage, disk),
+        ephemeral_storage=ephemeral,
         pods=pods,
         gpus=capacity.gpus,
     )
-    options = (("disk_gb", disk_gb), ("gpus", gpus), ("max_pods", max_pods))
+    options = (
+        ("disk_gb", disk_gb),
+        ("gpus", gpus),
+        ("max_pods", max_pods),
+        ("image", image),
+        ("local_ssds", local_ssds),
+    )
     return NodeShape(machine.name, capacity, allocatable, _GKE_SOURCE, "gke", options)
 
 

@@ -20,9 +20,13 @@ its tokenizer image `llm-d-uds-tokenizer:vllm-v0.19.1` with the runtime image
   (CacheConfig.DEFAULT_BLOCK_SIZE); a sequence takes `ceil(max_model_len / block_size)` pages
   per layer (FullAttentionSpec.max_memory_usage_bytes).
 - Tensor parallelism: "Total number of attention heads (H) must be divisible by tensor parallel
-  size (T)." (`vllm/config/model.py`, ModelConfig.verify_with_parallel_config). KV heads need not
-  divide: a GPU holds `max(1, kv_heads // T)` of them, replicated when T exceeds them
-  (ModelConfig.get_num_kv_heads).
+  size (T)." (`vllm/config/model.py`, ModelConfig.verify_with_parallel_config). The KV heads must
+  split too: `QKVParallelLinear` (`vllm/model_executor/layers/linear.py`) takes
+  `divide(total_num_kv_heads, tp_size)` when T is below them and `divide(tp_size,
+  total_num_kv_heads)` (replicas) when T is at or above them, and `divide` asserts exact division
+  (`vllm/distributed/utils.py` ensure_divisibility: "{n} is not divisible by {d}"); Qwen2's
+  attention asserts the same (`vllm/model_executor/models/qwen2.py` Qwen2Attention). A GPU holds
+  `max(1, kv_heads // T)` of them (ModelConfig.get_num_kv_heads).
 - Pipeline parallelism splits the layers as evenly as it can (`vllm/distributed/utils.py`,
   get_pp_indices: the remainder goes to the stages before the last); a worker group is
   `pipeline x tensor` GPUs (`vllm/config/parallel.py`, ParallelConfig.world_size).
@@ -271,6 +275,22 @@ def layers_per_stage(layers: int, pipeline: int) -> int:
     return layers // pipeline + (1 if layers % pipeline else 0)
 
 
+def kv_heads_split(kv_heads: int, tensor: int) -> bool:
+    """vLLM QKVParallelLinear: the KV heads split evenly over `tensor` GPUs (T divides them), or
+    each is replicated on a whole number of GPUs (T a multiple of them)."""
+    return kv_heads % tensor == 0 if tensor < kv_heads else tensor % kv_heads == 0
+
+
+def tensor_sizes(shape: ModelShape, most: int = 64) -> list[int]:
+    """The tensor parallel sizes up to `most` vLLM accepts for the model: dividing its attention
+    heads, and dividing its KV heads or a multiple of them."""
+    return [
+        t
+        for t in range(1, most + 1)
+        if shape.attention_heads % t == 0 and kv_heads_split(shape.kv_heads, t)
+    ]
+
+
 def kv_heads_per_gpu(kv_heads: int, tensor: int) -> int:
     """vLLM ModelConfig.get_num_kv_heads: split by tensor parallelism, at least one."""
     return max(1, kv_heads // tensor)
@@ -460,6 +480,19 @@ def parallelism_issues(
                 f"tensor parallelism {tensor} does not divide {shape.name}'s "
                 f"{shape.attention_heads} attention heads (vLLM: 'Total number of attention heads "
                 f"({shape.attention_heads}) must be divisible by tensor parallel size ({tensor})')",
+            )
+        )
+    elif shape is not None and not kv_heads_split(shape.kv_heads, tensor):
+        if tensor < shape.kv_heads:
+            n, d = shape.kv_heads, tensor
+        else:
+            n, d = tensor, shape.kv_heads
+        problems.append(
+            ParallelismIssue(
+                "heads",
+                f"tensor parallelism {tensor} neither divides {shape.name}'s {shape.kv_heads} KV "
+                f"heads nor is a multiple of them (vLLM's QKVParallelLinear: '{n} is not "
+                f"divisible by {d}')",
             )
         )
     dp = data is not None or data_local is not None

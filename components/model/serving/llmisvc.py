@@ -86,6 +86,8 @@ ROLE_WIRING: dict[str, tuple[str, ...]] = {
 """For each pod role, the wiring components that name its pools, first found wins (a worker
 without its own is wired like its leader)."""
 MODEL_ROLES = ("decode", "leader", "worker", "prefill", "prefill-leader", "prefill-worker")
+WORKER_ROLES = ("worker", "prefill-worker")
+"""The pods KServe builds from a `worker` spec alone (a LeaderWorkerSet's non-leaders)."""
 """Roles whose pods run vLLM with the model's weights (the scheduler does not)."""
 
 SUFFIX_DECODE = "-kserve"

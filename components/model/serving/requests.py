@@ -119,6 +119,37 @@ STORAGE_INITIALIZER = AddedContainer(
 """KServe's init container that downloads a `storageUri` into the pod before the model starts."""
 
 
+AGENT = AddedContainer(
+    "agent",
+    {"cpu": "100m", "memory": "100Mi"},
+    init=False,
+    source="kserve/kserve v0.20.0 pkg/webhook/admission/pod/agent_injector.go InjectAgent (the "
+    "container's resources from the `agent` config: charts/kserve-resources/files/common/"
+    "configmap-patch.yaml cpuRequest 100m, memoryRequest 100Mi), injected for a logger or a "
+    "batcher",
+)
+"""KServe's agent sidecar, in the pods of a component with a `logger` or a `batcher`."""
+
+MODELCAR = AddedContainer(
+    "modelcar",
+    {"cpu": "10m", "memory": "15Mi"},
+    init=False,
+    source="kserve/kserve v0.20.0 pkg/utils/storage.go CreateModelcarContainer (cpuModelcar 10m, "
+    "memoryModelcar 15Mi: charts/kserve-resources/values.yaml kserve.storage; enableModelcar "
+    "true)",
+)
+"""KServe's modelcar sidecar, serving an `oci://` model image to the model container."""
+
+MODELCAR_INIT = AddedContainer(
+    "modelcar-init",
+    {"cpu": "10m", "memory": "15Mi"},
+    init=True,
+    source="kserve/kserve v0.20.0 pkg/utils/storage.go CreateModelcarInitContainer (the same "
+    "10m / 15Mi)",
+)
+"""The modelcar's init container (pulls the model image before the model starts)."""
+
+
 def seldon_builtin_containers(server: str) -> list[dict[str, Any]]:
     """The containers of Seldon's built-in ServerConfig `server` (`mlserver` or `triton`) as the
     pinned setup chart makes them (`seldon_servers.builtin_server_config`: rclone 50m/128Mi,
