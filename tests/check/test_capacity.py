@@ -583,3 +583,31 @@ def test_gce_gpu_quotas_are_per_family_preemptible_apart():
         gce_region("us-central1-a") == "us-central1"
         and gce_region("europe-west4") == "europe-west4"
     )
+
+
+def per_zone(lo: int, hi: int, **where: Any) -> dict:
+    """The H100 pool with per-zone counts (`minNodeCount` / `maxNodeCount`) at `where`."""
+    pool = nodepool("h100", lo, hi)
+    pool["inputs"]["autoscaling"] = {"minNodeCount": lo, "maxNodeCount": hi}
+    pool["inputs"].pop("location")
+    pool["inputs"].update(where)
+    return pool
+
+
+def test_per_zone_node_counts_count_once_per_zone():
+    """1..1 per zone over three zones holds what 3..3 holds; in one zone it is short; in a region
+    whose zones the pool does not name the max is not known, and nothing is said."""
+    pods = llm_like(3, 3)[1:]
+    three = per_zone(
+        1,
+        1,
+        location="us-central1",
+        nodeLocations=["us-central1-a", "us-central1-b", "us-central1-c"],
+    )
+    (pool,) = check([three, *pods]).pools
+    assert (pool.min_nodes, pool.max_nodes) == (3, 3)
+    assert "GI040" not in codes([three, *pods])
+    assert "GI040" in codes([per_zone(1, 1, location="us-central1-a"), *pods])
+    regional = check([per_zone(1, 1, location="us-central1"), *pods])
+    assert (regional.pools[0].min_nodes, regional.pools[0].max_nodes) == (None, None)
+    assert not {"GI040", "GI041", "GI043"} & {f.code for f in regional.findings}

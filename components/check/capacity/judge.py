@@ -30,6 +30,7 @@ from .model import (
     Demand,
     build_case,
     counted,
+    landing,
     node_copies,
     pool_sets,
     vector,
@@ -74,7 +75,12 @@ def check_capacity(
     kept = [d for d in demands if counted(d)]
     daemonsets = [d for d in demands if d.template.daemonset and d.facts.requests is not None]
     cases = []
-    for names in pool_sets(kept):
+    sets = pool_sets(kept)
+    set_of = {n: i for i, names in enumerate(sets) for n in names}
+    by_set: dict[int, list[Demand]] = {}
+    for d in kept:
+        by_set.setdefault(set_of[landing(d.facts)[0]], []).append(d)
+    for i, names in enumerate(sets):
         members = [by_name[n] for n in names]
         copies, why = {}, []
         for p in members:
@@ -85,7 +91,7 @@ def check_capacity(
                 copies[p.name] = nodes
         if any(reason == "" for _, reason in why):
             continue  # it can grow without bound, or GI022 says its shape is unknown
-        mine = [d for d in kept if set(d.facts.pools) & set(names)]
+        mine = by_set[i]
         if why:
             p, reason = why[0]
             out.add(

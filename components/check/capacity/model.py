@@ -22,6 +22,7 @@ NodePool with `limits.nodes`) is not judged (GI044).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -79,17 +80,45 @@ class Kind:
 
     demand: Demand
     ask: Resources
-    nonzero: tuple[int, int]
     classes: frozenset[int]  # node classes it may land on (labels, taints, GPUs, fit)
     placed: frozenset[int]  # node classes its labels and taints let it onto
     always: int
     most: int | None  # at max scale; None: unbounded
-    taints: Mapping[int, int] = field(default_factory=dict)
-    affinity: Mapping[int, int] | None = None
 
     @property
     def resource(self) -> str:
         return self.demand.facts.resource
+
+    @functools.cached_property
+    def nonzero(self) -> tuple[int, int]:
+        """Its cpu and memory as LeastAllocated counts them (read when the scheduler is
+        replayed: only for a case with a packing)."""
+        try:
+            return nonzero_requests(self.demand.template)
+        except (InputError, TypeError, ValueError):
+            return (self.ask.cpu, self.ask.memory)
+
+    def taints(self, case: CapacityCase) -> dict[int, int]:
+        """Node class -> the PreferNoSchedule taints it does not tolerate there."""
+        return {
+            c: _prefer_no_schedule(self.demand.placement, case.classes[c].node)
+            if any(t.effect == "PreferNoSchedule" for t in case.classes[c].node.taints)
+            else 0
+            for c in self.placed
+        }
+
+    def affinity(self, case: CapacityCase) -> dict[int, int] | None:
+        """Node class -> the weights of its preferred terms the class matches (None: it has
+        none)."""
+        aff = self.demand.placement.node_affinity
+        if aff is None or not aff.preferred:
+            return None
+        weights = {
+            c: _preferred_weight(self.demand.placement, case.classes[c].node) for c in self.placed
+        }
+        if all(v is None for v in weights.values()):
+            return None
+        return {c: v or 0 for c, v in weights.items()}
 
     @property
     def gang(self) -> Gang | None:
@@ -154,16 +183,18 @@ class CapacityCase:
             )
             for c in self.nodes(at)
         ]
-        kinds = [
-            SimKind(
-                vector(k.ask),
-                k.nonzero,
-                frozenset(self.groups[c] for c in k.classes),
-                {self.groups[c]: n for c, n in k.taints.items()},
-                None if k.affinity is None else {self.groups[c]: n for c, n in k.affinity.items()},
+        kinds = []
+        for k in self.kinds:
+            affinity = k.affinity(self)
+            kinds.append(
+                SimKind(
+                    vector(k.ask),
+                    k.nonzero,
+                    frozenset(self.groups[c] for c in k.classes),
+                    {self.groups[c]: n for c, n in k.taints(self).items()},
+                    None if affinity is None else {self.groups[c]: n for c, n in affinity.items()},
+                )
             )
-            for k in self.kinds
-        ]
         return Scheduler(nodes, kinds)
 
     def controller_order(self, counts: Sequence[int | None] | None = None) -> list[int]:
@@ -361,44 +392,30 @@ def build_case(
                 )
             )
     kinds = []
+    rooms = [cls.allocatable - cls.overhead for cls in classes]
+    admits: dict[tuple[Placement, int], bool] = {}  # many templates share a placement
     for d in demands:
         w, t = d.facts, d.template
         assert w.requests is not None and t.always is not None
         places = set(landing(w))
-        placed = frozenset(
-            c
-            for c, cls in enumerate(classes)
-            if cls.pool.name in places
-            and d.placement.admits(cls.node.labels, cls.node.taints, cls.node.name)
-        )
+        placed_classes = []
+        for c, cls in enumerate(classes):
+            if cls.pool.name not in places:
+                continue
+            key = (d.placement, c)
+            if key not in admits:
+                admits[key] = d.placement.admits(cls.node.labels, cls.node.taints, cls.node.name)
+            if admits[key]:
+                placed_classes.append(c)
+        placed = frozenset(placed_classes)
         fit = frozenset(
             c
             for c in placed
-            if w.gpus <= classes[c].allocatable.gpus
-            and w.requests.fits_in(classes[c].allocatable - classes[c].overhead)
+            if w.gpus <= classes[c].allocatable.gpus and w.requests.fits_in(rooms[c])
         )
-        try:
-            nz = nonzero_requests(t)
-        except (InputError, TypeError, ValueError):
-            nz = (w.requests.cpu, w.requests.memory)
-        taints = {c: _prefer_no_schedule(d.placement, classes[c].node) for c in placed}
-        weights = {c: _preferred_weight(d.placement, classes[c].node) for c in placed}
-        affinity = None
-        if any(v is not None for v in weights.values()):
-            affinity = {c: v or 0 for c, v in weights.items()}
         top = t.max_replicas
         kinds.append(
-            Kind(
-                d,
-                w.requests,
-                nz,
-                fit,
-                placed,
-                t.always,
-                None if top is None else max(top, t.always),
-                taints,
-                affinity,
-            )
+            Kind(d, w.requests, fit, placed, t.always, None if top is None else max(top, t.always))
         )
     case = CapacityCase(tuple(pools), classes, kinds)
     case.groups = _alike(case)
@@ -410,14 +427,15 @@ def _alike(case: CapacityCase) -> list[int]:
     scores for every kind): nodes of one group are interchangeable."""
     keys: dict[tuple, int] = {}
     out: list[int] = []
+    scores = [(k.taints(case), k.affinity(case) or {}) for k in case.kinds]
     for c, cls in enumerate(case.classes):
         key = (
             vector(cls.allocatable),
             vector(cls.overhead),
             cls.overhead_nonzero,
             tuple(
-                (c in k.classes, c in k.placed, k.taints.get(c), (k.affinity or {}).get(c))
-                for k in case.kinds
+                (c in k.classes, c in k.placed, taints.get(c), affinity.get(c))
+                for k, (taints, affinity) in zip(case.kinds, scores, strict=True)
             ),
         )
         out.append(keys.setdefault(key, len(keys)))

@@ -79,7 +79,14 @@ class Packing:
 
 
 def fits(ask: Vector, room: Sequence[int]) -> bool:
-    return all(a <= r for a, r in zip(ask, room, strict=True))
+    """Every resource of `ask` within `room` (spelled out: the search calls it most)."""
+    return (
+        ask[0] <= room[0]
+        and ask[1] <= room[1]
+        and ask[2] <= room[2]
+        and ask[3] <= room[3]
+        and ask[4] <= room[4]
+    )
 
 
 class _Counter:
@@ -299,26 +306,28 @@ class _Fullest:
         self.where = [-1] * len(pieces)
         self.best = list(start)
         self.best_count = sum(1 for b in start if b >= 0)
-        # For the pieces of units[u:], each resource's asks sorted, as running sums: how many
-        # of the smallest fit the room left bounds how many more can be placed.
-        self.sums: list[list[list[int]]] = []
-        for u in range(len(units) + 1):
-            rest = [i for unit in units[u:] for i in unit]
-            per_r = []
-            for r in range(R):
-                running, acc = [], 0
-                for a in sorted(pieces[i].ask[r] for i in rest):
-                    acc += a
-                    running.append(acc)
-                per_r.append(running)
-            self.sums.append(per_r)
+        # For the pieces of units[u:], each resource's asks sorted, as running sums (made when
+        # first asked for): how many of the smallest fit the room left bounds how many more can
+        # be placed.
+        self.sums: dict[int, list[list[int]]] = {}
         # Units alike (the same kinds of pods) are interchangeable: they are placed as a prefix,
         # each no earlier than the one before.
         self.signature = [tuple(sorted(pieces[i].kind for i in unit)) for unit in units]
         self.skipped = [False] * len(units)
 
     def bound(self, u: int) -> int:
-        return min(bisect.bisect_right(self.sums[u][r], self.room_left[r]) for r in range(R))
+        sums = self.sums.get(u)
+        if sums is None:
+            rest = [i for unit in self.units[u:] for i in unit]
+            sums = []
+            for r in range(R):
+                running, acc = [], 0
+                for a in sorted(self.pieces[i].ask[r] for i in rest):
+                    acc += a
+                    running.append(acc)
+                sums.append(running)
+            self.sums[u] = sums
+        return min(bisect.bisect_right(sums[r], self.room_left[r]) for r in range(R))
 
     def take(self, i: int, b: int, sign: int) -> None:
         ask = self.pieces[i].ask
