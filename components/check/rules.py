@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -224,7 +225,16 @@ def check(
             max_replicas=t.max_replicas,
             model_size_gb=model_size,
         )
-        facts = judge_fit(t, facts, placement, admitted, pools, out, unknown_fit)
+        facts = judge_fit(
+            t,
+            facts,
+            placement,
+            admitted,
+            pools,
+            out,
+            unknown_fit,
+            functools.partial(scale.launches_for, t, placement),
+        )
         workloads.append(facts)
         for p in admitted:
             lands_on[p.name].append(facts)

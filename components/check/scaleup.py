@@ -196,6 +196,17 @@ class ScaleUp:
         pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
         return [kp.launch(pod) for kp in self.karpenter_pools(pool)]
 
+    def launches_for(self, t: Template, placement: Placement, pool: PoolFacts) -> bool:
+        """Karpenter launches a node for the pod from a (non-static) NodePool of `pool`."""
+        mine = [kp for kp in self.karpenter_pools(pool) if not kp.spec.static]
+        if t.daemonset or not mine:
+            return False
+        try:
+            pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
+        except (InputError, TypeError, ValueError):
+            return False
+        return any(kp.launch(pod).launches for kp in mine)
+
     def karpenter_landing(
         self, t: Template, placement: Placement, pools: Sequence[PoolFacts]
     ) -> list[PoolFacts]:

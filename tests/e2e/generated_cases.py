@@ -392,9 +392,11 @@ def _case(draw: Any) -> dict[str, Any]:
     """{"ert": bool, "graph": [...]}: 1-3 pools, in half the cases 1-2 DaemonSets (their pods
     take their share of the nodes first), 1-3 pods (one in four a KServe predictor)."""
     graph: list[dict[str, Any]] = []
-    for i in range(draw(_ONE_TO_THREE)):
-        graph += pool_entries(i, draw(POOL))
-    if draw(_BOOL):
+    pools = [draw(POOL) for _ in range(draw(_ONE_TO_THREE))]
+    for i, nodes in enumerate(pools):
+        graph += pool_entries(i, nodes)
+    daemons = draw(_BOOL)
+    if daemons:
         for i in range(draw(_ONE_TO_TWO)):
             graph.append(daemonset_entry(i, draw(DAEMON)))
     for i in range(draw(_ONE_TO_THREE)):
@@ -403,7 +405,30 @@ def _case(draw: Any) -> dict[str, Any]:
             graph.append(predictor_entry(i, spec, draw(_MODE), draw(_URI)))
         else:
             graph.append(deployment_entry(i, spec))
+    held = pools[0][0][3]
+    if daemons and held is not None and draw(_BOOL):
+        # A pod asking exactly what pool p0's first node holds, or a step below: only the
+        # DaemonSet pods that land there decide whether it still fits.
+        graph.append(deployment_entry(9, _tight_pod(held, draw(_TIGHT_STEP))))
     return {"ert": draw(_BOOL), "graph": graph}
+
+
+_TIGHT_STEP = st.sampled_from((0, 0, 100, 500))  # millicores below the node's cpu
+
+
+def _tight_pod(held: dict[str, str], step: int) -> dict[str, Any]:
+    cpu = int(float(held["cpu"]) * 1000) - step
+    return {
+        "nodeSelector": {POOL_LABEL: "p0"},
+        "tolerations": [{"operator": "Exists"}],
+        "containers": [
+            {
+                "name": "c",
+                "image": "example.invalid/c:1",
+                "resources": {"requests": {"cpu": f"{cpu}m", "memory": "1Gi"}},
+            }
+        ],
+    }
 
 
 CASE = _case()
