@@ -681,6 +681,7 @@ PAIRS += [
 from test_dra import DRA_PAIRS  # noqa: E402
 
 _DRA_RESOURCE = {"GI053": "InferenceService/llm", "GI054": "NodePatch/n1"}
+# GI057 names the Deployment too (the default).
 PAIRS += [
     pytest.param(*p.values, _DRA_RESOURCE.get(p.values[0], "Deployment/a"), id=p.values[0])
     for p in DRA_PAIRS

@@ -398,13 +398,14 @@ def check_seldon_capacity(
 def check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings) -> None:
     """Weights x (1 + MODEL_MEMORY_OVERHEAD) against the GPUs the pod requests x the memory of one
     GPU of each pool it can land on (the catalog's, nominal GB)."""
-    if w.model_size_gb is None or w.gpus == 0:
+    gpus = w.gpu_devices
+    if w.model_size_gb is None or gpus == 0:
         return
     landing = [p for p in pools if p.name in w.pools]
     if not landing or any(p.gpu_memory_gib is None for p in landing):
         return
     need = w.model_size_gb * (1 + MODEL_MEMORY_OVERHEAD)
-    if any(w.gpus * (p.gpu_memory_gib or 0) >= need for p in landing):
+    if any(gpus * (p.gpu_memory_gib or 0) >= need for p in landing):
         return
     most = max(p.gpu_memory_gib or 0 for p in landing)
     count = math.ceil(need / most)
@@ -414,7 +415,7 @@ def check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings
         if count <= per_node
         else f"request {count} GPU(s) on a pool with {count}+ GPUs per node"
     )
-    have = ", ".join(f"{p.name}: {w.gpus} x {p.gpu_memory_gib:g} GB" for p in landing)
+    have = ", ".join(f"{p.name}: {gpus} x {p.gpu_memory_gib:g} GB" for p in landing)
     out.add(
         "GI019",
         w.resource,

@@ -45,7 +45,7 @@ def render_markdown(report: Report) -> str:
                 _cell(x)
                 for x in (
                     w.resource,
-                    str(w.gpus),
+                    f"{w.claimed_gpus} (claim)" if w.claimed_gpus else str(w.gpus),
                     "yes" if w.scales_to_zero else "no",
                     ", ".join(w.wired) or "-",
                     ", ".join(w.pools) or "-",

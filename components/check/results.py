@@ -262,6 +262,12 @@ class WorkloadFacts:
     model_size_gb: float | None = None  # weights, when the workload states them
     requests: Resources | None = None  # what the pod asks a node for (None: not readable)
     unfit: tuple[str, ...] = ()  # pools it lands on by placement but whose nodes cannot hold it
+    claimed_gpus: int = 0  # whole GPUs its DRA claims ask for (gpu.nvidia.com), beside `gpus`
+
+    @property
+    def gpu_devices(self) -> int:
+        """The GPUs its containers use: `nvidia.com/gpu`, or whole GPUs taken by claim."""
+        return self.gpus or self.claimed_gpus
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -284,6 +290,7 @@ class WorkloadFacts:
             "type": self.type,
             "unfitPools": list(self.unfit),
             "wired": list(self.wired),
+            **({"claimedGpus": self.claimed_gpus} if self.claimed_gpus else {}),
         }
 
 

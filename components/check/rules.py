@@ -27,7 +27,7 @@ from .contract import (
     SELDON_DEFAULT_CAPABILITIES,
     SELDON_SERVER_CHARTS,
 )
-from .dra import Allocation, DraCheck
+from .dra import Allocation, DraCheck, is_dra_pool
 from .failures import (
     check_asg_tags,
     check_cold_pools,
@@ -224,6 +224,7 @@ def check(
             placement=base.to_pod_spec(),
             max_replicas=t.max_replicas,
             model_size_gb=model_size,
+            claimed_gpus=use.whole_gpus,
         )
         facts = judge_fit(
             t,
@@ -565,8 +566,8 @@ def _check_pools(
                     "let them scale to zero (a Serverless InferenceService with minReplicas 0) "
                     "or give the pool the minimum of nodes they keep busy",
                 )
-        if not pool.gpu or pool.builtin_device_plugin:
-            continue
+        if not pool.gpu or pool.builtin_device_plugin or is_dra_pool(pool):
+            continue  # a DRA pool's GPUs are the DRA driver's (GI054), not a device plugin's
         taints = [t for t in pool.taints if t.effect in FILTERING_EFFECTS]
         if not taints:
             continue

@@ -15,6 +15,7 @@ from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..model.serving.seldon_servers import builtin_server_config
 from ..pools.autopilot import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL
 from ..pools.pool import GPU_TAINT
+from ..serving.claims import KNATIVE_REFUSES_CLAIMS, check_claim, refuse_both
 from ..serving.llm_install import (
     KSERVE_NAMESPACE,
     LOCAL_CHARTS,
@@ -33,7 +34,7 @@ from .config import (
 from .derive import value_of
 from .karpenter_addon import check_karpenter_addon
 from .llm_workloads import check_llm_services
-from .pool_kinds import PoolConfig, kind_inputs, plan_pool
+from .pool_kinds import PoolConfig, check_gpu_request, kind_inputs, plan_pool
 from .syntax import key_path
 from .workloads import PLACEMENT_HELP
 
@@ -312,6 +313,15 @@ class Checker:
                         f"name and namespace together at most {room} characters",
                         f"{path}.name",
                     )
+            for kind, comp in isvc.components():
+                if isvc.is_knative and comp.gpu_claim is not None:
+                    raise InputError(
+                        f"the {kind} claims its GPUs (gpuClaim) but deploymentMode is "
+                        f"{isvc.deployment_mode}: {KNATIVE_REFUSES_CLAIMS}",
+                        "deploymentMode RawDeployment (Standard) for a service that claims GPUs, "
+                        "or gpus on a device-plugin pool",
+                        f"{path}.{kind}.gpuClaim",
+                    )
             if isvc.deployment_mode in ("RawDeployment", "Standard"):
                 for kind, comp in isvc.components():
                     if comp.min_replicas == 0:
@@ -489,6 +499,9 @@ class Checker:
         pools = self.spec.pools_by_name
         for path, _kind, w, names in self.spec.workloads():
             own = w.pool is not None
+            if getattr(w, "gpu_claim", None) is not None:
+                check_claim(w.gpu_claim, f"{path}.gpuClaim")
+                refuse_both(w.gpu_count, w.gpu_claim, f"{path}.gpuClaim")
             for j, name in enumerate(names):
                 where = f"{path}.pool" + (f"[{j}]" if isinstance(w.pool, list) else "")
                 if not own:
@@ -501,6 +514,9 @@ class Checker:
                         where,
                     )
                 need = max(w.gpu_count, getattr(w, "gpu_limit", None) or 0)
+                check_gpu_request(
+                    self.spec.pools, w.gpu_count, getattr(w, "gpu_claim", None), pool, where, path
+                )
                 if w.gpu_count and not pool.is_gpu:
                     raise InputError(
                         f"{w.gpu_count} GPU(s) requested on pool {name!r}, which has no GPUs",

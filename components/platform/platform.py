@@ -396,19 +396,17 @@ class InferencePlatform(pulumi.ComponentResource):
         if a.dra_driver.enabled:
             from ..serving.nvidia_dra_driver import NvidiaDraDriver
 
-            dra_taints = sorted(
-                {
-                    t
-                    for p in self.pools.values()
-                    if p.facts.labels.get("nvidia.com/gpu.present") == "true"
-                    for t in p.taints
-                }
-            )
+            dra_pools = self._dra_pools()
+            dra_taints = sorted({t for n in dra_pools for t in self.pools[n].taints})
             dra_args = args_from(
                 a.dra_driver,
                 NvidiaDraDriverArgs,
                 sources=sources,
                 pool_taints=dra_taints or None,
+                # Only on the DRA pools: a DRA driver must never publish GPUs a device plugin
+                # hands out too (nodeadm labels every EKS NVIDIA node nvidia.com/gpu.present).
+                pool_label=POOL_LABEL,
+                pool_label_values=[self.pools[n].facts.name for n in dra_pools] or None,
                 driver_root=GKE_DRIVER_ROOT if self.spec.provider == "gke" else None,
                 namespaces_made=True,
             )
@@ -423,9 +421,9 @@ class InferencePlatform(pulumi.ComponentResource):
         if a.nvidia_device_plugin.enabled:
             from ..serving.nvidia_device_plugin import NvidiaDevicePlugin
 
-            gpu_taints = sorted(
-                {t for p in self.pools.values() if _needs_plugin(p) for t in p.taints}
-            )
+            dra = set(self._dra_pools())
+            plugin_pools = [p for n, p in self.pools.items() if _needs_plugin(p) and n not in dra]
+            gpu_taints = sorted({t for p in plugin_pools for t in p.taints})
             plugin = args_from(
                 a.nvidia_device_plugin,
                 NvidiaDevicePluginArgs,
@@ -443,10 +441,8 @@ class InferencePlatform(pulumi.ComponentResource):
                 # Run on the GPU pools, found by their own label (the chart's default
                 # affinity wants node-feature-discovery labels a plain GPU node lacks).
                 pool_label=POOL_LABEL,
-                pool_label_values=sorted(
-                    p.facts.name for p in self.pools.values() if _needs_plugin(p)
-                )
-                or None,
+                pool_label_values=sorted(p.facts.name for p in plugin_pools) or None,
+                dra_pool_label_values=sorted(self.pools[n].facts.name for n in dra) or None,
                 avoid_auto_mode=self.spec.provider == "eks",
                 namespaces_made=True,
             )
@@ -459,6 +455,11 @@ class InferencePlatform(pulumi.ComponentResource):
                     ),
                 )
         return out
+
+    def _dra_pools(self) -> list[str]:
+        """The DRA pools (`dra: true`), by name: NVIDIA's DRA driver runs there, the device
+        plugin never."""
+        return [n for n in self.pools if self.spec.pools_by_name[n].is_dra]
 
     def _namespaces(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, ModelNamespace]:
         n = self.spec.namespaces

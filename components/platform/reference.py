@@ -66,6 +66,9 @@ def sections() -> dict[str, type[BaseModel]]:
     out["containers"] = _model(
         next(i.annotation for i in getattr(workloads.Predictor, INPUTS) if i.field == "containers")
     )
+    out["gpuClaim"] = _model(
+        next(i.annotation for i in getattr(workloads.Predictor, INPUTS) if i.field == "gpu_claim")
+    )
     out["llmInferenceServices"] = llm_workloads.LLMInferenceService
     out["llmInferenceServices.decode"] = llm_workloads.LLMWorkload
     out["llmInferenceServices.worker"] = llm_workloads.LLMWorker

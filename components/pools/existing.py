@@ -53,6 +53,14 @@ import pulumi
 from ..kube.provider import hooks_of, owned
 from ..model.errors import InputError, show
 from ..model.inputs import stack
+from ..model.nodes.catalog import mig_instances
+from ..model.nodes.dra_devices import (
+    DRA_DEVICES_ANNOTATION,
+    DRA_MIG_LABEL,
+    DRA_NODE_LABEL,
+    GPUS,
+    node_devices,
+)
 from ..model.nodes.shapes import existing_node_shape
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.nodes.sharing import config_name, validate_replicas
@@ -131,6 +139,20 @@ class ExistingGpuNodesArgs:
     the node label `nvidia.com/device-plugin.config=time-sliced-<n>`, which picks that config of
     the NVIDIA device plugin (the platform puts it in the plugin's config map); another value of
     that label in `labels` or `present_labels` is refused."""
+    dra: Optional[bool] = False
+    """GPUs by claim (DRA) instead of `nvidia.com/gpu`: the patch labels the nodes
+    `nvidia.com/gpu.present=true` (the label NVIDIA's DRA driver's kubelet plugin runs on) and
+    records the devices each node publishes in the annotation `gpu-inference.dev/dra-devices` for
+    the placement check (`gpus_per_node` GPUs of `gpu_model`, whole or in `dra_mig_profile`); the
+    stack's NVIDIA device plugin stays off these nodes, and workloads claim the GPUs
+    (`gpuClaim`). Needs Kubernetes 1.34 or later, the NVIDIA driver on the nodes, and
+    `gpu_model` one the check knows (A100, A100 80GB, H100, H200, L4, L40S, A10G, T4, ...)."""
+    dra_mig_profile: Optional[str] = None
+    """With `dra`: the MIG profile the nodes' GPUs are already split into (static MIG, e.g.
+    `1g.10gb`, one profile on every GPU): the driver then publishes the MIG instances
+    (`mig.nvidia.com`), not whole GPUs. The nodes get the label
+    `gpu-inference.dev/dra-mig-profile`; partitioning them is up to you (nvidia-smi, the GPU
+    operator's MIG manager)."""
     node_allocatable: Optional[Mapping[str, str]] = field(
         default=None, metadata=stack(syntax="resources")
     )
@@ -208,6 +230,49 @@ def recorded_taints(metadata: Any) -> list[dict[str, str]]:
     )
 
 
+def existing_dra(args: ExistingGpuNodesArgs, gpus: int) -> tuple[dict[str, str], Optional[str]]:
+    """A DRA pool's node labels and the devices annotation (JSON) each node gets; ({}, None)
+    without `dra`. InputError for what the check cannot describe or a DRA pool cannot have."""
+    if not args.dra:
+        if args.dra_mig_profile is not None:
+            raise InputError(
+                "dra_mig_profile is given without dra",
+                "dra: true with it, or leave it out",
+                "args.dra_mig_profile",
+            )
+        return {}, None
+    if gpus == 0:
+        raise InputError(
+            "dra is set on nodes with 0 GPUs", "gpus_per_node above 0, or dra unset", "args.dra"
+        )
+    if args.time_slicing_replicas is not None:
+        raise InputError(
+            "time_slicing_replicas is given on a DRA pool: time-slicing is the NVIDIA device "
+            "plugin's, which a DRA pool does not run",
+            "leave it unset, or dra unset",
+            "args.time_slicing_replicas",
+        )
+    model = args.gpu_model
+    if model not in GPUS:
+        raise InputError(
+            f"gpu_model {show(model)} on a DRA pool is not a GPU whose DRA devices the check "
+            "knows (what NVIDIA's DRA driver publishes for it: product name, architecture, "
+            "memory)",
+            ", ".join(GPUS),
+            "args.gpu_model",
+        )
+    labels = {DRA_NODE_LABEL[0]: DRA_NODE_LABEL[1]}
+    per_gpu = 0
+    if args.dra_mig_profile is not None:
+        try:
+            per_gpu = mig_instances(str(model), args.dra_mig_profile)
+        except InputError as e:
+            raise e.at("args.dra_mig_profile") from None
+        labels[DRA_MIG_LABEL] = str(args.dra_mig_profile)
+    devices = node_devices(str(model), gpus, args.dra_mig_profile, per_gpu)
+    return labels, json.dumps(list(devices), sort_keys=True)
+
+
 def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> ExistingNodesPlan:
     """Check every input (no Pulumi) and decide the patches."""
     pool_name, name_path = pool_name_of(name, args.pool_name)
@@ -281,6 +346,9 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
                 )
         if user_labels is None or isinstance(user_labels, dict):
             user_labels = {**(user_labels or {}), DEVICE_PLUGIN_CONFIG_LABEL: picked}
+    dra_labels, dra_devices = existing_dra(args, gpus)
+    if dra_labels and (user_labels is None or isinstance(user_labels, dict)):
+        user_labels = {**(user_labels or {}), **dra_labels}
     facts = build_facts(
         pool_name,
         cloud="existing",
@@ -314,6 +382,8 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
             annotations[ERT_ANNOTATION] = "true"
         if allocatable is not None:
             annotations[ALLOCATABLE_ANNOTATION] = json.dumps(allocatable, sort_keys=True)
+        if dra_devices is not None:
+            annotations[DRA_DEVICES_ANNOTATION] = dra_devices
         if args.patch_force or facts.taints:
             # Adding taints always takes the atomic list over from its owner (the kubelet).
             annotations[PATCH_FORCE] = "true"

@@ -200,6 +200,12 @@ class KarpenterGpuNodePoolArgs:
     capacity type `reserved` and GPU sharing are refused. Auto Mode runs the NVIDIA device plugin
     itself (the device plugin chart skips these pools) and its own Karpenter (not with
     `addons.karpenter`)."""
+    dra: Optional[bool] = field(default=False, metadata=stack(root=True))
+    """GPUs by claim (DRA): not offered on Karpenter pools. The pinned Karpenter (v1.14.1) ignores
+    pods with claims when it decides what to launch (`IGNORE_DRA_REQUESTS`, default true:
+    kubernetes-sigs/karpenter v1.14.1 pkg/operator/options/options.go); DRA for the nodes it
+    launches is alpha from Karpenter 1.15 (`settings.enableDRA`), and EKS Auto Mode has none.
+    Use an EKS managed node group with `dra: true`."""
     pool_name: Optional[str] = field(
         default=None,
         metadata=stack(
@@ -357,6 +363,21 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         )
     capacity = capacity_order(args.capacity_types)
     auto = bool(args.auto_mode)
+    if args.dra:
+        raise InputError(
+            "dra is set on a Karpenter pool: "
+            + (
+                "EKS Auto Mode does not support DRA"
+                if auto
+                else "Karpenter v1.14.1 (pinned) ignores pods with resource claims when it "
+                "decides what to launch (IGNORE_DRA_REQUESTS defaults to true), so no node is "
+                "ever launched for them; DRA for launched nodes is alpha from Karpenter 1.15 "
+                "(settings.enableDRA)"
+            ),
+            "an EKS managed node group with dra: true (pools[] without a karpenter block), or "
+            "leave dra unset and request gpus",
+            "args.dra",
+        )
     if auto and "reserved" in capacity:
         raise InputError(
             "capacity type reserved on EKS Auto Mode, whose NodePools take spot and on-demand",

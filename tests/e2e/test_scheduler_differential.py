@@ -8,7 +8,9 @@ the scheduler too; the summary counts the pairs a resource other than GPUs decid
 pair runs in its own slot of a shared control plane (see `differential`); ExtendedResourceToleration
 is on for the graphs the check judges with it on (GKE / EKS stacks, half the generated cases) and
 off for the others (on-prem). Replay a run with `GPU_INFERENCE_DIFF_SEED=<seed>` (printed in the
-summary); `GPU_INFERENCE_DIFF_CASES` sets how many cases are generated (default 500).
+summary); `GPU_INFERENCE_DIFF_CASES` sets how many cases are generated (default 500). A pod's DRA
+claims are not written here (its placement and fit are): the DRA differential
+(`test_dra_differential.py`) judges them, gke-dra's included.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ EXPECTED_ERT = {
     "gke-computeclass": True,
     "gke-autopilot": True,
     "gke-llm": True,
+    "gke-dra": True,
     "eks-automode": True,
     "gke-dev-before-fit": True,
 }
