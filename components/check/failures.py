@@ -11,7 +11,7 @@ from typing import Any
 from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
 from ..model.nodes.shapes import format_resource
-from ..model.scheduling import Placement, parse_quantity, untolerated
+from ..model.scheduling import GPU_RESOURCE, Placement, parse_quantity, untolerated
 from .contract import (
     ASG_GROUP,
     ASG_TAG,
@@ -37,7 +37,9 @@ from .read import (
     kind_of,
     metadata,
     resource_id,
+    str_map,
 )
+from .readers.aks import agent_pools, tag_labels, tag_resources, template_labels
 from .readers.asg import asg_tags
 from .results import PoolFacts, WorkloadFacts
 
@@ -235,6 +237,63 @@ def check_asg_tags(
                 "them never trigger a scale-up",
                 "add the tags to the Auto Scaling group (tags with propagateAtLaunch false)",
             )
+
+
+def check_aks_tags(
+    graph: Sequence[Mapping[str, Any]],
+    pools: Sequence[PoolFacts],
+    selected_keys: Mapping[str, set[str]],
+    out: Findings,
+) -> None:
+    """cluster-autoscaler builds the node of an AKS agent pool's scale set at zero from the VM
+    size, generic labels, the `agentpool` labels it predicts, the GPU label of the NVIDIA sizes it
+    lists, and the scale set's tags (`readers.aks.template_labels`: cluster-autoscaler-1.36.1
+    `azure_template.go`); it passes no agent pool spec for a scale set, so the pool's own labels
+    and taints reach it only through `k8s.io_cluster-autoscaler_node-template_{label,taint}_<key>`
+    tags, which AKS puts on the scale set from the pool's `tags`. AKS runs its own build of the
+    autoscaler, whose code reads an agent pool's labels from AKS where it has them (its
+    `InputLabels`): missing tags are a warning, as for EKS managed node groups."""
+    inputs_by_key = agent_pools(graph)
+    for pool in pools:
+        mine = [inputs_by_key[k] for k in pool.keys if k in inputs_by_key]
+        if not mine or pool.min_nodes != 0:
+            continue
+        inputs = mine[0]
+        labels = template_labels(inputs, str(inputs.get("vmSize") or ""))
+        tags = str_map(inputs.get("tags"))
+        taints = tag_labels(tags)[1]
+        wrong = [f"taint {t}" for t in pool.taints if taints.get(t.key) != f"{t.value}:{t.effect}"]
+        wrong += [
+            f"label {k}={pool.labels[k]}"
+            for k in sorted(selected_keys.get(pool.name, ()))
+            if k in pool.labels and labels.get(k) != pool.labels[k]
+        ]
+        # Time-sliced GPUs: the template takes the VM size's count unless a resources tag says.
+        sliced = pool.shared_gpus is not None and pool.shared_gpus.by != "GKE"
+        want_gpus = str(pool.gpus_per_node)
+        if (
+            pool.gpu
+            and pool.gpus_per_node
+            and sliced
+            and tag_resources(tags).get(GPU_RESOURCE) != want_gpus
+        ):
+            wrong.append(f"resource {GPU_RESOURCE}={want_gpus}")
+        if not wrong:
+            continue
+        out.add(
+            "GI016",
+            pool.resource,
+            f"agent pool {inputs.get('agentPoolName') or pool.name} can be at 0 nodes and "
+            f"cluster-autoscaler's node template of its scale set lacks {_names(wrong)}: upstream "
+            "it knows an AKS pool's labels and taints only from scale set tags, so pods needing "
+            "the label never trigger a scale-up (and the taint's absence makes it scale up for "
+            "pods that then cannot land)",
+            "add tags k8s.io_cluster-autoscaler_node-template_label_<key> = value and ..._taint_"
+            "<key> = value:Effect (and ..._resources_nvidia.com_gpu = the GPUs a node advertises "
+            "where they are time-sliced) to the agent pool (key '/' written '_', '_' written "
+            "'~2'); AKS puts them on its scale set",
+            severity="warning",
+        )
 
 
 # -- GI033: cluster-autoscaler's template node has no ephemeral storage --------------------------

@@ -29,6 +29,7 @@ from .contract import (
 )
 from .dra import Allocation, DraCheck, is_dra_pool
 from .failures import (
+    check_aks_tags,
     check_asg_tags,
     check_cold_pools,
     check_empty_pools,
@@ -73,7 +74,7 @@ from .readers.daemonsets import (
     device_plugins,
 )
 from .readers.dra import DraUse
-from .readers.knative import (
+from .readers.kserve import (
     knative_settings,
 )
 from .readers.seldon import (
@@ -285,6 +286,7 @@ def check(
     capacity = check_capacity(demands, pools, out, graph=entries, quotas=quotas)
     check_empty_pools(workloads, pools, out)
     check_asg_tags(entries, pools, selected_keys, out)
+    check_aks_tags(entries, pools, selected_keys, out)
     check_template_storage(entries, pools, lands_on, out)
     check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)

@@ -13,6 +13,7 @@ from ..model.nodes.autopilot import autopilot_gpu_problem
 from ..model.nodes.quotas import gce_region
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..model.serving.seldon_servers import builtin_server_config
+from ..pools.aks import default_agent_pool_name
 from ..pools.autopilot import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL
 from ..pools.pool import GPU_TAINT
 from ..serving.claims import KNATIVE_REFUSES_CLAIMS, check_claim, refuse_both
@@ -80,7 +81,7 @@ class Checker:
     def resolve_cluster(self) -> None:
         c = self.spec.cluster
         if c.create is None:
-            c.create = False if c.provider == "gke" else None
+            c.create = False if c.provider in ("gke", "aks") else None
         if c.extended_resource_toleration is None:
             # GKE enables the ExtendedResourceToleration admission plugin, EKS has since 1.19;
             # upstream Kubernetes (and so most on-prem clusters) does not.
@@ -222,10 +223,28 @@ class Checker:
                 )
             self._gpu_sharing(pool, path)
             plan_pool(pool, path, sources, self.ns)
+        self._agent_pool_names()
+
+    def _agent_pool_names(self) -> None:
+        """AKS names an agent pool once per cluster: two pools must not derive the same name."""
+        seen: dict[str, int] = {}
+        for i, pool in enumerate(self.spec.pools):
+            if pool.kind.name != "aks":
+                continue
+            name = value_of(pool, "agent_pool_name") or default_agent_pool_name(pool.name)
+            if name in seen:
+                key = "agentPoolName" if value_of(pool, "agent_pool_name") else "name"
+                raise InputError(
+                    f"agent pool name {name!r} is also pools[{seen[name]}]'s (AKS names agent "
+                    "pools with 1-12 lowercase letters and digits, from the pool name by default)",
+                    "agentPoolName: a name of its own for one of them",
+                    self.p(f"pools[{i}].{key}"),
+                )
+            seen[name] = i
 
     def _gpu_sharing(self, pool: PoolConfig, path: str) -> None:
         """`gpuSharing` where the NVIDIA device plugin this stack installs does the sharing
-        (time-slicing: EKS node groups, Karpenter pools, existing nodes): TIME_SHARING only, with
+        (time-slicing: EKS node groups, Karpenter pools, AKS agent pools, existing nodes): TIME_SHARING only, with
         its clients, and only where that plugin runs. The node label picks a config from the
         plugin's `config.map`, and the plugin skips a label naming a config it lacks
         (NVIDIA/k8s-device-plugin v0.17.1 README, "Updating Per-Node Configuration With a Node
@@ -236,7 +255,7 @@ class Checker:
         if "gpu_sharing_strategy" in own or "gpuSharing" not in pool.given():
             return
         strategy, clients = pool.sharing_strategy, pool.sharing_clients
-        where = "existing nodes" if pool.kind.provider == "existing" else "EKS"
+        where = {"existing": "existing nodes", "aks": "AKS"}.get(pool.kind.provider, "EKS")
         if strategy is None:
             raise InputError(
                 "required key is missing", "TIME_SHARING", f"{path}.gpuSharing.strategy"
@@ -718,4 +737,5 @@ def stack_sources(cluster: Cluster) -> dict[str, Any]:
         "cluster.gkeMetadata": cluster.gke_metadata,
         "cluster.subnetIds": cluster.subnet_ids or ["(the cluster's subnets)"],
         "cluster.extendedResourceToleration": bool(cluster.extended_resource_toleration),
+        "cluster.resourceGroup": cluster.resource_group,
     }

@@ -151,6 +151,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     name=c.name or "cluster",
                     create=bool(c.create),
                     release_channel=c.release_channel or "REGULAR",
+                    node_auto_provisioning=any(p.kind.name == "nap" for p in spec.pools),
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -274,7 +275,7 @@ class InferencePlatform(pulumi.ComponentResource):
         return {
             **stack_sources(c),
             # The deployed cluster: GKE's may be made by this stack (`cluster.create`).
-            "cluster.name": self.access.cluster_name if c.provider == "gke" else c.name,
+            "cluster.name": self.access.cluster_name if c.provider in ("gke", "aks") else c.name,
             "cluster.subnetIds": c.subnet_ids or self.access.subnet_ids,
             "cluster.workloadIdentity.gcpServiceAccount": identity.gcp_service_account
             if identity
@@ -429,12 +430,12 @@ class InferencePlatform(pulumi.ComponentResource):
                 NvidiaDevicePluginArgs,
                 sources=sources,
                 pool_taints=gpu_taints or None,
-                # Time-sliced EKS and existing pools: one config per replica count.
+                # Time-sliced EKS, AKS and existing pools: one config per replica count.
                 time_slicing_replicas=sorted(
                     {
                         p.sharing_clients
                         for p in self.spec.pools
-                        if p.sharing_clients and self.spec.provider in ("eks", "existing")
+                        if p.sharing_clients and self.spec.provider in ("eks", "aks", "existing")
                     }
                 )
                 or None,

@@ -17,7 +17,7 @@ from ..model.errors import InputError
 from ..model.inputs import Input, inputs, stack
 from ..model.nodes import catalog
 from ..model.scheduling import Taint
-from ..pools import autopilot, compute_class, eks, existing, gke, karpenter
+from ..pools import aks, autopilot, compute_class, eks, existing, gke, karpenter, nap
 from ..pools.pool import PoolFacts, PoolKind
 from .derive import args_from, relocate, section_model, value_of
 from .syntax import ConfigModel
@@ -28,6 +28,8 @@ KINDS: tuple[PoolKind, ...] = (
     autopilot.KIND,
     eks.KIND,
     karpenter.KIND,
+    aks.KIND,
+    nap.KIND,
     existing.KIND,
 )
 

@@ -2,7 +2,7 @@
 anything is registered, with ONE InputError naming the full key path and a message saying what was
 given and what is allowed.
 
-Each row: id, base config (gke / eks / existing / llm, see `config_bases.py`), the mutation (key path -> new
+Each row: id, base config (gke / eks / existing / llm / aks, see `config_bases.py`), the mutation (key path -> new
 value, `DEL` removes the key), the expected error path, and a distinctive piece of the message.
 Mutation paths start at the section (`pools[0].maxNodes` is `gpu-inference:pools[0].maxNodes`); a
 path with a ':' is a full config key.
@@ -109,7 +109,7 @@ CASES = [
     ("eks-mixed-gpu-models", "eks", {"pools[0].instanceTypes": ["g5.xlarge", "g4dn.xlarge"]}, "pools[0].instanceTypes[1]", "must have the same GPU model, GPU count and architecture"),
     ("eks-standard-ami-on-gpu", "eks", {"pools[0].amiType": "AL2023_x86_64_STANDARD"}, "pools[0].amiType", "no NVIDIA driver"),
     ("spot-and-on-demand", "eks", {"pools[0].spot": True}, "pools[0].capacityType", "spot True conflicts with capacityType ON_DEMAND"),
-    ("spot-on-existing", "existing", {"pools[0].spot": True}, "pools[0].spot", "key 'spot' is for eks and gke pools"),
+    ("spot-on-existing", "existing", {"pools[0].spot": True}, "pools[0].spot", "key 'spot' is for aks, eks and gke pools"),
     ("existing-gpu-count-missing", "existing", {"pools[0].gpusPerNode": DEL}, "pools[0].gpusPerNode", "how many GPUs each node has"),
     ("machine-type-on-eks", "eks", {"pools[1].machineType": "n2-standard-4"}, "pools[1].machineType", "is for gke pools"),
     ("instance-types-on-gke", "gke", {"pools[2].instanceTypes": ["m6i.large"]}, "pools[2].instanceTypes", "is for eks pools"),
@@ -206,6 +206,31 @@ CASES = [
     ("eks-cluster-name", "eks", {"cluster.name": "prod/gpu"}, "cluster.name", "is not an EKS cluster name"),
     ("label-pool-key-reserved", "gke", {"pools[2].labels": {"gpu-inference.dev/pool": "cpu"}}, 'pools[2].labels["gpu-inference.dev/pool"]', "is reserved"),
     ("karpenter-addon-version-v", "eks", {"addons.karpenter": {"enabled": True, "podIdentity": True, "version": "v1.14.1"}}, "addons.karpenter.version", "no leading 'v'"),
+    # --- AKS: agent pools and node auto-provisioning -------------------------------------
+    ("aks-missing-resource-group", "aks", {"cluster.resourceGroup": DEL}, "cluster.resourceGroup", "required key is missing (provider 'aks' needs it)"),
+    ("aks-create-needs-location", "aks", {"cluster.create": True}, "cluster.location", "required key is missing (create: true on aks needs it)"),
+    ("aks-create-needs-admins", "aks", {"cluster.create": True, "cluster.location": "eastus2"}, "cluster.adminGroupObjectIds", "(allowed: Microsoft Entra group object IDs of the cluster's administrators)"),
+    ("aks-location-without-create", "aks", {"cluster.location": "eastus2"}, "cluster.location", "location is given but create is not true: an existing AKS cluster keeps its own"),
+    ("aks-kubernetes-version", "aks", {"cluster.create": True, "cluster.location": "eastus2", "cluster.adminGroupObjectIds": ["g"], "cluster.kubernetesVersion": "latest"}, "cluster.kubernetesVersion", "Kubernetes version 'latest' is not MAJOR.MINOR[.PATCH]"),
+    ("aks-workload-identity", "aks", {"cluster.workloadIdentity": {"gcpServiceAccount": "models@proj.iam.gserviceaccount.com"}}, "cluster.workloadIdentity.gcpServiceAccount", "gcpServiceAccount is for GKE; this cluster is AKS"),
+    ("aks-vm-size-retired", "aks", {"pools[0].vmSize": "Standard_NC6s_v3"}, "pools[0].vmSize", "Standard_NC6s_v3 has NVIDIA GPUs, but its series is retired or in preview"),
+    ("aks-vm-size-cpu", "aks", {"pools[0].vmSize": "Standard_D4s_v5"}, "pools[0].vmSize", "Standard_D4s_v5 is not a GPU VM size (no GPUs)"),
+    ("aks-vm-size-case", "aks", {"pools[0].vmSize": "standard_nc24ads_a100_v4"}, "pools[0].vmSize", "is spelled 'Standard_NC24ads_A100_v4' by Azure"),
+    ("aks-gpus-per-node", "aks", {"pools[0].gpusPerNode": 2}, "pools[0].gpusPerNode", "Standard_NC24ads_A100_v4 has 1 GPU(s), not 2"),
+    ("aks-eviction-without-spot", "aks", {"pools[0].spotEvictionPolicy": "Delete"}, "pools[0].spotEvictionPolicy", "spotEvictionPolicy is given but the pool is not spot"),
+    ("aks-spot-taint-contradicted", "aks", {"pools[1].taints": [{"key": "kubernetes.azure.com/scalesetpriority", "value": "true"}]}, "pools[1].taints[0]", "contradicts kubernetes.azure.com/scalesetpriority=spot:NoSchedule, which AKS (spot pools) sets on this pool itself"),
+    ("aks-reserved-label", "aks", {"pools[0].labels": {"kubernetes.azure.com/mode": "system"}}, 'pools[0].labels["kubernetes.azure.com/mode"]', "uses the prefix 'kubernetes.azure.com'"),
+    ("aks-agent-pool-name-clash", "aks", {"pools[0].name": "t4spot"}, "pools[1].name", "agent pool name 't4spot' is also pools[0]'s"),
+    ("aks-agent-pool-name-syntax", "aks", {"pools[0].agentPoolName": "gpu-a100"}, "pools[0].agentPoolName", "agent pool name 'gpu-a100' is not an AKS node pool name"),
+    ("aks-max-pods", "aks", {"pools[0].maxPods": 300}, "pools[0].maxPods", "300 is out of range"),
+    ("aks-sharing-driver-none", "aks", {"pools[0].gpuDriver": "None", "pools[0].gpuSharing": {"strategy": "TIME_SHARING", "maxClientsPerGpu": 4}}, "pools[0].gpuSharing.maxClientsPerGpu", "with gpuDriver None: the device plugin that would share the GPUs is not this stack's"),
+    ("aks-karpenter-block", "aks", {"pools[0].karpenter": {"gpuNames": ["l4"]}}, "pools[0].karpenter", "key 'karpenter' is for eks pools (Karpenter NodePool); this pool is an AKS agent pool"),
+    ("nap-admits-no-size", "aks", {"pools[2].nap.gpuNames": ["H200"], "pools[2].nap.maxGpus": 1}, "pools[2].nap", "admit no GPU VM size in the catalog"),
+    ("nap-reserved-capacity", "aks", {"pools[2].nap.capacityTypes": ["reserved"]}, "pools[2].nap.capacityTypes[0]", "'reserved' is not a valid value"),
+    ("nap-capacity-order", "aks", {"pools[2].nap.capacityTypes": ["on-demand", "spot"]}, "pools[2].nap.capacityTypes", "it always tries spot, then on-demand"),
+    ("nap-label-restricted", "aks", {"pools[2].labels": {"karpenter.azure.com/sku-cpu": "8"}}, 'pools[2].labels["karpenter.azure.com/sku-cpu"]', "one the NodePool CRD of Karpenter on Azure refuses"),
+    ("nap-gpu-name-case", "aks", {"pools[2].nap.gpuNames": ["h100"]}, "pools[2].nap.gpuNames[0]", "GPU name 'h100' is not one a catalog size is labelled with"),
+    ("nap-series", "aks", {"pools[2].nap.series": ["NC_A100_v4"]}, "pools[2].nap.series[0]", "series 'NC_A100_v4' is not one of the catalog's sizes"),
 ]
 # fmt: on
 
@@ -229,7 +254,7 @@ def test_catalogue_is_big_and_distinct():
     assert len({repr(c[1:3]) for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("base", ["gke", "eks", "existing", "llm"])
+@pytest.mark.parametrize("base", ["gke", "eks", "existing", "llm", "aks"])
 def test_bases_are_valid(base):
     load_spec(mutated(base, {}))
 
