@@ -60,6 +60,14 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
         draft.key = f"{typ}::{entry.get('name')}"
         drafts.setdefault(draft.name, []).append(draft)
     apply_time_slicing(graph, drafts)
+    for group in drafts.values():
+        for d in group:
+            # A DRA node's GPUs are published as ResourceSlices by NVIDIA's DRA driver; no device
+            # plugin advertises them as nvidia.com/gpu (GKE's is off, the stack keeps NVIDIA's
+            # off: a DRA driver and a device plugin must never manage the same GPUs).
+            if d.node.dra_devices is not None:
+                d.gpus = 0
+                d.node = replace(d.node, gpus=0)
     daemons = graph_daemons(graph)
     for group in drafts.values():
         for d in group:

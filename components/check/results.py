@@ -92,10 +92,10 @@ class NodeTemplate:
     """The devices NVIDIA's DRA driver publishes for it (ResourceSlice devices), when the node is
     set up for DRA (`readers.dra.is_dra_node`); None: it is not."""
 
-    @property
+    @functools.cached_property
     def room(self) -> Resources | None:
         """What the node leaves the pods that are not DaemonSets: its allocatable less what its
-        DaemonSets hold (None: its shape is unknown)."""
+        DaemonSets hold (None: its shape is unknown); made once per node, every pod asks."""
         if self.shape is None:
             return None
         return self.shape.allocatable - self.daemons.total

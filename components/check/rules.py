@@ -435,12 +435,19 @@ def _check_workload(
         most = max(counts.values())
         if w.gpus > most:
             sizes = ", ".join(f"{name}: {n}" for name, n in counts.items())
+            dra_pools = sorted(p.name for p in placed if is_dra_pool(p))
+            why = (
+                f"; {_names(dra_pools)}: DRA, whose GPUs are taken by claim (no nvidia.com/gpu)"
+                if dra_pools
+                else ""
+            )
             out.add(
                 "GI004",
                 rid,
                 f"requests {w.gpus} GPU(s) per pod but the nodes it can land on have fewer "
-                f"({sizes}): it stays Pending",
-                f"request at most {most} GPU(s) or wire it to a pool with {w.gpus}+ GPUs per node",
+                f"({sizes}{why}): it stays Pending",
+                f"request at most {most} GPU(s) or wire it to a pool with {w.gpus}+ GPUs per node"
+                + (" (on a DRA pool: claim them, resourceClaims)" if dra_pools else ""),
             )
 
     if t.daemonset:

@@ -85,10 +85,10 @@ class KarpenterPool:
     def _decisions(self) -> dict[Hashable, Launch]:
         return {}
 
-    def launch(self, pod: PendingPod) -> Launch:
+    def launch(self, pod: PendingPod, key: Hashable | None = None) -> Launch:
         """Karpenter's decision for the pod with this NodePool alone (`karpenter_launch.launch`):
         made once per distinct pod (its `key`), since the pods of a stack repeat a few shapes."""
-        key = pod.key()
+        key = pod.key() if key is None else key
         found = self._decisions.get(key)
         if found is None:
             found = self._decisions[key] = launch(
@@ -184,7 +184,17 @@ class ScaleUp:
         return (*own, *self.graph_daemons)
 
     def karpenter_pools(self, pool: PoolFacts) -> list[KarpenterPool]:
-        return [self.karpenter[k] for k in pool.keys if k in self.karpenter]
+        """The pool's Karpenter NodePools (none: not Karpenter), found once per pool."""
+        found = self._of_pool.get(pool.name)
+        if found is None:
+            found = self._of_pool[pool.name] = [
+                self.karpenter[k] for k in pool.keys if k in self.karpenter
+            ]
+        return found
+
+    @cached_property
+    def _of_pool(self) -> dict[str, list[KarpenterPool]]:
+        return {}
 
     def dra_use(self, t: Template) -> DraUse:
         return self.dra.use(t)
@@ -212,17 +222,19 @@ class ScaleUp:
         """Of `pools`, the Karpenter pools on which Karpenter would launch a node for the pod:
         their node templates carry only the labels known before launch, the node Karpenter makes
         also those the pod's selectors pick (`karpenter_launch.launch`)."""
-        if t.daemonset or not any(self.karpenter_pools(p) for p in pools):
+        launching = [
+            (p, kps)
+            for p in pools
+            if (kps := [kp for kp in self.karpenter_pools(p) if not kp.spec.static])
+        ]
+        if t.daemonset or not launching:
             return []
         try:
             pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
         except (InputError, TypeError, ValueError):
             return []
-        return [
-            p
-            for p in pools
-            if any(not kp.spec.static and kp.launch(pod).launches for kp in self.karpenter_pools(p))
-        ]
+        key = pod.key()
+        return [p for p, kps in launching if any(kp.launch(pod, key).launches for kp in kps)]
 
     def check(
         self,

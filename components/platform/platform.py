@@ -581,19 +581,29 @@ class InferencePlatform(pulumi.ComponentResource):
         """The longest GPU node start-up of the pools its GPU components are wired to that can be
         at zero nodes (`pools[].nodeStartupSeconds`, else the catalog's default): its progress
         deadline, so Knative waits for the node."""
-        provider = self.spec.cluster.provider
-        if provider == "existing":
+        if self.spec.cluster.provider == "existing":
             return None
-        by_name = self.spec.pools_by_name
+        startup = self.node_startups
         found = [
-            value_of(by_name[n], "node_startup_seconds")
-            or node_startup_seconds(provider, by_name[n].gpu_name)
+            startup[n]
             for _, comp in i.components()
             if comp.gpu_count
             for n in comp.pool_names
-            if n in by_name and by_name[n].facts.min_nodes == 0
+            if n in startup
         ]
         return max(found) if found else None
+
+    @cached_property
+    def node_startups(self) -> dict[str, int]:
+        """Each pool that can be at zero nodes -> the seconds a node takes to start (its
+        `nodeStartupSeconds`, else the catalog's default): one stack-wide table."""
+        provider = self.spec.cluster.provider
+        return {
+            p.name: value_of(p, "node_startup_seconds")
+            or node_startup_seconds(provider, p.gpu_name)
+            for p in self.spec.pools
+            if p.facts.min_nodes == 0
+        }
 
     def _service_account(self, namespace: str) -> Optional[str]:
         if namespace in self.namespaces:

@@ -367,3 +367,23 @@ def test_gi057_only_a_cluster_autoscaler_group_that_can_be_empty(pool: dict, fou
             "cluster-autoscaler group(s) that can be at 0 nodes"
         )
         assert f.fix.startswith("minNodes 1 on g6")
+
+
+def test_nvidia_gpu_on_a_dra_pool_stays_pending() -> None:
+    """A DRA pool advertises no nvidia.com/gpu (its device plugin is off; its GPUs are the DRA
+    driver's): a pod counting GPUs there is GI004, told why; by claim it lands."""
+    pod = {
+        "containers": [
+            {"name": "m", "resources": {"limits": {"nvidia.com/gpu": 1}}},
+        ],
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "nodeSelector": {"gpu-inference.dev/pool": "l4"},
+    }
+    report = check([*l4_pool(), deployment("a", pod, "l4")])
+    (f,) = report.errors
+    assert f.code == "GI004"
+    assert f.message == (
+        "requests 1 GPU(s) per pod but the nodes it can land on have fewer (l4: 0; l4: DRA, "
+        "whose GPUs are taken by claim (no nvidia.com/gpu)): it stays Pending"
+    )
+    assert check([*l4_pool(), template(), claims()]).errors == []

@@ -40,7 +40,16 @@ from ...model.nodes.dra_devices import (
     node_devices,
 )
 from ...model.scheduling import Placement, Taint, Toleration
-from ..read import Template, as_list, as_map, helm_releases, is_type, metadata, namespace_of
+from ..read import (
+    Template,
+    as_list,
+    as_map,
+    group_of,
+    helm_releases,
+    is_type,
+    metadata,
+    namespace_of,
+)
 
 DRA_GROUP = "resource.k8s.io"
 GKE_DRA_LABELS = {
@@ -284,6 +293,8 @@ def read_dra(graph: Sequence[Mapping[str, Any]]) -> DraIndex:
     index = DraIndex()
     for entry in graph:
         typ = str(entry.get("type", ""))
+        if group_of(typ) != DRA_GROUP:  # most of a graph: read nothing more of it
+            continue
         inputs = as_map(entry.get("inputs"))
         name = str(metadata(inputs).get("name") or entry.get("name"))
         key = (namespace_of(inputs), name)
