@@ -1,6 +1,6 @@
 """`gpu-inference`: preview a stack offline, or run the placement check on a graph file.
 
-    gpu-inference preview STACK [--out DIR] [--project-dir DIR] [--debug]
+    gpu-inference preview STACK [--out DIR] [--project-dir DIR] [--env-file FILE] [--debug]
     gpu-inference check FILE [--json] [--[no-]extended-resource-toleration] [--debug]
     gpu-inference recover STACK [--yes] [--project-dir DIR] [--debug]
 
@@ -93,6 +93,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="the Pulumi project (default: the nearest parent of the working directory "
         "holding Pulumi.yaml)",
+    )
+    pre.add_argument(
+        "--env-file",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="the values of the stack's ESC environments, instead of their definitions in "
+        "stacks/esc/: `pulumi env open NAME --format detailed > FILE.json`, or a definition "
+        "(YAML); repeat for several, merged in order",
     )
     pre.set_defaults(func=cmd_preview)
 
@@ -210,7 +220,9 @@ def cmd_recover(args: argparse.Namespace) -> int:
 def cmd_preview(args: argparse.Namespace) -> int:
     project_dir = _project_dir(args.project_dir)
     project = load_project(project_dir)
-    config = load_stack_config(project, args.stack)
+    config = load_stack_config(project, args.stack, args.env_file)
+    for note in config.notes:
+        print(note, file=sys.stderr)
     try:
         graph = run_stack(project, config)
     except Exception as err:
