@@ -25,7 +25,7 @@ import os
 import re
 import runpy
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -342,8 +342,11 @@ def _in_project(project_dir: Path) -> Iterator[None]:
         sys.path[:] = old_path
 
 
-def run_stack(project: Project, config: StackConfig) -> Any:
-    """Run the project's program under mocks with the stack's config; return the mockrun Graph.
+def run_stack(
+    project: Project, config: StackConfig, on_register: Callable[[str], None] | None = None
+) -> Any:
+    """Run the project's program under mocks with the stack's config; return the mockrun Graph
+    (`on_register` gets each registration's type, as it happens).
 
     Raises whatever the program raises (see `user_error` to tell bad input from bugs)."""
     from .mockrun import run_program
@@ -364,6 +367,7 @@ def run_stack(project: Project, config: StackConfig) -> Any:
             project=project.name,
             stack=config.stack,
             secret_keys=config.secret_keys,
+            on_register=on_register,
         )
 
 
