@@ -344,9 +344,11 @@ def test_an_interrupted_up_is_recovered_drift_is_undone_and_destroy_leaves_the_c
             assert plan.returncode == 1 and plan.stderr == "", plan.stdout + plan.stderr
             assert "Run `gpu-inference recover e2e --yes` to carry it out." in plan.stdout
             if moment is pending_release and whole:
-                # The dead provider left the release pending-install: reported, left to the hook.
-                assert " pending-install (Helm refuses the release until this record goes)" in (
-                    plan.stdout
+                # The dead provider left the release pending-install, marked as this release's:
+                # reported, left to the hook.
+                assert (
+                    " pending-install (Helm refuses the release until this record goes): its "
+                    "records carry this release's marker" in plan.stdout
                 ), plan.stdout
             out = recovered(pulumi, project, STACK)
             log += [f"  {line}" for line in out]
