@@ -135,12 +135,15 @@ class LiveCluster:
     def namespaced(self, namespace: str) -> list[dict[str, Any]]:
         """Every object in `namespace`: each namespaced kind the API serves and lists (its
         preferred version; subresources and the aggregated metrics API left out)."""
+        from kubernetes.dynamic.resource import ResourceList
+
         seen: set[tuple[str, str]] = set()
         out: list[dict[str, Any]] = []
         for res in self._dyn().resources.search():
             group = getattr(res, "group", "") or ""
             if (
-                not getattr(res, "namespaced", False)
+                isinstance(res, ResourceList)  # `<Kind>List`: listed through its kind
+                or not getattr(res, "namespaced", False)
                 or "/" in str(getattr(res, "name", ""))
                 or "list" not in (getattr(res, "verbs", None) or ())
                 or group == "metrics.k8s.io"

@@ -472,9 +472,14 @@ def render_findings(f: Findings) -> list[str]:
     return lines
 
 
+NO_CHANGE = ("same", "read", "read-replacement", "discard")
+"""The operations `--expect-no-changes` accepts: `same` and the reads of existing resources
+(pulumi v3.259.0 `pkg/engine/update.go` `HasChanges`, ops from `pkg/resource/deploy/step.go`)."""
+
+
 def changes(summary: Mapping[str, int]) -> dict[str, int]:
-    """The changes a preview's summary proposes (every operation but `same`)."""
-    return {k: n for k, n in sorted(summary.items()) if k != "same" and n}
+    """The changes a preview's summary proposes, as `--expect-no-changes` counts them."""
+    return {k: n for k, n in sorted(summary.items()) if k not in NO_CHANGE and n}
 
 
 def verdict(summary: Mapping[str, int], stack: str) -> tuple[bool, str]:

@@ -132,6 +132,9 @@ def kill_run(root: int) -> dict[int, int]:
     for pid, start in frozen.items():
         if alive(pid, start):
             os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10  # SIGKILL is delivered, not awaited
+    while any(alive(p, s) for p, s in frozen.items()) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return frozen
 
 
@@ -336,6 +339,7 @@ def test_an_interrupted_up_is_recovered_drift_is_undone_and_destroy_leaves_the_c
         ):
             left = up_interrupted(pulumi, project, STACK, cp, moment, seen, whole_run=whole)
             log.append(f"{point}: {len(left)} of its processes left running")
+            first = len(log) - 1
             if whole:
                 assert left == {}
             else:
@@ -352,6 +356,7 @@ def test_an_interrupted_up_is_recovered_drift_is_undone_and_destroy_leaves_the_c
                 ), plan.stdout
             out = recovered(pulumi, project, STACK)
             log += [f"  {line}" for line in out]
+            print("\n".join([*log[first:], *plan.stdout.splitlines()]), flush=True)
             assert [p for p, s in left.items() if alive(p, s)] == [], "recover stopped them"
             if left:
                 assert any(line.startswith("stopped ") for line in out), out

@@ -399,6 +399,12 @@ def test_a_program_process_is_labelled_by_its_script():
             "dev` to finish what the interrupted run began",
         ),
         ({}, True, "converged: `pulumi preview --expect-no-changes` proposes no change to dev"),
+        # Reads of existing objects (`.get`) are no change to `--expect-no-changes` either.
+        (
+            {"same": 40, "read": 3},
+            True,
+            "converged: `pulumi preview --expect-no-changes` proposes no change to dev",
+        ),
     ],
 )
 def test_the_verdict_of_the_closing_preview(summary, converged, sentence):
