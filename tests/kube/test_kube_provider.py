@@ -125,9 +125,13 @@ def test_the_objects_of_a_namespace_are_listed_per_kind_never_through_a_list_kin
 
     class Resources:
         def search(self):
-            return [cm, ResourceList(None, group="", api_version="v1", base_kind="ConfigMap")]
+            # A real ResourceList answers the attributes of its base kind (namespaced, verbs...).
+            client = SimpleNamespace(resources=self)
+            return [cm, ResourceList(client, group="", api_version="v1", base_kind="ConfigMap")]
 
-        def get(self, api_version, kind):
+        def get(self, api_version, kind, group=None):
+            if group is not None:  # the ResourceList looking up its base kind
+                return cm
             assert kind == "ConfigMap"
             return SimpleNamespace(
                 get=lambda namespace, _request_timeout: (
