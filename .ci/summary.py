@@ -1,5 +1,5 @@
 """The one summary `.ci/run` ends with: the time of each phase, the unit tests' counts, the e2e
-tests run or skipped per tier (with the reasons), and the scheduler differential's figures.
+tests run or skipped per tier (with the reasons), and the differentials' figures.
 
     python3 .ci/summary.py OUT_DIR EXIT_STATUS TOTAL_SECONDS
 
@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from pathlib import Path
 
-TIERS = ("control plane", "Karpenter judge", "Pulumi half", "TypeScript")
+TIERS = ("control plane", "Karpenter judge", "Pulumi half", "TypeScript", "packaging")
 
 
 def outcome(case: ET.Element) -> tuple[str, str]:
@@ -113,6 +113,17 @@ def karpenter_line(props: dict[str, str]) -> str | None:
     )
 
 
+def capacity_line(props: dict[str, str]) -> str | None:
+    if "capacity_runs" not in props:
+        return None
+    seed = props.get("capacity_seed", "?")
+    return (
+        f"capacity differential: {props['capacity_runs']} (case, order) runs, "
+        f"{props.get('capacity_agree', '?')} agree, seed {seed} "
+        f"(replay: GPU_INFERENCE_CAPACITY_SEED={seed})"
+    )
+
+
 def load(path: Path) -> ET.Element | None:
     try:
         return ET.parse(path).getroot()
@@ -141,7 +152,9 @@ def summary(out: Path, status: int, total: int) -> str:
     else:
         lines += e2e_lines(e2e)
         props = suite_properties(e2e)
-        lines += [x for x in (differential_line(props), karpenter_line(props)) if x]
+        lines += [
+            x for x in (differential_line(props), karpenter_line(props), capacity_line(props)) if x
+        ]
     failed = [
         *(failed_names(unit) if unit is not None else []),
         *(failed_names(e2e) if e2e is not None else []),

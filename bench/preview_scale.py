@@ -17,7 +17,9 @@ __main__.py), and times, each in a fresh process, `python -m components preview 
   files. Ours / replay is what our own code costs; replay / floor is what Pulumi costs for the
   extra resources of our graph (one component per model, namespaces, Helm releases, pools).
 
-Wall times are the median of --repeat runs; CPU is user + system of the child; peak RSS is the
+All three end with `os._exit` once their work is done (the `gpu-inference` command does: freeing
+a large heap object by object costs a second at N=1000 and is nobody's work). Wall times are the
+median of --repeat runs; CPU is user + system of the child; peak RSS is the
 child's ru_maxrss. The three programs take turns within each repeat, so a ratio compares runs made
 under the same load. On a shared machine the wall ratios move with the load (a child waits for a
 core); the CPU ratios much less: both are printed, with the load average before and after each N.
@@ -28,6 +30,7 @@ import of `components`, and which cloud SDKs each kind of stack loads.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -46,7 +49,7 @@ POOLS = 4
 SDKS = ("pulumi_aws", "pulumi_gcp")
 
 FLOOR = """
-import json, sys
+import json, os, sys
 import pulumi
 import pulumi_kubernetes as k8s
 from components.preview.mockrun import run_program
@@ -104,6 +107,10 @@ def replay_graph():
 
 
 run_program(replay_graph if replay else floor)
+# Like the gpu-inference command (components.preview.cli.run): end without tearing the
+# interpreter down, so that all three programs are timed for their work alone.
+sys.stdout.flush()
+os._exit(0)
 """
 
 
@@ -279,6 +286,50 @@ def import_cost() -> tuple[float, float]:
     return int(line.split("|")[1]) / 1000, wall
 
 
+def sdk_modules(graph: list[dict]) -> list[str]:
+    """The SDK modules a program registering the graph's resource types through their classes
+    imports (`kubernetes:core/v1:Namespace` -> `pulumi_kubernetes.core.v1`, `gcp:container/...`
+    -> `pulumi_gcp.container`); custom resources' groups have none."""
+    out = set()
+    for e in graph:
+        package, _, rest = e["type"].partition(":")
+        module = rest.split(":")[0]
+        if package == "kubernetes":
+            group, _, version = module.rpartition("/")
+            out.add(f"pulumi_kubernetes.{group.split('.')[0] or 'core'}.{version}")
+        elif package in ("gcp", "aws"):
+            out.add(f"pulumi_{package}.{module.split('/')[0]}")
+    return sorted(out)
+
+
+def sdk_import_cpu(graph: list[dict]) -> tuple[float, list[str]]:
+    """CPU seconds a fresh process spends importing the SDK modules of the graph's types beyond
+    what the floor and the replay import (pulumi, pulumi_kubernetes.apiextensions); the modules."""
+    probe = (
+        "import importlib, time\n"
+        "import pulumi, pulumi_kubernetes, pulumi_kubernetes.apiextensions\n"
+        "start = time.process_time()\n"
+        "for m in {mods!r}:\n"
+        "    try:\n"
+        "        importlib.import_module(m)\n"
+        "    except ImportError:\n"
+        "        pass\n"
+        "print(time.process_time() - start)\n"
+    )
+    mods = [m for m in sdk_modules(graph) if m != "pulumi_kubernetes.apiextensions.v1"]
+    runs = []
+    for _ in range(3):
+        out = subprocess.run(
+            [sys.executable, "-c", probe.format(mods=mods)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        runs.append(float(out.stdout.strip()))
+    found = [m for m in mods if importlib.util.find_spec(m.rsplit(".", 1)[0]) is not None]
+    return min(runs), found
+
+
 def sdks_loaded(code: str) -> list[str]:
     probe = f"import sys\n{code}\nprint(' '.join(m for m in {SDKS!r} if m in sys.modules))"
     out = subprocess.run(
@@ -380,6 +431,13 @@ def main() -> None:
                 f"{n:>5} {o.cpu:>7.2f} {f.cpu:>7.2f} {o.cpu / f.cpu:>6.2f} {r.cpu:>8.2f}"
                 f" {o.cpu / r.cpu:>11.2f}  {before} -> {after}"
             )
+        biggest = json.loads((work / f"graph-{sizes[-1]}.json").read_text())
+        cpu, mods = sdk_import_cpu(biggest)
+        print(
+            f"SDK modules the graph's resource types need beyond the floor's ({', '.join(mods)}): "
+            f"{cpu:.2f} s CPU to import, paid by ours and by no baseline (the replay registers "
+            "those types as generic resources)"
+        )
         by_n = {row[0]: row for row in rows}
         if 100 in by_n and 1000 in by_n:
             o100, f100 = by_n[100][3], by_n[100][4]

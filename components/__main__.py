@@ -1,8 +1,6 @@
 """`python -m components ...`: the `gpu-inference` command line (see components.preview.cli)."""
 
-import sys
-
-from .preview.cli import main
+from .preview.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -11,6 +11,10 @@ Policies:
   resource's URN. Info findings are not violations. A stack policy has one enforcement level, so
   the two severities are two policies, each configurable on its own (`enforcementLevel`, and the
   properties `extendedResourceToleration` and `ignoreCodes`).
+- `gpu-cloud-quota` (mandatory): stack validation of the cloud quotas (GI045, GI046): the pools'
+  max nodes against the quotas the policy config declares (`quotas`: the stack config section's
+  shape, `[{provider, region, limits}]`) and those the stack registers (our `CloudQuota`
+  component); the two placement policies leave these codes to it.
 - `gpu-pool-untainted`, `gke-gpu-pool-declares-gpu-taint`, `knative-unknown-feature` (mandatory)
   and `isvc-gpu-without-toleration` (advisory): resource validation of what one resource shows.
   Their logic is in the pure functions `untainted_gpu_pool`, `undeclared_gke_gpu_taint`,
@@ -76,11 +80,14 @@ from components.check import (  # noqa: E402
     Finding,
     check,
 )
+from components.model.errors import InputError  # noqa: E402
 from components.model.nodes.catalog import gke_gpus_for_machine, is_gke_gpu_machine, is_gpu_instance  # noqa: E402
+from components.model.nodes.quotas import validate_limits, validate_region  # noqa: E402
 from components.model.scheduling import CLOUD_EFFECTS, FILTERING_EFFECTS, GPU_RESOURCE  # noqa: E402
 from components.model.serving.knative_features import KNATIVE_FEATURES, feature_values  # noqa: E402
 
 PACK_NAME = "gpu-inference"
+PACK_DISPLAY_NAME = "gpu-inference placement guarantees"
 PACK_DESCRIPTION = (
     "GPU placement guarantees for any Pulumi stack: the gpu-inference placement check over the "
     "whole stack, and per-resource checks of GPU node pools, InferenceServices and Knative features."
@@ -278,16 +285,47 @@ def _erto(config: Mapping[str, Any]) -> Optional[bool]:
     )
 
 
+QUOTA_CODES = ("GI045", "GI046")
+"""What `gpu-cloud-quota` reports (the placement policies leave them to it)."""
+
+
+def _quotas(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The policy config's `quotas`, checked as the stack config checks them."""
+    out = []
+    for i, q in enumerate(_seq(config.get("quotas"))):
+        q = _map(q)
+        provider, region = _text(q.get("provider")), _text(q.get("region"))
+        limits = {str(k): v for k, v in _map(q.get("limits")).items()}
+        try:
+            if provider not in ("gke", "eks"):
+                raise InputError(
+                    f"provider {provider!r} has no quotas here", "gke, eks", "provider"
+                )
+            validate_region(provider, region)
+            validate_limits(provider, limits)
+        except InputError as e:
+            raise ValueError(f"policy config {e.at(f'quotas[{i}]')}") from None
+        out.append({"provider": provider, "region": region, "limits": limits})
+    return out
+
+
 def placement_violations(
-    resources: Sequence[PolicyResource], severity: str, config: Mapping[str, Any]
+    resources: Sequence[PolicyResource],
+    severity: str,
+    config: Mapping[str, Any],
+    codes: Optional[Sequence[str]] = None,
 ) -> list[tuple[str, Optional[str]]]:
-    """(message, urn) for each finding of `severity` the placement check reports on the stack."""
+    """(message, urn) for each finding of `severity` the placement check reports on the stack
+    (only `codes` when given; the quota codes only then)."""
     graph, urns, unknown = stack_graph(resources)
     ignored = {str(c).strip().upper() for c in _seq(config.get("ignoreCodes"))}
-    report = check(graph, extended_resource_toleration=_erto(config))
+    report = check(graph, extended_resource_toleration=_erto(config), quotas=_quotas(config))
     out = []
     for finding in report.findings:
         if finding.severity != severity or finding.code in ignored:
+            continue
+        wanted = finding.code in codes if codes is not None else finding.code not in QUOTA_CODES
+        if not wanted:
             continue
         rid = _finding_rid(finding, urns)
         urn = urns.get(rid) if rid else None
@@ -340,6 +378,47 @@ gpu_placement_warnings = StackValidationPolicy(
     validate=_stack_validator("warning"),
     enforcement_level=EnforcementLevel.ADVISORY,
     config_schema=_STACK_CONFIG,
+)
+
+
+def _validate_quotas(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    for message, urn in placement_violations(
+        args.resources, "error", args.get_config(), QUOTA_CODES
+    ):
+        report_violation(message, urn)
+
+
+gpu_cloud_quota = StackValidationPolicy(
+    name="gpu-cloud-quota",
+    description="The GPU node pools' max nodes fit the cloud quotas declared (GI045), and the pods "
+    "that run all the time fit the nodes the quotas allow (GI046): GCE GPU quotas per family "
+    "and region, EC2 vCPU quotas per instance family and region, Spot apart.",
+    validate=_validate_quotas,
+    enforcement_level=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(
+        properties={
+            "quotas": {
+                "type": "array",
+                "description": "The cloud quotas the pools count against, as the stack config's "
+                "`quotas`: [{provider: gke|eks, region, limits: {quota name: limit}}] (GCE GPU "
+                "quota metrics in GPUs, EC2 vCPU quota names in vCPUs).",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "provider": {"type": "string", "enum": ["gke", "eks"]},
+                        "region": {"type": "string"},
+                        "limits": {"type": "object", "additionalProperties": {"type": "integer"}},
+                    },
+                    "required": ["provider", "region", "limits"],
+                },
+            },
+            "ignoreCodes": {
+                "type": "array",
+                "items": {"type": "string", "pattern": "^GI[0-9]{3}$"},
+                "description": "Finding codes (GI045, GI046) not to report.",
+            },
+        }
+    ),
 )
 
 
@@ -658,5 +737,6 @@ POLICIES: list[Policy] = [
     gke_gpu_pool_declares_gpu_taint,
     isvc_gpu_without_toleration,
     knative_unknown_feature,
+    gpu_cloud_quota,
 ]
 """Every policy of the pack, in the order `__main__.py` serves them."""

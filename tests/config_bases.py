@@ -213,7 +213,39 @@ LLM: dict[str, Any] = {
     ],
 }
 
-BASES = {"gke": GKE, "eks": EKS, "existing": EXISTING, "llm": LLM}
+# AKS: an A100 agent pool, a spot T4 agent pool and a node auto-provisioning H100 pool.
+AKS: dict[str, Any] = {
+    f"{NS}:cluster": {"provider": "aks", "name": "dev", "resourceGroup": "rg-dev"},
+    f"{NS}:pools": [
+        {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxNodes": 2, "maxPods": 30},
+        {"name": "t4-spot", "vmSize": "Standard_NC4as_T4_v3", "spot": True, "maxNodes": 3},
+        {
+            "name": "h100",
+            "nap": {"gpuNames": ["H100"], "capacityTypes": ["on-demand"]},
+            "maxNodes": 2,
+        },
+    ],
+    f"{NS}:inferenceServices": [
+        {
+            "name": "llm",
+            "predictor": {
+                "pool": ["t4-spot", "a100"],
+                "gpus": 1,
+                "model": {"format": "huggingface", "storageUri": "hf://meta-llama/Llama-3.2-1B"},
+            },
+        },
+        {
+            "name": "big",
+            "predictor": {
+                "pool": "h100",
+                "gpus": 1,
+                "model": {"format": "huggingface", "storageUri": "hf://meta-llama/Llama-3.1-8B"},
+            },
+        },
+    ],
+}
+
+BASES = {"gke": GKE, "eks": EKS, "existing": EXISTING, "llm": LLM, "aks": AKS}
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 

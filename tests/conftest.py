@@ -25,6 +25,9 @@ EXAMPLE_STACKS = (
     "gke-computeclass",
     "gke-autopilot",
     "gke-llm",
+    "gke-dra",
+    "aks-dev",
+    "aks-nap",
 )
 """The example stacks in `stacks/`, in the order tests report them (test_stacks holds it to the
 directory: a new stack file is tested everywhere or the suite fails)."""

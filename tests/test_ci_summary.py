@@ -49,7 +49,10 @@ def e2e(failing: bool) -> str:
         '<property name="karpenter_agree" value="1169" />'
         '<property name="karpenter_choices" value="381" />'
         '<property name="karpenter_choices_agree" value="381" />'
-        '<property name="karpenter_seconds" value="60" /></properties>'
+        '<property name="karpenter_seconds" value="60" />'
+        '<property name="capacity_seed" value="31" />'
+        '<property name="capacity_runs" value="305" />'
+        '<property name="capacity_agree" value="305" /></properties>'
     )
     return f'<testsuites><testsuite name="pytest">{props}{body}</testsuite></testsuites>'
 
@@ -92,11 +95,14 @@ def test_a_whole_run_reports_phases_counts_tiers_and_the_differential(tmp_path: 
             f"    skipped 2: {PULUMI}",
             "  TypeScript: skipped (1 skipped)",
             f"    skipped 1: {PULUMI}",
+            "  packaging: no test collected",
             "scheduler differential: 1857 (pod, pool) pairs compared, 1857 agree, seed 42 "
             "(replay: GPU_INFERENCE_DIFF_SEED=42), 52 s",
             "Karpenter differential: 1169 (pod, NodePool) pairs compared, 1169 agree; NodePool "
             "picked among several: 381 of 381 agree; seed 7 "
             "(replay: GPU_INFERENCE_KARPENTER_DIFF_SEED=7), 60 s",
+            "capacity differential: 305 (case, order) runs, 305 agree, seed 31 "
+            "(replay: GPU_INFERENCE_CAPACITY_SEED=31)",
         ]
     )
 

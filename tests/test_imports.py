@@ -13,7 +13,8 @@ def loaded_sdks(code: str) -> list[str]:
         "import sys\n"
         f"{code}\n"
         "import json\n"
-        "print(json.dumps([m for m in ('pulumi_aws', 'pulumi_gcp') if m in sys.modules]))\n"
+        "clouds = ('pulumi_aws', 'pulumi_gcp', 'pulumi_azure_native')\n"
+        "print(json.dumps([m for m in clouds if m in sys.modules]))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe],
@@ -57,3 +58,39 @@ def test_an_on_prem_stack_imports_neither():
         "preview('onprem', out_dir=pathlib.Path(tempfile.mkdtemp()), project_dir=pathlib.Path('.'))"
     )
     assert loaded_sdks(code) == []
+
+
+def test_import_gpu_inference_imports_no_cloud_sdk():
+    assert loaded_sdks("import gpu_inference\nfrom gpu_inference import Placement, check") == []
+
+
+def test_an_aks_stack_imports_only_the_azure_sdk():
+    code = (
+        "from components.preview.preview import preview\n"
+        "import tempfile, pathlib\n"
+        "preview('aks-dev', out_dir=pathlib.Path(tempfile.mkdtemp()), project_dir=pathlib.Path('.'))"
+    )
+    assert loaded_sdks(code) == ["pulumi_azure_native"]
+
+
+def test_an_aks_stack_loads_only_the_containerservice_module_of_the_azure_sdk():
+    """pulumi-azure-native is large (~250 services): its top package registers each service as a
+    lazy module (pulumi's `_LazyModule`, loaded on first use), and an AKS stack must load no
+    service but `containerservice`."""
+    code = (
+        "from components.preview.preview import preview\n"
+        "import tempfile, pathlib, sys, json\n"
+        "preview('aks-nap', out_dir=pathlib.Path(tempfile.mkdtemp()), project_dir=pathlib.Path('.'))\n"
+        "print(json.dumps(sorted({n.split('.')[1] for n, m in list(sys.modules.items())"
+        " if n.startswith('pulumi_azure_native.') and type(m).__name__ != '_LazyModule'})))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    services = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(services) == {"containerservice", "_utilities", "provider"}

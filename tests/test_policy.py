@@ -56,6 +56,9 @@ from scale_graphs import (  # noqa: E402
 )
 from scale_graphs import deployment as sdeployment  # noqa: E402
 from scale_graphs import pod as spod  # noqa: E402
+from test_capacity import cloud_quota, llm_like, max_scale  # noqa: E402
+from test_capacity import deployment as cdeployment  # noqa: E402
+from test_capacity import nodepool as cnodepool  # noqa: E402
 
 GKE = "gcp:container/nodePool:NodePool"
 EKS = "aws:eks/nodeGroup:NodeGroup"
@@ -481,13 +484,16 @@ PAIRS += [
         "Deployment/srv",
         id="GI014",
     ),
+    pytest.param("GI015", max_scale(3), max_scale(2), "NodePool/l4", id="GI015"),
+    pytest.param("GI040", llm_like(2, 2), llm_like(3, 4), "NodePool/h100", id="GI040"),
     pytest.param(
-        "GI015",
-        [*BASE, deployment("srv", GFD_POD | {"nodeSelector": {POOL_LABEL: "l4"}}, replicas=4)],
-        [*BASE, deployment("srv", GFD_POD | {"nodeSelector": {POOL_LABEL: "l4"}}, replicas=3)],
-        "NodePool/l4",
-        id="GI015",
+        "GI042",
+        [cnodepool("h100", 1, 3), cdeployment("a", "h100", 8, replicas=2)],
+        [cnodepool("h100", 2, 3), cdeployment("a", "h100", 8, replicas=2)],
+        "NodePool/h100",
+        id="GI042",
     ),
+    pytest.param("GI043", llm_like(3, 3), llm_like(4, 4), "NodePool/h100", id="GI043"),
     pytest.param(
         "GI016",
         [launch_template(user_data=NODEADM_USER_DATA), asg(), sdeployment("a", spod("g5-asg"))],
@@ -675,6 +681,7 @@ PAIRS += [
 from test_dra import DRA_PAIRS  # noqa: E402
 
 _DRA_RESOURCE = {"GI053": "InferenceService/llm", "GI054": "NodePatch/n1"}
+# GI057 names the Deployment too (the default).
 PAIRS += [
     pytest.param(*p.values, _DRA_RESOURCE.get(p.values[0], "Deployment/a"), id=p.values[0])
     for p in DRA_PAIRS
@@ -695,7 +702,58 @@ PAIRS += [
 
 def test_every_reportable_code_has_a_pair():
     reportable = {c for c, (severity, _) in CODES.items() if severity != "info"}
-    assert {p.values[0] for p in PAIRS} == reportable
+    assert {p.values[0] for p in [*PAIRS, *QUOTA_PAIRS]} == reportable
+
+
+# The cloud quota codes are gpu-cloud-quota's: (code, violating graph, fixed twin, Kind/name).
+QUOTA_PAIRS = [
+    pytest.param(
+        "GI045",
+        [*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=24)],
+        [*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=32)],
+        "NodePool/h100",
+        id="GI045",
+    ),
+    pytest.param(
+        "GI046",
+        [*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=16)],
+        [*llm_like(3, 4), cloud_quota("gke", "us-central1", NVIDIA_H100_GPUS=32)],
+        "NodePool/h100",
+        id="GI046",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "bad", "good", "rid"), QUOTA_PAIRS)
+def test_cloud_quota_policy_reports_the_quota_codes_and_the_placement_policies_do_not(
+    code, bad, good, rid
+):
+    found = validate_stack(gp.gpu_cloud_quota, bad)
+    assert [m.split(":")[0] for m, _ in found] == [code]
+    assert found[0][0].startswith(f"{code}: {rid}: ") and "(fix: raise the quota to" in found[0][0]
+    assert found[0][1] == urn_of(GKE, rid.split("/")[1])
+    assert not any(m.startswith(code) for m, _ in violations(bad)["error"])
+    assert validate_stack(gp.gpu_cloud_quota, good) == []
+
+
+def test_cloud_quota_policy_takes_the_quotas_of_its_config():
+    """A stack of any program (no CloudQuota in it): the quota comes from the policy config."""
+    config = {
+        "quotas": [{"provider": "gke", "region": "us-central1", "limits": {"NVIDIA_H100_GPUS": 24}}]
+    }
+    assert validate_stack(gp.gpu_cloud_quota, llm_like(3, 4)) == []
+    found = validate_stack(gp.gpu_cloud_quota, llm_like(3, 4), config)
+    assert [m.split(":")[0] for m, _ in found] == ["GI045"]
+    config["quotas"][0]["limits"] = {"NVIDIA_H100_GPUS": 32}
+    assert validate_stack(gp.gpu_cloud_quota, llm_like(3, 4), config) == []
+
+
+def test_cloud_quota_policy_refuses_a_quota_name_it_does_not_know():
+    config = {"quotas": [{"provider": "gke", "region": "us-central1", "limits": {"H100": 8}}]}
+    with pytest.raises(
+        ValueError, match=r"policy config quotas\[0\]\.limits\.H100: 'H100' is not a quota"
+    ):
+        validate_stack(gp.gpu_cloud_quota, llm_like(3, 4), config)
 
 
 @pytest.mark.parametrize(("code", "bad", "good", "rid"), PAIRS)
@@ -745,6 +803,7 @@ def test_enforcement_levels_and_config_schema():
         "gke-gpu-pool-declares-gpu-taint",
         "isvc-gpu-without-toleration",
         "knative-unknown-feature",
+        "gpu-cloud-quota",
     ]
 
 
@@ -962,7 +1021,7 @@ def test_every_resource_policy_has_a_pair():
     ],
 )
 def test_resource_policies_ignore_what_they_are_not_about(typ, inputs):
-    for policy in gp.POLICIES[2:]:
+    for policy in gp.POLICIES[2:-1]:
         assert validate_resource(policy, typ, inputs) == [], policy.name
 
 
@@ -1064,7 +1123,7 @@ def recorded():
 def test_recorded_components_pass_every_resource_policy(recorded):
     checked = {GKE: 0, EKS: 0, NODE: 0, ISVC: 0, CM_PATCH: 0}
     for r in recorded.resources:
-        for policy in gp.POLICIES[2:]:
+        for policy in gp.POLICIES[2:-1]:
             assert validate_resource(policy, r.type, r.inputs, r.name) == [], (policy.name, r.name)
         if r.type in checked:
             checked[r.type] += 1

@@ -302,3 +302,170 @@ def test_a_copy_of_a_stack_with_a_bad_value_exits_2(tmp_path, capsys):
     assert "gpu-inference:inferenceServices[0].predictor.pool[1]" in err
     assert "Traceback" not in err
     assert not (project / "build").exists()
+
+
+# -- gke-dra: GPUs by claim (issue #32) --------------------------------------------------------
+
+RCT = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_dra_objects_are_valid_against_resource_k8s_io_v1(previews, stack):
+    """Every resource.k8s.io object a stack emits (ResourceClaimTemplates; DeviceClasses come from
+    the driver's chart) is strictly valid against Kubernetes 1.34's own schema (the first release
+    with resource.k8s.io/v1), as kubernetes-validate ships it."""
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    docs = [
+        d
+        for d in yaml.safe_load_all((previews[stack].out_dir / "manifests.yaml").read_text())
+        if d and d["apiVersion"].startswith("resource.k8s.io/")
+    ]
+    assert bool(docs) == (stack == "gke-dra")
+    for d in docs:
+        assert d["apiVersion"] == "resource.k8s.io/v1"
+        kubernetes_validate.validate(d, "1.34.0", strict=True)
+
+
+def test_gke_dra_services_claim_their_gpus_on_the_dra_pool(previews):
+    result = previews["gke-dra"]
+    templates = {e["inputs"]["metadata"]["name"]: e["inputs"]["spec"] for e in entries(result, RCT)}
+    assert templates == {
+        "qwen-7b-predictor-gpu": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {
+                                "deviceClassName": "gpu.nvidia.com",
+                                "count": 1,
+                                "selectors": [
+                                    {
+                                        "cel": {
+                                            "expression": "device.capacity['gpu.nvidia.com']"
+                                            ".memory.compareTo(quantity('20Gi')) >= 0"
+                                        }
+                                    }
+                                ],
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+        "llama-8b-predictor-gpu": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {
+                                "deviceClassName": "gpu.nvidia.com",
+                                "count": 2,
+                                "selectors": [
+                                    {
+                                        "cel": {
+                                            "expression": "device.attributes['gpu.nvidia.com']"
+                                            ".cudaComputeCapability.compareTo(semver('8.9.0')) >= 0"
+                                        }
+                                    }
+                                ],
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    }
+    for isvc in entries(result, ISVC):
+        predictor = isvc["inputs"]["spec"]["predictor"]
+        name = isvc["inputs"]["metadata"]["name"]
+        assert isvc["inputs"]["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == (
+            "Standard"
+        )
+        assert predictor["resourceClaims"] == [
+            {"name": "gpu", "resourceClaimTemplateName": f"{name}-predictor-gpu"}
+        ]
+        assert predictor["model"]["resources"]["claims"] == [{"name": "gpu"}]
+        assert "nvidia.com/gpu" not in predictor["model"]["resources"].get("limits", {})
+    releases = {e["inputs"]["name"]: e for e in entries(result, RELEASE)}
+    assert "nvidia-device-plugin" not in releases
+    driver = values_of(releases["dra-driver-nvidia-gpu"], "gke-dra")
+    assert driver["nvidiaDriverRoot"] == "/home/kubernetes/bin/nvidia"
+    assert driver["kubeletPlugin"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"] == [
+        {
+            "matchExpressions": [
+                {"key": "gpu-inference.dev/pool", "operator": "In", "values": ["l4-dra"]}
+            ]
+        }
+    ]
+    report = json.loads((result.out_dir / "placement.json").read_text())
+    claimed = {w["resource"].split("/")[1]: w.get("claimedGpus") for w in report["workloads"]}
+    assert claimed == {
+        "gpu-inference-isvc-models-llama-8b": 2,
+        "gpu-inference-isvc-models-qwen-7b": 1,
+    }
+
+
+def _dra_copy(tmp_path, old: str, new: str):
+    project = tmp_path / "project"
+    (project / "stacks").mkdir(parents=True)
+    shutil.copy(ROOT / "Pulumi.yaml", project)
+    shutil.copy(ROOT / "__main__.py", project)
+    text = (ROOT / "stacks" / "Pulumi.gke-dra.yaml").read_text()
+    assert old in text
+    (project / "stacks" / "Pulumi.gke-dra.yaml").write_text(text.replace(old, new))
+    return project
+
+
+def test_gke_dra_a_claim_no_device_matches_exits_1_its_twin_0(previews, tmp_path, capsys):
+    """Issue #32's "done when", through the stack config: a selector no device of the pool
+    matches (an L4 has 23 GB, not 40Gi) is an error (exit 1, GI051); the stack as shipped (its
+    twin, 20Gi) previews clean."""
+    assert (
+        json.loads((previews["gke-dra"].out_dir / "placement.json").read_text())["findings"] == []
+    )
+    project = _dra_copy(tmp_path, "quantity('20Gi')", "quantity('40Gi')")
+    code = cli.main(["preview", "gke-dra", "--project-dir", str(project), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert (
+        "error GI051 InferenceService/gpu-inference-isvc-models-qwen-7b/predictor: claims 1 x "
+        "gpu.nvidia.com where device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi'))"
+        " >= 0 (qwen-7b-predictor-gpu) but no node of pool l4-dra can allocate it: no device "
+        "matches request(s) gpu; the nodes publish 2 x NVIDIA L4: it stays Pending"
+    ) in out
+
+
+def test_gke_dra_a_claim_for_more_gpus_than_a_node_has_is_refused(tmp_path, capsys):
+    """Two L4s per node: a claim for 3 is refused when the config is read (exit 2), naming the
+    key and the stack file's line."""
+    project = _dra_copy(tmp_path, "count: 2", "count: 3")
+    code = cli.main(["preview", "gke-dra", "--project-dir", str(project), "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (
+        "gpu-inference:inferenceServices[1].predictor.gpuClaim.count: 3 device(s) claimed but a "
+        "node of pool 'l4-dra' publishes 2 (gpu.nvidia.com); a pod's claims are allocated from "
+        "one node (allowed: count at most 2)"
+    ) in err
+    assert "Pulumi.gke-dra.yaml:" in err
+
+
+@pytest.mark.parametrize("count, code", [(2, 0), (3, 1)])
+def test_gke_dra_graph_with_a_claim_above_the_node_is_gi050(
+    previews, tmp_path, capsys, count, code
+):
+    """The same claim in the graph itself (a program that emits its own templates): 3 GPUs on
+    2-GPU nodes is GI050 from `gpu-inference check` (exit 1); 2, its twin, is clean."""
+    graph = json.loads((previews["gke-dra"].out_dir / "resources.json").read_text())
+    for e in graph:
+        if e["type"] == RCT and e["inputs"]["metadata"]["name"] == "llama-8b-predictor-gpu":
+            e["inputs"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = count
+    path = tmp_path / "resources.json"
+    path.write_text(json.dumps(graph))
+    assert cli.main(["check", str(path)]) == code
+    out = capsys.readouterr().out
+    assert ("GI050" in out) == (count == 3)

@@ -140,7 +140,7 @@ Findings (stable codes):
 | GI012 | warning  | device-plugin-absent: a GPU pool that needs a device plugin DaemonSet has a taint the upstream chart's defaults do not tolerate, and the graph installs none |
 | GI013 | error    | invalid-spec: a taint, toleration, selector or GPU quantity Kubernetes would refuse |
 | GI014 | warning  | cold-pool-label: selects a label nodes get only after they boot (`BOOT_LABEL_PREFIXES`: GPU / node feature discovery) on a gke/eks pool with min 0 nodes, and would land there with it: the autoscaler's node template lacks it |
-| GI015 | warning  | gpu-budget: for a set of pools some GPU workload can land on, the max replicas x GPUs of the workloads confined to it exceed its maxNodes x GPUs per node |
+| GI015 | warning  | max-scale-capacity: for a set of pools workloads share, their pods at max scale (every workload at its most replicas) have no packing on the pools' max nodes with every resource (`capacity`; it was a GPU sum before) |
 | GI016 | error    | asg-node-template-tags: a group with min 0 nodes lacks a tag `k8s.io/cluster-autoscaler/node-template/{taint,label}/...` for a taint or a selected label (`resources/nvidia.com/gpu` only where the device plugin time-slices its GPUs: else cluster-autoscaler takes them from the instance type): an error on a self-managed Auto Scaling group (`aws:autoscaling/group:Group`), a warning on an EKS managed node group (cluster-autoscaler 1.24+ reads it from EKS DescribeNodegroup given `eks:DescribeNodegroup`) |
 | GI017 | error    | knative-config-reverted: a `knative-serving/config-*` ConfigMap or ConfigMapPatch while a KnativeServing CR is in the graph |
 | GI018 | warning  | seldon-model-capacity: a Model's `replicas` / `memory` above every capable Server's replicas / memory request x (1 + overcommit) |
@@ -160,6 +160,13 @@ Findings (stable codes):
 | GI032 | error    | data-parallel-pod-gpus: a data-parallel vLLM pod requests other than dataLocal x tensor GPUs (a warning when more) |
 | GI033 | error    | ca-template-ephemeral-storage: a pod asking ephemeral storage lands on a cluster-autoscaler group (EKS managed node group, self-managed Auto Scaling group) that can be at 0 nodes whose `node-template/resources/ephemeral-storage` tag is missing or below the request: the template node has none, no scale-up from zero |
 | GI034 | error    | pool-never-has-nodes: a pod can land only on GKE node pools / EKS node groups / Auto Scaling groups whose most nodes is 0 (a GKE pool without autoscaling and `nodeCount: 0`): it stays Pending (GI008 is not said of such a pool) |
+| GI040 | error    | capacity-short: the pods that run all the time (fixed and min replicas, Server replicas, LeaderWorkerSet groups whole, prefill and decode) have no packing on the pools' max nodes after their DaemonSets, with every resource (exact: `capacity.packing`): what cannot run, and the fewest max nodes that hold them |
+| GI041 | info     | capacity-headroom: per pool at its max, the nodes and GPUs the pods that run all the time leave free |
+| GI042 | warning  | cold-capacity: the pods that run all the time do not fit the pools' min nodes: the rest wait for a node (the pool's start-up time), every scale-up from min is a cold start |
+| GI043 | warning  | fragmentation: a packing exists, but kube-scheduler placing the pods one at a time (LeastAllocated spreads them) in an order their controllers may create them in leaves one Pending: the order and each pod's node |
+| GI044 | info     | capacity-unknown: capacity or fragmentation not judged (a pool of several node shapes with a max, or a search past its bound) |
+| GI045 | error    | quota-max-nodes: the pools counting against a declared cloud quota (`gpu-inference:index:CloudQuota`, or given to `check`) can grow past it: GCE GPUs per family, EC2 vCPUs per instance-family quota, Spot apart (`capacity.quota`) |
+| GI046 | error    | quota-capacity: with the nodes the quota allows, the pods that run all the time have no packing (exact) |
 | GI050 | error    | dra-claim-count: a pod's DRA claims ask for more devices than one node of any pool it can land on publishes that match them (`check.dra`: kube-scheduler's allocator) |
 | GI051 | error    | dra-claim-selector: no device of a pool the pod can land on matches a claim's DeviceClass and CEL selectors (a pool publishing no DRA device included) |
 | GI052 | error    | dra-selector-error: a claim's CEL selector does not compile or fails on a device (a missing attribute): kube-scheduler aborts the pod's scheduling on every node |
@@ -167,6 +174,7 @@ Findings (stable codes):
 | GI054 | error    | dra-no-driver: a DRA pool whose nodes no NVIDIA DRA driver kubelet plugin serves (a warning when the graph installs none: the cluster's must) |
 | GI055 | error    | dra-not-autoscaled: a DRA pod lands on a pool made by an autoscaler that ignores claims (GKE node auto-provisioning; Karpenter and EKS Auto Mode: GI027) |
 | GI056 | error    | dra-claim-unknown: a claim names a DeviceClass neither the driver nor the graph defines (a warning, not judged, when the pod names a claim or template the graph lacks) |
+| GI057 | error    | dra-no-scale-from-zero: a DRA pod can land only on cluster-autoscaler groups on AWS (EKS managed node groups, Auto Scaling groups) that can be at 0 nodes: the autoscaler's template node of a group without a node has no ResourceSlices (cluster-autoscaler v1.36.1 `aws_cloud_provider.go` TemplateNodeInfo), so no scale-up from zero |
 """
 
 from __future__ import annotations
@@ -225,7 +233,7 @@ CODES: dict[str, tuple[str, str]] = {
     "GI012": ("warning", "device-plugin-absent"),
     "GI013": ("error", "invalid-spec"),
     "GI014": ("warning", "cold-pool-label"),
-    "GI015": ("warning", "gpu-budget"),
+    "GI015": ("warning", "max-scale-capacity"),
     "GI016": ("error", "asg-node-template-tags"),
     "GI017": ("error", "knative-config-reverted"),
     "GI018": ("warning", "seldon-model-capacity"),
@@ -245,6 +253,13 @@ CODES: dict[str, tuple[str, str]] = {
     "GI032": ("error", "data-parallel-pod-gpus"),
     "GI033": ("error", "ca-template-ephemeral-storage"),
     "GI034": ("error", "pool-never-has-nodes"),
+    "GI040": ("error", "capacity-short"),
+    "GI041": ("info", "capacity-headroom"),
+    "GI042": ("warning", "cold-capacity"),
+    "GI043": ("warning", "fragmentation"),
+    "GI044": ("info", "capacity-unknown"),
+    "GI045": ("error", "quota-max-nodes"),
+    "GI046": ("error", "quota-capacity"),
     "GI050": ("error", "dra-claim-count"),
     "GI051": ("error", "dra-claim-selector"),
     "GI052": ("error", "dra-selector-error"),
@@ -252,6 +267,7 @@ CODES: dict[str, tuple[str, str]] = {
     "GI054": ("error", "dra-no-driver"),
     "GI055": ("error", "dra-not-autoscaled"),
     "GI056": ("error", "dra-claim-unknown"),
+    "GI057": ("error", "dra-no-scale-from-zero"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"

@@ -27,6 +27,8 @@ Findings (codes in `contract.CODES`):
   auto-provisioning (a ComputeClass that creates node pools), EKS Auto Mode.
 - GI056 dra-claim-unknown: a claim or template the graph does not hold (warning: not judged), or
   a DeviceClass neither the driver nor the graph defines (error).
+- GI057 dra-no-scale-from-zero: a DRA pod that lands only on cluster-autoscaler groups on AWS
+  that can be at 0 nodes (no ResourceSlices on the autoscaler's template node).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.nodes.dra_devices import DRA_DRIVER, UNMODELLED_ATTRIBUTES
-from ..model.scheduling import Placement, untolerated
+from ..model.scheduling import Placement
 from .read import Findings, Template
 from .readers.dra import Claim, DeviceRequest, DraIndex, DraUse, is_dra_node
 from .results import NodeTemplate, PoolFacts, WorkloadFacts
@@ -192,6 +194,12 @@ def _describe(claims: Sequence[Claim]) -> str:
     return "; ".join(parts)
 
 
+def is_dra_pool(pool: PoolFacts) -> bool:
+    """Every node of the pool is set up for NVIDIA's DRA driver (its GPUs are published as
+    ResourceSlices, not advertised by a device plugin)."""
+    return bool(pool.nodes) and all(n.dra_devices is not None for n in pool.nodes)
+
+
 def _devices_summary(devices: Sequence[Mapping[str, Any]]) -> str:
     if not devices:
         return "no DRA device"
@@ -287,6 +295,7 @@ class DraCheck:
             return
         landed = [p for p, v in verdicts.items() if v is None]
         if landed:
+            self._check_scale_from_zero(w, use, landed, out)
             return
         wanted = _describe(use.resolved)
         for pool, v in verdicts.items():
@@ -321,11 +330,40 @@ class DraCheck:
             )
 
     _devices: dict[str, str]
+    _pools: dict[str, PoolFacts]
 
     def _published(self, pool: str) -> str:
         return getattr(self, "_devices", {}).get(pool, "unknown devices")
 
+    def _check_scale_from_zero(
+        self, w: WorkloadFacts, use: DraUse, landed: Sequence[str], out: Findings
+    ) -> None:
+        """GI057: every pool the pod lands on is a cluster-autoscaler group on AWS (an EKS managed
+        node group, a self-managed Auto Scaling group) that can be at 0 nodes. cluster-autoscaler
+        v1.36.1 builds the template node of a group without ResourceSlices
+        (cloudprovider/aws/aws_cloud_provider.go `TemplateNodeInfo`: `framework.NewNodeInfo(node,
+        nil, ...)`); only a template copied from a running node of the group carries that node's
+        slices (simulator/node_info_utils.go `SanitizedTemplateNodeInfoFromNodeInfo`). With no
+        node, no simulated node can allocate the claims: no scale-up, the pod stays Pending."""
+        pools = getattr(self, "_pools", {})
+        found = [pools.get(n) for n in landed]
+        if not all(p is not None and p.provider == "eks" and p.min_nodes == 0 for p in found):
+            return
+        names = ", ".join(landed)
+        out.add(
+            "GI057",
+            w.resource,
+            f"takes its devices through DRA ResourceClaim(s) ({', '.join(use.claims)}) and can "
+            f"only land on {names}, cluster-autoscaler group(s) that can be at 0 nodes: "
+            "cluster-autoscaler (v1.36.1) builds the template node of a group with no node "
+            "without ResourceSlices, so no simulated node allocates the claims and the group is "
+            "never scaled up from zero: it stays Pending",
+            f"minNodes 1 on {names} (cluster-autoscaler then copies a running node's "
+            "ResourceSlices into its template)",
+        )
+
     def remember_devices(self, pools: Sequence[PoolFacts]) -> None:
+        self._pools = {p.name: p for p in pools}
         self._devices = {
             p.name: "; ".join(sorted({_devices_summary(n.dra_devices or ()) for n in p.nodes}))
             for p in pools
@@ -354,12 +392,7 @@ class DraCheck:
                     severity="warning",
                 )
                 continue
-            served = [
-                d
-                for d in drivers
-                if all(n.labels.get(k) == v for n in dra_nodes for k, v in d.node_selector.items())
-                and not any(untolerated(n.taints, d.tolerations) for n in dra_nodes)
-            ]
+            served = [d for d in drivers if all(d.serves(n.labels, n.taints) for n in dra_nodes)]
             if not served:
                 taints = sorted({str(x) for n in dra_nodes for x in n.taints})
                 out.add(
@@ -367,6 +400,8 @@ class DraCheck:
                     p.resource,
                     f"pool {p.name} is set up for DRA but no NVIDIA DRA driver's kubelet plugin "
                     f"runs on its nodes (taints {', '.join(taints) or 'none'}; the plugin's "
-                    "tolerations / nodeSelector do not let it in): its GPUs are never published",
-                    "give the driver's kubeletPlugin an Exists toleration for each pool taint",
+                    "tolerations / nodeSelector / affinity do not let it in): its GPUs are never "
+                    "published",
+                    "give the driver's kubeletPlugin an Exists toleration for each pool taint and "
+                    "an affinity that selects the pool's nodes",
                 )

@@ -11,7 +11,7 @@ from typing import Any
 from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
 from ..model.nodes.shapes import format_resource
-from ..model.scheduling import Placement, parse_quantity, untolerated
+from ..model.scheduling import GPU_RESOURCE, Placement, parse_quantity, untolerated
 from .contract import (
     ASG_GROUP,
     ASG_TAG,
@@ -37,7 +37,9 @@ from .read import (
     kind_of,
     metadata,
     resource_id,
+    str_map,
 )
+from .readers.aks import agent_pools, tag_labels, tag_resources, template_labels
 from .readers.asg import asg_tags
 from .results import PoolFacts, WorkloadFacts
 
@@ -108,53 +110,6 @@ def check_cold_pools(
             f"select {instead[0]} instead (on pool {pool.name}'s nodes from creation)"
             if instead
             else f"label pool {pool.name}'s nodes at creation with what it selects",
-        )
-
-
-# -- GI015: GPU budget --------------------------------------------------------------------------
-
-
-def check_gpu_budget(
-    workloads: Sequence[WorkloadFacts], pools: Sequence[PoolFacts], out: Findings
-) -> None:
-    """Replicas x GPUs that may run on a set of pools against what those pools can ever hold
-    (maxNodes x GPUs per node), for each set of pools some GPU workload can land on: every
-    workload confined to that set counts (GPUs summed: how pods pack onto nodes is not
-    modelled, so this is the least that is short)."""
-    by_name = {p.name: p for p in pools}
-    demanding = [w for w in workloads if w.gpus > 0 and w.max_replicas and w.pools]
-    sets = sorted({frozenset(w.pools) for w in demanding}, key=lambda s: (len(s), sorted(s)))
-    short: list[frozenset[str]] = []
-    for pool_set in sets:
-        members = [by_name[n] for n in sorted(pool_set)]
-        if any(p.max_nodes is None or p.gpus_per_node is None for p in members):
-            continue
-        if any(s < pool_set for s in short):
-            continue
-        held = [w for w in demanding if set(w.pools) <= pool_set]
-        demand = sum((w.max_replicas or 0) * w.gpus for w in held)
-        capacity = sum((p.max_nodes or 0) * (p.gpus_per_node or 0) for p in members)
-        if demand <= capacity:
-            continue
-        short.append(pool_set)
-        parts = ", ".join(
-            f"{w.resource}: {w.max_replicas} replica(s) x {w.gpus} GPU(s)" for w in held
-        )
-        sizes = " + ".join(f"{p.name} {p.max_nodes} node(s) x {p.gpus_per_node}" for p in members)
-        first = members[0]
-        extra = math.ceil((demand - capacity) / max(1, first.gpus_per_node or 1))
-        where = (
-            f"maxNodes of {first.name} to {(first.max_nodes or 0) + extra}"
-            if len(members) == 1
-            else f"maxNodes of one of {_names([p.name for p in members])} by {extra}"
-        )
-        out.add(
-            "GI015",
-            members[0].resource,
-            f"pool(s) {_names([p.name for p in members])} can hold at most {capacity} GPU(s) "
-            f"({sizes}) but the workloads that can only land there may ask for {demand} "
-            f"({parts}): replicas needing {demand - capacity} GPU(s) stay Pending",
-            f"raise {where} or lower maxReplicas",
         )
 
 
@@ -282,6 +237,63 @@ def check_asg_tags(
                 "them never trigger a scale-up",
                 "add the tags to the Auto Scaling group (tags with propagateAtLaunch false)",
             )
+
+
+def check_aks_tags(
+    graph: Sequence[Mapping[str, Any]],
+    pools: Sequence[PoolFacts],
+    selected_keys: Mapping[str, set[str]],
+    out: Findings,
+) -> None:
+    """cluster-autoscaler builds the node of an AKS agent pool's scale set at zero from the VM
+    size, generic labels, the `agentpool` labels it predicts, the GPU label of the NVIDIA sizes it
+    lists, and the scale set's tags (`readers.aks.template_labels`: cluster-autoscaler-1.36.1
+    `azure_template.go`); it passes no agent pool spec for a scale set, so the pool's own labels
+    and taints reach it only through `k8s.io_cluster-autoscaler_node-template_{label,taint}_<key>`
+    tags, which AKS puts on the scale set from the pool's `tags`. AKS runs its own build of the
+    autoscaler, whose code reads an agent pool's labels from AKS where it has them (its
+    `InputLabels`): missing tags are a warning, as for EKS managed node groups."""
+    inputs_by_key = agent_pools(graph)
+    for pool in pools:
+        mine = [inputs_by_key[k] for k in pool.keys if k in inputs_by_key]
+        if not mine or pool.min_nodes != 0:
+            continue
+        inputs = mine[0]
+        labels = template_labels(inputs, str(inputs.get("vmSize") or ""))
+        tags = str_map(inputs.get("tags"))
+        taints = tag_labels(tags)[1]
+        wrong = [f"taint {t}" for t in pool.taints if taints.get(t.key) != f"{t.value}:{t.effect}"]
+        wrong += [
+            f"label {k}={pool.labels[k]}"
+            for k in sorted(selected_keys.get(pool.name, ()))
+            if k in pool.labels and labels.get(k) != pool.labels[k]
+        ]
+        # Time-sliced GPUs: the template takes the VM size's count unless a resources tag says.
+        sliced = pool.shared_gpus is not None and pool.shared_gpus.by != "GKE"
+        want_gpus = str(pool.gpus_per_node)
+        if (
+            pool.gpu
+            and pool.gpus_per_node
+            and sliced
+            and tag_resources(tags).get(GPU_RESOURCE) != want_gpus
+        ):
+            wrong.append(f"resource {GPU_RESOURCE}={want_gpus}")
+        if not wrong:
+            continue
+        out.add(
+            "GI016",
+            pool.resource,
+            f"agent pool {inputs.get('agentPoolName') or pool.name} can be at 0 nodes and "
+            f"cluster-autoscaler's node template of its scale set lacks {_names(wrong)}: upstream "
+            "it knows an AKS pool's labels and taints only from scale set tags, so pods needing "
+            "the label never trigger a scale-up (and the taint's absence makes it scale up for "
+            "pods that then cannot land)",
+            "add tags k8s.io_cluster-autoscaler_node-template_label_<key> = value and ..._taint_"
+            "<key> = value:Effect (and ..._resources_nvidia.com_gpu = the GPUs a node advertises "
+            "where they are time-sliced) to the agent pool (key '/' written '_', '_' written "
+            "'~2'); AKS puts them on its scale set",
+            severity="warning",
+        )
 
 
 # -- GI033: cluster-autoscaler's template node has no ephemeral storage --------------------------
@@ -445,13 +457,14 @@ def check_seldon_capacity(
 def check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings) -> None:
     """Weights x (1 + MODEL_MEMORY_OVERHEAD) against the GPUs the pod requests x the memory of one
     GPU of each pool it can land on (the catalog's, nominal GB)."""
-    if w.model_size_gb is None or w.gpus == 0:
+    gpus = w.gpu_devices
+    if w.model_size_gb is None or gpus == 0:
         return
     landing = [p for p in pools if p.name in w.pools]
     if not landing or any(p.gpu_memory_gib is None for p in landing):
         return
     need = w.model_size_gb * (1 + MODEL_MEMORY_OVERHEAD)
-    if any(w.gpus * (p.gpu_memory_gib or 0) >= need for p in landing):
+    if any(gpus * (p.gpu_memory_gib or 0) >= need for p in landing):
         return
     most = max(p.gpu_memory_gib or 0 for p in landing)
     count = math.ceil(need / most)
@@ -461,7 +474,7 @@ def check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings
         if count <= per_node
         else f"request {count} GPU(s) on a pool with {count}+ GPUs per node"
     )
-    have = ", ".join(f"{p.name}: {w.gpus} x {p.gpu_memory_gib:g} GB" for p in landing)
+    have = ", ".join(f"{p.name}: {gpus} x {p.gpu_memory_gib:g} GB" for p in landing)
     out.add(
         "GI019",
         w.resource,

@@ -14,7 +14,7 @@ requests. GPUs stay with GI004 (placement); a node whose shape is unknown is giv
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from decimal import ROUND_CEILING
 from typing import Any
@@ -97,11 +97,15 @@ def judge_fit(
     pools: Sequence[PoolFacts],
     out: Findings,
     unknown: dict[str, list[str]],
+    launched: Callable[[PoolFacts], bool] | None = None,
 ) -> WorkloadFacts:
     """The workload with its requests and the pools it cannot fit; the findings GI021 / GI023 /
     GI024 / GI025 for it; `unknown` collects pool -> workloads judged without a shape (GI022).
     A node holds the pod when what its allocatable leaves beside the node's DaemonSet pods
-    (`NodeTemplate.room`) holds it."""
+    (`NodeTemplate.room`) holds it. `launched(pool)`: Karpenter launches a node for the pod from
+    the pool (`scaleup.ScaleUp.launches_for`): it picks an instance type that holds the pod and
+    its DaemonSets, with the labels the pod selects, which the pool's node templates may lack
+    (found by the Karpenter differential: a required term that only the launched node meets)."""
     try:
         ask = pod_ask(t)
     except (InputError, TypeError, ValueError) as e:
@@ -130,7 +134,9 @@ def judge_fit(
             judged = False
             continue
         nodes_of += [(pool, n) for n in known]
-        if not any(node_holds(t, need, n) for n in known):
+        if not any(node_holds(t, need, n) for n in known) and not (
+            launched is not None and launched(pool)
+        ):
             unfit.append(pool.name)
     w = replace(w, requests=ask, unfit=tuple(unfit))
     disk_full = judged and check_model_disk(t, w, nodes_of, out)

@@ -11,6 +11,7 @@ from typing import Any
 from ..model.nodes.daemonsets import DaemonPod, daemon_overhead, system_daemons
 from .contract import ASG_GROUP, AUTOPILOT_POOL, EKS_NODE_GROUP, GKE_NODE_POOL, NODE_PATCH
 from .read import Findings, PoolDraft, Template, is_type, least
+from .readers.aks import AGENT_POOL, aks_pool
 from .readers.apps import apps_template, is_apps_workload, leader_worker_set_templates
 from .readers.asg import asg_pool, is_self_managed
 from .readers.autopilot import autopilot_cluster_pool, autopilot_pool, is_autopilot_cluster
@@ -22,6 +23,7 @@ from .readers.gke import gke_pool
 from .readers.karpenter import karpenter_pool, node_classes
 from .readers.kserve import inference_service_templates, kserve_default_mode
 from .readers.llmisvc import llm_configs, llm_inference_service_templates
+from .readers.nap import aks_node_classes, is_nap_nodepool, nap_pool
 from .readers.seldon import server_configs, server_template
 from .results import NodeTemplate, PoolFacts
 
@@ -30,6 +32,7 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
     drafts: dict[str, list[PoolDraft]] = {}
     templates = launch_templates(graph)
     autopilot_pools = any(e.get("type") == AUTOPILOT_POOL for e in graph)
+    aks_classes = aks_node_classes(graph)
     for entry in graph:
         typ = str(entry.get("type", ""))
         if typ == GKE_NODE_POOL:
@@ -40,6 +43,10 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
             draft = asg_pool(entry, graph, out)
         elif typ == NODE_PATCH:
             draft = node_pool(entry, out)
+        elif typ == AGENT_POOL:
+            draft = aks_pool(entry, out)
+        elif is_nap_nodepool(entry):
+            draft = nap_pool(entry, aks_classes, out)
         elif is_type(typ, "karpenter.sh", "NodePool"):
             draft = karpenter_pool(entry, node_classes(graph), out)
         elif is_type(typ, "cloud.google.com", "ComputeClass"):
@@ -53,6 +60,14 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
         draft.key = f"{typ}::{entry.get('name')}"
         drafts.setdefault(draft.name, []).append(draft)
     apply_time_slicing(graph, drafts)
+    for group in drafts.values():
+        for d in group:
+            # A DRA node's GPUs are published as ResourceSlices by NVIDIA's DRA driver; no device
+            # plugin advertises them as nvidia.com/gpu (GKE's is off, the stack keeps NVIDIA's
+            # off: a DRA driver and a device plugin must never manage the same GPUs).
+            if d.node.dra_devices is not None:
+                d.gpus = 0
+                d.node = replace(d.node, gpus=0)
     daemons = graph_daemons(graph)
     for group in drafts.values():
         for d in group:

@@ -90,7 +90,7 @@ def _check_parallelism(
         pipeline=p.pipeline,
         data=p.data,
         data_local=p.data_local,
-        gpus_per_pod=w.gpus if w.gpus > 0 else None,
+        gpus_per_pod=w.gpu_devices or None,
         pods_per_group=p.pods_per_group,
     )
     kinds = {i.kind for i in issues}
@@ -178,7 +178,7 @@ def _check_fits(
     pools: Sequence[PoolFacts],
     out: Findings,
 ) -> None:
-    if w.gpus == 0 or (p.expert and shape is not None and shape.experts):
+    if w.gpu_devices == 0 or (p.expert and shape is not None and shape.experts):
         return
     landing = [pool for pool in pools if pool.name in w.pools]
     if not landing or any(pool.gpu_memory_gib is None for pool in landing):

@@ -207,6 +207,17 @@ class LLMPod:
     unreadable: tuple[str, ...] = ()  # annotations / flags that could not be read (GI013)
 
 
+@dataclass(frozen=True)
+class Gang:
+    """Pods of a template that belong to groups, each group all-or-nothing (a LeaderWorkerSet's
+    leader and its `size - 1` workers): `key` names the groups (templates of one LeaderWorkerSet
+    share it), `per_group` pods of this template in each group, `leader`: the leaders' template."""
+
+    key: str
+    per_group: int
+    leader: bool
+
+
 @dataclass
 class Template:
     type: str
@@ -226,6 +237,8 @@ class Template:
     annotations: Mapping[str, Any] = field(default_factory=dict)  # of the CR / Deployment
     added: tuple[str, ...] = ()  # containers a controller put into `containers` (Seldon's)
     llm: LLMPod | None = None  # a vLLM pod of an LLMInferenceService
+    always: int | None = None  # pods that run all the time (fixed / min replicas); None: unknown
+    gang: Gang | None = None  # its pods belong to groups placed whole (a LeaderWorkerSet's)
 
     @property
     def resource(self) -> str:

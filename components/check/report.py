@@ -45,7 +45,7 @@ def render_markdown(report: Report) -> str:
                 _cell(x)
                 for x in (
                     w.resource,
-                    str(w.gpus),
+                    f"{w.claimed_gpus} (claim)" if w.claimed_gpus else str(w.gpus),
                     "yes" if w.scales_to_zero else "no",
                     ", ".join(w.wired) or "-",
                     ", ".join(w.pools) or "-",
@@ -77,6 +77,9 @@ def render_markdown(report: Report) -> str:
     ]
     for p in report.pools:
         gpus = "unknown" if p.gpus_per_node is None else str(p.gpus_per_node)
+        devices = {len(n.dra_devices) for n in p.nodes if n.dra_devices is not None}
+        if devices and p.gpus_per_node == 0:  # a DRA pool: no nvidia.com/gpu, devices by claim
+            gpus = "0 + " + "/".join(map(str, sorted(devices))) + " DRA device(s)"
         if p.accelerator and p.gpu:
             gpus += f" ({p.accelerator})"
         nodes = "-" if p.min_nodes is None else f"{p.min_nodes}..{p.max_nodes}"

@@ -92,10 +92,10 @@ class NodeTemplate:
     """The devices NVIDIA's DRA driver publishes for it (ResourceSlice devices), when the node is
     set up for DRA (`readers.dra.is_dra_node`); None: it is not."""
 
-    @property
+    @functools.cached_property
     def room(self) -> Resources | None:
         """What the node leaves the pods that are not DaemonSets: its allocatable less what its
-        DaemonSets hold (None: its shape is unknown)."""
+        DaemonSets hold (None: its shape is unknown); made once per node, every pod asks."""
         if self.shape is None:
             return None
         return self.shape.allocatable - self.daemons.total
@@ -262,6 +262,12 @@ class WorkloadFacts:
     model_size_gb: float | None = None  # weights, when the workload states them
     requests: Resources | None = None  # what the pod asks a node for (None: not readable)
     unfit: tuple[str, ...] = ()  # pools it lands on by placement but whose nodes cannot hold it
+    claimed_gpus: int = 0  # whole GPUs its DRA claims ask for (gpu.nvidia.com), beside `gpus`
+
+    @property
+    def gpu_devices(self) -> int:
+        """The GPUs its containers use: `nvidia.com/gpu`, or whole GPUs taken by claim."""
+        return self.gpus or self.claimed_gpus
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -284,6 +290,7 @@ class WorkloadFacts:
             "type": self.type,
             "unfitPools": list(self.unfit),
             "wired": list(self.wired),
+            **({"claimedGpus": self.claimed_gpus} if self.claimed_gpus else {}),
         }
 
 
@@ -293,6 +300,8 @@ class Report:
     workloads: list[WorkloadFacts]
     findings: list[Finding]
     extended_resource_toleration: bool
+    capacity: list[Any] = field(default_factory=list)
+    """The capacity proof's cases (`capacity.model.CapacityCase`), for the judges; not in JSON."""
 
     @property
     def errors(self) -> list[Finding]:

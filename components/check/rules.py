@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -13,6 +14,8 @@ from ..model.scheduling import (
     extended_resource_tolerations,
     untolerated,
 )
+from .capacity.judge import check_capacity
+from .capacity.model import Demand
 from .contract import (
     DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
     ERT_ANNOTATION,
@@ -24,12 +27,12 @@ from .contract import (
     SELDON_DEFAULT_CAPABILITIES,
     SELDON_SERVER_CHARTS,
 )
-from .dra import Allocation, DraCheck
+from .dra import Allocation, DraCheck, is_dra_pool
 from .failures import (
+    check_aks_tags,
     check_asg_tags,
     check_cold_pools,
     check_empty_pools,
-    check_gpu_budget,
     check_knative_config_reverted,
     check_model_fits,
     check_progress_deadline,
@@ -71,7 +74,7 @@ from .readers.daemonsets import (
     device_plugins,
 )
 from .readers.dra import DraUse
-from .readers.knative import (
+from .readers.kserve import (
     knative_settings,
 )
 from .readers.seldon import (
@@ -120,9 +123,15 @@ class Where(NamedTuple):
 
 
 def check(
-    graph: Iterable[Mapping[str, Any]], *, extended_resource_toleration: bool | None = None
+    graph: Iterable[Mapping[str, Any]],
+    *,
+    extended_resource_toleration: bool | None = None,
+    quotas: Iterable[Mapping[str, Any]] = (),
 ) -> Report:
     """Where every pod template in `graph` can land, and the findings (see the module docstring).
+
+    `quotas`: cloud quotas the pools count against, `{provider, region, limits}` each (what the
+    stack config's `quotas` holds), besides the graph's `CloudQuota` entries (GI045, GI046).
 
     `extended_resource_toleration`: whether the cluster runs Kubernetes' ExtendedResourceToleration
     admission plugin (GPU-requesting pods then tolerate `nvidia.com/gpu` taints by themselves);
@@ -164,6 +173,7 @@ def check(
     selected_keys: dict[str, set[str]] = {}  # pool -> label keys its workloads select
     deadline_default = knative_progress_deadline(entries)
     unknown_fit: dict[str, list[str]] = {}  # pool -> workloads whose fit was not judged
+    demands: list[Demand] = []  # what the capacity proof counts
     for t in read_templates(entries, scale_to_zero_allowed):
         rid = t.resource
         try:
@@ -215,8 +225,18 @@ def check(
             placement=base.to_pod_spec(),
             max_replicas=t.max_replicas,
             model_size_gb=model_size,
+            claimed_gpus=use.whole_gpus,
         )
-        facts = judge_fit(t, facts, placement, admitted, pools, out, unknown_fit)
+        facts = judge_fit(
+            t,
+            facts,
+            placement,
+            admitted,
+            pools,
+            out,
+            unknown_fit,
+            functools.partial(scale.launches_for, t, placement),
+        )
         workloads.append(facts)
         for p in admitted:
             lands_on[p.name].append(facts)
@@ -230,6 +250,8 @@ def check(
             if admitted or t.daemonset
             else [(p, labels) for p in pools if (labels := lands_once_booted(placement, p, gpus))]
         )
+        confined = facts.gpus > 0 or bool(facts.wired) or bool(selected)
+        demands.append(Demand(t, facts, placement, confined, use.any))
         _check_workload(
             t,
             facts,
@@ -261,13 +283,14 @@ def check(
     dra.check_pools(pools, dra_pools, out)
     check_fit_unknown(pools, unknown_fit, out)
     _check_seldon_models(entries, out)
-    check_gpu_budget(workloads, pools, out)
+    capacity = check_capacity(demands, pools, out, graph=entries, quotas=quotas)
     check_empty_pools(workloads, pools, out)
     check_asg_tags(entries, pools, selected_keys, out)
+    check_aks_tags(entries, pools, selected_keys, out)
     check_template_storage(entries, pools, lands_on, out)
     check_knative_config_reverted(entries, out)
     workloads.sort(key=lambda w: w.resource)
-    return Report(pools, workloads, out.sorted(), extended_resource_toleration)
+    return Report(pools, workloads, out.sorted(), extended_resource_toleration, capacity)
 
 
 def _dra_landing(
@@ -412,12 +435,19 @@ def _check_workload(
         most = max(counts.values())
         if w.gpus > most:
             sizes = ", ".join(f"{name}: {n}" for name, n in counts.items())
+            dra_pools = sorted(p.name for p in placed if is_dra_pool(p))
+            why = (
+                f"; {_names(dra_pools)}: DRA, whose GPUs are taken by claim (no nvidia.com/gpu)"
+                if dra_pools
+                else ""
+            )
             out.add(
                 "GI004",
                 rid,
                 f"requests {w.gpus} GPU(s) per pod but the nodes it can land on have fewer "
-                f"({sizes}): it stays Pending",
-                f"request at most {most} GPU(s) or wire it to a pool with {w.gpus}+ GPUs per node",
+                f"({sizes}{why}): it stays Pending",
+                f"request at most {most} GPU(s) or wire it to a pool with {w.gpus}+ GPUs per node"
+                + (" (on a DRA pool: claim them, resourceClaims)" if dra_pools else ""),
             )
 
     if t.daemonset:
@@ -545,8 +575,8 @@ def _check_pools(
                     "let them scale to zero (a Serverless InferenceService with minReplicas 0) "
                     "or give the pool the minimum of nodes they keep busy",
                 )
-        if not pool.gpu or pool.builtin_device_plugin:
-            continue
+        if not pool.gpu or pool.builtin_device_plugin or is_dra_pool(pool):
+            continue  # a DRA pool's GPUs are the DRA driver's (GI054), not a device plugin's
         taints = [t for t in pool.taints if t.effect in FILTERING_EFFECTS]
         if not taints:
             continue

@@ -24,15 +24,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from ..model.autoscalers.karpenter_azure import AksNodeClassInfo
 from ..model.autoscalers.karpenter_launch import (
     InstanceType,
     Launch,
     NodeClassInfo,
     NodePoolSpec,
     PendingPod,
-    admits_cpu_types,
     admitted_by,
-    catalog_instance_types,
     daemon_overheads,
     launch,
 )
@@ -54,6 +53,7 @@ from .readers.autopilot import is_autopilot_cluster
 from .readers.daemonsets import graph_daemons
 from .readers.dra import DraIndex, DraUse, missing_dra_labels, read_dra
 from .readers.karpenter import karpenter_launch_spec, node_classes, node_overlays
+from .readers.nap import aks_node_classes, is_nap_nodepool, nap_launch_spec
 from .results import PoolFacts, WorkloadFacts
 
 # Reasons that hold whatever instance types exist: judged for every pod.
@@ -66,7 +66,7 @@ class KarpenterPool:
 
     key: str  # `type::name`, as PoolFacts.keys holds it
     spec: NodePoolSpec
-    node_class: NodeClassInfo
+    node_class: NodeClassInfo | AksNodeClassInfo
     instance_types: tuple[InstanceType, ...]
     admits_cpu: bool
     daemons: tuple[DaemonPod, ...] = ()  # the cluster's DaemonSet pods Karpenter reads
@@ -85,10 +85,10 @@ class KarpenterPool:
     def _decisions(self) -> dict[Hashable, Launch]:
         return {}
 
-    def launch(self, pod: PendingPod) -> Launch:
+    def launch(self, pod: PendingPod, key: Hashable | None = None) -> Launch:
         """Karpenter's decision for the pod with this NodePool alone (`karpenter_launch.launch`):
         made once per distinct pod (its `key`), since the pods of a stack repeat a few shapes."""
-        key = pod.key()
+        key = pod.key() if key is None else key
         found = self._decisions.get(key)
         if found is None:
             found = self._decisions[key] = launch(
@@ -146,6 +146,7 @@ class ScaleUp:
 
     def __init__(self, graph: Sequence[Mapping[str, Any]], out: Findings) -> None:
         classes = node_classes(graph)
+        aks_classes = aks_node_classes(graph)
         overlays = node_overlays(graph)
         self.graph_daemons = tuple(graph_daemons(graph))
         self.karpenter: dict[str, KarpenterPool] = {}
@@ -153,14 +154,20 @@ class ScaleUp:
             typ = str(entry.get("type", ""))
             if not is_type(typ, "karpenter.sh", "NodePool"):
                 continue
-            spec, nc = karpenter_launch_spec(entry, classes, out)
-            types = catalog_instance_types(nc, overlays, spec.name)
+            # The provider's node class offers the instance types (AWS: EC2NodeClass; Azure:
+            # AKSNodeClass); the same scheduler model judges both.
+            nc: NodeClassInfo | AksNodeClassInfo
+            if is_nap_nodepool(entry):
+                spec, nc = nap_launch_spec(entry, aks_classes, out)
+            else:
+                spec, nc = karpenter_launch_spec(entry, classes, out)
+            types = nc.instance_types(overlays, spec.name)
             self.karpenter[f"{typ}::{entry.get('name')}"] = KarpenterPool(
                 f"{typ}::{entry.get('name')}",
                 spec,
                 nc,
                 tuple(types),
-                admits_cpu_types(spec, nc.auto_mode),
+                nc.admits_cpu(spec),
                 self.daemons_for(nc),
             )
         self.dra: DraIndex = read_dra(graph)
@@ -168,14 +175,26 @@ class ScaleUp:
             entry.get("type") == AUTOPILOT_POOL or is_autopilot_cluster(entry) for entry in graph
         )
 
-    def daemons_for(self, node_class: NodeClassInfo) -> tuple[DaemonPod, ...]:
-        """The DaemonSet pods Karpenter reads for a NodePool of this node class: EKS's own on
-        EC2NodeClass nodes (none on Auto Mode's, which run them on the host), then the graph's."""
-        own = system_daemons("none" if node_class.auto_mode else "eks")
+    def daemons_for(self, node_class: NodeClassInfo | AksNodeClassInfo) -> tuple[DaemonPod, ...]:
+        """The DaemonSet pods Karpenter reads for a NodePool of this node class: the provider's
+        own (`daemon_kind`: EKS's on EC2NodeClass nodes, none on Auto Mode's, which run them on
+        the host, nor on AKS's, whose system DaemonSets have no public manifest at a version),
+        then the graph's."""
+        own = system_daemons(node_class.daemon_kind)
         return (*own, *self.graph_daemons)
 
     def karpenter_pools(self, pool: PoolFacts) -> list[KarpenterPool]:
-        return [self.karpenter[k] for k in pool.keys if k in self.karpenter]
+        """The pool's Karpenter NodePools (none: not Karpenter), found once per pool."""
+        found = self._of_pool.get(pool.name)
+        if found is None:
+            found = self._of_pool[pool.name] = [
+                self.karpenter[k] for k in pool.keys if k in self.karpenter
+            ]
+        return found
+
+    @cached_property
+    def _of_pool(self) -> dict[str, list[KarpenterPool]]:
+        return {}
 
     def dra_use(self, t: Template) -> DraUse:
         return self.dra.use(t)
@@ -186,23 +205,36 @@ class ScaleUp:
         pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
         return [kp.launch(pod) for kp in self.karpenter_pools(pool)]
 
+    def launches_for(self, t: Template, placement: Placement, pool: PoolFacts) -> bool:
+        """Karpenter launches a node for the pod from a (non-static) NodePool of `pool`."""
+        mine = [kp for kp in self.karpenter_pools(pool) if not kp.spec.static]
+        if t.daemonset or not mine:
+            return False
+        try:
+            pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
+        except (InputError, TypeError, ValueError):
+            return False
+        return any(kp.launch(pod).launches for kp in mine)
+
     def karpenter_landing(
         self, t: Template, placement: Placement, pools: Sequence[PoolFacts]
     ) -> list[PoolFacts]:
         """Of `pools`, the Karpenter pools on which Karpenter would launch a node for the pod:
         their node templates carry only the labels known before launch, the node Karpenter makes
         also those the pod's selectors pick (`karpenter_launch.launch`)."""
-        if t.daemonset or not any(self.karpenter_pools(p) for p in pools):
+        launching = [
+            (p, kps)
+            for p in pools
+            if (kps := [kp for kp in self.karpenter_pools(p) if not kp.spec.static])
+        ]
+        if t.daemonset or not launching:
             return []
         try:
             pod = pending_pod(placement, karpenter_pod_requests(t), self.dra_use(t).any)
         except (InputError, TypeError, ValueError):
             return []
-        return [
-            p
-            for p in pools
-            if any(not kp.spec.static and kp.launch(pod).launches for kp in self.karpenter_pools(p))
-        ]
+        key = pod.key()
+        return [p for p, kps in launching if any(kp.launch(pod, key).launches for kp in kps)]
 
     def check(
         self,

@@ -246,6 +246,18 @@ def keep_release_crds(cluster: Cluster, inputs: Mapping[str, Any]) -> list[str]:
     return [kept_message(f"CustomResourceDefinition {crd}", found) for crd, found in held.items()]
 
 
+def hand_back_taints(
+    cluster: Cluster, old_inputs: Mapping[str, Any], new_inputs: Mapping[str, Any]
+) -> bool:
+    """Before a node patch is updated: when the pool no longer taints the node (the new patch
+    sends no taint list) and the old one did, give the node its own taints back first
+    (`restore_taints`), so the apply that drops the list does not take them with it (the list is
+    one atomic field; the hand-back moves it to another field manager)."""
+    if ((new_inputs.get("spec") or {}).get("taints")) is not None:
+        return False
+    return restore_taints(cluster, old_inputs)
+
+
 def restore_taints(cluster: Cluster, inputs: Mapping[str, Any], attempts: int = 3) -> bool:
     """Take our taints (the patch's `gpu-inference.dev/taints` annotation) off the node `inputs`
     patches, keeping the rest; True when the node's taints changed. A JSON patch that first tests

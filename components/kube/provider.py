@@ -61,6 +61,9 @@ class ClusterHooks:
         self._creates: dict[Optional[Ownership], pulumi.ResourceHook] = {}
         self._releases: dict[Optional[Ownership], pulumi.ResourceHook] = {}
         self.restore_taints = pulumi.ResourceHook(f"{name}-restore-taints", self._restore_taints)
+        self.hand_back_taints = pulumi.ResourceHook(
+            f"{name}-hand-back-taints", self._hand_back_taints
+        )
         self.recover_release = pulumi.ErrorHook(f"{name}-recover-release", self._recover_release)
         # Delete hooks: named, and made with the provider, so that `destroy --run-program` and an
         # `up` that drops a resource find them.
@@ -157,25 +160,39 @@ class ClusterHooks:
         return None
 
     def node_taints(self) -> pulumi.ResourceHookBinding:
-        """For a node patch that adds taints: give the node its own taints back first."""
-        return pulumi.ResourceHookBinding(before_delete=[self.restore_taints])
+        """For a node patch: before it goes, or before an update that drops its taints, give the
+        node its own taints back."""
+        return pulumi.ResourceHookBinding(
+            before_delete=[self.restore_taints], before_update=[self.hand_back_taints]
+        )
 
     def _after(self, body: Any) -> Any:
         """An after-delete hook running `body(cluster, old inputs)`, which deletes what it may and
         says what it keeps (a warning: the deletion itself went through)."""
 
         async def hook(args: pulumi.ResourceHookArgs) -> None:
-            live = await self._cluster()
-            said = await asyncio.to_thread(body, live, args.old_inputs or {})
+            try:
+                live = await self._cluster()
+                said = await asyncio.to_thread(body, live, args.old_inputs or {})
+            except Exception as e:  # undecided: it stays (an error here would fail the run)
+                said = f"kept {args.name}: what it holds could not be read ({e})"
             if said:
                 pulumi.log.warn(said)
 
         return hook
 
     async def _keep_release_crds(self, args: pulumi.ResourceHookArgs) -> None:
+        # A before-delete hook: its error stops the uninstall, so a release whose CRDs cannot be
+        # judged is not uninstalled (its CRDs would go with everything of their kinds).
         live = await self._cluster()
         for said in await asyncio.to_thread(bodies.keep_release_crds, live, args.old_inputs or {}):
             pulumi.log.warn(said)
+
+    async def _hand_back_taints(self, args: pulumi.ResourceHookArgs) -> None:
+        live = await self._cluster()
+        await asyncio.to_thread(
+            bodies.hand_back_taints, live, args.old_inputs or {}, args.new_inputs or {}
+        )
 
     async def _restore_taints(self, args: pulumi.ResourceHookArgs) -> None:
         live = await self._cluster()

@@ -1,21 +1,37 @@
-"""How the platform reaches the cluster: a Kubernetes provider for GKE, EKS or an existing cluster.
+"""How the platform reaches the cluster: a Kubernetes provider for GKE, EKS, AKS or an existing
+cluster.
 
-GKE and EKS: the provider's kubeconfig is built from the cluster's endpoint and CA with the cloud's
-exec auth plugin (`gke-gcloud-auth-plugin`, `aws eks get-token`), so no token is ever stored in the
-state. `existing`: the user's kubeconfig file and context. For a first try on GKE, `create: true`
-makes a small regional cluster with Workload Identity, a release channel and a CPU system pool.
+GKE, EKS and AKS: the provider's kubeconfig is built from the cluster's endpoint and CA with the
+cloud's exec auth plugin (`gke-gcloud-auth-plugin`, `aws eks get-token`, `kubelogin get-token
+--login azurecli`), so no token is ever stored in the state. `existing`: the user's kubeconfig
+file and context. For a first try on GKE, `create: true` makes a small regional cluster with
+Workload Identity, a release channel and a CPU system pool; on AKS, a cluster with Microsoft
+Entra ID (its admin groups), Azure CNI Overlay with Cilium, OIDC and workload identity, a CPU
+system pool, and node auto-provisioning when the stack has `nap` pools.
+
+AKS: the endpoint and CA come from the cluster's user credentials (`listClusterUserCredential`,
+format `exec`: for an Entra ID cluster they hold no secret); only the server and CA are kept, and
+the user is `kubelogin get-token --login azurecli --server-id 6dae42f8-4368-4678-94ff-3960e28e3630`
+(the AKS Microsoft Entra server application: "Use kubelogin", MicrosoftDocs/azure-aks-docs
+`articles/aks/kubelogin-authentication.md` @fb060abe). A cluster with only local accounts (no
+Entra ID) is reached with provider `existing` and a kubeconfig instead.
 """
 
+import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
+import yaml
 
 from ..kube.provider import KubeProvider
 from ..model.inputs import stack
 
-PROVIDERS = ("gke", "eks", "existing")
+PROVIDERS = ("gke", "eks", "aks", "existing")
+AKS_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
+"""The AKS Microsoft Entra server application ID that cluster tokens are issued for."""
 RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 
 
@@ -24,23 +40,42 @@ class ClusterAccessArgs:
     """Where the cluster is; every default here."""
 
     provider: str = field(metadata=stack(choices=PROVIDERS))
-    """`gke` | `eks` | `existing` (any cluster a kubeconfig reaches: on-prem, kind, ...)."""
-    name: str = field(metadata=stack(value=None, default="required on gke and eks"))
-    """The cluster's name: on GKE and EKS the cluster to use (or, GKE `create`, to make); on EKS
+    """`gke` | `eks` | `aks` | `existing` (any cluster a kubeconfig reaches: on-prem, kind,
+    ...)."""
+    name: str = field(metadata=stack(value=None, default="required on gke, eks and aks"))
+    """The cluster's name: on GKE, EKS and AKS the cluster to use (or, `create`, to make); on EKS
     1-100 letters, digits, `-` or `_`, starting with a letter or digit (AWS's rule; it is also part
     of the autoscaler's tag key). existing: a label only."""
     location: Optional[str] = None
-    """GKE, required: the cluster's region (`us-central1`) or zone (`us-central1-a`)."""
+    """GKE, required: the cluster's region (`us-central1`) or zone (`us-central1-a`). AKS, with
+    `create` only: the Azure region (`eastus2`)."""
+    resource_group: Optional[str] = None
+    """AKS, required: the resource group of the cluster (it must exist; `create` makes the cluster
+    in it)."""
+    admin_group_object_ids: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(min_items=1)
+    )
+    """AKS, with `create`: Microsoft Entra group object IDs whose members administer the cluster
+    (its local accounts are disabled: this is how `kubelogin` reaches it)."""
+    system_vm_size: Optional[str] = "Standard_D4s_v5"
+    """AKS `create`: VM size of the one-node CPU system pool."""
+    kubernetes_version: Optional[str] = None
+    """AKS `create`: the Kubernetes version (`1.33`); default AKS's."""
+    node_auto_provisioning: Optional[bool] = field(default=False, metadata=stack(hidden=True))
+    """AKS `create`: turn on node auto-provisioning (`nodeProvisioningProfile.mode: Auto`): true
+    when the stack has `nap` pools."""
     project: Optional[str] = None
     """GKE: project id; default: the provider's (the `gcp:project` config)."""
     region: Optional[str] = None
     """EKS: region; default: the provider's (the `aws:region` config)."""
     create: Optional[bool] = field(
-        default=False, metadata=stack(value=None, default="resolved: false on gke")
+        default=False, metadata=stack(value=None, default="resolved: false on gke and aks")
     )
-    """GKE only: create the cluster in `location` (Workload Identity, `release_channel`, a
+    """GKE and AKS: create the cluster in `location`. GKE: Workload Identity, `release_channel`, a
     one-node CPU system pool of `system_machine_type`, no deletion protection so that `pulumi
-    destroy` removes it). Not with `autopilot` (only Standard clusters are made)."""
+    destroy` removes it; not with `autopilot` (only Standard clusters are made). AKS: in
+    `resource_group`, Entra ID with `admin_group_object_ids`, Azure CNI Overlay with Cilium,
+    OIDC and workload identity, a one-node system pool of `system_vm_size`."""
     release_channel: Optional[str] = field(
         default="REGULAR",
         metadata=stack(choices=RELEASE_CHANNELS, value=None, default="`REGULAR` with `create`"),
@@ -113,6 +148,8 @@ class ClusterAccess(pulumi.ComponentResource):
             kubeconfig = self._gke(name, args, child)
         elif args.provider == "eks":
             kubeconfig = self._eks(args, child)
+        elif args.provider == "aks":
+            kubeconfig = self._aks(name, args, child)
         else:
             kubeconfig = pulumi.Output.from_input(args.kubeconfig) if args.kubeconfig else None
         provider_opts = pulumi.ResourceOptions(
@@ -195,3 +232,93 @@ class ClusterAccess(pulumi.ComponentResource):
                 args.name, str(v[0]), str(v[1]), eks_exec(args.name, args.region)
             )
         )
+
+    def _aks(
+        self, name: str, args: ClusterAccessArgs, child: pulumi.ResourceOptions
+    ) -> pulumi.Output[str]:
+        from pulumi_azure_native import containerservice  # only AKS stacks import the Azure SDK
+
+        depends = None
+        if args.create:
+            cluster = containerservice.ManagedCluster(
+                f"{name}-cluster", **aks_cluster_inputs(args), opts=child
+            )
+            self.cluster = cluster
+            self.cluster_name = cluster.name
+            depends = pulumi.InvokeOutputOptions(depends_on=[cluster])
+        found = containerservice.list_managed_cluster_user_credentials_output(
+            resource_group_name=args.resource_group,
+            resource_name=self.cluster_name,
+            format="exec",
+            opts=depends,
+        )
+        return pulumi.Output.all(self.cluster_name, found.kubeconfigs).apply(
+            lambda v: aks_kubeconfig(str(v[0]), v[1])
+        )
+
+
+def aks_cluster_inputs(args: ClusterAccessArgs) -> dict[str, Any]:
+    """`containerservice.ManagedCluster` keyword arguments of a `create: true` AKS cluster: Entra
+    ID only (local accounts off), Azure CNI Overlay with Cilium (what node auto-provisioning
+    recommends: `node-auto-provisioning-networking.md`), OIDC issuer and workload identity, one
+    system node (the GPU pools are AgentPool resources of their own: a managed cluster takes no
+    new agent pool once made, pulumi/pulumi-azure-native#579)."""
+    inputs: dict[str, Any] = {
+        "resource_group_name": args.resource_group,
+        "resource_name_": args.name,
+        "location": args.location,
+        "dns_prefix": args.name,
+        "identity": {"type": "SystemAssigned"},
+        "aad_profile": {
+            "managed": True,
+            "admin_group_object_ids": list(args.admin_group_object_ids or ()),
+        },
+        "disable_local_accounts": True,
+        "enable_rbac": True,
+        "agent_pool_profiles": [
+            {
+                "name": "system",
+                "mode": "System",
+                "count": 1,
+                "vm_size": args.system_vm_size or "Standard_D4s_v5",
+                "os_type": "Linux",
+                "type": "VirtualMachineScaleSets",
+            }
+        ],
+        "network_profile": {
+            "network_plugin": "azure",
+            "network_plugin_mode": "overlay",
+            "network_dataplane": "cilium",
+        },
+        "oidc_issuer_profile": {"enabled": True},
+        "security_profile": {"workload_identity": {"enabled": True}},
+    }
+    if args.kubernetes_version:
+        inputs["kubernetes_version"] = args.kubernetes_version
+    if args.node_auto_provisioning:
+        inputs["node_provisioning_profile"] = {"mode": "Auto"}
+    return inputs
+
+
+def aks_exec() -> dict[str, Any]:
+    return {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "command": "kubelogin",
+        "args": ["get-token", "--login", "azurecli", "--server-id", AKS_SERVER_ID],
+        "installHint": "Install kubelogin: az aks install-cli",
+    }
+
+
+def aks_kubeconfig(name: str, kubeconfigs: Any) -> str:
+    """An exec kubeconfig from the first of the cluster's user credentials: its server and CA
+    only (whatever user it carries is dropped)."""
+    server, ca = "", ""
+    for credential in kubeconfigs or []:
+        value = credential.get("value") if isinstance(credential, dict) else credential.value
+        found = yaml.safe_load(base64.b64decode(value or "")) or {}
+        for c in found.get("clusters", []):
+            server = c["cluster"].get("server", "")
+            ca = c["cluster"].get("certificate-authority-data", "")
+            break
+        break
+    return exec_kubeconfig(name, server, ca, aks_exec())

@@ -26,7 +26,10 @@ from pydantic import (
 from ..model.deploy.identity import GSA_EMAIL, validate_workload_identity
 from ..model.errors import InputError, show
 from ..model.inputs import class_doc, inputs, stack
+from ..model.nodes.aks_shapes import parse_kubernetes_version
+from ..model.nodes.quotas import validate_limits, validate_region
 from ..model.serving.knative_features import KNATIVE_FEATURES, POD_FIELD_FLAGS, feature_values
+from ..pools.quota import CloudQuotaArgs
 from ..serving.cert_manager import CertManagerArgs
 from ..serving.karpenter_install import KarpenterInstallArgs
 from ..serving.knative import KnativeServingArgs
@@ -51,10 +54,10 @@ from .workloads import (
 )
 
 NAMESPACE = "gpu-inference"
-PROVIDERS = ("gke", "eks", "existing")
+PROVIDERS = ("gke", "eks", "aks", "existing")
 # Config namespaces that configure Pulumi's own providers, not this program: a stack file may hold
 # them (`gcp:project`, `aws:region`), and load_spec leaves them alone.
-PROVIDER_NAMESPACES = ("gcp", "aws", "kubernetes", "pulumi")
+PROVIDER_NAMESPACES = ("gcp", "aws", "azure-native", "kubernetes", "pulumi")
 
 # KServe's webhook only checks the name's format (`[a-z]([-a-z0-9]*[a-z0-9])?`, kserve
 # pkg/apis/serving/v1beta1/inference_service_validation.go `IsvcNameFmt`); the length limit bites
@@ -102,11 +105,20 @@ CLUSTER_KEYS_BY_PROVIDER: dict[str, tuple[str, ...]] = {
         "systemMachineType",
     ),
     "eks": ("region", "subnetIds"),
+    "aks": (
+        "location",
+        "resourceGroup",
+        "create",
+        "adminGroupObjectIds",
+        "systemVmSize",
+        "kubernetesVersion",
+    ),
     "existing": ("kubeconfig", "context"),
 }
 CLUSTER_REQUIRED_BY_PROVIDER: dict[str, tuple[str, ...]] = {
     "gke": ("name", "location"),
     "eks": ("name",),
+    "aks": ("name", "resourceGroup"),
     "existing": (),
 }
 
@@ -155,11 +167,12 @@ class ClusterRules(ConfigModel):
         c: Any = self  # the keys are the derived section's (ClusterAccessArgs, ClusterSettings)
         fields = type(self).model_fields
         given = {fields[f].alias or f for f in self.model_fields_set}
+        mine = set(CLUSTER_KEYS_BY_PROVIDER.get(c.provider, ()))
         for provider, keys in CLUSTER_KEYS_BY_PROVIDER.items():
             if provider == c.provider:
                 continue
             for key in keys:
-                if key in given:
+                if key in given and key not in mine:
                     raise InputError(
                         f"key {key!r} is for provider {provider!r}, this cluster's provider is "
                         f"{c.provider!r}",
@@ -173,11 +186,11 @@ class ClusterRules(ConfigModel):
                     _CLUSTER_KEY_HELP[key],
                     key,
                 )
-        if c.extended_resource_toleration is False and c.provider != "existing":
+        if c.extended_resource_toleration is False and c.provider in ("gke", "eks"):
             raise InputError(
                 f"extendedResourceToleration: false, but {c.provider.upper()} enables the "
                 "ExtendedResourceToleration admission plugin itself",
-                "true, or leave it out (it is only a choice for provider existing)",
+                "true, or leave it out (it is a choice for providers aks and existing)",
                 "extendedResourceToleration",
             )
         if not c.gke_metadata and c.create:
@@ -221,6 +234,16 @@ class ClusterRules(ConfigModel):
                 "gcpServiceAccount",
                 "workloadIdentity.awsRoleArn",
             )
+        if c.provider == "aks":
+            self._aks_rules(c)
+        if wi and c.provider == "aks":
+            key = "gcpServiceAccount" if wi.gcp_service_account else "awsRoleArn"
+            raise InputError(
+                f"{key} is for {'GKE' if key == 'gcpServiceAccount' else 'EKS'}; this cluster is "
+                "AKS (Azure workload identity is not wired here)",
+                "leave workloadIdentity out on aks",
+                f"workloadIdentity.{key}",
+            )
         if wi and c.provider == "eks" and wi.gcp_service_account:
             raise InputError(
                 "gcpServiceAccount is for GKE Workload Identity; this cluster is EKS",
@@ -229,10 +252,42 @@ class ClusterRules(ConfigModel):
             )
         return self
 
+    def _aks_rules(self, c: Any) -> None:
+        """`cluster` on aks: what `create` needs, and what it alone takes."""
+        created_only = ("location", "adminGroupObjectIds", "systemVmSize", "kubernetesVersion")
+        fields = type(self).model_fields
+        given = {fields[f].alias or f for f in self.model_fields_set}
+        version = getattr(self, "kubernetes_version", None)
+        if version is not None and parse_kubernetes_version(version) is None:
+            raise InputError(
+                f"Kubernetes version {show(version)} is not MAJOR.MINOR[.PATCH]",
+                "e.g. 1.33 or 1.33.2",
+                "kubernetesVersion",
+            )
+        if c.create:
+            for key in ("location", "adminGroupObjectIds"):
+                if getattr(self, _snake(key)) in (None, "", []):
+                    raise InputError(
+                        "required key is missing (create: true on aks needs it)",
+                        _CLUSTER_KEY_HELP[key],
+                        key,
+                    )
+            return
+        for key in created_only:
+            if key in given:
+                raise InputError(
+                    f"{key} is given but create is not true: an existing AKS cluster keeps its own",
+                    f"{key} only with create: true",
+                    key,
+                )
+
 
 _CLUSTER_KEY_HELP = {
     "name": "the cluster's name",
-    "location": "a GCP region ('us-central1') or zone ('us-central1-a')",
+    "location": "a GCP region ('us-central1') or zone ('us-central1-a'); on aks an Azure region "
+    "('eastus2')",
+    "resourceGroup": "the cluster's Azure resource group",
+    "adminGroupObjectIds": "Microsoft Entra group object IDs of the cluster's administrators",
 }
 
 
@@ -493,6 +548,40 @@ class Addons(ConfigModel):
 
 
 # ---------------------------------------------------------------------------------------------
+# quotas
+# ---------------------------------------------------------------------------------------------
+
+
+class QuotaRules(ConfigModel):
+    """What a `quotas` entry's keys mean together (the keys: `CloudQuotaArgs`)."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> QuotaRules:
+        q: Any = self
+        validate_region(q.provider, q.region)
+        validate_limits(q.provider, q.limits)
+        return self
+
+
+if TYPE_CHECKING:
+    Quota = Any
+else:
+    Quota = section_model(
+        "Quota",
+        inputs(CloudQuotaArgs),
+        args=CloudQuotaArgs,
+        base=QuotaRules,
+        doc="`quotas[]`: the cloud quotas the pools count against, per provider and region "
+        "(`components.pools.quota`): GCE GPU quotas by GPU family, in GPUs (`NVIDIA_H100_GPUS`; "
+        "Spot / preemptible apart: `PREEMPTIBLE_NVIDIA_H100_GPUS`); EC2 vCPU quotas by "
+        "instance-family quota name, in vCPUs (`Running On-Demand P instances`; Spot apart: "
+        "`All P5 Spot Instance Requests`). The placement check refuses pools whose max nodes "
+        "exceed them (GI045) or pods that run all the time needing more (GI046); "
+        "docs/capacity.md says how to read them from the cloud.",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # Spec
 # ---------------------------------------------------------------------------------------------
 
@@ -510,6 +599,7 @@ class Spec(ConfigModel):
     llm_inference_services: list[LLMInferenceService] = Field(default_factory=list)
     seldon: Seldon = Field(default_factory=Seldon)
     namespaces: Namespaces = Field(default_factory=Namespaces)
+    quotas: list[Quota] = Field(default_factory=list)
     # Where workloads read from `workloadFiles` came from (a `WorkloadSources`, set by the stack
     # program's `load_stack_spec`): a component's error about one points into its file.
     _workload_sources: Any = PrivateAttr(default=None)

@@ -10,10 +10,13 @@ from ..model.deploy.charts import check_local_chart
 from ..model.errors import InputError
 from ..model.inputs import inputs
 from ..model.nodes.autopilot import autopilot_gpu_problem
+from ..model.nodes.quotas import gce_region
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..model.serving.seldon_servers import builtin_server_config
+from ..pools.aks import default_agent_pool_name
 from ..pools.autopilot import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL
 from ..pools.pool import GPU_TAINT
+from ..serving.claims import KNATIVE_REFUSES_CLAIMS, check_claim, refuse_both
 from ..serving.llm_install import (
     KSERVE_NAMESPACE,
     LOCAL_CHARTS,
@@ -32,7 +35,7 @@ from .config import (
 from .derive import value_of
 from .karpenter_addon import check_karpenter_addon
 from .llm_workloads import check_llm_services
-from .pool_kinds import PoolConfig, kind_inputs, plan_pool
+from .pool_kinds import PoolConfig, check_gpu_request, kind_inputs, plan_pool
 from .syntax import key_path
 from .workloads import PLACEMENT_HELP
 
@@ -71,13 +74,14 @@ class Checker:
         self.check_placements()
         self.check_knative()
         self.check_namespaces()
+        self.check_quotas()
 
     # -- defaults that depend on other sections (their ONE place) --------------------------
 
     def resolve_cluster(self) -> None:
         c = self.spec.cluster
         if c.create is None:
-            c.create = False if c.provider == "gke" else None
+            c.create = False if c.provider in ("gke", "aks") else None
         if c.extended_resource_toleration is None:
             # GKE enables the ExtendedResourceToleration admission plugin, EKS has since 1.19;
             # upstream Kubernetes (and so most on-prem clusters) does not.
@@ -219,10 +223,28 @@ class Checker:
                 )
             self._gpu_sharing(pool, path)
             plan_pool(pool, path, sources, self.ns)
+        self._agent_pool_names()
+
+    def _agent_pool_names(self) -> None:
+        """AKS names an agent pool once per cluster: two pools must not derive the same name."""
+        seen: dict[str, int] = {}
+        for i, pool in enumerate(self.spec.pools):
+            if pool.kind.name != "aks":
+                continue
+            name = value_of(pool, "agent_pool_name") or default_agent_pool_name(pool.name)
+            if name in seen:
+                key = "agentPoolName" if value_of(pool, "agent_pool_name") else "name"
+                raise InputError(
+                    f"agent pool name {name!r} is also pools[{seen[name]}]'s (AKS names agent "
+                    "pools with 1-12 lowercase letters and digits, from the pool name by default)",
+                    "agentPoolName: a name of its own for one of them",
+                    self.p(f"pools[{i}].{key}"),
+                )
+            seen[name] = i
 
     def _gpu_sharing(self, pool: PoolConfig, path: str) -> None:
         """`gpuSharing` where the NVIDIA device plugin this stack installs does the sharing
-        (time-slicing: EKS node groups, Karpenter pools, existing nodes): TIME_SHARING only, with
+        (time-slicing: EKS node groups, Karpenter pools, AKS agent pools, existing nodes): TIME_SHARING only, with
         its clients, and only where that plugin runs. The node label picks a config from the
         plugin's `config.map`, and the plugin skips a label naming a config it lacks
         (NVIDIA/k8s-device-plugin v0.17.1 README, "Updating Per-Node Configuration With a Node
@@ -233,7 +255,7 @@ class Checker:
         if "gpu_sharing_strategy" in own or "gpuSharing" not in pool.given():
             return
         strategy, clients = pool.sharing_strategy, pool.sharing_clients
-        where = "existing nodes" if pool.kind.provider == "existing" else "EKS"
+        where = {"existing": "existing nodes", "aks": "AKS"}.get(pool.kind.provider, "EKS")
         if strategy is None:
             raise InputError(
                 "required key is missing", "TIME_SHARING", f"{path}.gpuSharing.strategy"
@@ -309,6 +331,15 @@ class Checker:
                         "(kserve/kserve#4807)",
                         f"name and namespace together at most {room} characters",
                         f"{path}.name",
+                    )
+            for kind, comp in isvc.components():
+                if isvc.is_knative and comp.gpu_claim is not None:
+                    raise InputError(
+                        f"the {kind} claims its GPUs (gpuClaim) but deploymentMode is "
+                        f"{isvc.deployment_mode}: {KNATIVE_REFUSES_CLAIMS}",
+                        "deploymentMode RawDeployment (Standard) for a service that claims GPUs, "
+                        "or gpus on a device-plugin pool",
+                        f"{path}.{kind}.gpuClaim",
                     )
             if isvc.deployment_mode in ("RawDeployment", "Standard"):
                 for kind, comp in isvc.components():
@@ -487,6 +518,9 @@ class Checker:
         pools = self.spec.pools_by_name
         for path, _kind, w, names in self.spec.workloads():
             own = w.pool is not None
+            if getattr(w, "gpu_claim", None) is not None:
+                check_claim(w.gpu_claim, f"{path}.gpuClaim")
+                refuse_both(w.gpu_count, w.gpu_claim, f"{path}.gpuClaim")
             for j, name in enumerate(names):
                 where = f"{path}.pool" + (f"[{j}]" if isinstance(w.pool, list) else "")
                 if not own:
@@ -499,6 +533,9 @@ class Checker:
                         where,
                     )
                 need = max(w.gpu_count, getattr(w, "gpu_limit", None) or 0)
+                check_gpu_request(
+                    self.spec.pools, w.gpu_count, getattr(w, "gpu_claim", None), pool, where, path
+                )
                 if w.gpu_count and not pool.is_gpu:
                     raise InputError(
                         f"{w.gpu_count} GPU(s) requested on pool {name!r}, which has no GPUs",
@@ -645,6 +682,38 @@ class Checker:
                     path,
                 )
 
+    def check_quotas(self) -> None:
+        """A quota is the cluster's provider's, in the cluster's region (when known), once."""
+        c = self.spec.cluster
+        region = gce_region(c.location or "") if c.provider == "gke" else c.region
+        seen: dict[tuple[str, str], int] = {}
+        for i, q in enumerate(self.spec.quotas):
+            path = f"quotas[{i}]"
+            if q.provider != c.provider:
+                raise InputError(
+                    f"provider {q.provider!r}, but the cluster is {c.provider!r}: its pools count "
+                    f"against {c.provider} quotas",
+                    repr(c.provider)
+                    if c.provider in ("gke", "eks")
+                    else f"no quotas (the {c.provider} provider has none here)",
+                    self.p(f"{path}.provider"),
+                )
+            if region and q.region != region:
+                raise InputError(
+                    f"region {q.region!r}, but the cluster's pools are in {region!r}",
+                    repr(region),
+                    self.p(f"{path}.region"),
+                )
+            key = (q.provider, q.region)
+            if key in seen:
+                raise InputError(
+                    f"a second entry for {q.provider} in {q.region} (the first: "
+                    f"quotas[{seen[key]}])",
+                    "one entry per provider and region, holding every limit",
+                    self.p(path),
+                )
+            seen[key] = i
+
 
 def _release(version: str) -> tuple[int, ...]:
     """`v1.18.2` -> (1, 18, 2) (the syntax was checked when the config was read)."""
@@ -668,4 +737,5 @@ def stack_sources(cluster: Cluster) -> dict[str, Any]:
         "cluster.gkeMetadata": cluster.gke_metadata,
         "cluster.subnetIds": cluster.subnet_ids or ["(the cluster's subnets)"],
         "cluster.extendedResourceToleration": bool(cluster.extended_resource_toleration),
+        "cluster.resourceGroup": cluster.resource_group,
     }

@@ -21,6 +21,7 @@ from pydantic import model_validator
 from ..model.errors import InputError
 from ..model.inputs import camel, class_doc, inputs, locate, stack
 from ..model.scheduling import Placement, Toleration
+from ..serving.claims import refuse_both
 from ..serving.llm_inference_service import (
     LLMInferenceServiceArgs,
     LLMRouterArgs,
@@ -30,6 +31,7 @@ from ..serving.llm_inference_service import (
     llm_inference_service_body,
 )
 from .derive import args_from, keys_named, section_model, value_of
+from .pool_kinds import check_gpu_request
 from .syntax import ConfigModel, TolerationSpec
 from .workloads import PlacedRules, PlacementSpec, workload_section
 
@@ -343,12 +345,18 @@ def check_llm_services(spec: Any, p: Callable[[str], str]) -> None:
             )
         seen[key] = i
         leader: tuple[str, ...] = ()
+        leader_part: Any = None
         for part_key, part in svc.parts():
             where = f"{base}.{part_key}"
             names = pool_names(part.pool)
             worker = part_key.endswith("worker")
+            # GPUs as nvidia.com/gpu or by claim; a worker without either takes the leader's.
+            gpus, claim = part.gpus or 0, part.gpu_claim
+            if worker and part.gpus is None and claim is None and leader_part is not None:
+                gpus, claim = leader_part.gpus or 0, leader_part.gpu_claim
             if not worker:
                 leader = names if part.placement is None else ()
+                leader_part = part
             elif not names and part.placement is None:
                 # The workers run on the leader's pools: their GPUs must fit those.
                 for name in leader:
@@ -359,6 +367,10 @@ def check_llm_services(spec: Any, p: Callable[[str], str]) -> None:
                             f"gpus at most {pools[name].gpus}",
                             f"{where}.gpus",
                         )
+                    if name in pools:
+                        check_gpu_request(spec.pools, gpus, claim, pools[name], where, where)
+            if claim is not None:
+                refuse_both(part.gpus, part.gpu_claim, f"{where}.gpuClaim")
             for j, name in enumerate(names):
                 at = f"{where}.pool" + (f"[{j}]" if isinstance(part.pool, list) else "")
                 pool = pools.get(name)
@@ -371,18 +383,19 @@ def check_llm_services(spec: Any, p: Callable[[str], str]) -> None:
                         f"a GPU pool: {gpu_pools}",
                         at,
                     )
-                gpus = part.gpus
-                if gpus is not None and gpus > pool.gpus:
+                check_gpu_request(spec.pools, gpus, claim, pool, at, where)
+                if part.gpus is not None and part.gpus > pool.gpus:
                     raise InputError(
-                        f"{gpus} GPU(s) asked for but a node of pool {name!r} has {pool.gpus}"
+                        f"{part.gpus} GPU(s) asked for but a node of pool {name!r} has {pool.gpus}"
                         + (" (every pool in the list must fit)" if len(names) > 1 else ""),
                         f"gpus at most {pool.gpus}",
                         f"{where}.gpus",
                     )
-            if not worker and part.gpus is None:
+            if not worker and part.gpus is None and part.gpu_claim is None:
                 raise InputError(
                     "required key is missing: the vLLM container gets no GPU",
-                    "GPUs per pod: tensor (x dataLocal with data parallelism)",
+                    "GPUs per pod: tensor (x dataLocal with data parallelism), as gpus or "
+                    "gpuClaim.count on a DRA pool",
                     f"{where}.gpus",
                 )
             if part.omit_gpu_toleration and not spec.cluster.extended_resource_toleration:

@@ -135,14 +135,17 @@ def _pools(raw: Any, cluster: Cluster, base: str) -> Any:
             if others:
                 providers = sorted({k.provider for k in others})
                 where = (
-                    " and ".join(providers) + " pools"
+                    (", ".join(providers[:-1]) + " and " if len(providers) > 1 else "")
+                    + providers[-1]
+                    + " pools"
                     if cluster.provider not in providers
                     else "another kind of pool"
                 )
                 why = f": {kind.note}" if kind.note else ""
                 raise InputError(
                     f"key {key!r} is for {where} ({', '.join(k.title for k in others)}); this "
-                    f"pool is a {kind.title} (cluster provider {cluster.provider!r}){why}",
+                    f"pool is {_article(kind.title)} {kind.title} (cluster provider "
+                    f"{cluster.provider!r}){why}",
                     ", ".join(keys),
                     f"{path}{key_path(str(key))}",
                 )
@@ -166,3 +169,8 @@ def _unwrap_secure(data: dict[str, Any], namespace: str, secret: set[str]) -> No
         if isinstance(v, Mapping) and set(v) == {"secure"}:
             creds[k] = str(v["secure"])
             secret.add(f"{namespace}:namespaces.staticCredentials{key_path(k)}")
+
+
+def _article(title: str) -> str:
+    """`a` or `an` before a kind's title (`an AKS agent pool`, `an EKS managed node group`)."""
+    return "an" if title[:1] in "AEIOU" else "a"

@@ -27,6 +27,7 @@ from ..model.nodes.catalog import node_startup_seconds
 from ..model.scheduling import NodeSelectorRequirement, Placement, Toleration
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..pools.pool import POOL_LABEL
+from ..pools.quota import CloudQuota, CloudQuotaArgs
 from ..serving.cert_manager import CertManagerArgs
 from ..serving.cert_manager import namespaces as cert_manager_namespaces
 from ..serving.karpenter_install import KarpenterInstallArgs
@@ -150,6 +151,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     name=c.name or "cluster",
                     create=bool(c.create),
                     release_channel=c.release_channel or "REGULAR",
+                    node_auto_provisioning=any(p.kind.name == "nap" for p in spec.pools),
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -191,6 +193,16 @@ class InferencePlatform(pulumi.ComponentResource):
             with from_llm_config(f"llmInferenceServices[{n}]", spec):
                 self.llm_inference_services.append(self._llm(name, svc, k8s_opts))
         self.seldon = self._seldon(name, k8s_opts)
+        self.quotas = []
+        for n, q in enumerate(spec.quotas):
+            with from_args(f"quotas[{n}]", CloudQuotaArgs):
+                self.quotas.append(
+                    CloudQuota(
+                        f"{name}-quota-{q.provider}-{q.region}",
+                        args_from(q, CloudQuotaArgs),
+                        opts=pulumi.ResourceOptions(parent=self),
+                    )
+                )
 
         self.placements = {n: p.placement.to_pod_spec() for n, p in self.pools.items()}
         self.workloads = {
@@ -263,7 +275,7 @@ class InferencePlatform(pulumi.ComponentResource):
         return {
             **stack_sources(c),
             # The deployed cluster: GKE's may be made by this stack (`cluster.create`).
-            "cluster.name": self.access.cluster_name if c.provider == "gke" else c.name,
+            "cluster.name": self.access.cluster_name if c.provider in ("gke", "aks") else c.name,
             "cluster.subnetIds": c.subnet_ids or self.access.subnet_ids,
             "cluster.workloadIdentity.gcpServiceAccount": identity.gcp_service_account
             if identity
@@ -385,19 +397,17 @@ class InferencePlatform(pulumi.ComponentResource):
         if a.dra_driver.enabled:
             from ..serving.nvidia_dra_driver import NvidiaDraDriver
 
-            dra_taints = sorted(
-                {
-                    t
-                    for p in self.pools.values()
-                    if p.facts.labels.get("nvidia.com/gpu.present") == "true"
-                    for t in p.taints
-                }
-            )
+            dra_pools = self._dra_pools()
+            dra_taints = sorted({t for n in dra_pools for t in self.pools[n].taints})
             dra_args = args_from(
                 a.dra_driver,
                 NvidiaDraDriverArgs,
                 sources=sources,
                 pool_taints=dra_taints or None,
+                # Only on the DRA pools: a DRA driver must never publish GPUs a device plugin
+                # hands out too (nodeadm labels every EKS NVIDIA node nvidia.com/gpu.present).
+                pool_label=POOL_LABEL,
+                pool_label_values=[self.pools[n].facts.name for n in dra_pools] or None,
                 driver_root=GKE_DRIVER_ROOT if self.spec.provider == "gke" else None,
                 namespaces_made=True,
             )
@@ -412,30 +422,28 @@ class InferencePlatform(pulumi.ComponentResource):
         if a.nvidia_device_plugin.enabled:
             from ..serving.nvidia_device_plugin import NvidiaDevicePlugin
 
-            gpu_taints = sorted(
-                {t for p in self.pools.values() if _needs_plugin(p) for t in p.taints}
-            )
+            dra = set(self._dra_pools())
+            plugin_pools = [p for n, p in self.pools.items() if _needs_plugin(p) and n not in dra]
+            gpu_taints = sorted({t for p in plugin_pools for t in p.taints})
             plugin = args_from(
                 a.nvidia_device_plugin,
                 NvidiaDevicePluginArgs,
                 sources=sources,
                 pool_taints=gpu_taints or None,
-                # Time-sliced EKS and existing pools: one config per replica count.
+                # Time-sliced EKS, AKS and existing pools: one config per replica count.
                 time_slicing_replicas=sorted(
                     {
                         p.sharing_clients
                         for p in self.spec.pools
-                        if p.sharing_clients and self.spec.provider in ("eks", "existing")
+                        if p.sharing_clients and self.spec.provider in ("eks", "aks", "existing")
                     }
                 )
                 or None,
                 # Run on the GPU pools, found by their own label (the chart's default
                 # affinity wants node-feature-discovery labels a plain GPU node lacks).
                 pool_label=POOL_LABEL,
-                pool_label_values=sorted(
-                    p.facts.name for p in self.pools.values() if _needs_plugin(p)
-                )
-                or None,
+                pool_label_values=sorted(p.facts.name for p in plugin_pools) or None,
+                dra_pool_label_values=sorted(self.pools[n].facts.name for n in dra) or None,
                 avoid_auto_mode=self.spec.provider == "eks",
                 namespaces_made=True,
             )
@@ -448,6 +456,11 @@ class InferencePlatform(pulumi.ComponentResource):
                     ),
                 )
         return out
+
+    def _dra_pools(self) -> list[str]:
+        """The DRA pools (`dra: true`), by name: NVIDIA's DRA driver runs there, the device
+        plugin never."""
+        return [n for n in self.pools if self.spec.pools_by_name[n].is_dra]
 
     def _namespaces(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, ModelNamespace]:
         n = self.spec.namespaces
@@ -568,19 +581,29 @@ class InferencePlatform(pulumi.ComponentResource):
         """The longest GPU node start-up of the pools its GPU components are wired to that can be
         at zero nodes (`pools[].nodeStartupSeconds`, else the catalog's default): its progress
         deadline, so Knative waits for the node."""
-        provider = self.spec.cluster.provider
-        if provider == "existing":
+        if self.spec.cluster.provider == "existing":
             return None
-        by_name = self.spec.pools_by_name
+        startup = self.node_startups
         found = [
-            value_of(by_name[n], "node_startup_seconds")
-            or node_startup_seconds(provider, by_name[n].gpu_name)
+            startup[n]
             for _, comp in i.components()
             if comp.gpu_count
             for n in comp.pool_names
-            if n in by_name and by_name[n].facts.min_nodes == 0
+            if n in startup
         ]
         return max(found) if found else None
+
+    @cached_property
+    def node_startups(self) -> dict[str, int]:
+        """Each pool that can be at zero nodes -> the seconds a node takes to start (its
+        `nodeStartupSeconds`, else the catalog's default): one stack-wide table."""
+        provider = self.spec.cluster.provider
+        return {
+            p.name: value_of(p, "node_startup_seconds")
+            or node_startup_seconds(provider, p.gpu_name)
+            for p in self.spec.pools
+            if p.facts.min_nodes == 0
+        }
 
     def _service_account(self, namespace: str) -> Optional[str]:
         if namespace in self.namespaces:

@@ -6,7 +6,7 @@ of them. Adding a field to a kind's Args adds its key here without a change to t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Optional
@@ -17,7 +17,7 @@ from ..model.errors import InputError
 from ..model.inputs import Input, inputs, stack
 from ..model.nodes import catalog
 from ..model.scheduling import Taint
-from ..pools import autopilot, compute_class, eks, existing, gke, karpenter
+from ..pools import aks, autopilot, compute_class, eks, existing, gke, karpenter, nap
 from ..pools.pool import PoolFacts, PoolKind
 from .derive import args_from, relocate, section_model, value_of
 from .syntax import ConfigModel
@@ -28,6 +28,8 @@ KINDS: tuple[PoolKind, ...] = (
     autopilot.KIND,
     eks.KIND,
     karpenter.KIND,
+    aks.KIND,
+    nap.KIND,
     existing.KIND,
 )
 
@@ -134,6 +136,22 @@ class PoolConfig(ConfigModel):
         mig = catalog.MIG_PROFILES.get(str(self.gpu_name), {}).get(str(partition), 1)
         return self.facts.gpus_per_node // shared // (mig if partition else 1)
 
+    @property
+    def is_dra(self) -> bool:
+        """A DRA pool: its GPUs are published by NVIDIA's DRA driver and taken by claim
+        (`dra: true`); nothing advertises `nvidia.com/gpu` there."""
+        return bool(value_of(self, "dra"))
+
+    def dra_devices(self) -> tuple[str, int]:
+        """(the DeviceClass of the devices a node of this DRA pool publishes, how many): its whole
+        GPUs (`gpu.nvidia.com`), or its MIG instances (`mig.nvidia.com`) when they are split in
+        one profile (`draMigProfile`, existing nodes)."""
+        profile = value_of(self, "dra_mig_profile")
+        if profile:
+            per_gpu = catalog.MIG_PROFILES.get(str(self.facts.gpu_model), {}).get(str(profile), 1)
+            return "mig.nvidia.com", self.node_gpus * per_gpu
+        return "gpu.nvidia.com", self.node_gpus
+
     def given(self) -> set[str]:
         """The keys the stack file gave at the pool's root."""
         return {
@@ -217,3 +235,49 @@ def plan_pool(pool: PoolConfig, path: str, sources: Mapping[str, Any], namespace
 def pool_args(pool: PoolConfig, sources: Mapping[str, Any], **given: Any) -> Any:
     """The component Args a parsed pool stands for."""
     return args_from(pool, pool.kind.args, pool.kind.block, sources, **given)
+
+
+def check_gpu_request(
+    pools: Sequence[PoolConfig], gpus: int, claim: Any, pool: PoolConfig, where: str, path: str
+) -> None:
+    """A workload part on `pool` (named at `where`): GPUs by claim only on a DRA pool, within
+    the devices one of its nodes publishes; `gpus` (`nvidia.com/gpu`) never on a DRA pool, where
+    nothing advertises it (NVIDIA's DRA driver publishes ResourceSlices instead, and the device
+    plugin is kept off DRA pools: a DRA driver and a device plugin must never manage the same
+    GPUs)."""
+    name = pool.name
+    if claim is None:
+        if gpus and pool.is_dra:
+            raise InputError(
+                f"{gpus} GPU(s) requested as nvidia.com/gpu on DRA pool {name!r}, whose "
+                "GPUs are taken by claim: nothing advertises nvidia.com/gpu there, so the pod "
+                "stays Pending",
+                f"gpuClaim: {{count: {gpus}}} instead of gpus, or a pool without dra",
+                f"{path}.gpus",
+            )
+        return
+    if not pool.is_dra:
+        dra = ", ".join(p.name for p in pools if p.is_dra) or "none declared"
+        raise InputError(
+            f"gpuClaim asks for GPUs by claim, but pool {name!r} is not a DRA pool: no NVIDIA DRA "
+            "driver publishes its GPUs, so the claim is never allocated",
+            f"a DRA pool (dra: true): {dra}; or gpus instead of gpuClaim",
+            where,
+        )
+    device_class, count = pool.dra_devices()
+    asked = claim.device_class or "gpu.nvidia.com"
+    if asked != device_class:
+        what = "MIG instances" if device_class == "mig.nvidia.com" else "whole GPUs"
+        raise InputError(
+            f"deviceClass {asked} on pool {name!r}, whose nodes publish {what} "
+            f"({device_class}): no device of the pool is in that class",
+            device_class,
+            f"{path}.gpuClaim.deviceClass",
+        )
+    if (claim.count or 1) > count:
+        raise InputError(
+            f"{claim.count} device(s) claimed but a node of pool {name!r} publishes {count} "
+            f"({device_class}); a pod's claims are allocated from one node",
+            f"count at most {count}",
+            f"{path}.gpuClaim.count",
+        )

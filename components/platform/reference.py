@@ -58,12 +58,16 @@ def sections() -> dict[str, type[BaseModel]]:
         out[f"addons.{f.alias or name}"] = _model(f.annotation)
     out["addons.kserve.llm"] = config.LLMServingAddon
     out["namespaces"] = config.Namespaces
+    out["quotas"] = config.Quota
     out["inferenceServices"] = workloads.InferenceService
     out["inferenceServices.predictor"] = workloads.Predictor
     out["inferenceServices.transformer"] = workloads.Transformer
     out["inferenceServices.explainer"] = workloads.Explainer
     out["containers"] = _model(
         next(i.annotation for i in getattr(workloads.Predictor, INPUTS) if i.field == "containers")
+    )
+    out["gpuClaim"] = _model(
+        next(i.annotation for i in getattr(workloads.Predictor, INPUTS) if i.field == "gpu_claim")
     )
     out["llmInferenceServices"] = llm_workloads.LLMInferenceService
     out["llmInferenceServices.decode"] = llm_workloads.LLMWorkload
@@ -124,7 +128,8 @@ def _type_words(tp: Any, decl: Any) -> str:
     if tp is str:
         return "string"
     if origin in (dict, Mapping) or tp in (dict, Mapping):
-        return "map string -> string"
+        value = get_args(tp)[1] if len(get_args(tp)) == 2 else str
+        return "map string -> " + ("int" if value is int else "string")
     if tp in CONFIG_TYPES:
         return "`{" + ", ".join(aliases(CONFIG_TYPES[tp])) + "}`"
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):

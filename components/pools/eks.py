@@ -48,6 +48,7 @@ from ..model.nodes.catalog import (
     validate_aws_cpu_instance_types,
     validate_aws_gpu_instance_types,
 )
+from ..model.nodes.dra_devices import DRA_NODE_LABEL
 from ..model.nodes.shapes import Mi, eks_node_shape_or_none
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.nodes.sharing import config_name, validate_replicas
@@ -176,6 +177,15 @@ class EksGpuNodeGroupArgs:
     """Time-sliced GPUs: each GPU is shared by this many pods (2..48) through the NVIDIA device
     plugin's config `time-sliced-<n>`, picked by the node label `nvidia.com/device-plugin.config`;
     the node (and the autoscaler's node template) then has GPUs x n `nvidia.com/gpu`."""
+    dra: Optional[bool] = False
+    """GPUs by claim (DRA) instead of `nvidia.com/gpu`: the nodes get the label
+    `nvidia.com/gpu.present=true` (the one NVIDIA's DRA driver's kubelet plugin runs on), the
+    stack's NVIDIA device plugin stays off them (a DRA driver and a device plugin must never manage
+    the same GPUs), no `nvidia.com/gpu` autoscaler tag, and workloads claim the GPUs (`gpuClaim`).
+    Whole GPUs on the AL2023 NVIDIA AMI (Bottlerocket's NVIDIA AMIs run a device plugin of their
+    own); no time-slicing; Kubernetes 1.34 or later (EKS: "Use the NVIDIA DRA driver or device
+    plugin on Amazon EKS"). cluster-autoscaler does not scale a DRA group up from zero nodes (see
+    docs/dra.md)."""
     pool_name: Optional[str] = field(
         default=None,
         metadata=stack(
@@ -229,19 +239,47 @@ def template_ephemeral_storage(
 
 
 def autoscaler_tags(
-    cluster_name: str, facts: PoolFacts, ephemeral_storage: Optional[str] = None
+    cluster_name: str,
+    facts: PoolFacts,
+    ephemeral_storage: Optional[str] = None,
+    gpu_resource: bool = True,
 ) -> dict[str, str]:
-    """The cluster-autoscaler discovery and node-template tags for the group's ASG."""
+    """The cluster-autoscaler discovery and node-template tags for the group's ASG
+    (`gpu_resource`: the `nvidia.com/gpu` resource tag; a DRA group advertises none)."""
     tags = {CA_PREFIX + "enabled": "true", CA_PREFIX + cluster_name: "owned"}
     for k, v in facts.labels.items():
         tags[f"{CA_TEMPLATE}label/{k}"] = v
     for t in facts.taints:
         tags[f"{CA_TEMPLATE}taint/{t.key}"] = f"{t.value}:{t.effect}"
-    if facts.gpus_per_node:
+    if facts.gpus_per_node and gpu_resource:
         tags[f"{CA_TEMPLATE}resources/{GPU_RESOURCE}"] = str(facts.gpus_per_node)
     if ephemeral_storage is not None:
         tags[f"{CA_TEMPLATE}resources/ephemeral-storage"] = ephemeral_storage
     return tags
+
+
+def eks_dra_labels(args: EksGpuNodeGroupArgs) -> dict[str, str]:
+    """The node labels of a DRA group; InputError for what a DRA group cannot have: the NVIDIA
+    device plugin's time-slicing, and Bottlerocket's NVIDIA AMIs, which run NVIDIA's device plugin
+    themselves (its settings reference, bottlerocket.dev 1.54.x `settings.kubelet-device-plugins`,
+    has no switch to turn it off), while a DRA driver and a device plugin must never manage the
+    same GPUs: each hands out the same device (Karpenter's DRA guide, "Running DRA drivers
+    alongside device plugins")."""
+    if args.time_slicing_replicas is not None:
+        raise InputError(
+            "time_slicing_replicas is given on a DRA pool: time-slicing is the NVIDIA device "
+            "plugin's, which a DRA pool does not run",
+            "leave it unset, or dra unset",
+            "args.time_slicing_replicas",
+        )
+    if (args.ami_type or "").startswith("BOTTLEROCKET"):
+        raise InputError(
+            f"AMI type {args.ami_type} on a DRA pool: Bottlerocket's NVIDIA AMIs run NVIDIA's "
+            "device plugin themselves, which would hand out the GPUs the DRA driver publishes",
+            "an AL2023 NVIDIA AMI (the default), or dra unset",
+            "args.ami_type",
+        )
+    return {DRA_NODE_LABEL[0]: DRA_NODE_LABEL[1]}
 
 
 def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
@@ -304,11 +342,19 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
         cloud_labels[ACCELERATOR_LABEL] = shape.accelerator_label
         instance_types = shape.instance_types
         allowed_amis = GPU_AMI_TYPES[arch]
+        if args.dra:
+            cloud_labels.update(eks_dra_labels(args))
         if args.time_slicing_replicas is not None:
             replicas = validate_replicas(args.time_slicing_replicas, "args.time_slicing_replicas")
             gpus *= replicas
             cloud_labels[DEVICE_PLUGIN_CONFIG_LABEL] = config_name(replicas)
     else:
+        if args.dra:
+            raise InputError(
+                "dra is set on a CPU node group (no GPU instance types)",
+                "GPU instance types whose GPUs pods claim, or leave dra unset",
+                "args.dra",
+            )
         if args.time_slicing_replicas is not None:
             raise InputError(
                 "time_slicing_replicas is given on a CPU node group",
@@ -407,6 +453,7 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
         args.cluster_name,
         facts,
         template_ephemeral_storage(instance_types, ami, args.disk_size_gb),
+        gpu_resource=not args.dra,
     )
     for k, v in tags.items():
         if len(k) > ASG_TAG_KEY_MAX or len(v) > ASG_TAG_VALUE_MAX:

@@ -12,7 +12,12 @@ placement that lands on them.
   it; the kubelet owns it from node registration). So: a pool that adds no taint sends no
   `spec` at all (never `taints: []`, which would wipe or conflict); a pool that adds taints
   reads each node at deploy time (`Node.get`) and applies the node's current taints plus the
-  pool's (`merged_taints`), forced (the list always has another owner). On `pulumi destroy`
+  pool's (`merged_taints`), forced (the list always has another owner), less those the pool set
+  before and no longer has (the live node's `gpu-inference.dev/taints` annotation, which our
+  last patch applied): a taint taken out of the config leaves the node on the next `up`, others'
+  taints stay. A pool that stops tainting altogether first hands the node's own taints back
+  (`hand_back_taints`, before the update), so the apply that drops the list keeps them. On
+  `pulumi destroy`
   pulumi-kubernetes relinquishes the patch's fields (v4.32.0 `ssa.Relinquish`: fields left
   without a manager are removed): the labels and annotations we added go. Releasing the taint
   list would take the node's own taints too, so under a `KubeProvider` a hook first sets the
@@ -48,6 +53,14 @@ import pulumi
 from ..kube.provider import hooks_of, owned
 from ..model.errors import InputError, show
 from ..model.inputs import stack
+from ..model.nodes.catalog import mig_instances
+from ..model.nodes.dra_devices import (
+    DRA_DEVICES_ANNOTATION,
+    DRA_MIG_LABEL,
+    DRA_NODE_LABEL,
+    GPUS,
+    node_devices,
+)
 from ..model.nodes.shapes import existing_node_shape
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.nodes.sharing import config_name, validate_replicas
@@ -126,6 +139,20 @@ class ExistingGpuNodesArgs:
     the node label `nvidia.com/device-plugin.config=time-sliced-<n>`, which picks that config of
     the NVIDIA device plugin (the platform puts it in the plugin's config map); another value of
     that label in `labels` or `present_labels` is refused."""
+    dra: Optional[bool] = False
+    """GPUs by claim (DRA) instead of `nvidia.com/gpu`: the patch labels the nodes
+    `nvidia.com/gpu.present=true` (the label NVIDIA's DRA driver's kubelet plugin runs on) and
+    records the devices each node publishes in the annotation `gpu-inference.dev/dra-devices` for
+    the placement check (`gpus_per_node` GPUs of `gpu_model`, whole or in `dra_mig_profile`); the
+    stack's NVIDIA device plugin stays off these nodes, and workloads claim the GPUs
+    (`gpuClaim`). Needs Kubernetes 1.34 or later, the NVIDIA driver on the nodes, and
+    `gpu_model` one the check knows (A100, A100 80GB, H100, H200, L4, L40S, A10G, T4, ...)."""
+    dra_mig_profile: Optional[str] = None
+    """With `dra`: the MIG profile the nodes' GPUs are already split into (static MIG, e.g.
+    `1g.10gb`, one profile on every GPU): the driver then publishes the MIG instances
+    (`mig.nvidia.com`), not whole GPUs. The nodes get the label
+    `gpu-inference.dev/dra-mig-profile`; partitioning them is up to you (nvidia-smi, the GPU
+    operator's MIG manager)."""
     node_allocatable: Optional[Mapping[str, str]] = field(
         default=None, metadata=stack(syntax="resources")
     )
@@ -149,10 +176,16 @@ class ExistingNodesPlan:
 CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
 
 
-def merged_taints(current: Any, ours: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
-    """The taint list to apply: the node's current taints (but its condition taints, and those
-    with one of our key+effect pairs) in their order, then ours."""
+def merged_taints(
+    current: Any,
+    ours: Sequence[Mapping[str, str]],
+    previous: Sequence[Mapping[str, str]] = (),
+) -> list[dict[str, str]]:
+    """The taint list to apply: the node's current taints (but its condition taints, those with
+    one of our key+effect pairs, and those this pool set before, `previous`: a taint taken out of
+    the pool's config leaves the node) in their order, then ours."""
     mine = {(t["key"], t["effect"]) for t in ours}
+    mine |= {(t["key"], t.get("effect", "NoSchedule")) for t in previous}
     kept: list[dict[str, str]] = []
     for t in current or ():
         entry = {
@@ -167,13 +200,77 @@ def merged_taints(current: Any, ours: Sequence[Mapping[str, str]]) -> list[dict[
     return kept + [dict(t) for t in ours]
 
 
-def taint_patch(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+def taint_patch(
+    current_spec: Any,
+    ours: Sequence[Mapping[str, str]],
+    previous: Sequence[Mapping[str, str]] = (),
+) -> dict[str, Any]:
     """The NodePatch `spec` from the node's live spec (a dict, or the SDK's NodeSpec)."""
     if isinstance(current_spec, Mapping):
         current = current_spec.get("taints")
     else:
         current = getattr(current_spec, "taints", None)
-    return {"taints": merged_taints(current, ours)}
+    return {"taints": merged_taints(current, ours, previous)}
+
+
+def recorded_taints(metadata: Any) -> list[dict[str, str]]:
+    """The taints this stack set on a node, from the live node's `gpu-inference.dev/taints`
+    annotation (which our last patch applied); [] without one."""
+    if isinstance(metadata, Mapping):
+        annotations = metadata.get("annotations")
+    else:
+        annotations = getattr(metadata, "annotations", None)
+    text = (annotations or {}).get(OWN_TAINTS_ANNOTATION) if annotations else None
+    try:
+        found = json.loads(text) if isinstance(text, str) else []
+    except json.JSONDecodeError:
+        return []
+    return (
+        [t for t in found if isinstance(t, dict) and "key" in t] if isinstance(found, list) else []
+    )
+
+
+def existing_dra(args: ExistingGpuNodesArgs, gpus: int) -> tuple[dict[str, str], Optional[str]]:
+    """A DRA pool's node labels and the devices annotation (JSON) each node gets; ({}, None)
+    without `dra`. InputError for what the check cannot describe or a DRA pool cannot have."""
+    if not args.dra:
+        if args.dra_mig_profile is not None:
+            raise InputError(
+                "dra_mig_profile is given without dra",
+                "dra: true with it, or leave it out",
+                "args.dra_mig_profile",
+            )
+        return {}, None
+    if gpus == 0:
+        raise InputError(
+            "dra is set on nodes with 0 GPUs", "gpus_per_node above 0, or dra unset", "args.dra"
+        )
+    if args.time_slicing_replicas is not None:
+        raise InputError(
+            "time_slicing_replicas is given on a DRA pool: time-slicing is the NVIDIA device "
+            "plugin's, which a DRA pool does not run",
+            "leave it unset, or dra unset",
+            "args.time_slicing_replicas",
+        )
+    model = args.gpu_model
+    if model not in GPUS:
+        raise InputError(
+            f"gpu_model {show(model)} on a DRA pool is not a GPU whose DRA devices the check "
+            "knows (what NVIDIA's DRA driver publishes for it: product name, architecture, "
+            "memory)",
+            ", ".join(GPUS),
+            "args.gpu_model",
+        )
+    labels = {DRA_NODE_LABEL[0]: DRA_NODE_LABEL[1]}
+    per_gpu = 0
+    if args.dra_mig_profile is not None:
+        try:
+            per_gpu = mig_instances(str(model), args.dra_mig_profile)
+        except InputError as e:
+            raise e.at("args.dra_mig_profile") from None
+        labels[DRA_MIG_LABEL] = str(args.dra_mig_profile)
+    devices = node_devices(str(model), gpus, args.dra_mig_profile, per_gpu)
+    return labels, json.dumps(list(devices), sort_keys=True)
 
 
 def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> ExistingNodesPlan:
@@ -249,6 +346,9 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
                 )
         if user_labels is None or isinstance(user_labels, dict):
             user_labels = {**(user_labels or {}), DEVICE_PLUGIN_CONFIG_LABEL: picked}
+    dra_labels, dra_devices = existing_dra(args, gpus)
+    if dra_labels and (user_labels is None or isinstance(user_labels, dict)):
+        user_labels = {**(user_labels or {}), **dra_labels}
     facts = build_facts(
         pool_name,
         cloud="existing",
@@ -282,6 +382,8 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
             annotations[ERT_ANNOTATION] = "true"
         if allocatable is not None:
             annotations[ALLOCATABLE_ANNOTATION] = json.dumps(allocatable, sort_keys=True)
+        if dra_devices is not None:
+            annotations[DRA_DEVICES_ANNOTATION] = dra_devices
         if args.patch_force or facts.taints:
             # Adding taints always takes the atomic list over from its owner (the kubelet).
             annotations[PATCH_FORCE] = "true"
@@ -306,8 +408,9 @@ def node_resource(node: str) -> str:
     return f"node-{node}"
 
 
-def _spec_with(current_spec: Any, ours: Sequence[Mapping[str, str]]) -> dict[str, Any]:
-    return taint_patch(current_spec, ours)
+def _spec_with(live: Sequence[Any], ours: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    metadata, spec = live
+    return taint_patch(spec, ours, recorded_taints(metadata))
 
 
 class ExistingGpuNodes(PoolComponent):
@@ -332,7 +435,9 @@ class ExistingGpuNodes(PoolComponent):
                 live = k8s.core.v1.Node.get(
                     f"{node_resource(node)}-live", node, opts=pulumi.ResourceOptions(parent=self)
                 )
-                spec = live.spec.apply(partial(_spec_with, ours=plan.taints))
+                spec = pulumi.Output.all(live.metadata, live.spec).apply(
+                    partial(_spec_with, ours=plan.taints)
+                )
             self.patches.append(
                 k8s.core.v1.NodePatch(
                     node_resource(node),
@@ -341,7 +446,9 @@ class ExistingGpuNodes(PoolComponent):
                     opts=pulumi.ResourceOptions(
                         parent=self,
                         retain_on_delete=bool(plan.taints) and hooks is None,
-                        hooks=hooks.node_taints() if hooks and plan.taints else None,
+                        # Even untainted: a pool whose taints were taken out of the config
+                        # hands the node's own taints back before its patch drops the list.
+                        hooks=hooks.node_taints() if hooks else None,
                         # Its name before it was the node's alone (`{pool}-{node}`).
                         aliases=[pulumi.Alias(name=f"{name}-{node}")],
                     ),

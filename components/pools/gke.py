@@ -130,9 +130,9 @@ class GkeGpuNodePoolArgs:
     (`INSTALLATION_DISABLED`), its device plugin off (label
     `gke-no-default-nvidia-gpu-device-plugin=true`) and the label NVIDIA's DRA driver runs its
     kubelet plugin on (`nvidia.com/gpu.present=true`), as GKE's "Prepare GKE infrastructure for
-    DRA workloads" asks; no GPU sharing or MIG (GKE supports neither with DRA). Pods claim the
-    GPUs through ResourceClaims (`resourceClaims` in their pod spec); `addons.draDriver`
-    installs NVIDIA's DRA driver; NVIDIA's GPU driver comes from GKE's driver-installer DaemonSet."""
+    DRA workloads" asks; no GPU sharing or MIG (GKE supports neither with DRA). Workloads claim
+    the GPUs (`gpuClaim`; `gpus` is refused here); `addons.draDriver` installs NVIDIA's DRA
+    driver; NVIDIA's GPU driver comes from GKE's driver-installer DaemonSet."""
     min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
     """Fewest nodes in the whole pool (0: scale to zero); at most `max_nodes`."""
     max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))

@@ -83,7 +83,7 @@ NODECLASS_GROUP = "karpenter.k8s.aws"
 AUTO_MODE_GROUP = "eks.amazonaws.com"
 DISCOVERY_TAG = "karpenter.sh/discovery"
 AMI_FAMILIES = ("al2023", "bottlerocket")
-_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
+KARPENTER_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
 RESTRICTED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
 """Label domains the NodePool CRD refuses in `template.metadata.labels` (CEL rules of
 karpenter.sh_nodepools.yaml v1.14.1; a few well-known keys excepted that a pool never sets)."""
@@ -200,6 +200,12 @@ class KarpenterGpuNodePoolArgs:
     capacity type `reserved` and GPU sharing are refused. Auto Mode runs the NVIDIA device plugin
     itself (the device plugin chart skips these pools) and its own Karpenter (not with
     `addons.karpenter`)."""
+    dra: Optional[bool] = field(default=False, metadata=stack(root=True))
+    """GPUs by claim (DRA): not offered on Karpenter pools. The pinned Karpenter (v1.14.1) ignores
+    pods with claims when it decides what to launch (`IGNORE_DRA_REQUESTS`, default true:
+    kubernetes-sigs/karpenter v1.14.1 pkg/operator/options/options.go); DRA for the nodes it
+    launches is alpha from Karpenter 1.15 (`settings.enableDRA`), and EKS Auto Mode has none.
+    Use an EKS managed node group with `dra: true`."""
     pool_name: Optional[str] = field(
         default=None,
         metadata=stack(
@@ -231,7 +237,7 @@ class KarpenterPoolPlan:
     """NodeOverlay `{metadata, spec}`s for time-sliced GPUs."""
 
 
-def _str_list(value: object, path: str, what: str) -> Optional[list[str]]:
+def str_list(value: object, path: str, what: str) -> Optional[list[str]]:
     if value is None:
         return None
     if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence) or not value:
@@ -248,7 +254,7 @@ def _str_list(value: object, path: str, what: str) -> Optional[list[str]]:
     return out
 
 
-def _count(value: object, path: str, low: int) -> Optional[int]:
+def count_at_least(value: object, path: str, low: int) -> Optional[int]:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -276,7 +282,7 @@ def _tags(value: Optional[Mapping[str, str]], path: str) -> Optional[dict[str, s
 def capacity_order(value: object, path: str = "args.capacity_types") -> list[str]:
     """Capacity types in priority order, which must be Karpenter's own (reserved, spot,
     on-demand)."""
-    given = _str_list(value, path, "capacity types: " + ", ".join(CAPACITY_TYPES))
+    given = str_list(value, path, "capacity types: " + ", ".join(CAPACITY_TYPES))
     if given is None:
         return ["on-demand"]
     for i, c in enumerate(given):
@@ -314,7 +320,7 @@ def offer_summary(names: Optional[Sequence[str]] = None) -> str:
     )
 
 
-def _requirement(key: str, op: str, values: Sequence[str] = ()) -> dict[str, Any]:
+def requirement(key: str, op: str, values: Sequence[str] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {"key": key, "operator": op}
     if values:
         out["values"] = list(values)
@@ -325,7 +331,7 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     """Check every input (no Pulumi) and decide the NodePool and EC2NodeClass."""
     pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
-    names = _str_list(args.gpu_names, "args.gpu_names", "EC2 GPU names such as l4")
+    names = str_list(args.gpu_names, "args.gpu_names", "EC2 GPU names such as l4")
     for i, g in enumerate(names or []):
         if g not in gpu_names():
             raise InputError(
@@ -333,7 +339,7 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
                 ", ".join(gpu_names()),
                 f"args.gpu_names[{i}]",
             )
-    families = _str_list(args.instance_families, "args.instance_families", "EC2 GPU families")
+    families = str_list(args.instance_families, "args.instance_families", "EC2 GPU families")
     for i, f in enumerate(families or []):
         if f not in aws_gpu_families():
             raise InputError(
@@ -341,14 +347,14 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
                 ", ".join(aws_gpu_families()),
                 f"args.instance_families[{i}]",
             )
-    types = _str_list(args.instance_types, "args.instance_types", "EC2 GPU instance types")
+    types = str_list(args.instance_types, "args.instance_types", "EC2 GPU instance types")
     for i, t in enumerate(types or []):
         try:
             aws_instance(t)
         except InputError as e:
             raise e.at(f"args.instance_types[{i}]") from None
-    min_gpus = _count(args.min_gpus, "args.min_gpus", 1) or 1
-    max_gpus = _count(args.max_gpus, "args.max_gpus", 1)
+    min_gpus = count_at_least(args.min_gpus, "args.min_gpus", 1) or 1
+    max_gpus = count_at_least(args.max_gpus, "args.max_gpus", 1)
     if max_gpus is not None and max_gpus < min_gpus:
         raise InputError(
             f"max_gpus {max_gpus} is below min_gpus {min_gpus}",
@@ -357,6 +363,21 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         )
     capacity = capacity_order(args.capacity_types)
     auto = bool(args.auto_mode)
+    if args.dra:
+        raise InputError(
+            "dra is set on a Karpenter pool: "
+            + (
+                "EKS Auto Mode does not support DRA"
+                if auto
+                else "Karpenter v1.14.1 (pinned) ignores pods with resource claims when it "
+                "decides what to launch (IGNORE_DRA_REQUESTS defaults to true), so no node is "
+                "ever launched for them; DRA for launched nodes is alpha from Karpenter 1.15 "
+                "(settings.enableDRA)"
+            ),
+            "an EKS managed node group with dra: true (pools[] without a karpenter block), or "
+            "leave dra unset and request gpus",
+            "args.dra",
+        )
     if auto and "reserved" in capacity:
         raise InputError(
             "capacity type reserved on EKS Auto Mode, whose NodePools take spot and on-demand",
@@ -386,17 +407,17 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         )
 
     shape: list[dict[str, Any]] = [
-        _requirement(GPU_MANUFACTURER, "In", ["nvidia"]),
-        _requirement(GPU_COUNT, "Gt", [str(min_gpus - 1)]),
+        requirement(GPU_MANUFACTURER, "In", ["nvidia"]),
+        requirement(GPU_COUNT, "Gt", [str(min_gpus - 1)]),
     ]
     if max_gpus is not None:
-        shape.append(_requirement(GPU_COUNT, "Lt", [str(max_gpus + 1)]))
+        shape.append(requirement(GPU_COUNT, "Lt", [str(max_gpus + 1)]))
     if names:
-        shape.append(_requirement(GPU_NAME, "In", names))
+        shape.append(requirement(GPU_NAME, "In", names))
     if families:
-        shape.append(_requirement(INSTANCE_FAMILY, "In", families))
+        shape.append(requirement(INSTANCE_FAMILY, "In", families))
     if types:
-        shape.append(_requirement(INSTANCE_TYPE_LABEL, "In", types))
+        shape.append(requirement(INSTANCE_TYPE_LABEL, "In", types))
     if auto:
         shape = [{**r, "key": auto_mode_key(r["key"])} for r in shape]
     found = admitted(
@@ -415,8 +436,8 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     arches = sorted({common_labels([i], auto)[ARCH_LABEL] for i in found})
     requirements = [
         *shape,
-        _requirement(ARCH_LABEL, "In", arches),
-        _requirement(CAPACITY_TYPE_LABEL, "In", capacity),
+        requirement(ARCH_LABEL, "In", arches),
+        requirement(CAPACITY_TYPE_LABEL, "In", capacity),
     ]
     gpus = max(i.gpus for i in found)
     replicas = None
@@ -459,24 +480,26 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         scheduling_style=args.scheduling_style,
         name_path=name_path,
     )
-    if not isinstance(args.consolidate_after, str) or not _DURATION.match(args.consolidate_after):
+    if not isinstance(args.consolidate_after, str) or not KARPENTER_DURATION.match(
+        args.consolidate_after
+    ):
         raise InputError(
             f"consolidate_after {show(args.consolidate_after)} is not a Karpenter duration",
             "a duration such as 30s, 5m, 1h30m, or Never",
             "args.consolidate_after",
         )
     if args.expire_after is not None and (
-        not isinstance(args.expire_after, str) or not _DURATION.match(args.expire_after)
+        not isinstance(args.expire_after, str) or not KARPENTER_DURATION.match(args.expire_after)
     ):
         raise InputError(
             f"expire_after {show(args.expire_after)} is not a Karpenter duration",
             "a duration such as 720h, 2160h, or Never",
             "args.expire_after",
         )
-    weight = _count(args.weight, "args.weight", 1)
+    weight = count_at_least(args.weight, "args.weight", 1)
     if weight is not None and weight > 100:
         raise InputError(f"weight {weight} is above 100", "1 to 100", "args.weight")
-    total = _count(args.max_total_gpus, "args.max_total_gpus", 1)
+    total = count_at_least(args.max_total_gpus, "args.max_total_gpus", 1)
 
     limits: dict[str, str] = {"nodes": str(facts.max_nodes)}
     if total is not None:
@@ -524,8 +547,8 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
                     "metadata": {"name": f"{pool_name}-gpus-{count}"},
                     "spec": {
                         "requirements": [
-                            _requirement(NODEPOOL_LABEL, "In", [pool_name]),
-                            _requirement(GPU_COUNT, "In", [str(count)]),
+                            requirement(NODEPOOL_LABEL, "In", [pool_name]),
+                            requirement(GPU_COUNT, "In", [str(count)]),
                         ],
                         "capacity": {GPU_RESOURCE: str(count * replicas)},
                     },
@@ -547,7 +570,7 @@ def _reservation_terms(args: KarpenterGpuNodePoolArgs) -> list[dict[str, Any]]:
     """The EC2NodeClass's `capacityReservationSelectorTerms` (the CRD's patterns)."""
     terms: list[dict[str, Any]] = []
     for i, rid in enumerate(
-        _str_list(
+        str_list(
             args.capacity_reservations, "args.capacity_reservations", "capacity reservation ids"
         )
         or ()

@@ -75,7 +75,7 @@ RESERVED_LABEL_DOMAINS = (
     "eks.amazonaws.com",
     "k8s.amazonaws.com",
 )
-"""Label prefixes Kubernetes and the clouds own (and their subdomains, like
+"""Label prefixes Kubernetes and the clouds own (AKS pools add `kubernetes.azure.com`) (and their subdomains, like
 `node.kubernetes.io`). A user label may use one only with the value the pool sets anyway."""
 
 GKE_RESOURCE_NAME_MAX = 32
@@ -114,7 +114,7 @@ class PoolFacts:
     placement: Placement
     """Lands a pod on this pool: selects the chosen labels, tolerates every filtering taint."""
     cloud: str = ""
-    """`gke`, `eks` or `existing`."""
+    """`gke`, `eks`, `aks` or `existing`."""
     extended_resource_toleration: bool = True
     """Whether the cluster runs the ExtendedResourceToleration admission plugin (GKE and EKS do;
     self-managed clusters often do not)."""
@@ -213,21 +213,24 @@ def validate_gp3_size(size: object, path: str = "args.disk_size_gb") -> int:
     return size
 
 
-def _reserved_domain(key: str) -> str | None:
+def _reserved_domain(key: str, domains: Sequence[str] = RESERVED_LABEL_DOMAINS) -> str | None:
     prefix, slash, _ = key.rpartition("/")
     if not slash:
         return None
-    for domain in RESERVED_LABEL_DOMAINS:
+    for domain in domains:
         if prefix == domain or prefix.endswith("." + domain):
             return domain
     return None
 
 
 def validate_user_labels(
-    labels: Optional[Mapping[str, str]], pool_sets: Mapping[str, str]
+    labels: Optional[Mapping[str, str]],
+    pool_sets: Mapping[str, str],
+    reserved_domains: Sequence[str] = RESERVED_LABEL_DOMAINS,
 ) -> dict[str, str]:
     """Syntax, the reserved `POOL_LABEL` key, and reserved prefixes: a label under a Kubernetes or
-    cloud domain is accepted only with exactly the value the pool sets anyway (`pool_sets`)."""
+    cloud domain (`reserved_domains`) is accepted only with exactly the value the pool sets anyway
+    (`pool_sets`)."""
     if labels is None:
         return {}
     if not isinstance(labels, Mapping):
@@ -245,7 +248,7 @@ def validate_user_labels(
                 "any other label key; name the pool to change its value",
                 f"args.labels.{k}",
             )
-        domain = _reserved_domain(k)
+        domain = _reserved_domain(k, reserved_domains)
         if domain is not None and pool_sets.get(k) != v:
             sets = (
                 f"; the pool sets it to {pool_sets[k]!r} itself"
@@ -255,8 +258,8 @@ def validate_user_labels(
             raise InputError(
                 f"label {k}={v!r} uses the prefix {domain!r}, which Kubernetes or the cloud "
                 f"owns{sets}",
-                "labels outside kubernetes.io, k8s.io, cloud.google.com, eks.amazonaws.com and "
-                "k8s.amazonaws.com (e.g. 'pool'), or such a label with the value the pool sets",
+                f"labels outside {', '.join(reserved_domains[:-1])} and {reserved_domains[-1]} "
+                "(e.g. 'pool'), or such a label with the value the pool sets",
                 f"args.labels.{k}",
             )
     return out
@@ -379,6 +382,7 @@ def build_facts(
     extended_resource_toleration: bool = True,
     name_path: str = "name",
     forced_by: str = "the cloud",
+    reserved_domains: Sequence[str] = RESERVED_LABEL_DOMAINS,
 ) -> PoolFacts:
     """Validate the parts every pool shares and compute its facts.
 
@@ -389,7 +393,7 @@ def build_facts(
     """
     validate_pool_name(name, name_path)
     validate_node_counts(min_nodes, max_nodes)
-    labels = validate_user_labels(user_labels, cloud_labels)
+    labels = validate_user_labels(user_labels, cloud_labels, reserved_domains)
     style = validate_style(scheduling_style or "nodeSelector")
     default = [GPU_TAINT] if gpus_per_node > 0 else []
     own = default if taints is None else normalize_taints(taints)
@@ -493,7 +497,7 @@ class PoolKind:
     title: str
     """What a person calls it (`EKS managed node group`)."""
     provider: str
-    """`gke`, `eks` or `existing`: the cluster provider it runs on."""
+    """`gke`, `eks`, `aks` or `existing`: the cluster provider it runs on."""
     args: type
     """The component's Args dataclass: the one declaration of its inputs and stack keys."""
     plan: Callable[[str, Any], Planned]

@@ -82,6 +82,14 @@ def _fake_id(typ: str, name: str) -> str:
     return "fake-" + hashlib.sha256(f"{typ}::{name}".encode()).hexdigest()[:12]
 
 
+_FAKE_AKS_KUBECONFIG = (
+    "YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCmNsdXN0ZXJzOgotIG5hbWU6IGZha2UtYWtzCiAgY2x1c3Rlcjoge3"
+    "NlcnZlcjogJ2h0dHBzOi8vZmFrZS1ha3MuaGNwLmVhc3R1czIuYXptazhzLmlvOjQ0MycsIGNlcnRpZmljYXRlLWF1"
+    "dGhvcml0eS1kYXRhOiBabUZyWlMxallRPT19CnVzZXJzOgotIG5hbWU6IGNsdXN0ZXJVc2VyCiAgdXNlcjoge2V4ZW"
+    "M6IHthcGlWZXJzaW9uOiBjbGllbnQuYXV0aGVudGljYXRpb24uazhzLmlvL3YxYmV0YTEsIGNvbW1hbmQ6IGt1YmVsb2dpbiwgYXJnczogW2dldC10b2tlbl19fQo="
+)
+
+
 class FakeCloud(pulumi.runtime.Mocks):
     """Answers registrations with their own inputs plus plainly fake outputs, and the few invokes
     the stack program makes with plainly fake values (`fake-project`, account `000000000000`)."""
@@ -144,6 +152,10 @@ class FakeCloud(pulumi.runtime.Mocks):
             ],
         },
         "aws:iam/getPolicyDocument:getPolicyDocument": {"json": "{}", "id": "fake"},
+        # An Entra ID cluster's user credentials, format exec (a kubeconfig with no secret).
+        "azure-native:containerservice:listManagedClusterUserCredentials": {
+            "kubeconfigs": [{"name": "clusterUser", "value": _FAKE_AKS_KUBECONFIG}]
+        },
     }
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:

@@ -585,7 +585,7 @@ def run_placement(
     ]
     markdown = module.render_markdown(report)
     return PlacementResult(
-        json=json.loads(json.dumps(report.to_json())),
+        json=report.to_json(),  # plain data already: new dicts and lists, str keys
         markdown=markdown if markdown.endswith("\n") else markdown + "\n",
         findings=findings,
         checked=True,

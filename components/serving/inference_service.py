@@ -37,6 +37,7 @@ from ..model.scheduling import (
     validate_label_key,
 )
 from ..model.serving.knative_features import HOST_IPC_FLAG, POD_FIELD_FLAGS
+from .claims import GpuClaimArgs, claim_template, part_claim, refuse_serverless_claim
 from .workload import (
     ContainerArgs,
     container_resources,
@@ -126,8 +127,8 @@ class PredictorArgs:
     """Minimum replicas (0: scale to zero, Serverless only: a raw Deployment does not scale to
     zero, kserve/kserve#3514); KServe's default is 1."""
     max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
-    """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's GPU
-    budget (GI015) counts it."""
+    """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's
+    max-scale capacity (GI015) counts it."""
     scale_target: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling target for `scale_metric`."""
     scale_metric: Optional[str] = field(default=None, metadata=stack(choices=SCALE_METRICS))
@@ -151,6 +152,10 @@ class PredictorArgs:
     container requests that much ephemeral storage, rounded up to GiB, plus 10%."""
     host_ipc: Optional[bool] = field(default=None, metadata=stack(hidden=True))
     """Run in the host's IPC namespace (GKE MPS pools need it: `hostIPC: true`)."""
+    gpu_claim: Optional[GpuClaimArgs] = None
+    """GPUs by claim (DRA) instead of `gpus`: a ResourceClaimTemplate `<name>-predictor-gpu` and
+    the model container's claim on it. Not with `gpus`; RawDeployment (Standard) only (Knative
+    refuses claims); on a DRA pool."""
 
 
 @dataclass
@@ -162,8 +167,8 @@ class TransformerArgs:
     min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, default=MIN_REPLICAS))
     """Minimum replicas (0: scale to zero, Serverless only, kserve/kserve#3514)."""
     max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
-    """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's GPU
-    budget (GI015) counts it."""
+    """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's
+    max-scale capacity (GI015) counts it."""
     scale_target: Optional[int] = field(default=None, metadata=stack(ge=1))
     """Autoscaling target for `scale_metric`."""
     scale_metric: Optional[str] = field(default=None, metadata=stack(choices=SCALE_METRICS))
@@ -182,6 +187,10 @@ class TransformerArgs:
     GPU-requesting pods only."""
     host_ipc: Optional[bool] = field(default=None, metadata=stack(hidden=True))
     """Run in the host's IPC namespace (GKE MPS pools need it: `hostIPC: true`)."""
+    gpu_claim: Optional[GpuClaimArgs] = None
+    """GPUs by claim (DRA) for the first container instead of `gpus`: a ResourceClaimTemplate
+    `<name>-<component>-gpu` and the container's claim on it. Not with `gpus`; RawDeployment
+    (Standard) only (Knative refuses claims); on a DRA pool."""
 
 
 @dataclass
@@ -641,9 +650,14 @@ def inference_service_placements(name: str, args: InferenceServiceArgs) -> dict[
     return _build(name, args)[1]
 
 
+def inference_service_claims(name: str, args: InferenceServiceArgs) -> list[dict[str, Any]]:
+    """The ResourceClaimTemplates of the components that claim their GPUs (`gpu_claim`)."""
+    return _build(name, args)[3]
+
+
 def _build(
     name: str, args: InferenceServiceArgs
-) -> tuple[dict[str, Any], dict[str, Placement], list[str]]:
+) -> tuple[dict[str, Any], dict[str, Placement], list[str], list[dict[str, Any]]]:
     if not isinstance(args.predictor, PredictorArgs):
         raise InputError(
             f"predictor {show(args.predictor)} is not a PredictorArgs",
@@ -710,11 +724,26 @@ def _build(
     spec: dict[str, Any] = {}
     placements: dict[str, Placement] = {}
     warnings: list[str] = []
+    templates: list[dict[str, Any]] = []
     for comp_name, comp in _components(args):
         try:
             body, placement = _component_body(comp_name, comp, serverless, hpa_class)
+            impl_key = next(k for k in body if k in ("containers", "model", *FRAMEWORKS))
+            template = part_claim(
+                body,
+                impl_key,
+                comp.gpu_claim,
+                isvc,
+                comp_name,
+                namespace,
+                _requests_gpus(impl_key, body[impl_key]),
+            )
         except InputError as e:
             raise e.at(comp_name) from None
+        if template is not None:
+            if serverless:
+                refuse_serverless_claim(comp_name, comp.gpu_claim)
+            templates.append(template)
         if serverless:
             check_knative_features(comp_name, placement, args.knative_features, bool(comp.host_ipc))
         if placement is not None:
@@ -730,6 +759,7 @@ def _build(
         {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec},
         placements,
         warnings,
+        templates,
     )
 
 
@@ -757,7 +787,7 @@ class InferenceService(pulumi.ComponentResource):
         self, name: str, args: InferenceServiceArgs, opts: Optional[pulumi.ResourceOptions] = None
     ) -> None:
         try:
-            body, placements, warnings = _build(name, args)
+            body, placements, warnings, templates = _build(name, args)
         except InputError as e:
             raise e.at(f"InferenceService({name!r})") from None
         super().__init__("gpu-inference:index:InferenceService", name, None, opts)
@@ -768,13 +798,17 @@ class InferenceService(pulumi.ComponentResource):
         self.isvc_namespace = body["metadata"]["namespace"]
         for w in warnings:
             pulumi.log.warn(f"InferenceService({name!r}): {w}", resource=self)
+        # Each claiming component's template, before the pods that name it.
+        self.claim_templates = [
+            claim_template(f"{name}-{t['metadata']['name']}", t, self) for t in templates
+        ]
         self.cr = k8s.apiextensions.CustomResource(
             name,
             api_version=API_VERSION,
             kind=KIND,
             metadata=owned(body["metadata"]),
             spec=body["spec"],
-            opts=create_opts(self),
+            opts=create_opts(self, self.claim_templates),
         )
         self.name = pulumi.Output.from_input(self.isvc_name)
         self.namespace = pulumi.Output.from_input(self.isvc_namespace)

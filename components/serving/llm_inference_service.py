@@ -44,6 +44,7 @@ from ..model.scheduling import (
     validate_label_key,
 )
 from ..model.serving import llm, llmisvc
+from .claims import GpuClaimArgs, claim_template, claimed_gpus, part_claim
 from .workload import (
     container_resources,
     cr_metadata,
@@ -99,6 +100,9 @@ class LLMWorkerArgs:
     pools: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The pools the workers are wired to (annotation for the placement check); default: the
     leader's, unless the workers have a placement of their own."""
+    gpu_claim: Optional[GpuClaimArgs] = None
+    """GPUs by claim (DRA) of each worker's `main` container instead of `gpus`: a
+    ResourceClaimTemplate `<name>-<part>-worker-gpu`; default: the leader's claim."""
 
 
 @dataclass
@@ -147,6 +151,10 @@ class LLMWorkloadArgs:
     """The pools this workload is wired to, in preference order (annotation for the check)."""
     worker: Optional[LLMWorkerArgs] = field(default=None, metadata=stack(hidden=True))
     """Multi-node: worker pods beside each leader (needs data / data_local parallelism)."""
+    gpu_claim: Optional[GpuClaimArgs] = None
+    """GPUs by claim (DRA) of the `main` container instead of `gpus`: a ResourceClaimTemplate
+    `<name>-<part>-gpu` (part `decode` or `prefill`) and the container's claim on it; its
+    count stands for `gpus` in the parallelism rules. Not with `gpus`; on a DRA pool."""
 
 
 @dataclass
@@ -346,8 +354,34 @@ def _vllm_args(args: LLMInferenceServiceArgs, w: LLMWorkloadArgs) -> list[str]:
     return out
 
 
+def _claim(
+    pod: dict[str, Any],
+    claim: Optional[GpuClaimArgs],
+    args: LLMInferenceServiceArgs,
+    svc: str,
+    part: str,
+    templates: list[dict[str, Any]],
+) -> None:
+    """A part's claim wired into its pod template (the `main` container), its
+    ResourceClaimTemplate kept in `templates`."""
+    if claim is None:
+        return
+    main: dict[str, Any] = next(iter(pod.get("containers") or ()), {"name": "main"})
+    pod["containers"] = [main]
+    requests_gpus = "nvidia.com/gpu" in ((main.get("resources") or {}).get("requests") or {})
+    namespace = args.namespace or DEFAULT_NAMESPACE
+    template = part_claim(pod, "containers", claim, svc, part, namespace, requests_gpus)
+    if template is not None:
+        templates.append(template)
+
+
 def _workload(
-    args: LLMInferenceServiceArgs, w: LLMWorkloadArgs, part: str, shape: Optional[llm.ModelShape]
+    args: LLMInferenceServiceArgs,
+    w: LLMWorkloadArgs,
+    part: str,
+    shape: Optional[llm.ModelShape],
+    svc: str = "",
+    templates: Optional[list[dict[str, Any]]] = None,
 ) -> tuple[dict[str, Any], dict[str, Optional[Placement]]]:
     if not isinstance(w, LLMWorkloadArgs):
         raise InputError(f"{part} {show(w)} is not an LLMWorkloadArgs", "LLMWorkloadArgs(...)")
@@ -404,8 +438,10 @@ def _workload(
         )
     main = _main_container(w.gpus, w.cpu, w.memory, w.env, _vllm_args(args, w) or None)
     template, leader = _pod(main, w.placement, w.extra_expressions, w.omit_gpu_toleration)
-    body["template"] = template
     key = "prefill" if part == "prefill" else "decode"
+    claims = templates if templates is not None else []
+    _claim(template, w.gpu_claim, args, svc, key, claims)
+    body["template"] = template
     placements: dict[str, Optional[Placement]] = {key: leader}
     tensor = w.tensor or 1
     size = (w.data // w.data_local) if w.data and w.data_local else 1
@@ -431,15 +467,20 @@ def _workload(
                 k.extra_expressions if k.extra_expressions is not None else w.extra_expressions,
                 k.omit_gpu_toleration,
             )
+            worker_claim = k.gpu_claim if k.gpu_claim is not None else w.gpu_claim
+            if k.gpus is not None and k.gpu_claim is None:
+                worker_claim = None  # GPUs of its own, as nvidia.com/gpu
+            _claim(body["worker"], worker_claim, args, svc, f"{key}-worker", claims)
         except InputError as e:
             raise e.at("worker") from None
-    if w.gpus is not None:
+    gpus = w.gpus if w.gpus is not None else (claimed_gpus(w.gpu_claim) or None)
+    if gpus is not None:
         problems = llm.parallelism_messages(
             shape,
             tensor=tensor,
             data=w.data,
             data_local=w.data_local,
-            gpus_per_pod=w.gpus,
+            gpus_per_pod=gpus,
             pods_per_group=size if w.worker is not None else 1,
             pipeline=w.pipeline or 1,
         )
@@ -450,7 +491,11 @@ def _workload(
         if shape is not None and tensor not in llm.tensor_sizes(shape, tensor):
             problems = []  # said below, at `tensor`
         if problems:
-            raise InputError(problems[0], "tensor x data_local (or tensor) GPUs per pod", "gpus")
+            raise InputError(
+                problems[0],
+                "tensor x data_local (or tensor) GPUs per pod",
+                "gpus" if w.gpus is not None else "gpuClaim.count",
+            )
     if shape is not None and tensor not in llm.tensor_sizes(shape, tensor):
         raise InputError(
             llm.parallelism_messages(shape, tensor=tensor)[0],
@@ -579,7 +624,7 @@ def _worker_pools(w: LLMWorkloadArgs) -> object:
 
 def _build(
     name: str, args: LLMInferenceServiceArgs
-) -> tuple[dict[str, Any], dict[str, Optional[Placement]]]:
+) -> tuple[dict[str, Any], dict[str, Optional[Placement]], list[dict[str, Any]]]:
     svc = args.name or name
     try:
         validate_dns1035_label(svc)
@@ -621,10 +666,11 @@ def _build(
         model["lora"] = {"adapters": adapters}
     annotations = _annotations(args, shape)
     spec: dict[str, Any] = {"model": model}
+    templates: list[dict[str, Any]] = []
     if args.storage_initializer is False:
         spec["storageInitializer"] = {"enabled": False}
     try:
-        decode, placements = _workload(args, args.decode, "decode", shape)
+        decode, placements = _workload(args, args.decode, "decode", shape, svc, templates)
     except InputError as e:
         raise e.at("decode") from None
     spec.update(decode)
@@ -633,7 +679,7 @@ def _build(
         _wire(annotations, "worker", _worker_pools(args.decode), "decode.worker.pools")
     if args.prefill is not None:
         try:
-            prefill, more = _workload(args, args.prefill, "prefill", shape)
+            prefill, more = _workload(args, args.prefill, "prefill", shape, svc, templates)
         except InputError as e:
             raise e.at("prefill") from None
         spec["prefill"] = prefill
@@ -657,13 +703,20 @@ def _build(
                 )
     metadata = cr_metadata(svc, namespace, args.labels, annotations)
     body = {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}
-    return body, placements
+    return body, placements, templates
 
 
 def llm_inference_service_body(args: LLMInferenceServiceArgs, name: str = "") -> dict[str, Any]:
     """The LLMInferenceService CR as a plain dict; InputError (path relative to the args) for
     any bad input. `name`: the component's name (metadata.name unless `args.name`)."""
     return _build(name, args)[0]
+
+
+def llm_inference_service_claims(
+    args: LLMInferenceServiceArgs, name: str = ""
+) -> list[dict[str, Any]]:
+    """The ResourceClaimTemplates of the parts that claim their GPUs (`gpu_claim`)."""
+    return _build(name, args)[2]
 
 
 def llm_inference_service_placements(
@@ -692,20 +745,24 @@ class LLMInferenceService(pulumi.ComponentResource):
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> None:
         try:
-            body, placements = _build(name, args)
+            body, placements, templates = _build(name, args)
         except InputError as e:
             raise e.at(f"LLMInferenceService({name!r}).args") from None
         super().__init__("gpu-inference:index:LLMInferenceService", name, None, opts)
         self.manifest: dict[str, Any] = body
         self.component_placements = placements
         self.generated = llmisvc.generated_pods(body)
+        # Each claiming part's template, before the pods that name it.
+        self.claim_templates = [
+            claim_template(f"{name}-{t['metadata']['name']}", t, self) for t in templates
+        ]
         self.cr = k8s.apiextensions.CustomResource(
             name,
             api_version=API_VERSION,
             kind=KIND,
             metadata=owned(body["metadata"]),
             spec=body["spec"],
-            opts=create_opts(self),
+            opts=create_opts(self, self.claim_templates),
         )
         self.name = pulumi.Output.from_input(body["metadata"]["name"])
         self.namespace = pulumi.Output.from_input(body["metadata"]["namespace"])

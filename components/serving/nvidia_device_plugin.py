@@ -6,7 +6,8 @@ defaults tolerate only `nvidia.com/gpu` and `CriticalAddonsOnly`, and its node-f
 worker only `nvidia.com/gpu=present` with `Equal` (NVIDIA/k8s-device-plugin #1934), so both get an
 `Exists` toleration for every taint key of the pools it serves. The chart's default affinity needs
 NFD / GFD labels that a plain GPU node does not have; when the pools are known the plugin is pinned
-to them by their pool label instead.
+to them by their pool label instead; with no such pool it is kept off the DRA pools (their GPUs
+are NVIDIA's DRA driver's: a DRA driver and a device plugin must never manage the same GPUs).
 """
 
 from collections.abc import Sequence
@@ -42,6 +43,11 @@ class NvidiaDevicePluginArgs:
     """A node label key that marks the GPU pools (e.g. `gpu-inference.dev/pool`)."""
     pool_label_values: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
     """The values of `pool_label` on GPU pools: the plugin runs only there."""
+    dra_pool_label_values: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(hidden=True)
+    )
+    """The values of `pool_label` on DRA pools, which the plugin must never run on (their GPUs
+    are NVIDIA's DRA driver's): kept off them when no `pool_label_values` pin the plugin."""
     avoid_auto_mode: Optional[bool] = field(default=False, metadata=stack(hidden=True))
     """EKS: keep off EKS Auto Mode nodes (`eks.amazonaws.com/compute-type: auto`), which run
     Auto Mode's own NVIDIA device plugin (awsdocs/amazon-eks-user-guide
@@ -98,10 +104,19 @@ def device_plugin_values(args: NvidiaDevicePluginArgs) -> dict[str, Any]:
         expressions.append(
             {"key": args.pool_label, "operator": "In", "values": sorted(args.pool_label_values)}
         )
-    elif args.avoid_auto_mode:
-        expressions.append(
-            {"key": AUTO_MODE_COMPUTE_TYPE_LABEL, "operator": "NotIn", "values": ["auto"]}
-        )
+    else:
+        if args.pool_label and args.dra_pool_label_values:
+            expressions.append(
+                {
+                    "key": args.pool_label,
+                    "operator": "NotIn",
+                    "values": sorted(args.dra_pool_label_values),
+                }
+            )
+        if args.avoid_auto_mode:
+            expressions.append(
+                {"key": AUTO_MODE_COMPUTE_TYPE_LABEL, "operator": "NotIn", "values": ["auto"]}
+            )
     if expressions:
         values["affinity"] = {
             "nodeAffinity": {

@@ -2,14 +2,19 @@
 `model.deploy.versions.NVIDIA_DRA_DRIVER`), its kubelet plugin tolerating every taint of the DRA
 pools.
 
-The kubelet plugin publishes each node's GPUs as ResourceSlices; it runs where its affinity finds
-`nvidia.com/gpu.present=true` (the label DRA pools are created with) and tolerates only
-`nvidia.com/gpu:NoSchedule` by default (kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1
+The kubelet plugin publishes each node's GPUs as ResourceSlices. By default it runs where its
+affinity finds `nvidia.com/gpu.present=true` or node-feature-discovery's NVIDIA PCI labels, and
+tolerates only `nvidia.com/gpu:NoSchedule` (kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1
 deployments/helm/dra-driver-nvidia-gpu/values.yaml `kubeletPlugin`). A plugin that does not
 tolerate a pool's taint never runs there, and the pool's GPUs are never published (placement
-check GI054), so every pool taint key gets an `Exists` toleration. `gpuResourcesEnabledOverride`
-turns GPU allocation on (the v0.4.1 release notes' install command); on GKE the NVIDIA driver sits
-under `/home/kubernetes/bin/nvidia` (`nvidiaDriverRoot`, GKE's DRA setup page).
+check GI054), so every pool taint key gets an `Exists` toleration. Given the DRA pools
+(`pool_label_values`), its affinity is replaced by their pool label: EKS's nodeadm labels every
+NVIDIA node `nvidia.com/gpu.present=true` from Kubernetes 1.35 (awslabs/amazon-eks-ami
+nodeadm/internal/kubelet/config.go), and a DRA driver must never publish GPUs a device plugin
+also hands out (Karpenter's DRA guide, "Running DRA drivers alongside device plugins").
+`gpuResourcesEnabledOverride` turns GPU allocation on (the v0.4.1 release notes' install
+command); on GKE the NVIDIA driver sits under `/home/kubernetes/bin/nvidia` (`nvidiaDriverRoot`,
+GKE's DRA setup page).
 """
 
 from collections.abc import Sequence
@@ -39,6 +44,11 @@ class NvidiaDraDriverArgs:
     """Chart version; default: the pinned one."""
     pool_taints: Optional[Sequence[Taint]] = field(default=None, metadata=stack(hidden=True))
     """Taints of the DRA pools: each key gets an `Exists` toleration on the kubelet plugin."""
+    pool_label: Optional[str] = field(default=None, metadata=stack(hidden=True))
+    """A node label key that marks the DRA pools (e.g. `gpu-inference.dev/pool`)."""
+    pool_label_values: Optional[Sequence[str]] = field(default=None, metadata=stack(hidden=True))
+    """The values of `pool_label` on DRA pools: the kubelet plugin runs only there (its
+    `kubeletPlugin.affinity` replaced)."""
     driver_root: Optional[str] = field(default=None, metadata=stack(hidden=True))
     """Where the NVIDIA driver is on the host (`nvidiaDriverRoot`); default: the chart's `/`
     (GKE: `/home/kubernetes/bin/nvidia`)."""
@@ -80,6 +90,24 @@ def dra_driver_values(args: NvidiaDraDriverArgs) -> dict[str, Any]:
         "gpuResourcesEnabledOverride": True,
         "kubeletPlugin": {"tolerations": kubelet_plugin_tolerations(list(args.pool_taints or ()))},
     }
+    if args.pool_label and args.pool_label_values:
+        values["kubeletPlugin"]["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": args.pool_label,
+                                    "operator": "In",
+                                    "values": sorted(args.pool_label_values),
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
     if args.driver_root:
         values["nvidiaDriverRoot"] = args.driver_root
     return values

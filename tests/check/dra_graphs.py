@@ -123,3 +123,19 @@ def deployment(name: str, spec: dict[str, Any], pool: str | None = None) -> dict
             "spec": {"replicas": 1, "template": {"spec": spec}},
         },
     }
+
+
+def eks_dra_group(name: str = "g6", min_nodes: int = 0, instance: str = "g6.xlarge") -> dict:
+    """An EKS managed node group set up for DRA (as `EksGpuNodeGroupArgs(dra=True)` makes it)."""
+    return {
+        "type": "aws:eks/nodeGroup:NodeGroup",
+        "name": name,
+        "inputs": {
+            "nodeGroupName": name,
+            "instanceTypes": [instance],
+            "amiType": "AL2023_x86_64_NVIDIA",
+            "labels": {POOL: name, "nvidia.com/gpu.present": "true"},
+            "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
+            "scalingConfig": {"minSize": min_nodes, "maxSize": 2, "desiredSize": min_nodes},
+        },
+    }

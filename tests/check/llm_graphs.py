@@ -24,7 +24,8 @@ def gke(
     tainted: bool = True,
     disk: int | None = None,
 ) -> dict[str, Any]:
-    """A GKE node pool with one node up (no never-scales-to-zero warnings), labeled
+    """A GKE node pool with its four nodes up (no never-scales-to-zero or cold-capacity
+    warnings), labeled
     `gpu-inference.dev/pool=<name>` and (GPU pools) tainted `dedicated=llm`."""
     node_config: dict[str, Any] = {
         "machineType": machine,
@@ -41,7 +42,7 @@ def gke(
         "inputs": {
             "name": name,
             "nodeConfig": node_config,
-            "autoscaling": {"minNodeCount": 1, "maxNodeCount": 4},
+            "autoscaling": {"minNodeCount": 4, "maxNodeCount": 4},
         },
     }
 

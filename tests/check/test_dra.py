@@ -1,4 +1,4 @@
-"""Devices by claim (issue #32): each DRA finding (GI050-GI056) triggered by a hand-written graph and
+"""Devices by claim (issue #32): each DRA finding (GI050-GI057) triggered by a hand-written graph and
 silenced by its fixed twin; the CEL selectors against Kubernetes' own library behaviour; the
 allocator's decisions that the rig's kube-scheduler made (kept as tests here)."""
 
@@ -14,6 +14,7 @@ from dra_graphs import (
     device_class,
     dra_node,
     driver,
+    eks_dra_group,
     template,
 )
 
@@ -129,6 +130,12 @@ DRA_PAIRS = [
         [*l4_pool(), autoprovisioned_class(), template(), by_class()],
         [*l4_pool(), autoprovisioned_class(), template(), claims("l4")],
         id="GI055-dra-pod-on-node-auto-provisioning",
+    ),
+    pytest.param(
+        "GI057",
+        [driver(), eks_dra_group(min_nodes=0), template(), claims("g6")],
+        [driver(), eks_dra_group(min_nodes=1), template(), claims("g6")],
+        id="GI057-dra-pod-on-an-eks-group-at-zero",
     ),
     pytest.param(
         "GI056",
@@ -334,3 +341,49 @@ def test_a_graph_without_dra_never_loads_the_cel_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# GI057 rests on cluster-autoscaler-1.36.1 source no judge here runs: the AWS provider's
+# TemplateNodeInfo builds `framework.NewNodeInfo(node, nil, ...)` (no ResourceSlices:
+# cloudprovider/aws/aws_cloud_provider.go:423), while a template copied from a running node keeps
+# its `LocalResourceSlices` (simulator/node_info_utils.go SanitizedTemplateNodeInfoFromNodeInfo).
+@pytest.mark.parametrize(
+    ("pool", "found"),
+    [
+        (eks_dra_group(min_nodes=0), True),  # no node: the template has no devices
+        (eks_dra_group(min_nodes=1), False),  # a running node's slices are copied
+        (dra_node("n1", "g6", "L4", 1), False),  # existing nodes: no autoscaler
+    ],
+    ids=["eks-group-at-zero", "eks-group-keeps-a-node", "existing-nodes"],
+)
+def test_gi057_only_a_cluster_autoscaler_group_that_can_be_empty(pool: dict, found: bool) -> None:
+    report = check([driver(), pool, template(), claims("g6")])
+    assert report.workloads[0].pools == ("g6",)
+    assert ("GI057" in {f.code for f in report.findings}) is found
+    if found:
+        (f,) = report.errors
+        assert f.message.startswith(
+            "takes its devices through DRA ResourceClaim(s) (gpus) and can only land on g6, "
+            "cluster-autoscaler group(s) that can be at 0 nodes"
+        )
+        assert f.fix.startswith("minNodes 1 on g6")
+
+
+def test_nvidia_gpu_on_a_dra_pool_stays_pending() -> None:
+    """A DRA pool advertises no nvidia.com/gpu (its device plugin is off; its GPUs are the DRA
+    driver's): a pod counting GPUs there is GI004, told why; by claim it lands."""
+    pod = {
+        "containers": [
+            {"name": "m", "resources": {"limits": {"nvidia.com/gpu": 1}}},
+        ],
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "nodeSelector": {"gpu-inference.dev/pool": "l4"},
+    }
+    report = check([*l4_pool(), deployment("a", pod, "l4")])
+    (f,) = report.errors
+    assert f.code == "GI004"
+    assert f.message == (
+        "requests 1 GPU(s) per pod but the nodes it can land on have fewer (l4: 0; l4: DRA, "
+        "whose GPUs are taken by claim (no nvidia.com/gpu)): it stays Pending"
+    )
+    assert check([*l4_pool(), template(), claims()]).errors == []

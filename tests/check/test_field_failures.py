@@ -17,6 +17,7 @@ from test_placement_check import gpu_container, only, seldon, workload
 from components.check import CODES, check, render_markdown
 from components.check.failures import parse_duration
 from components.model.nodes.catalog import node_startup_seconds
+from tests.check.headroom import without_headroom
 
 NEW_CODES = {"GI014", "GI015", "GI016", "GI017", "GI018", "GI019", "GI020", "GI034"}
 A100_TAINT = {"key": "seldon-gpu-srv", "value": "true", "effect": "NO_SCHEDULE"}
@@ -240,9 +241,19 @@ PAIRS = [
     ),
     pytest.param(
         "GI015",
-        [L4, workload("a", pod(ON_L4), replicas=2), workload("b", pod(ON_L4), replicas=2)],
-        [L4, workload("a", pod(ON_L4), replicas=2), workload("b", pod(ON_L4), replicas=1)],
-        id="GI015-gpu-budget",
+        [
+            L4,
+            knative_serving(),
+            isvc("a", {"maxReplicas": 3, "nodeSelector": ON_L4, "model": gpu_container(1)}),
+            workload("b", pod(ON_L4), replicas=1),
+        ],
+        [
+            L4,
+            knative_serving(),
+            isvc("a", {"maxReplicas": 2, "nodeSelector": ON_L4, "model": gpu_container(1)}),
+            workload("b", pod(ON_L4), replicas=1),
+        ],
+        id="GI015-max-scale-capacity",
     ),
     pytest.param(
         "GI016",
@@ -309,19 +320,30 @@ PAIRS = [
 @pytest.mark.parametrize(("code", "bad", "good"), PAIRS)
 def test_finding_triggered_and_silenced_by_its_fix(code: str, bad: list, good: list):
     bad_report, good_report = check(bad), check(good)
-    found = [f for f in bad_report.findings if f.code == code]
-    assert found, bad_report.findings
-    assert code not in {f.code for f in good_report.findings}, good_report.findings
+    found = [f for f in without_headroom(bad_report.findings) if f.code == code]
+    assert found, without_headroom(bad_report.findings)
+    assert code not in {f.code for f in without_headroom(good_report.findings)}, without_headroom(
+        good_report.findings
+    )
     assert good_report.errors == [], good_report.errors
     assert found[0].severity == CODES[code][0] and found[0].message and found[0].fix
 
 
 def test_every_code_has_a_pair():
+    from test_capacity import CAPACITY_PAIRS
     from test_dra import DRA_PAIRS
     from test_llm_check import LLM_PAIRS
     from test_scale_up import SCALE_PAIRS
 
-    pairs = [*PAIRS, *FIRST_PAIRS, *FIT_PAIRS, *SCALE_PAIRS, *LLM_PAIRS, *DRA_PAIRS]
+    pairs = [
+        *PAIRS,
+        *FIRST_PAIRS,
+        *FIT_PAIRS,
+        *SCALE_PAIRS,
+        *LLM_PAIRS,
+        *DRA_PAIRS,
+        *CAPACITY_PAIRS,
+    ]
     paired = {p.values[0] for p in pairs}
     assert paired == set(CODES)
     assert {p.values[0] for p in PAIRS} == NEW_CODES
@@ -334,8 +356,8 @@ def test_every_code_has_a_pair():
 
 def test_gi014_replaces_no_pool_and_names_the_creation_label():
     report = check([A100_POOL, workload("srv", pod(SEED_004_GFD, tolerations=[TOL_A100]))])
-    assert [f.code for f in report.findings] == ["GI014"]
-    assert report.findings[0].fix == (
+    assert [f.code for f in without_headroom(report.findings)] == ["GI014"]
+    assert without_headroom(report.findings)[0].fix == (
         "select cloud.google.com/gke-accelerator=nvidia-a100-80gb instead (on pool infer-srv's "
         "nodes from creation)"
     )
@@ -346,16 +368,18 @@ def test_gi014_not_when_a_node_is_always_up():
     """min 1: a node exists, discovery labels it, the pod lands; no GI014 and no GI001."""
     up = gke("infer-srv", "a2-ultragpu-2g", lo=1, labels={"pool": "infer-srv"}, taints=[A100_TAINT])
     report = check([up, workload("srv", pod(SEED_004_GFD, tolerations=[TOL_A100]))])
-    assert report.findings == []
+    assert without_headroom(report.findings) == []
 
 
 def test_gi014_not_when_the_pod_could_not_land_even_with_the_labels():
     """Untolerated taint: GI001 says so (the boot-time label is not what keeps it out)."""
     report = check([A100_POOL, workload("srv", pod(SEED_004_GFD))])
-    assert [f.code for f in report.findings] == ["GI001"]
+    assert [f.code for f in without_headroom(report.findings)] == ["GI001"]
 
 
 def test_gi015_counts_every_workload_confined_to_the_pools_with_numbers():
+    """At max scale (the predictor at 3, the Deployment at its 1) four 1-GPU pods on three
+    1-GPU nodes: one stays Pending. Their fixed and min replicas (2) fit: a warning."""
     report = check(
         [
             L4,
@@ -364,24 +388,42 @@ def test_gi015_counts_every_workload_confined_to_the_pools_with_numbers():
             knative_serving(),
         ]
     )
-    (finding,) = [f for f in report.findings if f.code == "GI015"]
+    (finding,) = [f for f in without_headroom(report.findings) if f.code == "GI015"]
     assert finding.resource == "NodePool/l4"
     assert finding.message == (
-        "pool(s) l4 can hold at most 3 GPU(s) (l4 3 node(s) x 1) but the workloads that can only "
-        "land there may ask for 4 (InferenceService/a/predictor: 3 replica(s) x 1 GPU(s), "
-        "Deployment/b: 1 replica(s) x 1 GPU(s)): replicas needing 1 GPU(s) stay Pending"
+        "at max scale (InferenceService/a/predictor: 3 pods) the workloads on pool(s) l4 do not "
+        "fit their max (l4: 3 x g2-standard-8, 1 GPU(s) each): they ask 4 nvidia.com/gpu, the "
+        "nodes hold 3; at most 3 of 4 pods together, leaving Pending: Deployment/b x1, 1 GPU(s)"
     )
     assert finding.fix == "raise maxNodes of l4 to 4 or lower maxReplicas"
+    assert "GI040" not in {f.code for f in without_headroom(report.findings)}
+
+
+def test_fixed_replicas_that_never_fit_are_an_error_not_gi015():
+    """Replicas a workload always keeps (two Deployments of 2) on three 1-GPU nodes: GI040."""
+    report = check(
+        [L4, workload("a", pod(ON_L4), replicas=2), workload("b", pod(ON_L4), replicas=2)]
+    )
+    assert [f.code for f in without_headroom(report.findings) if f.severity != "info"] == ["GI040"]
 
 
 def test_gi015_spot_and_on_demand_pools_share_the_budget():
     spot = gke("spot", "g2-standard-8", lo=1, hi=1, labels={"tier": "gpu"})
     ondemand = gke("ondemand", "g2-standard-8", lo=1, hi=1, labels={"tier": "gpu"})
-    two = workload("llm", pod({"tier": "gpu"}), replicas=2)
-    assert "GI015" not in {f.code for f in check([spot, ondemand, two]).findings}
-    three = workload("llm", pod({"tier": "gpu"}), replicas=3)
-    (finding,) = [f for f in check([spot, ondemand, three]).findings if f.code == "GI015"]
-    assert finding.fix == "raise maxNodes of one of ondemand, spot by 1 or lower maxReplicas"
+
+    def llm(most: int) -> dict:
+        return isvc(
+            "llm",
+            {"maxReplicas": most, "nodeSelector": {"tier": "gpu"}} | {"model": gpu_container(1)},
+        )
+
+    assert "GI015" not in {
+        f.code
+        for f in without_headroom(check([spot, ondemand, knative_serving(), llm(2)]).findings)
+    }
+    report = check([spot, ondemand, knative_serving(), llm(3)])
+    (finding,) = [f for f in without_headroom(report.findings) if f.code == "GI015"]
+    assert finding.fix == "raise maxNodes of ondemand to 2 or lower maxReplicas"
 
 
 def test_gi015_leaves_serverless_without_max_replicas_alone():
@@ -389,7 +431,7 @@ def test_gi015_leaves_serverless_without_max_replicas_alone():
     report = check(
         [L4, knative_serving(), isvc("a", {"nodeSelector": ON_L4, "model": gpu_container(1)})]
     )
-    assert "GI015" not in {f.code for f in report.findings}
+    assert "GI015" not in {f.code for f in without_headroom(report.findings)}
 
 
 def test_gi016_names_every_missing_or_wrong_tag():
@@ -412,7 +454,7 @@ def test_gi016_names_every_missing_or_wrong_tag():
 
 def test_gi016_not_for_a_group_that_never_reaches_zero():
     report = check([eks("g5", labels={"team": "ml"}, taints=[A100_TAINT], lo=1), ML_ON_G5])
-    assert "GI016" not in {f.code for f in report.findings}
+    assert "GI016" not in {f.code for f in without_headroom(report.findings)}
 
 
 def test_gi016_tags_of_another_group_do_not_count():
@@ -425,14 +467,14 @@ def test_gi016_tags_of_another_group_do_not_count():
 
 def test_gi017_points_at_the_section_of_the_cr():
     report = check([knative_serving(), config_map_patch("config-autoscaler", {"a": "b"})])
-    assert [(f.code, f.fix) for f in report.findings] == [
+    assert [(f.code, f.fix) for f in without_headroom(report.findings)] == [
         (
             "GI017",
             "set these keys in spec.config.autoscaler of KnativeServing knative-serving and drop "
             "the ConfigMapPatch",
         )
     ]
-    assert check([config_map_patch("config-features", {"a": "b"})]).findings == []
+    assert without_headroom(check([config_map_patch("config-features", {"a": "b"})]).findings) == []
 
 
 def test_gi018_pinned_server_must_have_room_itself():
@@ -448,7 +490,9 @@ def test_gi018_pinned_server_must_have_room_itself():
         },
     )
     graph = [server_config("16Gi"), server(), big]
-    assert check([*graph, model(memory="20Gi")]).findings == []  # Seldon picks big
+    assert (
+        without_headroom(check([*graph, model(memory="20Gi")]).findings) == []
+    )  # Seldon picks big
     pinned = check([*graph, model(memory="20Gi", server="llm-server")])
     assert [(f.code, f.message) for f in pinned.findings] == [
         (
@@ -461,9 +505,15 @@ def test_gi018_pinned_server_must_have_room_itself():
 
 def test_gi018_overcommit_counts():
     """Seldon's agent registers memory request x (1 + overcommit%): 10% by default."""
-    assert check([server_config("40Gi"), server(), model(memory="43Gi")]).findings == []
+    assert (
+        without_headroom(check([server_config("40Gi"), server(), model(memory="43Gi")]).findings)
+        == []
+    )
     assert [
-        f.code for f in check([server_config("40Gi"), server(), model(memory="45Gi")]).findings
+        f.code
+        for f in without_headroom(
+            check([server_config("40Gi"), server(), model(memory="45Gi")]).findings
+        )
     ] == ["GI018"]
 
 
@@ -487,7 +537,9 @@ def test_gi018_overcommit_counts():
 )
 def test_gi019_weights_plus_overhead_against_gpu_memory(annotations, gpus, fits):
     report = check([L4, sized(workload("llm", pod(ON_L4, gpus=gpus)), annotations)])
-    assert ("GI019" not in {f.code for f in report.findings}) is fits, report.findings
+    assert ("GI019" not in {f.code for f in without_headroom(report.findings)}) is fits, (
+        without_headroom(report.findings)
+    )
 
 
 def test_gi019_counts_the_gpus_requested():
@@ -518,14 +570,14 @@ def test_gi019_unreadable_size_is_invalid_spec():
             ),
         ]
     )
-    assert [f.code for f in report.findings] == ["GI013"]
+    assert [f.code for f in without_headroom(report.findings)] == ["GI013"]
 
 
 def test_gi020_names_a_user_value_that_is_too_short():
     report = check(
         [COLD_L4, knative_serving(), serverless({"serving.knative.dev/progress-deadline": "300s"})]
     )
-    (finding,) = [f for f in report.findings if f.code == "GI020"]
+    (finding,) = [f for f in without_headroom(report.findings) if f.code == "GI020"]
     assert finding.message == (
         "scales to zero on pool(s) l4 that can be at 0 nodes; a GPU node there takes up to 900s "
         "to start but its progress deadline is serving.knative.dev/progress-deadline 300s: "
@@ -535,11 +587,17 @@ def test_gi020_names_a_user_value_that_is_too_short():
 
 def test_gi020_cluster_default_and_stated_start_up_count():
     raised = knative_serving(deployment={"progress-deadline": "20m"})
-    assert "GI020" not in {f.code for f in check([COLD_L4, raised, serverless()]).findings}
+    assert "GI020" not in {
+        f.code for f in without_headroom(check([COLD_L4, raised, serverless()]).findings)
+    }
     stated = serverless({"gpu-inference.dev/node-startup-seconds": "300"})
-    assert "GI020" not in {f.code for f in check([COLD_L4, knative_serving(), stated]).findings}
+    assert "GI020" not in {
+        f.code for f in without_headroom(check([COLD_L4, knative_serving(), stated]).findings)
+    }
     warm = gke("l4", "g2-standard-8", lo=1)
-    assert "GI020" not in {f.code for f in check([warm, knative_serving(), serverless()]).findings}
+    assert "GI020" not in {
+        f.code for f in without_headroom(check([warm, knative_serving(), serverless()]).findings)
+    }
 
 
 @pytest.mark.parametrize(
@@ -557,7 +615,10 @@ def test_start_up_defaults():
 
 def test_markdown_report_shows_the_new_findings_with_their_numbers():
     text = render_markdown(check(PAIRS[2].values[1]))
-    assert "| warning | GI015 | NodePool/l4 | pool(s) l4 can hold at most 3 GPU(s)" in text
+    assert (
+        "| warning | GI015 | NodePool/l4 | at max scale (InferenceService/a/predictor: 3 pods)"
+        in text
+    )
 
 
 def test_gi034_replaces_gi008_and_spares_a_pod_with_another_pool():

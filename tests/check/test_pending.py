@@ -16,6 +16,7 @@ from components.check import check
 from components.check.results import asks_for
 from components.model.scheduling import extended_resource_tolerations
 from components.preview.cli import main
+from tests.check.headroom import without_headroom
 
 GKE_L4 = {
     "type": "gcp:container/nodePool:NodePool",
@@ -57,7 +58,7 @@ def pod(selector: dict, *, gpus: int = 0, tolerations: list | None = None) -> di
 
 def test_cpu_pod_selecting_a_gpu_pool_by_label_is_an_error_naming_pool_and_taint():
     report = check([GKE_L4, workload("api", pod(ON_L4))])
-    assert [f.to_json() for f in report.findings] == [
+    assert [f.to_json() for f in without_headroom(report.findings)] == [
         {
             "code": "GI001",
             "severity": "error",
@@ -74,7 +75,7 @@ def test_cpu_pod_selecting_a_gpu_pool_by_label_is_an_error_naming_pool_and_taint
 def test_fixed_twin_requesting_a_gpu_where_extended_resource_toleration_is_on_is_clean():
     report = check([GKE_L4, workload("api", pod(ON_L4, gpus=1))])
     assert report.extended_resource_toleration is True
-    assert report.findings == []
+    assert without_headroom(report.findings) == []
     assert only(report, "Deployment/api").pools == ("l4",)
 
 
@@ -93,19 +94,19 @@ def test_fixed_twin_tolerating_the_taint_of_a_cpu_pool_is_clean():
     )
     tolerated = [{"key": "team", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}]
     good = check([GKE_CPU_TAINTED, workload("etl", pod(selector, tolerations=tolerated))])
-    assert good.findings == []
+    assert without_headroom(good.findings) == []
     assert only(good, "Deployment/etl").pools == ("batch",)
 
 
 def test_tolerating_a_gpu_pool_without_requesting_a_gpu_moves_the_error_to_gi003():
     """The toleration alone is not a fix on a GPU pool: the pod would then pin a GPU node."""
     report = check([GKE_L4, workload("api", pod(ON_L4, tolerations=[GPU_TOLERATION]))])
-    assert [f.code for f in report.findings] == ["GI003"]
+    assert [f.code for f in without_headroom(report.findings)] == ["GI003"]
 
 
 def test_gpu_count_keeps_an_unwired_pod_out_and_is_named():
     report = check([GKE_L4, workload("llm", pod(ON_L4, gpus=2))])
-    assert [(f.code, f.message) for f in report.findings] == [
+    assert [(f.code, f.message) for f in without_headroom(report.findings)] == [
         (
             "GI004",
             "requests 2 GPU(s) per pod but the nodes it can land on have fewer (l4: 1): "
@@ -124,8 +125,11 @@ def test_taint_and_gpu_count_both_named_when_both_keep_it_out():
     )
     report = check([rtx, workload("llm", pod({"gpu": "rtx"}, gpus=4))])
     assert report.extended_resource_toleration is False
-    assert [f.code for f in report.findings] == ["GI001", "GI012"]  # GI012: no device plugin
-    finding = report.findings[0]
+    assert [f.code for f in without_headroom(report.findings)] == [
+        "GI001",
+        "GI012",
+    ]  # GI012: no device plugin
+    finding = without_headroom(report.findings)[0]
     assert finding.message == (
         "selects pool(s) rtx-1 by label but none admits it (pool rtx-1: taint gpu=rtx:NoExecute "
         "not tolerated; its nodes have 2 GPU(s), the pod requests 4): it stays Pending"
@@ -168,20 +172,20 @@ def test_required_affinity_selects_as_well_as_a_node_selector():
 )
 def test_cpu_pod_that_selects_no_pool_of_the_graph_is_left_to_the_cluster(spec):
     """The cluster may have nodes the graph does not declare: not guessed."""
-    assert check([GKE_L4, workload("api", spec)]).findings == []
+    assert without_headroom(check([GKE_L4, workload("api", spec)]).findings) == []
 
 
 def test_daemonset_not_admitted_by_labels_or_taints_makes_no_pod():
     """The DaemonSet controller skips nodes whose labels or taints refuse the pod."""
     report = check([GKE_L4, workload("agent", pod(ON_L4), kind="DaemonSet")])
-    assert report.findings == []
+    assert without_headroom(report.findings) == []
 
 
 def test_daemonset_asking_more_gpus_than_the_node_has_stays_pending():
     """The controller checks labels and taints, not resources: its pod is made and waits."""
     spec = pod(ON_L4, gpus=2, tolerations=[GPU_TOLERATION])
     report = check([GKE_L4, workload("agent", spec, kind="DaemonSet")])
-    assert [f.code for f in report.findings] == ["GI004"]
+    assert [f.code for f in without_headroom(report.findings)] == ["GI004"]
 
 
 def test_gpu_count_reason_in_wired_pool_unreachable():
@@ -276,7 +280,9 @@ def test_pools_are_those_labels_taints_and_gpus_admit_and_a_stuck_selector_is_re
         for i, (labels, _, _) in enumerate(pools)
     )
     stuck = not expected and (selects or gpus > 0)
-    assert stuck == bool({"GI001", "GI004"} & {f.code for f in report.errors}), report.findings
+    assert stuck == bool({"GI001", "GI004"} & {f.code for f in report.errors}), without_headroom(
+        report.findings
+    )
 
 
 AVOID_A = {
@@ -316,4 +322,4 @@ def test_what_asks_for_a_pool(fragment, asks):
     """A CPU pod that only avoids labels (NotIn / DoesNotExist) may land on the cluster's other
     nodes: not reported; one that asks for the GPU pool's labels stays Pending: GI001."""
     report = check([GKE_L4, workload("api", fragment | {"containers": [{"name": "c"}]})])
-    assert ({f.code for f in report.errors} == {"GI001"}) is asks, report.findings
+    assert ({f.code for f in report.errors} == {"GI001"}) is asks, without_headroom(report.findings)

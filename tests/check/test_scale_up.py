@@ -518,3 +518,33 @@ def test_gi016_asks_for_the_gpu_tag_only_where_the_device_plugin_time_slices():
     ]
     (found,) = [f for f in check(sliced).findings if f.code == "GI016"]
     assert "resources/nvidia.com/gpu=4" in found.message
+
+
+def test_a_pod_fits_the_node_karpenter_launches_for_it_not_only_the_templates():
+    """Found by the Karpenter differential (seed 976696108, case 308): the pod's first required
+    term (`example.com/team Exists`) only a launched node meets (Karpenter gives it the label),
+    its second picks g5.4xlarge templates (too small for 180Gi). Karpenter launches g5.16xlarge
+    for the first term, and the pod runs there: no GI021."""
+    pool = nodepool(
+        "np0",
+        [
+            req("karpenter.k8s.aws/instance-gpu-name", "In", "a10g"),
+            req("example.com/team", "NotIn", "c"),
+        ],
+        taints=[],
+    )
+    spec = pod("np0", memory="180Gi", tolerations=[])
+    spec["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [req("example.com/team", "Exists")]},
+                    {"matchExpressions": [req("karpenter.k8s.aws/instance-size", "In", "4xlarge")]},
+                ]
+            }
+        }
+    }
+    report = check([nodeclass(), pool, deployment("a", spec)])
+    assert report.errors == [], report.errors
+    (w,) = report.workloads
+    assert w.pools == ("np0",) and w.unfit == ()

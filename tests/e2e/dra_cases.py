@@ -31,6 +31,8 @@ import differential as diff
 import rig
 
 from components.check import check
+from components.check.fit import pod_containers
+from components.check.graph import read_templates
 from components.check.readers.dra import DRA_DEVICES_ANNOTATION
 from components.model.nodes.catalog import MIG_PROFILES
 from components.model.nodes.dra_devices import (
@@ -41,6 +43,7 @@ from components.model.nodes.dra_devices import (
 )
 
 NAMESPACE = "default"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 POOL = "gpu-inference.dev/pool"
 TOL_GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 MODELS = ("L4", "T4", "A10G", "A100 80GB", "H100", "L40S")
@@ -215,6 +218,10 @@ class DraPair:
     mig: bool = False
     selectors: bool = False
     count: int = 1
+    # An example stack's pools: each node's own taints and allocatable (None: a generated case's
+    # nodes, tainted nvidia.com/gpu=present:NoSchedule with the differential's large capacity).
+    node_taints: tuple[tuple[Mapping[str, str], ...], ...] | None = None
+    node_capacity: tuple[Mapping[str, str] | None, ...] | None = None
 
     @property
     def bound(self) -> bool:
@@ -275,6 +282,65 @@ def pairs_of(source: str, graph: Sequence[Mapping[str, Any]]) -> list[DraPair]:
                     mig=any("mig" in d["name"] for _, devs in nodes for d in devs),
                     selectors=any(r.get("selectors") for r in requests),
                     count=sum(int(r.get("count", 1)) for r in requests),
+                )
+            )
+    return out
+
+
+def stack_pairs(source: str, graph: Sequence[Mapping[str, Any]]) -> list[DraPair]:
+    """The (pod, pool) pairs of an example stack's pods that claim devices: each pod as the
+    scheduler differential writes it (the template's placement, one container per container with
+    its requests: KServe's and Knative's included) plus its `resourceClaims`, claimed by its first
+    container; the graph's ResourceClaimTemplates by name; each pool's nodes with their labels,
+    taints, allocatable and devices. The check's prediction: it lands (the DRA allocation and fit
+    included)."""
+    report = check(graph)
+    by_name = {
+        str(e["inputs"]["metadata"]["name"]): e["inputs"]["spec"]
+        for e in graph
+        if str(e["type"]).endswith(":ResourceClaimTemplate")
+    }
+    classes = dict(BUILTIN_DEVICE_CLASSES)
+    for e in graph:
+        if str(e["type"]).endswith(":DeviceClass"):
+            classes[str(e["inputs"]["metadata"]["name"])] = tuple(
+                s["cel"]["expression"] for s in e["inputs"]["spec"]["selectors"]
+            )
+    templates = {t.resource: t for t in read_templates(list(graph), True)}
+    out = []
+    for w in report.workloads:
+        t = templates[w.resource]
+        entries = [dict(e) for e in t.fragment.get("resourceClaims") or ()]
+        if not entries:
+            continue
+        containers, inits, _ = pod_containers(t)
+        spec = diff.pod_spec(t.fragment, containers, inits)
+        spec["resourceClaims"] = entries
+        spec["containers"][0]["resources"]["claims"] = [{"name": e["name"]} for e in entries]
+        mine = {
+            e["resourceClaimTemplateName"]: by_name[e["resourceClaimTemplateName"]] for e in entries
+        }
+        requests = [r["exactly"] for m in mine.values() for r in m["spec"]["devices"]["requests"]]
+        codes = tuple(sorted({f.code for f in report.findings if f.resource == w.resource}))
+        for p in report.pools:
+            out.append(
+                DraPair(
+                    source,
+                    w.resource,
+                    p.name,
+                    p.name in w.pools and p.name not in w.unfit,
+                    tuple((dict(n.labels), tuple(n.dra_devices or ())) for n in p.nodes),
+                    json.loads(json.dumps(spec)),
+                    mine,
+                    classes,
+                    codes,
+                    mig=any("mig" in d["name"] for n in p.nodes for d in n.dra_devices or ()),
+                    selectors=any(r.get("selectors") for r in requests),
+                    count=sum(int(r.get("count", 1)) for r in requests),
+                    node_taints=tuple(tuple(x.to_dict() for x in n.taints) for n in p.nodes),
+                    node_capacity=tuple(
+                        diff._quantities(diff.allocatable_of(n.shape)) for n in p.nodes
+                    ),
                 )
             )
     return out
@@ -350,6 +416,10 @@ def run_dra_pairs(cp: Any, pairs: Sequence[DraPair], *, workers: int = 4) -> dic
     for slot, p in enumerate(pairs):
         for i, (labels, devices) in enumerate(p.nodes):
             node = f"r{run}-{slot}-{i}"
+            taints = list(p.node_taints[i]) if p.node_taints is not None else [GPU_TAINT]
+            capacity = (p.node_capacity[i] if p.node_capacity is not None else None) or (
+                diff.NODE_CAPACITY
+            )
             bodies.append(
                 (
                     "/api/v1/nodes",
@@ -360,19 +430,8 @@ def run_dra_pairs(cp: Any, pairs: Sequence[DraPair], *, workers: int = 4) -> dic
                             "name": node,
                             "labels": {**labels, diff.SLOT_LABEL: str(slot), diff.RUN_LABEL: run},
                         },
-                        "spec": {
-                            "taints": [
-                                {
-                                    "key": "nvidia.com/gpu",
-                                    "value": "present",
-                                    "effect": "NoSchedule",
-                                }
-                            ]
-                        },
-                        "status": {
-                            "capacity": diff.NODE_CAPACITY,
-                            "allocatable": diff.NODE_CAPACITY,
-                        },
+                        "spec": {"taints": taints},
+                        "status": {"capacity": capacity, "allocatable": capacity},
                     },
                 )
             )

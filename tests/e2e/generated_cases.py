@@ -392,9 +392,11 @@ def _case(draw: Any) -> dict[str, Any]:
     """{"ert": bool, "graph": [...]}: 1-3 pools, in half the cases 1-2 DaemonSets (their pods
     take their share of the nodes first), 1-3 pods (one in four a KServe predictor)."""
     graph: list[dict[str, Any]] = []
-    for i in range(draw(_ONE_TO_THREE)):
-        graph += pool_entries(i, draw(POOL))
-    if draw(_BOOL):
+    pools = [draw(POOL) for _ in range(draw(_ONE_TO_THREE))]
+    for i, nodes in enumerate(pools):
+        graph += pool_entries(i, nodes)
+    daemons = draw(_BOOL)
+    if daemons:
         for i in range(draw(_ONE_TO_TWO)):
             graph.append(daemonset_entry(i, draw(DAEMON)))
     for i in range(draw(_ONE_TO_THREE)):
@@ -403,7 +405,30 @@ def _case(draw: Any) -> dict[str, Any]:
             graph.append(predictor_entry(i, spec, draw(_MODE), draw(_URI)))
         else:
             graph.append(deployment_entry(i, spec))
+    held = pools[0][0][3]
+    if daemons and held is not None and draw(_BOOL):
+        # A pod asking exactly what pool p0's first node holds, or a step below: only the
+        # DaemonSet pods that land there decide whether it still fits.
+        graph.append(deployment_entry(9, _tight_pod(held, draw(_TIGHT_STEP))))
     return {"ert": draw(_BOOL), "graph": graph}
+
+
+_TIGHT_STEP = st.sampled_from((0, 0, 100, 500))  # millicores below the node's cpu
+
+
+def _tight_pod(held: dict[str, str], step: int) -> dict[str, Any]:
+    cpu = int(float(held["cpu"]) * 1000) - step
+    return {
+        "nodeSelector": {POOL_LABEL: "p0"},
+        "tolerations": [{"operator": "Exists"}],
+        "containers": [
+            {
+                "name": "c",
+                "image": "example.invalid/c:1",
+                "resources": {"requests": {"cpu": f"{cpu}m", "memory": "1Gi"}},
+            }
+        ],
+    }
 
 
 CASE = _case()
@@ -436,3 +461,103 @@ def draw_distinct(strategy: st.SearchStrategy[Any], count: int, seed: int) -> li
 def draw_cases(count: int, seed: int) -> list[dict[str, Any]]:
     """`count` distinct cases, the same ones for the same seed (and Hypothesis version)."""
     return draw_distinct(CASE, count, seed)
+
+
+# ---------------------------------------------------------------------------------------------
+# AKS agent pools: what the check reads of one (the labels and taints AKS adds, the spot taint,
+# the VM size's node shape) held against the scheduler with the same pods. Drawn apart from the
+# cases above, so that a seed gives the same generic cases as before.
+# ---------------------------------------------------------------------------------------------
+
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+# Small sizes, whose allocatable CPU (3860m, 5850m, 7820m) the pods' requests fall on both sides of.
+AKS_VM_SIZES = (
+    "Standard_NC4as_T4_v3",
+    "Standard_NV6ads_A10_v5",
+    "Standard_NC8as_T4_v3",
+    "Standard_NC64as_T4_v3",
+)
+SKU_TAINT = "sku=gpu:NoSchedule"
+AKS_TOLERATIONS = (
+    {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+    {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Exists"},
+)
+# Requests on both sides of those sizes' allocatable (CPU; memory of the NC4as_T4_v3 and the
+# NV6ads_A10_v5: 20.87Gi and 45.85Gi at 30 pods), asked by the first container now and then.
+AKS_CPU = ("3860m", "3861m", "5840m", "5841m", "7820m", "7821m")
+AKS_MEMORY = ("128Mi", "20Gi", "21Gi", "45Gi", "46Gi")
+_AKS_CPU = st.sampled_from(AKS_CPU)
+_AKS_MEMORY = st.sampled_from(AKS_MEMORY)
+_VM_SIZE = st.sampled_from(AKS_VM_SIZES)
+_SKU, _SPOT = AKS_TOLERATIONS
+_AKS_TOLERATIONS = st.sampled_from(([_SKU, _SPOT], [], [_SKU], [_SPOT], [_SKU, _SPOT]))
+_MAX_PODS = st.sampled_from((None, 30, 10, 250))
+
+
+def agent_pool_entry(
+    index: int,
+    vm_size: str,
+    labels: dict[str, str],
+    taints: list[dict[str, str]],
+    spot: bool,
+    max_pods: int | None,
+) -> dict[str, Any]:
+    """An AKS agent pool as a program registers it (nodeTaints as `key=value:Effect`)."""
+    node_labels = {k: v for k, v in labels.items() if k != POOL_LABEL}
+    node_labels[POOL_LABEL] = f"p{index}"
+    inputs: dict[str, Any] = {
+        "resourceGroupName": "rg",
+        "resourceName": "aks",
+        "agentPoolName": f"p{index}",
+        "mode": "User",
+        "vmSize": vm_size,
+        "enableAutoScaling": True,
+        "minCount": 0,
+        "maxCount": 2,
+        "nodeLabels": node_labels,
+        "nodeTaints": [f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in taints],
+    }
+    if spot:
+        inputs["scaleSetPriority"] = "Spot"
+    if max_pods is not None:
+        inputs["maxPods"] = max_pods
+    return {"type": AGENT_POOL, "name": f"p{index}", "inputs": inputs}
+
+
+@st.composite
+def _aks_case(draw: Any) -> dict[str, Any]:
+    """{"ert": False, "graph": [...]}: 1-3 agent pools (half of them tainted sku=gpu, a third
+    spot, a third with other taints), 1-3 pods, two thirds of them aimed at one pool by its label, some tolerating the AKS
+    taints, half asking CPU and memory at the small sizes' allocatable."""
+    graph: list[dict[str, Any]] = []
+    for i in range(draw(_ONE_TO_THREE)):
+        taints = [t for t in draw(TAINTS) if t["key"] != "sku"] if draw(_ONE_TO_THREE) == 1 else []
+        if draw(_BOOL):
+            taints.append({"key": "sku", "value": "gpu", "effect": "NoSchedule"})
+        spot = draw(_ONE_TO_THREE) == 1
+        graph.append(
+            agent_pool_entry(i, draw(_VM_SIZE), draw(NODE_LABELS), taints, spot, draw(_MAX_PODS))
+        )
+    for i in range(draw(_ONE_TO_THREE)):
+        spec = draw(POD)
+        if draw(_ONE_TO_THREE) != 1:  # aimed at one pool, as a served model is
+            spec["nodeSelector"] = {POOL_LABEL: f"p{draw(_ONE_TO_THREE) - 1}"}
+            if draw(_BOOL):
+                spec.pop("affinity", None)
+                spec.pop("tolerations", None)
+        if draw(_BOOL):
+            requests = spec["containers"][0]["resources"]["requests"]
+            requests["cpu"], requests["memory"] = draw(_AKS_CPU), draw(_AKS_MEMORY)
+        extra = draw(_AKS_TOLERATIONS)
+        if extra:
+            spec["tolerations"] = [*spec.get("tolerations", []), *extra]
+        graph.append(deployment_entry(i, spec))
+    return {"ert": False, "graph": graph}
+
+
+AKS_CASE = _aks_case()
+
+
+def draw_aks_cases(count: int, seed: int) -> list[dict[str, Any]]:
+    """`count` distinct AKS cases, the same ones for the same seed."""
+    return draw_distinct(AKS_CASE, count, seed)

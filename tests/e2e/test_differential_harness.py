@@ -153,3 +153,41 @@ def test_llm_service_pods_become_judge_pods() -> None:
         body = _pod_body("run1", 1, index, 0, pair)
         assert body["spec"]["nodeSelector"][SLOT_LABEL] == "1"
         assert _asks_gpus(body["spec"]) == ("router-scheduler" not in pair.workload)
+
+
+def test_a_daemonset_pod_is_pinned_to_its_node_and_keeps_its_own_affinity() -> None:
+    """As the DaemonSet controller makes it (NewPod): its template, the controller's tolerations,
+    and the node pinned by a matchFields term ANDed into each required term, so the scheduler
+    still checks the labels the controller checks."""
+    from differential import _daemon_body
+
+    spec = {
+        "tolerations": [{"operator": "Exists"}],
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["a"]}]},
+                        {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["b"]}]},
+                    ]
+                }
+            }
+        },
+        "containers": [{"name": "d", "resources": {"requests": {"cpu": "100m"}}}],
+    }
+    body = _daemon_body("r1", "ds0-1-0", 0, "dr1-0-1", 0, spec)
+    pod = body["spec"]
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    pin = {"key": "metadata.name", "operator": "In", "values": ["dr1-0-1"]}
+    assert [t["matchFields"] for t in terms] == [[pin], [pin]]
+    assert [t["matchExpressions"][0]["values"] for t in terms] == [["a"], ["b"]]
+    keys = {t.get("key") for t in pod["tolerations"]}
+    assert {"node.kubernetes.io/unschedulable", "node.kubernetes.io/not-ready"} <= keys
+    assert pod["nodeSelector"] == {"e2e.gpu-inference.dev/slot": "0"}
+    # A DaemonSet without affinity gets a term of its own: the pin alone.
+    bare = _daemon_body("r1", "k", 0, "n", 3, {"containers": [{"name": "d"}]})["spec"]
+    assert bare["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [{"matchFields": [pin | {"values": ["n"]}]}]
+    }

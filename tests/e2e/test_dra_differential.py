@@ -1,7 +1,8 @@
 """DRA claims against kube-scheduler's own allocator (issue #32): for generated graphs of DRA pools
 and pods claiming devices (counts, CEL selectors, MIG, DeviceClasses of the graph), the check's
 "can land" must be what kube-scheduler 1.36's DynamicResources plugin does with the same devices
-published as ResourceSlices. Replay with `GPU_INFERENCE_DRA_SEED=<seed>`; `GPU_INFERENCE_DRA_CASES`
+published as ResourceSlices; and the example stacks' pods that claim devices (gke-dra's), with the
+templates the stacks emit, on their pools' nodes (labels, taints, allocatable). Replay with `GPU_INFERENCE_DRA_SEED=<seed>`; `GPU_INFERENCE_DRA_CASES`
 sets how many cases are generated (default 150, some 450 pairs)."""
 
 from __future__ import annotations
@@ -11,10 +12,22 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from differential import TerminalSummary
-from dra_cases import DraControlPlane, DraPair, draw_cases, pairs_of, run_dra_pairs, summary
+from dra_cases import (
+    DraControlPlane,
+    DraPair,
+    draw_cases,
+    pairs_of,
+    run_dra_pairs,
+    stack_pairs,
+    summary,
+)
+
+from components.preview.preview import preview
+from tests.conftest import EXAMPLE_STACKS, ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tier("control plane")]
 
@@ -22,30 +35,52 @@ CASES = int(os.environ.get("GPU_INFERENCE_DRA_CASES", "150"))
 SEED = int(os.environ.get("GPU_INFERENCE_DRA_SEED") or random.SystemRandom().randrange(2**31))
 
 
+class DraRun:
+    def __init__(self) -> None:
+        self.generated: list[DraPair] = []
+        self.examples: dict[str, list[DraPair]] = {}
+
+
 @pytest.fixture(scope="module")
-def dra_pairs(
+def dra_run(
     control_plane_bins: Path,
     request: pytest.FixtureRequest,
+    tmp_path_factory: Any,
     record_testsuite_property: Callable[[str, object], None],
-) -> list[DraPair]:
+) -> DraRun:
     report = TerminalSummary("DRA differential")
     request.config.pluginmanager.register(report, "gpu-inference-dra-differential")
     t0 = time.monotonic()
-    pairs: list[DraPair] = []
+    run = DraRun()
+    # The example stacks' pods that claim devices (gke-dra's), on their pools' own nodes.
+    for stack in EXAMPLE_STACKS:
+        result = preview(stack, out_dir=tmp_path_factory.mktemp(stack), project_dir=ROOT)
+        found = stack_pairs(stack, result.entries)
+        if found:
+            run.examples[stack] = found
     for i, graph in enumerate(draw_cases(CASES, SEED)):
-        pairs += pairs_of(f"case {i}", graph)
+        run.generated += pairs_of(f"case {i}", graph)
+    everything = [p for ps in run.examples.values() for p in ps] + run.generated
     with DraControlPlane() as cp:
-        seconds = run_dra_pairs(cp, pairs)
+        seconds = run_dra_pairs(cp, everything)
     took = time.monotonic() - t0
+    pairs = run.generated
     report.lines.append(f"seed {SEED} (replay: GPU_INFERENCE_DRA_SEED={SEED}), {CASES} cases")
+    for stack, found in run.examples.items():
+        report.lines.append(summary(f"DRA pods of {stack}", found))
     report.lines.append(summary("DRA generated cases", pairs) + f" in {took:.0f}s")
     report.lines.append("  " + ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
     record_testsuite_property("dra_differential_seed", SEED)
-    record_testsuite_property("dra_differential_pairs", len(pairs))
-    record_testsuite_property("dra_differential_agree", sum(p.agrees for p in pairs))
+    record_testsuite_property("dra_differential_pairs", len(everything))
+    record_testsuite_property("dra_differential_agree", sum(p.agrees for p in everything))
     for line in report.lines:
         print(line)
-    return pairs
+    return run
+
+
+@pytest.fixture(scope="module")
+def dra_pairs(dra_run: DraRun) -> list[DraPair]:
+    return dra_run.generated
 
 
 def _disagreements(pairs: list[DraPair]) -> str:
@@ -73,3 +108,18 @@ def test_dra_claims_land_where_kube_scheduler_allocates_them(dra_pairs: list[Dra
     # CEL error that aborts scheduling.
     details = " ".join(p.detail for p in dra_pairs)
     assert "SchedulerError" in details and "cannot allocate all claims" in details, details[:2000]
+
+
+def test_example_stack_dra_pods_land_where_kube_scheduler_allocates_them(dra_run: DraRun) -> None:
+    """gke-dra's two InferenceServices, their claims from the templates the stack emits, on the
+    nodes of each pool (labels, taints, allocatable, the L4s published as ResourceSlices): each
+    lands on l4-dra and stays out of the system pool, as the check says."""
+    assert set(dra_run.examples) == {"gke-dra"}
+    pairs = dra_run.examples["gke-dra"]
+    assert all(p.agrees for p in pairs), _disagreements(pairs)
+    landed = sorted((p.workload.split("/")[1], p.pool) for p in pairs if p.bound)
+    assert landed == [
+        ("gpu-inference-isvc-models-llama-8b", "l4-dra"),
+        ("gpu-inference-isvc-models-qwen-7b", "l4-dra"),
+    ]
+    assert any(p.count == 2 and p.selectors for p in pairs)

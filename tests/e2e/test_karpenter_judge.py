@@ -336,3 +336,32 @@ def test_a_bad_request_is_refused_with_the_reason(judge: Any) -> None:
     req["pods"][0]["spec"]["nodeSelectr"] = {}
     with pytest.raises(kj.JudgeError, match='unknown field "nodeSelectr"'):
         judge(req)
+
+
+def test_daemonset_overhead_moves_the_pod_to_a_larger_instance_type(judge: Any) -> None:
+    """scheduler.go buildDaemonOverheadGroups: every DaemonSet pod compatible with the NodePool
+    (tolerating its taints, requirements compatible) adds its requests and one pod to what an
+    instance type must hold. A pod asking g6.xlarge's whole allocatable CPU (3920m) fits it
+    alone; beside a 100m DaemonSet that tolerates the GPU taint it needs g6.2xlarge, and a
+    DaemonSet that does not tolerate it changes nothing."""
+    pool = node_pool("g6", [_req("karpenter.k8s.aws/instance-family", "In", "g6")])
+    pod = kj.pod(
+        "model",
+        requests={"cpu": "3920m", "memory": "1Gi", GPU: 1},
+        limits={GPU: 1},
+        tolerations=[GPU_TOLERATION],
+    )
+    agent = {
+        "containers": [{"name": "a", "image": "x", "resources": {"requests": {"cpu": "100m"}}}]
+    }
+    tolerating = kj.daemon_set("agent", {**agent, "tolerations": [GPU_TOLERATION]})
+    intolerant = kj.daemon_set("other", agent)
+
+    def cheapest(daemon_sets: list[dict[str, Any]]) -> tuple[str, ...]:
+        v = one(judge, instance_types=G6, node_pools=[pool], pods=[pod], daemon_sets=daemon_sets)
+        assert v.scheduled, v.error
+        return v.instance_types
+
+    assert "g6.xlarge" in cheapest([])
+    assert "g6.xlarge" in cheapest([intolerant])
+    assert "g6.xlarge" not in cheapest([tolerating])

@@ -8,7 +8,9 @@ the scheduler too; the summary counts the pairs a resource other than GPUs decid
 pair runs in its own slot of a shared control plane (see `differential`); ExtendedResourceToleration
 is on for the graphs the check judges with it on (GKE / EKS stacks, half the generated cases) and
 off for the others (on-prem). Replay a run with `GPU_INFERENCE_DIFF_SEED=<seed>` (printed in the
-summary); `GPU_INFERENCE_DIFF_CASES` sets how many cases are generated (default 500).
+summary); `GPU_INFERENCE_DIFF_CASES` sets how many cases are generated (default 500). A pod's DRA
+claims are not written here (its placement and fit are): the DRA differential
+(`test_dra_differential.py`) judges them, gke-dra's included.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from differential import (
     run_pairs,
     summary,
 )
-from generated_cases import draw_cases
+from generated_cases import draw_aks_cases, draw_cases
 
 from components.preview.preview import preview
 from tests.conftest import EXAMPLE_STACKS
@@ -56,8 +58,12 @@ EXPECTED_ERT = {
     "gke-computeclass": True,
     "gke-autopilot": True,
     "gke-llm": True,
+    "gke-dra": True,
     "eks-automode": True,
     "gke-dev-before-fit": True,
+    # AKS runs no ExtendedResourceToleration (its admission plugins are AKS's own, without it).
+    "aks-dev": False,
+    "aks-nap": False,
 }
 # Stacks that are a variant of an example stack: (example, what to change in its text).
 VARIANTS = {
@@ -111,6 +117,9 @@ def _project_of(stack: str, tmp: Path) -> Path:
 
 CASES = int(os.environ.get("GPU_INFERENCE_DIFF_CASES", "500"))
 SEED = int(os.environ.get("GPU_INFERENCE_DIFF_SEED") or random.SystemRandom().randrange(2**31))
+# AKS agent pools (`generated_cases.draw_aks_cases`), drawn apart from the generic cases so that a
+# seed replays the same generic ones.
+AKS_CASES = max(CASES // 5, 20)
 
 
 class Run:
@@ -119,6 +128,8 @@ class Run:
         self.example_ert: dict[str, bool] = {}
         self.generated: list[Pair] = []
         self.cases = 0
+        self.aks: list[Pair] = []
+        self.aks_cases = 0
         self.stats: dict[bool, RunStats] = {}
         self.seconds = 0.0
 
@@ -157,6 +168,14 @@ def differential(
         )
         run.generated += pairs
         by_ert[ert] += pairs
+    aks_cases = draw_aks_cases(AKS_CASES, SEED + 1)
+    run.aks_cases = len(aks_cases)
+    for i, case in enumerate(aks_cases):
+        pairs, _ = pairs_from_graph(
+            f"aks case {i}", case["graph"], extended_resource_toleration=case["ert"]
+        )
+        run.aks += pairs
+        by_ert[case["ert"]] += pairs
     for ert, pairs in by_ert.items():
         with ControlPlane(extended_resource_toleration=ert) as cp:
             run.stats[ert] = run_pairs(cp, pairs)
@@ -165,7 +184,8 @@ def differential(
         mode = "on" if run.example_ert[stack] else "off"
         report.lines.append(summary(f"{stack} (ExtendedResourceToleration {mode})", pairs))
     report.lines.append(summary(f"{run.cases} generated cases", run.generated))
-    everything = [p for pairs in run.examples.values() for p in pairs] + run.generated
+    report.lines.append(summary(f"{run.aks_cases} generated AKS cases", run.aks))
+    everything = [p for pairs in run.examples.values() for p in pairs] + run.generated + run.aks
     report.lines.append(summary("total", everything) + f" in {run.seconds:.0f}s")
     # For the summary at the end of .ci/run (JUnit testsuite properties).
     record_testsuite_property("differential_seed", SEED)
@@ -232,6 +252,23 @@ def test_generated_placement_is_what_the_scheduler_does(differential: Run) -> No
     assert decided_by_daemons(pairs)[0] > 0
     assert any(p.daemon is not None and p.bound for p in pairs)
     assert any(p.daemon is not None and not p.bound for p in pairs)
+
+
+def test_generated_aks_placement_is_what_the_scheduler_does(differential: Run) -> None:
+    """AKS agent pools as a program registers them: the labels AKS adds (agentpool, mode,
+    instance type, accelerator), the `sku=gpu` taint or not, the spot taint AKS adds to spot
+    pools whether or not nodeTaints names it, maxPods and the VM size's allocatable."""
+    pairs = differential.aks
+    assert differential.aks_cases >= AKS_CASES
+    assert all(p.agrees for p in pairs), (
+        f"seed {SEED} (replay: GPU_INFERENCE_DIFF_SEED={SEED}): " + _disagreements(pairs)
+    )
+    details = " ".join(p.detail for p in pairs if p.outcome == "unschedulable")
+    for reason in ("untolerated taint", "didn't match Pod's node affinity/selector"):
+        assert reason in details, reason
+    assert sum(p.bound for p in pairs) > 0
+    kept_out, landed = decided_by_fit(pairs)
+    assert kept_out > 0 and landed > 0, (kept_out, landed)
 
 
 def test_seed_004_server_is_kept_off_a2_ultragpu_2g_by_its_cpu(differential: Run) -> None:

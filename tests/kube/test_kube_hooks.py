@@ -11,6 +11,7 @@ from components.kube.hooks import (
     RESTORE_MANAGER,
     AdoptionRefused,
     guard_release,
+    hand_back_taints,
     recover_release,
     refuse_foreign,
     restore_taints,
@@ -234,3 +235,21 @@ def test_a_concurrent_change_is_read_again_not_overwritten():
     cluster.conflicts = 3
     with pytest.raises(ApiError):
         restore_taints(cluster, tainting_patch([GPU]))
+
+
+def test_a_pool_that_stops_tainting_hands_the_nodes_own_taints_back_before_its_update():
+    cluster = FakeCluster({("Node", "gpu-node-01", None): node([SITE, GPU])})
+    untainted = {"metadata": {"name": "gpu-node-01"}}  # the new patch sends no taint list
+    assert hand_back_taints(cluster, tainting_patch([GPU]), untainted) is True
+    ((_, ops, manager),) = cluster.patches
+    assert manager == RESTORE_MANAGER and ops[1] == {
+        "op": "replace",
+        "path": "/spec/taints",
+        "value": [SITE],
+    }
+    # Still tainting (the new list is the node's own plus ours): the update applies it as is.
+    still = {**untainted, "spec": {"taints": [SITE, GPU]}}
+    assert hand_back_taints(cluster, tainting_patch([GPU]), still) is False
+    # Never tainted: nothing to give back, no call made.
+    quiet = FakeCluster()
+    assert hand_back_taints(quiet, untainted, untainted) is False and quiet.patches == []

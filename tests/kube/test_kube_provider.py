@@ -87,9 +87,14 @@ def test_under_the_kube_provider_a_tainting_patch_gives_the_taints_back_on_delet
 
     g = run_program(program)
     gpu, cpu = g.one(PATCH, "node-g1"), g.one(PATCH, "node-c1")
-    assert gpu.hooks == {"before_delete": ["c-k8s-restore-taints"]} and not gpu.retain_on_delete
-    # No taint added: nothing to give back, the patch's fields are simply released.
-    assert cpu.hooks == {} and not cpu.retain_on_delete
+    hand_back = {
+        "before_delete": ["c-k8s-restore-taints"],
+        "before_update": ["c-k8s-hand-back-taints"],
+    }
+    assert gpu.hooks == hand_back and not gpu.retain_on_delete
+    # No taint added now: the hooks give back nothing, unless the pool tainted before (its
+    # taints were taken out of the config), when the update hands the node's own back first.
+    assert cpu.hooks == hand_back and not cpu.retain_on_delete
 
 
 def test_under_a_plain_provider_there_are_no_hooks_and_a_tainting_patch_is_kept() -> None:

@@ -2,7 +2,7 @@
 anything is registered, with ONE InputError naming the full key path and a message saying what was
 given and what is allowed.
 
-Each row: id, base config (gke / eks / existing / llm, see `config_bases.py`), the mutation (key path -> new
+Each row: id, base config (gke / eks / existing / llm / aks, see `config_bases.py`), the mutation (key path -> new
 value, `DEL` removes the key), the expected error path, and a distinctive piece of the message.
 Mutation paths start at the section (`pools[0].maxNodes` is `gpu-inference:pools[0].maxNodes`); a
 path with a ':' is a full config key.
@@ -80,6 +80,26 @@ CASES = [
     ("gke-dra-cpu-pool", "gke", {"pools[2].dra": True}, "pools[2].dra", "dra is set on a CPU pool (no accelerator)"),
     ("gke-dra-mig", "gke", {"pools[0].dra": True, "pools[0].gpuPartitionSize": "1g.5gb"}, "pools[0].gpuPartitionSize", "GKE supports no GPU sharing or MIG with DRA"),
     ("gke-dra-driver-install", "gke", {"pools[0].dra": True, "pools[0].gpuDriverVersion": "LATEST"}, "pools[0].gpuDriverVersion", "GKE's automatic driver installation is not supported with DRA"),
+    ("eks-dra-cpu-group", "eks", {"pools[1].dra": True}, "pools[1].dra", "dra is set on a CPU node group (no GPU instance types)"),
+    ("eks-dra-bottlerocket", "eks", {"pools[0].dra": True, "pools[0].amiType": "BOTTLEROCKET_x86_64_NVIDIA"}, "pools[0].amiType", "Bottlerocket's NVIDIA AMIs run NVIDIA's device plugin themselves, which would hand out the GPUs the DRA driver publishes"),
+    ("eks-dra-time-slicing", "eks", {"pools[0].dra": True, "pools[0].gpuSharing": {"strategy": "TIME_SHARING", "maxClientsPerGpu": 2}}, "pools[0].gpuSharing.maxClientsPerGpu", "gpuSharing.maxClientsPerGpu is given on a DRA pool: time-slicing is the NVIDIA device plugin's, which a DRA pool does not run"),
+    ("karpenter-dra", "eks", {"pools[1]": {"name": "kp", "maxNodes": 2, "dra": True, "karpenter": {"nodeRole": "KarpenterNodeRole", "gpuNames": ["l4"]}}}, "pools[1].dra", "Karpenter v1.14.1 (pinned) ignores pods with resource claims when it decides what to launch (IGNORE_DRA_REQUESTS defaults to true), so no node is ever launched for them; DRA for launched nodes is alpha from Karpenter 1.15 (settings.enableDRA)"),
+    ("karpenter-dra-auto-mode", "eks", {"pools[1]": {"name": "kp", "maxNodes": 2, "dra": True, "karpenter": {"autoMode": True, "gpuNames": ["l4"]}}}, "pools[1].dra", "dra is set on a Karpenter pool: EKS Auto Mode does not support DRA"),
+    ("existing-dra-unknown-model", "existing", {"pools[0].dra": True}, "pools[0].accelerator", "accelerator 'nvidia-a100-80gb' on a DRA pool is not a GPU whose DRA devices the check knows"),
+    ("existing-dra-mig-without-dra", "existing", {"pools[0].draMigProfile": "1g.10gb"}, "pools[0].draMigProfile", "draMigProfile is given without dra"),
+    ("existing-dra-mig-profile", "existing", {"pools[0].dra": True, "pools[0].accelerator": "A100 80GB", "pools[0].draMigProfile": "1g.5gb"}, "pools[0].draMigProfile", "MIG profile '1g.5gb' is not one A100 80GB offers"),
+    ("isvc-claim-serverless", "gke", {"pools[1].dra": True, "inferenceServices[0].predictor.pool": "l4", "inferenceServices[0].predictor.gpus": DEL, "inferenceServices[0].predictor.gpuClaim": {"count": 1}}, "inferenceServices[0].predictor.gpuClaim", 'the predictor claims its GPUs (gpuClaim) but deploymentMode is Serverless: Knative\'s webhook refuses claims ("must not set the field(s): spec.template.spec.containers[0].resources.claims", knative/serving#15332'),
+    ("isvc-claim-and-gpus", "gke", {"inferenceServices[0].deploymentMode": "RawDeployment", "pools[1].dra": True, "inferenceServices[0].predictor.pool": "l4", "inferenceServices[0].predictor.gpuClaim": {"count": 1}}, "inferenceServices[0].predictor.gpuClaim", "gpuClaim and gpus are both given: a part takes its GPUs by claim (DRA) or as nvidia.com/gpu, not both"),
+    ("isvc-claim-not-dra-pool", "gke", {"inferenceServices[0].deploymentMode": "RawDeployment", "inferenceServices[0].predictor.pool": "l4", "inferenceServices[0].predictor.gpus": DEL, "inferenceServices[0].predictor.gpuClaim": {"count": 1}}, "inferenceServices[0].predictor.pool", "gpuClaim asks for GPUs by claim, but pool 'l4' is not a DRA pool: no NVIDIA DRA driver publishes its GPUs, so the claim is never allocated"),
+    ("isvc-gpus-on-dra-pool", "gke", {"inferenceServices[0].deploymentMode": "RawDeployment", "pools[1].dra": True, "inferenceServices[0].predictor.pool": "l4"}, "inferenceServices[0].predictor.gpus", "1 GPU(s) requested as nvidia.com/gpu on DRA pool 'l4', whose GPUs are taken by claim: nothing advertises nvidia.com/gpu there"),
+    ("isvc-claim-count-above-node", "gke", {"inferenceServices[0].deploymentMode": "RawDeployment", "pools[1].dra": True, "inferenceServices[0].predictor.pool": "l4", "inferenceServices[0].predictor.gpus": DEL, "inferenceServices[0].predictor.gpuClaim": {"count": 2}}, "inferenceServices[0].predictor.gpuClaim.count", "2 device(s) claimed but a node of pool 'l4' publishes 1 (gpu.nvidia.com); a pod's claims are allocated from one node"),
+    ("isvc-claim-mig-on-whole-gpus", "gke", {"inferenceServices[0].deploymentMode": "RawDeployment", "pools[1].dra": True, "inferenceServices[0].predictor.pool": "l4", "inferenceServices[0].predictor.gpus": DEL, "inferenceServices[0].predictor.gpuClaim": {"deviceClass": "mig.nvidia.com"}}, "inferenceServices[0].predictor.gpuClaim.deviceClass", "deviceClass mig.nvidia.com on pool 'l4', whose nodes publish whole GPUs (gpu.nvidia.com)"),
+    ("isvc-claim-class-unknown", "gke", {"inferenceServices[0].deploymentMode": "RawDeployment", "pools[1].dra": True, "inferenceServices[0].predictor.pool": "l4", "inferenceServices[0].predictor.gpus": DEL, "inferenceServices[0].predictor.gpuClaim": {"deviceClass": "gpu.example.com"}}, "inferenceServices[0].predictor.gpuClaim.deviceClass", "'gpu.example.com' is not a valid value (did you mean 'gpu.nvidia.com'?)"),
+    ("isvc-claim-count-zero", "gke", {"inferenceServices[0].deploymentMode": "RawDeployment", "pools[1].dra": True, "inferenceServices[0].predictor.pool": "l4", "inferenceServices[0].predictor.gpus": DEL, "inferenceServices[0].predictor.gpuClaim": {"count": 0}}, "inferenceServices[0].predictor.gpuClaim.count", "0 is out of range"),
+    ("isvc-claim-selector-empty", "gke", {"inferenceServices[0].deploymentMode": "RawDeployment", "pools[1].dra": True, "inferenceServices[0].predictor.pool": "l4", "inferenceServices[0].predictor.gpus": DEL, "seldon": DEL, "inferenceServices[0].predictor.gpuClaim": {"selectors": [" "]}}, "inferenceServices[0].predictor.gpuClaim.selectors[0]", "selector ' ' is not a CEL expression"),
+    ("llm-claim-not-dra-pool", "llm", {"llmInferenceServices[0].decode.gpus": DEL, "llmInferenceServices[0].decode.gpuClaim": {"count": 4}}, "llmInferenceServices[0].decode.pool", "gpuClaim asks for GPUs by claim, but pool 'h100' is not a DRA pool"),
+    ("llm-gpus-on-dra-pool", "llm", {"pools[0].dra": True}, "llmInferenceServices[0].decode.gpus", "4 GPU(s) requested as nvidia.com/gpu on DRA pool 'h100', whose GPUs are taken by claim"),
+    ("llm-claim-count-parallelism", "llm", {"pools[0].dra": True, "llmInferenceServices[0].decode.gpus": DEL, "llmInferenceServices[0].decode.gpuClaim": {"count": 2}, "llmInferenceServices[0].prefill.gpus": DEL, "llmInferenceServices[0].prefill.gpuClaim": {"count": 4}, "llmInferenceServices[1].decode.gpus": DEL, "llmInferenceServices[1].decode.gpuClaim": {"count": 8}}, "llmInferenceServices[0].decode.gpuClaim.count", "pipeline 1 x tensor 4 = 4 GPUs, but the worker group has 1 pod(s) x 2 GPUs = 2"),
     ("gke-gpu-taint-effect", "gke", {"pools[1].taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoExecute"}]}, "pools[1].taints[0].effect", "the key GKE taints its GPU nodes with itself"),
     ("gke-gpu-taint-value", "gke", {"pools[1].taints": [{"key": "nvidia.com/gpu", "value": "true"}]}, "pools[1].taints[0].value", "nvidia.com/gpu=present:NoSchedule (or leave it out"),
     ("gke-pool-name-dns1035", "gke", {"pools[2].name": "1cpu"}, "pools[2].name", "DNS-1035"),
@@ -89,7 +109,7 @@ CASES = [
     ("eks-mixed-gpu-models", "eks", {"pools[0].instanceTypes": ["g5.xlarge", "g4dn.xlarge"]}, "pools[0].instanceTypes[1]", "must have the same GPU model, GPU count and architecture"),
     ("eks-standard-ami-on-gpu", "eks", {"pools[0].amiType": "AL2023_x86_64_STANDARD"}, "pools[0].amiType", "no NVIDIA driver"),
     ("spot-and-on-demand", "eks", {"pools[0].spot": True}, "pools[0].capacityType", "spot True conflicts with capacityType ON_DEMAND"),
-    ("spot-on-existing", "existing", {"pools[0].spot": True}, "pools[0].spot", "key 'spot' is for eks and gke pools"),
+    ("spot-on-existing", "existing", {"pools[0].spot": True}, "pools[0].spot", "key 'spot' is for aks, eks and gke pools"),
     ("existing-gpu-count-missing", "existing", {"pools[0].gpusPerNode": DEL}, "pools[0].gpusPerNode", "how many GPUs each node has"),
     ("machine-type-on-eks", "eks", {"pools[1].machineType": "n2-standard-4"}, "pools[1].machineType", "is for gke pools"),
     ("instance-types-on-gke", "gke", {"pools[2].instanceTypes": ["m6i.large"]}, "pools[2].instanceTypes", "is for eks pools"),
@@ -169,6 +189,16 @@ CASES = [
     ("llm-cert-manager-below-minimum", "llm", {"addons.certManager": {"version": "v1.16.2"}}, "addons.certManager.version", "below the v1.18.0"),
     ("llm-local-chart-missing", "llm", {"addons.kserve.llm": {"chart": {"envoyGateway": "/nowhere/gateway-helm"}}}, "addons.kserve.llm.chart.envoyGateway", "does not exist"),
     ("llm-local-copy-while-off", "gke", {"addons.kserve.llm": {"manifest": {"lws": "/nowhere/lws.yaml"}}}, "addons.kserve.llm.manifest.lws", "the add-on is not enabled"),
+    # --- cloud quotas ---------------------------------------------------------------------------
+    ("quota-metric-typo", "gke", {"quotas": [{"provider": "gke", "region": "us-central1", "limits": {"NVIDIA_H100_GPU": 16}}]}, "quotas[0].limits.NVIDIA_H100_GPU", "did you mean 'NVIDIA_H100_GPUS'"),
+    ("quota-ec2-name", "eks", {"quotas": [{"provider": "eks", "region": "us-east-1", "limits": {"Running On-Demand P Instances": 192}}]}, 'quotas[0].limits["Running On-Demand P Instances"]', "did you mean 'Running On-Demand P instances'"),
+    ("quota-negative", "gke", {"quotas": [{"provider": "gke", "region": "us-central1", "limits": {"NVIDIA_L4_GPUS": -1}}]}, "quotas[0].limits.NVIDIA_L4_GPUS", "a whole number of GPUs, 0 or more"),
+    ("quota-empty-limits", "gke", {"quotas": [{"provider": "gke", "region": "us-central1", "limits": {}}]}, "quotas[0].limits", "limits is empty"),
+    ("quota-zone-not-region", "gke", {"quotas": [{"provider": "gke", "region": "us-central1-a", "limits": {"NVIDIA_L4_GPUS": 8}}]}, "quotas[0].region", "is not a GCP region"),
+    ("quota-other-provider", "gke", {"quotas": [{"provider": "eks", "region": "us-east-1", "limits": {"Running On-Demand P instances": 192}}]}, "quotas[0].provider", "but the cluster is 'gke'"),
+    ("quota-other-region", "gke", {"quotas": [{"provider": "gke", "region": "us-east1", "limits": {"NVIDIA_L4_GPUS": 8}}]}, "quotas[0].region", "the cluster's pools are in 'us-central1'"),
+    ("quota-twice", "gke", {"quotas": [{"provider": "gke", "region": "us-central1", "limits": {"NVIDIA_L4_GPUS": 8}}, {"provider": "gke", "region": "us-central1", "limits": {"PREEMPTIBLE_NVIDIA_L4_GPUS": 8}}]}, "quotas[1]", "a second entry for gke in us-central1"),
+    ("quota-provider-unknown", "gke", {"quotas": [{"provider": "aks", "region": "eastus", "limits": {"x": 1}}]}, "quotas[0].provider", "(allowed: gke, eks)"),
     # --- refused by the pool components' own rules (run by load_spec: nothing registered) ---
     ("label-reserved-prefix-gke", "gke", {"pools[0].labels": {"pool": "a", "cloud.google.com/gke-nodepool": "x"}}, 'pools[0].labels["cloud.google.com/gke-nodepool"]', "uses the prefix 'cloud.google.com'"),
     ("label-reserved-prefix-eks", "eks", {"pools[0].labels": {"eks.amazonaws.com/nodegroup": "x"}}, 'pools[0].labels["eks.amazonaws.com/nodegroup"]', "uses the prefix 'eks.amazonaws.com'"),
@@ -176,6 +206,31 @@ CASES = [
     ("eks-cluster-name", "eks", {"cluster.name": "prod/gpu"}, "cluster.name", "is not an EKS cluster name"),
     ("label-pool-key-reserved", "gke", {"pools[2].labels": {"gpu-inference.dev/pool": "cpu"}}, 'pools[2].labels["gpu-inference.dev/pool"]', "is reserved"),
     ("karpenter-addon-version-v", "eks", {"addons.karpenter": {"enabled": True, "podIdentity": True, "version": "v1.14.1"}}, "addons.karpenter.version", "no leading 'v'"),
+    # --- AKS: agent pools and node auto-provisioning -------------------------------------
+    ("aks-missing-resource-group", "aks", {"cluster.resourceGroup": DEL}, "cluster.resourceGroup", "required key is missing (provider 'aks' needs it)"),
+    ("aks-create-needs-location", "aks", {"cluster.create": True}, "cluster.location", "required key is missing (create: true on aks needs it)"),
+    ("aks-create-needs-admins", "aks", {"cluster.create": True, "cluster.location": "eastus2"}, "cluster.adminGroupObjectIds", "(allowed: Microsoft Entra group object IDs of the cluster's administrators)"),
+    ("aks-location-without-create", "aks", {"cluster.location": "eastus2"}, "cluster.location", "location is given but create is not true: an existing AKS cluster keeps its own"),
+    ("aks-kubernetes-version", "aks", {"cluster.create": True, "cluster.location": "eastus2", "cluster.adminGroupObjectIds": ["g"], "cluster.kubernetesVersion": "latest"}, "cluster.kubernetesVersion", "Kubernetes version 'latest' is not MAJOR.MINOR[.PATCH]"),
+    ("aks-workload-identity", "aks", {"cluster.workloadIdentity": {"gcpServiceAccount": "models@proj.iam.gserviceaccount.com"}}, "cluster.workloadIdentity.gcpServiceAccount", "gcpServiceAccount is for GKE; this cluster is AKS"),
+    ("aks-vm-size-retired", "aks", {"pools[0].vmSize": "Standard_NC6s_v3"}, "pools[0].vmSize", "Standard_NC6s_v3 has NVIDIA GPUs, but its series is retired or in preview"),
+    ("aks-vm-size-cpu", "aks", {"pools[0].vmSize": "Standard_D4s_v5"}, "pools[0].vmSize", "Standard_D4s_v5 is not a GPU VM size (no GPUs)"),
+    ("aks-vm-size-case", "aks", {"pools[0].vmSize": "standard_nc24ads_a100_v4"}, "pools[0].vmSize", "is spelled 'Standard_NC24ads_A100_v4' by Azure"),
+    ("aks-gpus-per-node", "aks", {"pools[0].gpusPerNode": 2}, "pools[0].gpusPerNode", "Standard_NC24ads_A100_v4 has 1 GPU(s), not 2"),
+    ("aks-eviction-without-spot", "aks", {"pools[0].spotEvictionPolicy": "Delete"}, "pools[0].spotEvictionPolicy", "spotEvictionPolicy is given but the pool is not spot"),
+    ("aks-spot-taint-contradicted", "aks", {"pools[1].taints": [{"key": "kubernetes.azure.com/scalesetpriority", "value": "true"}]}, "pools[1].taints[0]", "contradicts kubernetes.azure.com/scalesetpriority=spot:NoSchedule, which AKS (spot pools) sets on this pool itself"),
+    ("aks-reserved-label", "aks", {"pools[0].labels": {"kubernetes.azure.com/mode": "system"}}, 'pools[0].labels["kubernetes.azure.com/mode"]', "uses the prefix 'kubernetes.azure.com'"),
+    ("aks-agent-pool-name-clash", "aks", {"pools[0].name": "t4spot"}, "pools[1].name", "agent pool name 't4spot' is also pools[0]'s"),
+    ("aks-agent-pool-name-syntax", "aks", {"pools[0].agentPoolName": "gpu-a100"}, "pools[0].agentPoolName", "agent pool name 'gpu-a100' is not an AKS node pool name"),
+    ("aks-max-pods", "aks", {"pools[0].maxPods": 300}, "pools[0].maxPods", "300 is out of range"),
+    ("aks-sharing-driver-none", "aks", {"pools[0].gpuDriver": "None", "pools[0].gpuSharing": {"strategy": "TIME_SHARING", "maxClientsPerGpu": 4}}, "pools[0].gpuSharing.maxClientsPerGpu", "with gpuDriver None: the device plugin that would share the GPUs is not this stack's"),
+    ("aks-karpenter-block", "aks", {"pools[0].karpenter": {"gpuNames": ["l4"]}}, "pools[0].karpenter", "key 'karpenter' is for eks pools (Karpenter NodePool); this pool is an AKS agent pool"),
+    ("nap-admits-no-size", "aks", {"pools[2].nap.gpuNames": ["H200"], "pools[2].nap.maxGpus": 1}, "pools[2].nap", "admit no GPU VM size in the catalog"),
+    ("nap-reserved-capacity", "aks", {"pools[2].nap.capacityTypes": ["reserved"]}, "pools[2].nap.capacityTypes[0]", "'reserved' is not a valid value"),
+    ("nap-capacity-order", "aks", {"pools[2].nap.capacityTypes": ["on-demand", "spot"]}, "pools[2].nap.capacityTypes", "it always tries spot, then on-demand"),
+    ("nap-label-restricted", "aks", {"pools[2].labels": {"karpenter.azure.com/sku-cpu": "8"}}, 'pools[2].labels["karpenter.azure.com/sku-cpu"]', "one the NodePool CRD of Karpenter on Azure refuses"),
+    ("nap-gpu-name-case", "aks", {"pools[2].nap.gpuNames": ["h100"]}, "pools[2].nap.gpuNames[0]", "GPU name 'h100' is not one a catalog size is labelled with"),
+    ("nap-series", "aks", {"pools[2].nap.series": ["NC_A100_v4"]}, "pools[2].nap.series[0]", "series 'NC_A100_v4' is not one of the catalog's sizes"),
 ]
 # fmt: on
 
@@ -199,7 +254,7 @@ def test_catalogue_is_big_and_distinct():
     assert len({repr(c[1:3]) for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("base", ["gke", "eks", "existing", "llm"])
+@pytest.mark.parametrize("base", ["gke", "eks", "existing", "llm", "aks"])
 def test_bases_are_valid(base):
     load_spec(mutated(base, {}))
 

@@ -80,3 +80,109 @@ def test_first_try_cluster_has_a_cpu_system_pool(created):
 def test_provider_waits_for_created_cluster(created):
     provider = created.one(PROVIDER)
     assert created.depends_on(provider, created.one("gcp:container/cluster:Cluster"))
+
+
+# -- AKS ---------------------------------------------------------------------------------------
+
+
+def test_existing_aks_cluster_uses_kubelogin_and_keeps_no_credential(run):
+    g = run(
+        lambda: ClusterAccess(
+            "c", ClusterAccessArgs("aks", "inference", resource_group="rg-inference")
+        )
+    )
+    cfg = kubeconfig(g)
+    # Server and CA from the cluster's user credentials (the mock's), nothing else of them.
+    assert cfg["clusters"][0]["cluster"] == {
+        "server": "https://fake-aks.hcp.eastus2.azmk8s.io:443",
+        "certificate-authority-data": "ZmFrZS1jYQ==",
+    }
+    assert cfg["users"][0]["user"]["exec"] == {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "command": "kubelogin",
+        "args": [
+            "get-token",
+            "--login",
+            "azurecli",
+            "--server-id",
+            "6dae42f8-4368-4678-94ff-3960e28e3630",
+        ],
+        "installHint": "Install kubelogin: az aks install-cli",
+    }
+    assert not g.of_type("azure-native:containerservice:ManagedCluster")
+
+
+@pytest.fixture(scope="module")
+def created_aks():
+    from components.preview.mockrun import run_program
+
+    args = ClusterAccessArgs(
+        "aks",
+        "inference",
+        resource_group="rg-inference",
+        location="eastus2",
+        create=True,
+        admin_group_object_ids=["00000000-0000-0000-0000-000000000001"],
+        node_auto_provisioning=True,
+        kubernetes_version="1.33",
+    )
+    return run_program(lambda: ClusterAccess("c", args))
+
+
+def test_first_try_aks_cluster(created_aks):
+    cluster = created_aks.one("azure-native:containerservice:ManagedCluster")
+    assert cluster.inputs == {
+        "resourceGroupName": "rg-inference",
+        "resourceName": "inference",
+        "location": "eastus2",
+        "dnsPrefix": "inference",
+        "kubernetesVersion": "1.33",
+        "identity": {"type": "SystemAssigned"},
+        "aadProfile": {
+            "managed": True,
+            "adminGroupObjectIDs": ["00000000-0000-0000-0000-000000000001"],
+        },
+        "disableLocalAccounts": True,
+        "enableRBAC": True,
+        "agentPoolProfiles": [
+            {
+                "name": "system",
+                "mode": "System",
+                "count": 1,
+                "vmSize": "Standard_D4s_v5",
+                "osType": "Linux",
+                "type": "VirtualMachineScaleSets",
+            }
+        ],
+        "networkProfile": {
+            "networkPlugin": "azure",
+            "networkPluginMode": "overlay",
+            "networkDataplane": "cilium",
+        },
+        "oidcIssuerProfile": {"enabled": True},
+        "securityProfile": {"workloadIdentity": {"enabled": True}},
+        "nodeProvisioningProfile": {"mode": "Auto"},
+    }
+
+
+def test_first_try_aks_cluster_inputs_are_the_sdks():
+    import inspect
+
+    from pulumi_azure_native import containerservice
+
+    from components.platform.cluster_access import aks_cluster_inputs
+
+    inputs = aks_cluster_inputs(
+        ClusterAccessArgs("aks", "c", resource_group="rg", location="x", create=True)
+    )
+    accepted = inspect.signature(containerservice.ManagedCluster._internal_init).parameters
+    assert set(inputs) <= set(accepted)
+    containerservice.ManagedClusterAADProfileArgs(**inputs["aad_profile"])
+    containerservice.ContainerServiceNetworkProfileArgs(**inputs["network_profile"])
+    for pool in inputs["agent_pool_profiles"]:
+        containerservice.ManagedClusterAgentPoolProfileArgs(**pool)
+
+
+def test_provider_waits_for_the_created_aks_cluster(created_aks):
+    cluster = created_aks.one("azure-native:containerservice:ManagedCluster")
+    assert cluster.urn in created_aks.one(PROVIDER).depends_on

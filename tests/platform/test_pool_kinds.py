@@ -128,7 +128,8 @@ def test_more_gpus_than_the_requirements_admit_is_refused(tmp_path, capsys):
             "      maxNodes: 6\n",
             "      maxNodes: 6\n      minNodes: 1\n",
             f"{NS}:pools[0].minNodes: key 'minNodes' is for another kind of pool (GKE node pool, EKS "
-            "managed node group); this pool is a Karpenter NodePool (cluster provider 'eks'): "
+            "managed node group, AKS agent pool); this pool is a Karpenter NodePool (cluster "
+            "provider 'eks'): "
             "Karpenter launches nodes for pending pods and removes empty ones (no minimum)",
         ),
         (
@@ -220,8 +221,9 @@ def test_gke_computeclass_broken_copy_exits_1(tmp_path, capsys):
             "      machineType: g2-standard-12\n",
             "      machineType: g2-standard-12\n      maxNodes: 4\n",
             f"{NS}:pools[0].maxNodes: key 'maxNodes' is for another kind of pool (GKE node pool, EKS "
-            "managed node group, Karpenter NodePool); this pool is a GKE ComputeClass (cluster "
-            "provider 'gke'): GKE creates its node pools itself",
+            "managed node group, Karpenter NodePool, AKS agent pool, AKS node auto-provisioning "
+            "NodePool); this pool is a GKE ComputeClass (cluster provider 'gke'): GKE creates its "
+            "node pools itself",
         ),
         (
             "      machineType: g2-standard-12\n",

@@ -64,7 +64,7 @@ def test_node_start_up_on_existing_nodes_is_refused():
     with pytest.raises(InputError) as e:
         load_spec(mutated("existing", {"pools[0].nodeStartupSeconds": 600}))
     assert str(e.value).startswith(
-        f"{NS}:pools[0].nodeStartupSeconds: key 'nodeStartupSeconds' is for eks and gke pools"
+        f"{NS}:pools[0].nodeStartupSeconds: key 'nodeStartupSeconds' is for aks, eks and gke pools"
     )
 
 

@@ -7,10 +7,13 @@ import pytest
 
 from components.model.errors import InputError
 from components.model.scheduling import Taint
+from components.model.scheduling.taints import OWN_TAINTS_ANNOTATION
 from components.pools.existing import (
     ExistingGpuNodes,
     ExistingGpuNodesArgs,
     merged_taints,
+    recorded_taints,
+    taint_patch,
     validate_existing_nodes_args,
 )
 from components.pools.pool import GPU_TAINT, POOL_LABEL
@@ -302,6 +305,27 @@ def test_merged_taints_keeps_order_and_reads_sdk_objects():
         {"key": "gpu", "value": "true", "effect": "NoSchedule"},
     ]
     assert merged_taints(None, ours) == ours
+
+
+def test_a_taint_taken_out_of_the_config_leaves_the_node_and_others_taints_stay():
+    site = {"key": "site.example/maintenance", "value": "planned", "effect": "PreferNoSchedule"}
+    gpu = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    team = {"key": "team", "value": "ml", "effect": "NoSchedule"}
+    # The pool set gpu and team; the config now has gpu only.
+    node = {
+        "metadata": {"annotations": {OWN_TAINTS_ANNOTATION: json.dumps([gpu, team])}},
+        "spec": {"taints": [site, gpu, team]},
+    }
+    assert recorded_taints(node["metadata"]) == [gpu, team]
+    assert taint_patch(node["spec"], [gpu], recorded_taints(node["metadata"])) == {
+        "taints": [site, gpu]
+    }
+    # Without the annotation (a node this stack never tainted) every taint but ours stays.
+    assert (
+        recorded_taints({}) == []
+        and recorded_taints({"annotations": {OWN_TAINTS_ANNOTATION: "x"}}) == []
+    )
+    assert taint_patch(node["spec"], [gpu]) == {"taints": [site, team, gpu]}
 
 
 def test_declared_allocatable_rides_on_every_node_patch():

@@ -7,7 +7,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..contract import APPS_KINDS, WIRED_POOL_ANNOTATION
-from ..read import Template, as_int, as_list, as_map, kind_of, metadata, namespace_of, split_pools
+from ..read import (
+    Gang,
+    Template,
+    as_int,
+    as_list,
+    as_map,
+    kind_of,
+    metadata,
+    namespace_of,
+    resource_id,
+    split_pools,
+)
 
 
 def is_apps_workload(typ: str) -> bool:
@@ -38,6 +49,7 @@ def apps_template(entry: Mapping[str, Any]) -> Template:
         wired=wired,
         scales_to_zero=not daemonset and replicas == 0,
         max_replicas=None if daemonset else (1 if replicas is None else replicas),
+        always=None if daemonset else (1 if replicas is None else replicas),
         model_annotations={**as_map(metadata(template).get("annotations")), **annotations},
         annotations=annotations,
         daemonset=daemonset,
@@ -61,11 +73,12 @@ def leader_worker_set_templates(entry: Mapping[str, Any]) -> list[Template]:
     replicas = 1 if replicas is None else replicas
     size = as_int(lwt.get("size")) or 1
     worker = as_map(lwt.get("workerTemplate"))
-    parts = [("leader", as_map(lwt.get("leaderTemplate")) or worker, replicas)]
+    parts = [("leader", as_map(lwt.get("leaderTemplate")) or worker, 1)]
     if size > 1:
-        parts.append(("worker", worker, replicas * (size - 1)))
+        parts.append(("worker", worker, size - 1))
     out = []
-    for role, template, pods in parts:
+    for role, template, per_group in parts:
+        pods = replicas * per_group
         pod_spec = as_map(template.get("spec"))
         own = as_map(metadata(template).get("annotations"))
         out.append(
@@ -81,6 +94,8 @@ def leader_worker_set_templates(entry: Mapping[str, Any]) -> list[Template]:
                 or split_pools(own.get(WIRED_POOL_ANNOTATION)),
                 scales_to_zero=replicas == 0,
                 max_replicas=pods,
+                always=pods,
+                gang=Gang(resource_id(typ, name), per_group, role == "leader"),
                 model_annotations={**own, **annotations},
                 annotations=annotations,
             )

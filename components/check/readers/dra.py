@@ -30,10 +30,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...model.errors import InputError
 from ...model.nodes.catalog import GKE_ACCELERATORS, MIG_PROFILES, aws_instance_or_none
-from ...model.nodes.dra_devices import BUILTIN_DEVICE_CLASSES, node_devices
-from ...model.scheduling import Toleration
-from ..read import Template, as_list, as_map, helm_releases, is_type, metadata, namespace_of
+from ...model.nodes.dra_devices import (
+    BUILTIN_DEVICE_CLASSES,
+    DRA_DEVICES_ANNOTATION,
+    DRA_MIG_LABEL,
+    DRA_NODE_LABEL,
+    node_devices,
+)
+from ...model.scheduling import Placement, Taint, Toleration
+from ..read import (
+    Template,
+    as_list,
+    as_map,
+    group_of,
+    helm_releases,
+    is_type,
+    metadata,
+    namespace_of,
+)
 
 DRA_GROUP = "resource.k8s.io"
 GKE_DRA_LABELS = {
@@ -49,19 +65,28 @@ deployments/helm/dra-driver-nvidia-gpu/values.yaml). `cloud.google.com/gke-nvidi
 (GKE's managed DRA driver, seen in GKE AI Labs tutorials, unverified in GKE's docs) stands in for
 the second."""
 GKE_MANAGED_DRA_LABEL = ("cloud.google.com/gke-nvidia-gpu-dra-driver", "true")
-DRA_NODE_LABEL = ("nvidia.com/gpu.present", "true")
-"""The label a pool's nodes are created with to say they run NVIDIA's DRA driver (the chart's
-kubelet plugin affinity): a GPU pool with it is a DRA pool."""
-DRA_MIG_LABEL = "gpu-inference.dev/dra-mig-profile"
-"""Label on the nodes of a DRA pool whose GPUs are split into static MIG instances of one profile
-(the driver then publishes the MIG devices, `model.nodes.dra_devices.node_devices`)."""
 NVIDIA_DEVICE_CLASSES = frozenset(BUILTIN_DEVICE_CLASSES)
 DRA_DRIVER_CHART = "dra-driver-nvidia-gpu"
-DRA_DEVICES_ANNOTATION = "gpu-inference.dev/dra-devices"
-"""Annotation on a NodePatch: the devices the node publishes through NVIDIA's DRA driver, a JSON
-list of `resource.k8s.io/v1` ResourceSlice devices (`model.nodes.dra_devices.node_devices`)."""
 KPLUGIN_DEFAULT_TOLERATIONS = (Toleration("nvidia.com/gpu", "Exists", "", "NoSchedule"),)
 """The chart's `kubeletPlugin.tolerations` default (values.yaml, v0.4.1)."""
+KPLUGIN_AFFINITY: Mapping[str, Any] = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
+                for key, value in (
+                    ("feature.node.kubernetes.io/pci-10de.present", "true"),
+                    ("feature.node.kubernetes.io/pci-0302_10de.present", "true"),
+                    ("feature.node.kubernetes.io/pci-0300_10de.present", "true"),
+                    ("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA"),
+                    ("nvidia.com/gpu.present", "true"),
+                )
+            ]
+        }
+    }
+}
+"""The chart's `kubeletPlugin.affinity` default (values.yaml, v0.4.1): node-feature-discovery's
+NVIDIA PCI / CPU labels, or `nvidia.com/gpu.present=true`."""
 
 MANAGED_CLASS = "serving.kserve.io/exp-dra-device-class"
 MANAGED_SELECTORS = "serving.kserve.io/exp-dra-cel-selector"
@@ -108,6 +133,17 @@ class DraUse:
     @property
     def any(self) -> bool:
         return bool(self.claims)
+
+    @property
+    def whole_gpus(self) -> int:
+        """Whole GPUs (`gpu.nvidia.com`) the claims ask for by count (0 when they ask none, or
+        all of a class, or other devices)."""
+        return sum(
+            r.count
+            for c in self.resolved
+            for r in c.requests
+            if r.device_class == "gpu.nvidia.com" and not r.all_devices and not r.alternatives
+        )
 
 
 @dataclass
@@ -162,11 +198,14 @@ class DraIndex:
 
 @dataclass(frozen=True)
 class DraDriver:
-    """An install of NVIDIA's DRA driver: where its kubelet plugin may run."""
+    """An install of NVIDIA's DRA driver: where its kubelet plugin may run (its nodeSelector,
+    required node affinity and tolerations)."""
 
     resource: str
-    tolerations: tuple[Toleration, ...]
-    node_selector: Mapping[str, str]
+    placement: Placement
+
+    def serves(self, labels: Mapping[str, str], taints: Sequence[Taint]) -> bool:
+        return self.placement.admits(labels, taints)
 
 
 def _request(r: Mapping[str, Any]) -> DeviceRequest:
@@ -228,8 +267,8 @@ def _tolerations(values: Any) -> tuple[Toleration, ...]:
 
 
 def read_drivers(graph: Sequence[Mapping[str, Any]]) -> list[DraDriver]:
-    """The Helm releases of chart `dra-driver-nvidia-gpu` (its kubelet plugin's tolerations and
-    nodeSelector from `values.kubeletPlugin`, else the chart's defaults)."""
+    """The Helm releases of chart `dra-driver-nvidia-gpu` (its kubelet plugin's tolerations,
+    nodeSelector and affinity from `values.kubeletPlugin`, else the chart's defaults)."""
     out = []
     for entry in helm_releases(graph, DRA_DRIVER_CHART):
         values = as_map(as_map(entry.get("inputs")).get("values"))
@@ -240,7 +279,13 @@ def read_drivers(graph: Sequence[Mapping[str, Any]]) -> list[DraDriver]:
             else KPLUGIN_DEFAULT_TOLERATIONS
         )
         selector = {str(k): str(v) for k, v in as_map(plugin.get("nodeSelector")).items()}
-        out.append(DraDriver(f"{entry.get('type')}::{entry.get('name')}", tolerations, selector))
+        affinity = as_map(plugin.get("affinity")) if "affinity" in plugin else KPLUGIN_AFFINITY
+        try:
+            node_affinity = Placement.from_pod_spec({"affinity": affinity}).node_affinity
+        except (InputError, KeyError, TypeError, ValueError):
+            node_affinity = None
+        placement = Placement(selector, list(tolerations), node_affinity)
+        out.append(DraDriver(f"{entry.get('type')}::{entry.get('name')}", placement))
     return out
 
 
@@ -248,6 +293,8 @@ def read_dra(graph: Sequence[Mapping[str, Any]]) -> DraIndex:
     index = DraIndex()
     for entry in graph:
         typ = str(entry.get("type", ""))
+        if group_of(typ) != DRA_GROUP:  # most of a graph: read nothing more of it
+            continue
         inputs = as_map(entry.get("inputs"))
         name = str(metadata(inputs).get("name") or entry.get("name"))
         key = (namespace_of(inputs), name)

@@ -10,6 +10,7 @@ from ...model.errors import InputError
 from ...model.nodes.catalog import MIG_PROFILES, gke_accelerator, gke_gpus_for_machine
 from ...model.nodes.gke_machines import gce_machine_or_none
 from ...model.nodes.gke_storage import image_of
+from ...model.nodes.quotas import gce_region
 from ...model.nodes.shapes import GKE_DEFAULT_MAX_PODS, NodeShape, gke_node_shape_or_none
 from ..contract import (
     GKE_ACCELERATOR_COUNT_LABEL,
@@ -155,6 +156,47 @@ def _gke_shared(nc: Mapping[str, Any], accelerator: str | None, labels: dict[str
     return factor
 
 
+def zones(inputs: Mapping[str, Any]) -> int | None:
+    """How many zones a node pool's per-zone counts are for: its `nodeLocations`, else one for a
+    zonal `location` (or none given: the provider's default, taken as one zone); None for a
+    regional one, whose zones are the cluster's (not in the pool)."""
+    listed = as_list(inputs.get("nodeLocations"))
+    if listed:
+        return len(listed)
+    location = str(inputs.get("location") or "")
+    return None if location and gce_region(location) == location else 1
+
+
+def node_counts(inputs: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """(min, max) nodes of a node pool. `totalMinNodeCount` / `totalMaxNodeCount` are the pool's;
+    `minNodeCount` / `maxNodeCount`, `nodeCount` and `initialNodeCount` are per zone
+    (terraform-provider-google / pulumi-gcp `container.NodePool`: "per zone", "per instance
+    group"), so they count once per zone (None where the zones are not known, unless 0)."""
+    auto = as_map(inputs.get("autoscaling"))
+    total_lo, total_hi = (
+        as_int(auto.get("totalMinNodeCount")),
+        as_int(auto.get("totalMaxNodeCount")),
+    )
+    if auto and (total_lo is not None or total_hi is not None):
+        return (0 if total_lo is None else total_lo), total_hi
+    if auto:
+        lo, hi = as_int(auto.get("minNodeCount")), as_int(auto.get("maxNodeCount"))
+        lo = 0 if lo is None and hi is not None else lo
+    else:
+        lo = as_int(inputs.get("nodeCount"))
+        if lo is None:
+            lo = as_int(inputs.get("initialNodeCount"))
+        hi = lo
+    n = zones(inputs)
+
+    def each(count: int | None) -> int | None:
+        if count is None or count == 0:
+            return count
+        return None if n is None else count * n
+
+    return each(lo), each(hi)
+
+
 def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
     typ, name = str(entry["type"]), str(entry["name"])
     inputs = as_map(entry.get("inputs"))
@@ -197,18 +239,7 @@ def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         effective[GKE_SPOT_LABEL] = "true"
     if nc.get("preemptible") is True:
         effective[GKE_PREEMPTIBLE_LABEL] = "true"
-    auto = as_map(inputs.get("autoscaling"))
-    if auto:
-        lo = as_int(auto.get("minNodeCount"))
-        hi = as_int(auto.get("maxNodeCount"))
-        if lo is None and hi is None:
-            lo, hi = as_int(auto.get("totalMinNodeCount")), as_int(auto.get("totalMaxNodeCount"))
-        lo = 0 if lo is None and hi is not None else lo
-    else:
-        lo = as_int(inputs.get("nodeCount"))
-        if lo is None:
-            lo = as_int(inputs.get("initialNodeCount"))
-        hi = lo
+    lo, hi = node_counts(inputs)
     return PoolDraft(
         name=labels.get(POOL_LABEL) or name,
         provider="gke",

@@ -19,6 +19,8 @@ from ...model.autoscalers.karpenter import (
 from ...model.autoscalers.karpenter import admitted as admitted_by_karpenter
 from ...model.autoscalers.karpenter_launch import NodeClassInfo, NodePoolSpec
 from ...model.autoscalers.karpenter_requirements import (
+    AWS,
+    KarpenterProvider,
     Requirements,
     nodepool_problem,
     requirements_of,
@@ -262,10 +264,11 @@ def _limits(value: Any, where: str, out: Findings) -> dict[str, int]:
     return limits
 
 
-def karpenter_launch_spec(
-    entry: Mapping[str, Any], node_classes: Mapping[str, Mapping[str, Any]], out: Findings
-) -> tuple[NodePoolSpec, NodeClassInfo]:
-    """A NodePool as Karpenter's scheduler reads it, and what of its node class matters."""
+def nodepool_spec(
+    entry: Mapping[str, Any], out: Findings, provider: KarpenterProvider = AWS
+) -> NodePoolSpec:
+    """A NodePool as Karpenter's scheduler reads it, whatever the cloud provider (`provider`:
+    its well-known labels and restricted domains decide whether the NodePool is ever Ready)."""
     head = nodepool_head(entry)
     rid, spec, tspec, nodepool, labels = head.rid, head.spec, head.tspec, head.name, head.labels
     requirements = tuple(
@@ -277,28 +280,38 @@ def karpenter_launch_spec(
         for r in as_list(tspec.get("requirements"))
     )
     ref = as_map(tspec.get("nodeClassRef"))
-    auto = ref.get("group") == "eks.amazonaws.com"
-    group = str(ref.get("group") or "karpenter.k8s.aws")
-    kind = str(ref.get("kind") or "EC2NodeClass").lower()
-    class_name = str(ref.get("name") or "")
-    weight = as_int(spec.get("weight")) or 0
-    pool = NodePoolSpec(
+    group = str(ref.get("group") or provider.node_class_group)
+    kind = str(ref.get("kind") or provider.node_class_kind).lower()
+    return NodePoolSpec(
         name=nodepool,
         requirements=requirements,
         labels=labels,
         taints=tuple(read_taints(tspec.get("taints"), rid, Findings())),
         limits=_limits(spec.get("limits"), rid, out),
-        weight=weight,
-        node_class=(f"{group}/{kind}", class_name),
+        weight=as_int(spec.get("weight")) or 0,
+        node_class=(f"{group}/{kind}", str(ref.get("name") or "")),
         static=spec.get("replicas") is not None,
-        problem=_validate(requirements, labels),
+        problem=_validate(requirements, labels, provider),
+        provider=provider,
     )
+
+
+def karpenter_launch_spec(
+    entry: Mapping[str, Any], node_classes: Mapping[str, Mapping[str, Any]], out: Findings
+) -> tuple[NodePoolSpec, NodeClassInfo]:
+    """A NodePool on AWS as Karpenter's scheduler reads it, and what of its node class matters."""
+    pool = nodepool_spec(entry, out)
+    ref = as_map(as_map(nodepool_head(entry).tspec).get("nodeClassRef"))
+    auto = ref.get("group") == "eks.amazonaws.com"
+    class_name = pool.node_class[1]
     return pool, node_class_info(class_name, node_classes.get(class_name), auto)
 
 
-def _validate(requirements: Any, labels: Mapping[str, str]) -> str | None:
+def _validate(
+    requirements: Any, labels: Mapping[str, str], provider: KarpenterProvider = AWS
+) -> str | None:
     try:
-        return nodepool_problem(requirements, labels)
+        return nodepool_problem(requirements, labels, provider)
     except ValueError as e:
         return str(e)
 

@@ -58,6 +58,7 @@ from ..contract import (
     wired_annotation,
 )
 from ..read import (
+    Gang,
     LLMPod,
     Template,
     as_int,
@@ -87,15 +88,19 @@ def _part(spec: Mapping[str, Any], role: str) -> Mapping[str, Any]:
     return as_map(spec.get("prefill")) if role.startswith("prefill") else spec
 
 
-def _replicas(part: Mapping[str, Any]) -> tuple[bool, int | None]:
-    """(scaled to zero, most replicas): `replicas` (absent: 1) or WVA `scaling` (minReplicas 1 or
-    more by the CRD; maxReplicas absent: unbounded)."""
+def _replicas(part: Mapping[str, Any]) -> tuple[bool, int, int | None]:
+    """(scaled to zero, fewest replicas, most replicas): `replicas` (absent: 1) or WVA `scaling`
+    (minReplicas 1 or more by the CRD, absent 1; maxReplicas absent: unbounded)."""
     scaling = part.get("scaling")
     if isinstance(scaling, Mapping):
-        return False, as_int(scaling.get("maxReplicas"))
+        return (
+            False,
+            max(as_int(scaling.get("minReplicas")) or 1, 1),
+            as_int(scaling.get("maxReplicas")),
+        )
     replicas = as_int(part.get("replicas"))
     replicas = 1 if replicas is None else replicas
-    return replicas == 0, replicas
+    return replicas == 0, replicas, replicas
 
 
 def _number(
@@ -233,12 +238,13 @@ def llm_inference_service_templates(
     rid = resource_id(typ, name)
     out = []
     for g in pods:
-        zero, most = _replicas(_part(spec, g.role))
+        zero, least, most = _replicas(_part(spec, g.role))
+        per_group = 1
         if g.role.endswith("worker"):
-            workers = (as_int(g.group_size) or 1) - 1
-            if workers <= 0:
+            per_group = (as_int(g.group_size) or 1) - 1
+            if per_group <= 0:
                 continue  # a group of one pod is its leader alone
-            most = None if most is None else most * workers
+            most = None if most is None else most * per_group
         containers, inits = pod_containers(g)
         added = tuple(c["name"] for c in [*g.added_containers, *g.added_init_containers])
         component = g.workload
@@ -257,6 +263,10 @@ def llm_inference_service_templates(
                 wired=_wiring(g.role, annotations),
                 scales_to_zero=zero,
                 max_replicas=most,
+                always=least * per_group,
+                gang=Gang(f"{rid}/{g.workload}", per_group, g.role.endswith("leader"))
+                if g.kind == "LeaderWorkerSet"
+                else None,
                 model_annotations=annotations if model_pod else {},
                 annotations=annotations,
                 added=added,

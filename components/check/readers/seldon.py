@@ -108,6 +108,7 @@ def server_template(
         wired=wired,
         scales_to_zero=replicas == 0,
         max_replicas=max(1 if replicas is None else replicas, as_int(spec.get("maxReplicas")) or 0),
+        always=1 if replicas is None else replicas,
         model_annotations=annotations,
         annotations=annotations,
         added=added,

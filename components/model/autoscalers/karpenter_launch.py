@@ -82,11 +82,13 @@ from .karpenter import (
 )
 from .karpenter_requirements import (
     ABSENT_ON_GPU_TYPES,
+    AWS,
     CAPACITY_TYPE_VALUES,
     INITIALIZED_LABEL,
     REGISTERED_LABEL,
     RESERVATION_ID_LABEL,
     RESERVATION_LABELS,
+    KarpenterProvider,
     Req,
     Requirements,
     label_requirements,
@@ -101,26 +103,41 @@ from .karpenter_requirements import (
 
 @dataclass(frozen=True)
 class Offering:
-    """Where an instance type can be launched: a capacity type (reserved: in a reservation)."""
+    """Where an instance type can be launched: a capacity type (reserved: in a reservation), with
+    the labels a node of it gets (`labels`) and those it lacks (`absent`)."""
 
     capacity_type: str
     reservation_id: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Further single-valued labels of the offering (Azure: `kubernetes.azure.com/
+    scalesetpriority` and `priority`, `regular` or `spot`)."""
+    absent: tuple[str, ...] | None = None
+    """Keys the offering has as DoesNotExist; None: the AWS resolvers' (the reservation labels
+    unless it is reserved)."""
 
     @cached_property
     def requirements(self) -> Requirements:
         """As the AWS resolvers shape them (offering/base_resolver.go:127-139,
-        reserved_capacity_resolver.go:90-103); zones are not modelled."""
+        reserved_capacity_resolver.go:90-103), or the Azure provider (instancetypes.go
+        `createOfferings`); zones are not modelled."""
         reqs = Requirements([Req.of(CAPACITY_TYPE_LABEL, "In", [self.capacity_type])])
-        if self.reservation_id is None:
-            reqs.add(*(Req.of(k, "DoesNotExist") for k in RESERVATION_LABELS))
-        else:
+        reqs.add(*(Req.of(k, "In", [v]) for k, v in self.labels.items()))
+        if self.reservation_id is not None:
             reqs.add(Req.of(RESERVATION_ID_LABEL, "In", [self.reservation_id]))
+        reqs.add(*(Req.of(k, "DoesNotExist") for k in self.absent_keys))
         return reqs
+
+    @property
+    def absent_keys(self) -> tuple[str, ...]:
+        if self.absent is not None:
+            return self.absent
+        return () if self.reservation_id is not None else RESERVATION_LABELS
 
 
 @dataclass(frozen=True)
 class InstanceType:
-    """What the cloud provider hands the scheduler for one EC2 instance type."""
+    """What the cloud provider hands the scheduler for one instance type (an EC2 instance type,
+    an Azure VM size)."""
 
     name: str
     labels: Mapping[str, str]
@@ -128,20 +145,29 @@ class InstanceType:
     allocatable: Resources | None  # None: not known (EKS Auto Mode): only GPUs are judged
     offerings: tuple[Offering, ...]
     absent: tuple[str, ...] = ABSENT_ON_GPU_TYPES  # keys it has as DoesNotExist
+    values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Keys it has with several values (Azure: `kubernetes.azure.com/mode` In [system, user])."""
 
     @cached_property
     def requirements(self) -> Requirements:
-        """Its labels, type, capacity types and reservations as requirements; computed once per
-        instance type (every pod x NodePool pair reads them): callers `copy()` before adding."""
+        """Its labels, type, capacity types and the offerings' labels as requirements; computed
+        once per instance type (every pod x NodePool pair reads them): callers `copy()` before
+        adding. A key every offering lacks is DoesNotExist; one some offering has takes the
+        values the offerings give it."""
         reqs = label_requirements(self.labels)
+        reqs.add(*(Req.of(k, "In", list(v)) for k, v in self.values.items()))
         reqs.add(Req.of("node.kubernetes.io/instance-type", "In", [self.name]))
         types = sorted({o.capacity_type for o in self.offerings})
         reqs.add(Req.of(CAPACITY_TYPE_LABEL, "In", types))
-        ids = sorted({o.reservation_id for o in self.offerings if o.reservation_id})
-        if ids:
-            reqs.add(Req.of(RESERVATION_ID_LABEL, "In", ids))
-        else:
-            reqs.add(*(Req.of(k, "DoesNotExist") for k in RESERVATION_LABELS))
+        offered: dict[str, set[str]] = {}
+        for o in self.offerings:
+            for k, v in o.labels.items():
+                offered.setdefault(k, set()).add(v)
+            if o.reservation_id:
+                offered.setdefault(RESERVATION_ID_LABEL, set()).add(o.reservation_id)
+        reqs.add(*(Req.of(k, "In", sorted(v)) for k, v in sorted(offered.items())))
+        lacking = set.intersection(*(set(o.absent_keys) for o in self.offerings))
+        reqs.add(*(Req.of(k, "DoesNotExist") for k in sorted(lacking)))
         reqs.add(*(Req.of(k, "DoesNotExist") for k in self.absent if k not in self.labels))
         return reqs
 
@@ -170,6 +196,8 @@ class NodePoolSpec:
     """The template label `<group>/<kind lower case>` = the node class name."""
     static: bool = False  # spec.replicas: nodes the provisioner never launches for pods
     problem: str | None = None  # why RuntimeValidate fails (the NodePool is never Ready)
+    provider: KarpenterProvider = AWS
+    """The cloud provider whose controller reads it (its well-known labels and domains)."""
 
     def template_requirements(self) -> Requirements:
         """What every node of the NodePool carries, as requirements; made once per NodePool
@@ -231,7 +259,7 @@ class PendingPod:
             reqs.add(*requirements_of(self.required[0]).by_key.values())
         return reqs
 
-    def problem(self) -> str | None:
+    def problem(self, provider: KarpenterProvider = AWS) -> str | None:
         """`Provisioner.Validate`: why Karpenter ignores the pod, or None."""
         if self.required and self.match_fields:
             return "node selector term with matchFields is not supported"
@@ -239,7 +267,7 @@ class PendingPod:
         exprs = [(k, "In", (v,)) for k, v in self.node_selector.items()]
         exprs += [r for t in self.required or () for r in t]
         for key, op, values in exprs:
-            p = requirement_problem(key, op, values)
+            p = requirement_problem(key, op, values, provider)
             if p:
                 return p
         reqs = self.requirements()
@@ -285,6 +313,13 @@ class NodeClassInfo:
     kubelet: KarpenterKubelet = field(default_factory=KarpenterKubelet)
     """kubeReserved, systemReserved, evictionHard, podsPerCore, instanceStorePolicy RAID0."""
     unknown: str | None = None  # why its nodes' shape is not known, when it is not
+    provider: KarpenterProvider = AWS
+
+    @property
+    def daemon_kind(self) -> str:
+        """The provider's own DaemonSets its nodes run (`system_daemons`): EKS's; none on Auto
+        Mode's nodes, which run them on the host."""
+        return "none" if self.auto_mode else "eks"
 
     def shape(self, instance_type: str) -> tuple[NodeShape | None, str | None]:
         """The node Karpenter believes it launches of `instance_type` with this node class, or
@@ -307,6 +342,19 @@ class NodeClassInfo:
         if shape is None:
             return None, f"instance type {instance_type} is not in the node-shape catalog"
         return shape, None
+
+    def instance_types(
+        self,
+        overlays: Sequence[tuple[Requirements, Mapping[str, int]]] = (),
+        pool: str | None = None,
+    ) -> list[InstanceType]:
+        """The instance types the provider offers for this node class (`catalog_instance_types`):
+        with `karpenter_azure.AksNodeClassInfo`, the one interface the check reads them by."""
+        return catalog_instance_types(self, overlays, pool)
+
+    def admits_cpu(self, pool: NodePoolSpec) -> bool:
+        """Whether the NodePool also admits instance types without GPUs (`admits_cpu_types`)."""
+        return admits_cpu_types(pool, self.auto_mode)
 
 
 def catalog_instance_types(
@@ -378,7 +426,7 @@ def admitted_by(pool: NodePoolSpec, instance_types: Sequence[InstanceType]) -> l
         it
         for it in instance_types
         if it.requirements.intersects(reqs) is None
-        and any(reqs.compatible(o.requirements) is None for o in it.offerings)
+        and any(reqs.compatible(o.requirements, pool.provider) is None for o in it.offerings)
     ]
 
 
@@ -417,7 +465,7 @@ def launch(
     def no(cause: str, reason: str) -> Launch:
         return Launch(pool.name, cause=cause, reason=reason)
 
-    problem = pod.problem()
+    problem = pod.problem(pool.provider)
     if problem:
         return no("pod", f"Karpenter ignores the pod: {problem}")
     if pool.static:
@@ -482,7 +530,7 @@ def _try(
         if not any(t.tolerates(taint) for t in pod.tolerations):
             return Launch(name, cause="taints", reason=f"it does not tolerate the taint {taint}")
     own = pod.requirements()
-    conflict = template.compatible(own)
+    conflict = template.compatible(own, pool.provider)
     if conflict:
         return Launch(
             name,
@@ -500,7 +548,7 @@ def _try(
             continue
         fitting.append(it)
         if any(
-            merged.compatible(o.requirements) is None for o in it.offerings
+            merged.compatible(o.requirements, pool.provider) is None for o in it.offerings
         ):  # available offering
             remaining.append(it)
     if not remaining:
@@ -529,7 +577,8 @@ def _try(
         o
         for it in remaining
         for o in it.offerings
-        if o.capacity_type == "reserved" and merged.compatible(o.requirements) is None
+        if o.capacity_type == "reserved"
+        and merged.compatible(o.requirements, pool.provider) is None
     ]
     if reserved:
         types: tuple[str, ...] = ("reserved",)
@@ -540,7 +589,7 @@ def _try(
                     o.capacity_type
                     for it in remaining
                     for o in it.offerings
-                    if merged.compatible(o.requirements) is None
+                    if merged.compatible(o.requirements, pool.provider) is None
                 }
             )
         )
@@ -696,7 +745,8 @@ def daemon_compatible(
         if not any(t.tolerates(taint) for t in tolerations):
             return False
     return any(
-        template.compatible(reqs) is None and it.requirements.intersects(reqs) is None
+        template.compatible(reqs, pool.provider) is None
+        and it.requirements.intersects(reqs) is None
         for reqs in _strict_requirements(daemon.placement)
     )
 
@@ -733,7 +783,8 @@ def choose(
     relaxation of the pod in turn: a lighter NodePool that fits the pod as written beats a heavier
     one that fits it only once a preference is dropped. `daemons`: the cluster's DaemonSet pods
     (their overhead per NodePool and instance type: `daemon_overheads`)."""
-    if pod.problem() or pod.dra:
+    provider = pools[0][0].provider if pools else AWS
+    if pod.problem(provider) or pod.dra:
         return None
     ordered = sorted(pools, key=lambda p: (-p[0].weight, _desc(p[0].name)))
     usable = []

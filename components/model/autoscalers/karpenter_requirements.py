@@ -110,34 +110,88 @@ WELL_KNOWN_VALUES = {
 """`WellKnownValuesForRequirements` (core, and the AWS provider's tenancy)."""
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte")
 
+CORE_WELL_KNOWN_LABELS: frozenset[str] = frozenset(
+    {
+        NODEPOOL_LABEL,
+        ZONE_LABEL,
+        "topology.kubernetes.io/region",
+        "node.kubernetes.io/instance-type",
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        CAPACITY_TYPE_LABEL,
+        "node.kubernetes.io/windows-build",
+    }
+)
+"""kubernetes-sigs/karpenter v1.14.1 `pkg/apis/v1/labels.go` `WellKnownLabels`, before a cloud
+provider adds its own."""
 
-def is_well_known(key: str) -> bool:
-    return key in WELL_KNOWN_LABELS or key.startswith(AUTO_MODE_PREFIX)
+
+@dataclass(frozen=True)
+class KarpenterProvider:
+    """What a cloud provider registers with Karpenter's core at start-up (its `labels.go` `init`):
+    the labels it makes well-known, the label domains it reserves, the values it accepts for some
+    keys; and the node class its NodePools name. The requirement rules below read it, so the same
+    scheduler model judges NodePools of any provider."""
+
+    name: str
+    well_known: frozenset[str]
+    restricted_domains: tuple[str, ...]
+    well_known_values: Mapping[str, frozenset[str]]
+    node_class_group: str
+    node_class_kind: str
+    well_known_prefixes: tuple[str, ...] = ()
+    """Keys under these prefixes are taken as well-known too (EKS Auto Mode's, unverified)."""
+
+    def is_well_known(self, key: str) -> bool:
+        return key in self.well_known or any(key.startswith(p) for p in self.well_known_prefixes)
+
+    @property
+    def node_class_label(self) -> str:
+        """The label `NewNodeClaimTemplate` gives nodes: `<group>/<kind lower case>`."""
+        return f"{self.node_class_group}/{self.node_class_kind.lower()}"
 
 
-def restricted_label_problem(key: str) -> str | None:
+AWS = KarpenterProvider(
+    name="aws",
+    well_known=WELL_KNOWN_LABELS,
+    restricted_domains=RESTRICTED_DOMAINS,
+    well_known_values=WELL_KNOWN_VALUES,
+    node_class_group="karpenter.k8s.aws",
+    node_class_kind="EC2NodeClass",
+    well_known_prefixes=(AUTO_MODE_PREFIX,),
+)
+"""aws/karpenter-provider-aws v1.14.1 `pkg/apis/v1/labels.go`:31-74."""
+
+
+def is_well_known(key: str, provider: KarpenterProvider = AWS) -> bool:
+    return provider.is_well_known(key)
+
+
+def restricted_label_problem(key: str, provider: KarpenterProvider = AWS) -> str | None:
     """`IsRestrictedLabel`: a key under a restricted domain that is not well-known, or the
     hostname label."""
-    if is_well_known(key):
+    if provider.is_well_known(key):
         return None
     domain = key.split("/", 1)[0] if "/" in key else ""
-    if any(domain == d or domain.endswith("." + d) for d in RESTRICTED_DOMAINS):
+    if any(domain == d or domain.endswith("." + d) for d in provider.restricted_domains):
         return f"label {key} is under a domain Karpenter reserves"
     if key in RESTRICTED_LABELS:
         return f"label {key} is reserved by Karpenter"
     return None
 
 
-def requirement_problem(key: str, operator: str, values: Sequence[str]) -> str | None:
+def requirement_problem(
+    key: str, operator: str, values: Sequence[str], provider: KarpenterProvider = AWS
+) -> str | None:
     """`ValidateRequirement` (apis/v1/nodeclaim_validation.go): what makes a pod's or a NodePool's
     requirement invalid for Karpenter (label syntax is left to the API server's rules)."""
     key = NORMALIZED_LABELS.get(key, key)
     if operator not in OPERATORS:
         return f"key {key} has an unsupported operator {operator}"
-    problem = restricted_label_problem(key)
+    problem = restricted_label_problem(key, provider)
     if problem:
         return problem
-    known = WELL_KNOWN_VALUES.get(key)
+    known = provider.well_known_values.get(key)
     if known is not None and operator == "In" and not any(v in known for v in values):
         return f"no valid values found in {list(values)} for {key}, expected one of {sorted(known)}"
     if operator == "In" and not values:
@@ -150,20 +204,22 @@ def requirement_problem(key: str, operator: str, values: Sequence[str]) -> str |
 
 
 def nodepool_problem(
-    requirements: Iterable[tuple[str, str, Sequence[str]]], labels: Mapping[str, str]
+    requirements: Iterable[tuple[str, str, Sequence[str]]],
+    labels: Mapping[str, str],
+    provider: KarpenterProvider = AWS,
 ) -> str | None:
     """`NodePool.RuntimeValidate` (apis/v1/nodepool_validation.go): why the NodePool never becomes
     Ready, or None (taints and label syntax are left to the API server's rules)."""
     for key in sorted(labels):
         if key == NODEPOOL_LABEL:
             return f"invalid key name {key!r} in labels, restricted"
-        problem = restricted_label_problem(key)
+        problem = restricted_label_problem(key, provider)
         if problem:
             return f"invalid key name {key!r} in labels: {problem}"
     for key, op, values in requirements:
         if key == NODEPOOL_LABEL:
             return f"invalid key {key!r} in requirements, restricted"
-        problem = requirement_problem(key, op, values)
+        problem = requirement_problem(key, op, values, provider)
         if problem:
             return f"invalid requirement: {problem}"
     return None
@@ -326,10 +382,10 @@ class Requirements:
             return theirs
         return None
 
-    def compatible(self, other: Requirements) -> str | None:
+    def compatible(self, other: Requirements, provider: KarpenterProvider = AWS) -> str | None:
         """`Compatible(other, AllowUndefinedWellKnownLabels)`: None, or why not."""
         for key in sorted(other.by_key):
-            if is_well_known(key) or key in self.by_key:
+            if provider.is_well_known(key) or key in self.by_key:
                 continue
             if other.by_key[key].operator in ("NotIn", "DoesNotExist"):
                 continue

@@ -730,13 +730,14 @@ def _join_or(parts: Sequence[str]) -> str:
 # allocatable" (kubernetes/autoscaler, history of cluster-autoscaler/utils/gpu/gpu.go, commit
 # "Change the logic to include GPU-being-installed nodes"); GKE installs the driver at boot. That
 # 15-minute bound is the only sourced figure found: EKS NVIDIA AMIs carry the driver, but no
-# source states a shorter start-up, so EKS takes the same bound. No source gives figures per GPU
+# source states a shorter start-up, so EKS takes the same bound, as does AKS (which installs the
+# driver at boot unless `gpuProfile.driver` is None). No source gives figures per GPU
 # model either, so the accelerator does not change the default today (the parameter is there for
 # when one does). Existing nodes are never at zero: no start-up. Override per pool in the stack
 # config (`pools[i].nodeStartupSeconds`).
 # ---------------------------------------------------------------------------------------------
 
-NODE_STARTUP_SECONDS: dict[str, int] = {"gke": 900, "eks": 900, "existing": 0}
+NODE_STARTUP_SECONDS: dict[str, int] = {"gke": 900, "eks": 900, "aks": 900, "existing": 0}
 
 
 def node_startup_seconds(provider: str, accelerator: str | None = None) -> int:

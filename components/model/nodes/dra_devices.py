@@ -58,6 +58,20 @@ UNMODELLED_ATTRIBUTES = frozenset(
 )
 """Attributes the driver publishes whose values depend on the machine (not known offline)."""
 
+DRA_NODE_LABEL = ("nvidia.com/gpu.present", "true")
+"""The label a DRA pool's nodes are created with: the default node affinity of the kubelet plugin
+of NVIDIA's DRA driver (chart `dra-driver-nvidia-gpu` 0.4.1 values.yaml `kubeletPlugin.affinity`,
+one of its terms). A GPU pool whose nodes the stack creates with it is a DRA pool. (EKS's
+nodeadm sets it on every NVIDIA node from Kubernetes 1.35, awslabs/amazon-eks-ami
+nodeadm/internal/kubelet/config.go: so the platform pins the driver to its DRA pools by their
+pool label, not by this one.)"""
+DRA_MIG_LABEL = "gpu-inference.dev/dra-mig-profile"
+"""Label on the nodes of a DRA pool whose GPUs are split into static MIG instances of one profile
+(the driver then publishes the MIG devices, `node_devices`)."""
+DRA_DEVICES_ANNOTATION = "gpu-inference.dev/dra-devices"
+"""Annotation on an existing node's NodePatch: the devices the node publishes through NVIDIA's
+DRA driver, a JSON list of `resource.k8s.io/v1` ResourceSlice devices (`node_devices`)."""
+
 _MIB = 2**20
 
 

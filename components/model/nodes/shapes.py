@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
@@ -86,22 +87,22 @@ class Resources:
         for name in _FIELDS:
             yield name, getattr(self, name), getattr(other, name)
 
+    # Field by field, positionally (the fit check and pod requests add and subtract these for
+    # every container and node: a dict of keyword arguments each time was most of their cost).
+
     def __add__(self, other: Resources) -> Resources:
-        return Resources(**{k: a + b for k, a, b in self._zip(other)})
+        return Resources(*map(operator.add, _values(self), _values(other)))
 
     def __sub__(self, other: Resources) -> Resources:
-        return Resources(**{k: a - b for k, a, b in self._zip(other)})
+        return Resources(*map(operator.sub, _values(self), _values(other)))
 
     def max(self, other: Resources) -> Resources:
         """Per resource, the larger of the two (how the scheduler treats init containers)."""
-        return Resources(**{k: max(a, b) for k, a, b in self._zip(other)})
+        return Resources(*map(max, _values(self), _values(other)))
 
     def get(self, name: str) -> int:
         """The amount of a resource by its Kubernetes name (`cpu`, `ephemeral-storage`, ...)."""
-        for field_name, k8s_name in RESOURCE_NAMES.items():
-            if name == k8s_name:
-                return int(getattr(self, field_name))
-        raise KeyError(name)
+        return int(getattr(self, _FIELD_OF[name]))
 
     def items(self) -> Iterator[tuple[str, int]]:
         """(Kubernetes name, amount) for every resource."""
@@ -127,6 +128,8 @@ class Resources:
 
 
 _FIELDS = tuple(f.name for f in fields(Resources))
+_FIELD_OF = {k8s: name for name, k8s in RESOURCE_NAMES.items()}
+_values = operator.attrgetter(*_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,7 @@ def kubelet_nodefs_eviction(capacity: int) -> int:
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _cached(build: _F) -> _F:
+def cached_builder(build: _F) -> _F:
     """Memoise a shape builder (the fit findings rebuild shapes many times); arguments that are
     not hashable (bad input) go uncached, to the builder's own error."""
     memo = functools.lru_cache(maxsize=4096)(build)
@@ -211,13 +214,19 @@ def _cached(build: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-def _whole(value: object, what: str, minimum: int = 0) -> int:
+_cached = cached_builder
+
+
+def whole_number(value: object, what: str, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InputError(
             f"{what} {show(value)} is not a whole number >= {minimum}",
             f"a whole number >= {minimum}",
         )
     return value
+
+
+_whole = whole_number
 
 
 # ---------------------------------------------------------------------------------------------
@@ -754,12 +763,33 @@ def existing_node_shape(
 # What would hold a pod (the fix of the fit findings)
 # ---------------------------------------------------------------------------------------------
 
-_BUILDERS = {
+_BUILDERS: dict[str, tuple[Callable[..., NodeShape | None], str]] = {
     "gke": (gke_node_shape_or_none, "disk_gb"),
     "eks": (eks_node_shape_or_none, "disk_gib"),
     "karpenter": (karpenter_node_shape_or_none, "disk_gib"),
 }
+_SIZES: dict[str, Callable[[NodeShape], list[str]]] = {
+    "gke": lambda s: gce_family_sizes(gce_machine_family(s.name)),
+    "eks": lambda s: ec2_family_sizes(s.name.split(".", 1)[0]),
+    "karpenter": lambda s: ec2_family_sizes(s.name.split(".", 1)[0]),
+}
 MAX_DISK = 65536  # GB / GiB: the largest Persistent Disk / EBS volume
+_MAX_DISKS: dict[str, int] = {}
+
+
+def register_shape_kind(
+    kind: str,
+    build: Callable[..., NodeShape | None],
+    disk_key: str,
+    sizes: Callable[[NodeShape], list[str]],
+    max_disk: int = MAX_DISK,
+) -> None:
+    """Another cloud's node shapes, from the module that builds them (`aks_shapes`): how to build
+    one again with other options (`build(name, **options)`, None when unknown), the option that is
+    its disk, and the sizes of a shape's family (what `larger_to_hold` tries)."""
+    _BUILDERS[kind] = (build, disk_key)
+    _SIZES[kind] = sizes
+    _MAX_DISKS[kind] = max_disk
 
 
 def reshaped(
@@ -777,7 +807,7 @@ def reshaped(
     if name is not None and name != shape.name:
         options.pop("gpus", None)  # the other type's own GPUs
     try:
-        return build(name or shape.name, **options)  # type: ignore[operator]
+        return build(name or shape.name, **options)
     except InputError:
         return None
 
@@ -786,9 +816,10 @@ def reshaped(
 def disk_to_hold(shape: NodeShape, request: Resources) -> int | None:
     """The smallest disk (the kind's unit: GB on GKE, GiB on AWS) with which a node like `shape`
     leaves `request`'s ephemeral storage allocatable; None when none up to `MAX_DISK` does."""
-    if reshaped(shape, disk=MAX_DISK) is None:
+    largest = _MAX_DISKS.get(shape.kind, MAX_DISK)
+    if reshaped(shape, disk=largest) is None:
         return None
-    low, high = 1, MAX_DISK
+    low, high = 1, largest
     top = reshaped(shape, disk=high)
     if top is None or top.allocatable.ephemeral_storage < request.ephemeral_storage:
         return None
@@ -806,12 +837,10 @@ def disk_to_hold(shape: NodeShape, request: Resources) -> int | None:
 def larger_to_hold(shape: NodeShape, request: Resources) -> NodeShape | None:
     """The smallest machine / instance type of `shape`'s family (same GPU model) with at least
     its GPUs whose node, with the same disk, holds `request`; None when none does."""
-    if shape.kind == "gke":
-        sizes = gce_family_sizes(gce_machine_family(shape.name))
-    elif shape.kind in ("eks", "karpenter"):
-        sizes = ec2_family_sizes(shape.name.split(".", 1)[0])
-    else:
+    family = _SIZES.get(shape.kind)
+    if family is None:
         return None
+    sizes = family(shape)
     found = []
     for size in sizes:
         other = reshaped(shape, name=size)

@@ -13,6 +13,7 @@ is requested its limit (the API server's defaulting, `pkg/apis/core/v1/defaults.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_CEILING
@@ -41,10 +42,20 @@ def container_requests(container: Mapping[str, Any]) -> Resources:
         q = requests.get(k8s_name, limits.get(k8s_name))
         if q is None:
             continue
-        value = parse_quantity(q)
-        scale = 1000 if k8s_name == "cpu" else 1
-        amounts[field_name] = int((value * scale).to_integral_value(rounding=ROUND_CEILING))
+        milli = k8s_name == "cpu"
+        if type(q) is str or type(q) is int:
+            amounts[field_name] = _amount(q, milli)
+        else:
+            amounts[field_name] = _amount.__wrapped__(q, milli)
     return Resources(**amounts)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _amount(q: Any, milli: bool) -> int:
+    """A quantity in whole units (millicores for cpu), rounded up: remembered for the strings and
+    ints every pod of a stack repeats. Raises InputError for one Kubernetes would refuse."""
+    value = parse_quantity(q)
+    return int((value * (1000 if milli else 1)).to_integral_value(rounding=ROUND_CEILING))
 
 
 def _sidecar(container: Mapping[str, Any]) -> bool:

@@ -1,0 +1,453 @@
+"""A GPU pool that AKS node auto-provisioning (Karpenter on Azure) provisions:
+`AksNapGpuNodePool` -> a `karpenter.sh/v1` NodePool and the `karpenter.azure.com/v1beta1`
+AKSNodeClass it launches with, as custom resources.
+
+Node auto-provisioning is AKS's managed Karpenter (the cluster's `nodeProvisioningProfile.mode:
+Auto`; "Node auto-provisioning", MicrosoftDocs/azure-aks-docs `articles/aks/
+node-auto-provisioning*.md` @fb060abe): no controller is installed here. Like the Karpenter pool
+on EKS (`components.pools.karpenter`), a pool is a set of VM sizes: its requirements select them
+by Karpenter on Azure's labels (`components.model.autoscalers.karpenter_azure`) and are checked
+against the catalog; `gpus_per_node` is the most GPUs an admitted size has.
+
+Choices:
+- Requirements: `karpenter.azure.com/sku-gpu-manufacturer In [nvidia]` and `sku-gpu-count Gt
+  <min_gpus - 1>` always; `sku-gpu-name`, `sku-series`, `sku-name` and `sku-gpu-count Lt
+  <max_gpus + 1>` when given; `kubernetes.io/arch In [amd64]`; `karpenter.sh/capacity-type` from
+  `capacity_types`: `spot` and / or `on-demand` (Azure's provider registers no `reserved`:
+  Azure/karpenter-provider-azure v1.14.2 `pkg/apis/v1beta1/labels.go`), in Karpenter's order
+  (spot before on-demand).
+- Taint `sku=gpu:NoSchedule` unless others are given (AKS's GPU convention; Karpenter adds no GPU
+  taint, and a NAP spot node gets no spot taint: Karpenter on Azure sets the NodeClaim's taints
+  only, `pkg/utils/taints.go` `ExtractTaints`).
+- Disruption `WhenEmpty` after `consolidate_after` (5m), `expireAfter: Never`, limits `nodes` and
+  `nvidia.com/gpu`: as on EKS (see `components.pools.karpenter`).
+- AKSNodeClass: `imageFamily` (Ubuntu by the CRD's default), `osDiskSizeGB` (128), `maxPods`
+  when given, `gpu.mode` Driver (AKS installs the NVIDIA driver) or None (the GPU Operator or a
+  DRA driver does). `node_class` names an existing AKSNodeClass instead (none emitted).
+- Template labels: none under `karpenter.sh`, `karpenter.azure.com` or `kubernetes.azure.com`, nor
+  `agentpool`, `storageprofile`, `storagetier`, `accelerator` (the NodePool CRD of Karpenter on
+  Azure v1.14.2 refuses them: `pkg/apis/crds/karpenter.sh_nodepools.yaml`, `template.metadata.
+  labels` CEL rules).
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import pulumi
+
+from ..model.autoscalers.karpenter import ARCH_LABEL, CAPACITY_TYPE_LABEL, NODEPOOL_LABEL
+from ..model.autoscalers.karpenter_azure import (
+    CAPACITY_TYPES,
+    IMAGE_FAMILIES,
+    NODE_CLASS_GROUP,
+    NODE_CLASS_KIND,
+    PRIORITY,
+    SCALESET_PRIORITY,
+    SKU_GPU_COUNT,
+    SKU_GPU_MANUFACTURER,
+    SKU_GPU_NAME,
+    SKU_NAME,
+    SKU_SERIES,
+    admitted,
+    common_labels,
+    gpu_names,
+    series_names,
+    sku_labels,
+)
+from ..model.errors import InputError, show
+from ..model.inputs import stack
+from ..model.nodes.aks_shapes import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_PODS_RANGE, AKS_OS_DISK_MAX_GB
+from ..model.nodes.azure_vms import AZURE_GPU_VMS, azure_vm
+from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Taint
+from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT
+from .component import PoolComponent
+from .karpenter import KARPENTER_DURATION, NODEPOOL_API, count_at_least, requirement, str_list
+from .pool import PoolFacts, PoolKind, build_facts, pool_name_of, validate_pool_name
+
+NODECLASS_API = "karpenter.azure.com/v1beta1"
+# Template label keys the Azure NodePool CRD refuses (v1.14.2 CEL rules), beside the domains.
+RESTRICTED_LABELS = ("agentpool", "storageprofile", "storagetier", "accelerator")
+RESTRICTED_DOMAINS = ("karpenter.sh", "karpenter.azure.com", "kubernetes.azure.com")
+_PRIORITY = {"spot": "spot", "on-demand": "regular"}
+
+
+@dataclass
+class AksNapGpuNodePoolArgs:
+    """Inputs of an `AksNapGpuNodePool`; every default is here."""
+
+    gpu_names: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
+    """GPU names as Karpenter on Azure labels sizes (`karpenter.azure.com/sku-gpu-name` In): the
+    accelerator in the size's name (`A10`, `A100`, `H100`, `H200`, `T4`), each once. A size whose
+    name names none (Standard_ND96asr_v4) has no such label and is never selected by it."""
+    series: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
+    """VM series as Karpenter on Azure labels them (`karpenter.azure.com/sku-series` In; the size
+    name's family, subfamily, features and version: `NCads_v4` holds the NC A10 v4 and NC A100 v4
+    sizes, `NCas_v3` the T4 ones), each once."""
+    vm_sizes: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
+    """GPU VM sizes of the catalog (`karpenter.azure.com/sku-name` In), each once, e.g.
+    `["Standard_NC24ads_A100_v4"]`."""
+    min_gpus: Optional[int] = field(default=1, metadata=stack(ge=1))
+    """Fewest GPUs per node: `karpenter.azure.com/sku-gpu-count` Gt `min_gpus - 1`."""
+    max_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
+    """Most GPUs per node, at least `min_gpus`: `sku-gpu-count` Lt `max_gpus + 1` (none: any)."""
+    capacity_types: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(choices=CAPACITY_TYPES, min_items=1, default="`[on-demand]`")
+    )
+    """`spot` / `on-demand` (`karpenter.sh/capacity-type` In), in priority order, which must be
+    Karpenter's own within one NodePool (spot before on-demand): another order is refused (use two
+    pools, wired in your order)."""
+    max_nodes: Optional[int] = field(default=1, metadata=stack(root=True, required=True))
+    """Most nodes, at least 1 (NodePool `limits.nodes`)."""
+    max_total_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
+    """Most GPUs over the whole pool (`limits["nvidia.com/gpu"]`)."""
+    labels: Optional[Mapping[str, str]] = field(
+        default=None, metadata=stack(root=True, syntax="labels")
+    )
+    """Extra node labels (NodePool `template.metadata.labels`; values are strings). Not under
+    `karpenter.sh`, `karpenter.azure.com` or `kubernetes.azure.com`, nor `agentpool`,
+    `storageprofile`, `storagetier` or `accelerator` (the NodePool CRD of Karpenter on Azure
+    refuses them), nor `gpu-inference.dev/pool`, nor under `kubernetes.io` or `k8s.io`."""
+    taints: Optional[Sequence[Taint]] = field(default=None, metadata=stack(root=True))
+    """Node taints `{key, value, effect}` (NodePool `template.spec.taints`), one per key and
+    effect, at least one NoSchedule or NoExecute. Unset: `sku=gpu:NoSchedule` (AKS's GPU
+    convention; Karpenter adds no GPU taint, nor a spot one)."""
+    select_labels: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(root=True, syntax="label-keys")
+    )
+    """Label keys the placement selects; default: the pool label `gpu-inference.dev/pool`."""
+    scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
+    """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
+    consolidate_after: Optional[str] = "5m"
+    """How long a node stays empty before Karpenter removes it (`disruption.consolidateAfter`,
+    policy `WhenEmpty`): a duration such as `30s`, `5m`, `1h30m`, or `Never`."""
+    expire_after: Optional[str] = "Never"
+    """How long a node lives before Karpenter replaces it (`template.spec.expireAfter`); Never by
+    default, so a busy GPU node is not drained every 30 days. None: Karpenter's 720h."""
+    weight: Optional[int] = field(default=None, metadata=stack(ge=1, le=100))
+    """NodePool weight (higher: preferred over other NodePools a pod fits)."""
+    image_family: Optional[str] = field(default=None, metadata=stack(choices=IMAGE_FAMILIES))
+    """AKSNodeClass `imageFamily`: `Ubuntu` (the CRD's default), `Ubuntu2204`, `Ubuntu2404` or
+    `AzureLinux` (every GPU size of the catalog runs on both families)."""
+    os_disk_size_gb: Optional[int] = field(
+        default=AKS_DEFAULT_OS_DISK_GB, metadata=stack(root=True, ge=30, le=AKS_OS_DISK_MAX_GB)
+    )
+    """AKSNodeClass `osDiskSizeGB` (30..2048): the nodes' ephemeral storage."""
+    max_pods: Optional[int] = field(
+        default=None, metadata=stack(ge=AKS_MAX_PODS_RANGE[0], le=AKS_MAX_PODS_RANGE[1])
+    )
+    """AKSNodeClass `maxPods` (10..250); default the network plugin's."""
+    gpu_driver: Optional[str] = field(
+        default="Install", metadata=stack(root=True, choices=GPU_DRIVERS)
+    )
+    """`Install` (AKSNodeClass `gpu.mode: Driver`: AKS installs the NVIDIA driver, this stack's
+    device plugin serves the nodes) or `None` (`gpu.mode: None`: the GPU Operator or a DRA driver
+    does; this stack's plugin leaves the pool alone)."""
+    node_class: Optional[str] = None
+    """An existing AKSNodeClass (its name) to launch with: none is emitted."""
+    pool_name: Optional[str] = field(
+        default=None,
+        metadata=stack(
+            "name",
+            root=True,
+            required=True,
+            syntax="pool-name",
+            doc="The pool's name, unique among the pools: what workloads name in `pool`, the "
+            "nodes' `gpu-inference.dev/pool` label and the name of the NodePool (and of its "
+            "AKSNodeClass); a DNS-1123 label of at most 40 characters.",
+        ),
+    )
+    """The pool's name (its `gpu-inference.dev/pool` label and the NodePool's name); default: the
+    component's name."""
+
+
+@dataclass(frozen=True)
+class NapPoolPlan:
+    """Everything decided before deployment."""
+
+    facts: PoolFacts
+    vm_sizes: tuple[str, ...]
+    node_pool: dict[str, Any]
+    node_class: Optional[dict[str, Any]]
+    builtin_device_plugin: bool
+
+
+def nap_capacity_order(value: object, path: str = "args.capacity_types") -> list[str]:
+    """Capacity types in priority order, which must be Karpenter's (spot before on-demand)."""
+    given = str_list(value, path, "capacity types: " + ", ".join(CAPACITY_TYPES))
+    if given is None:
+        return ["on-demand"]
+    for i, c in enumerate(given):
+        if c not in CAPACITY_TYPES:
+            extra = " (Karpenter on Azure offers no reserved capacity)" if c == "reserved" else ""
+            raise InputError(
+                f"capacity type {show(c)} is not one Karpenter on Azure takes{extra}",
+                ", ".join(CAPACITY_TYPES),
+                f"{path}[{i}]",
+            )
+    ordered = sorted(given, key=CAPACITY_TYPES.index)
+    if ordered != given:
+        raise InputError(
+            f"capacity types {given} are not in the order Karpenter prefers them: within one "
+            "NodePool it always tries spot, then on-demand",
+            f"{ordered}, or two pools (each with one capacity type, wired in your order)",
+            path,
+        )
+    return given
+
+
+def _check_labels(labels: Optional[Mapping[str, str]]) -> None:
+    for k in labels or {}:
+        domain = str(k).rpartition("/")[0]
+        if k in RESTRICTED_LABELS or any(
+            domain == d or domain.endswith("." + d) for d in RESTRICTED_DOMAINS
+        ):
+            raise InputError(
+                f"label {k!r} is one the NodePool CRD of Karpenter on Azure refuses",
+                "labels outside karpenter.sh, karpenter.azure.com and kubernetes.azure.com, "
+                "other than agentpool, storageprofile, storagetier and accelerator",
+                f"args.labels.{k}",
+            )
+
+
+def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPlan:
+    """Check every input (no Pulumi) and decide the NodePool and AKSNodeClass."""
+    pool_name, name_path = pool_name_of(name, args.pool_name)
+    validate_pool_name(pool_name, name_path)
+    names = str_list(args.gpu_names, "args.gpu_names", "GPU names such as A100")
+    for i, g in enumerate(names or []):
+        if g not in gpu_names():
+            raise InputError(
+                f"GPU name {show(g)} is not one a catalog size is labelled with",
+                ", ".join(gpu_names()),
+                f"args.gpu_names[{i}]",
+            )
+    series = str_list(args.series, "args.series", "VM series such as NCads_v4")
+    for i, s in enumerate(series or []):
+        if s not in series_names():
+            raise InputError(
+                f"series {show(s)} is not one of the catalog's sizes",
+                ", ".join(series_names()),
+                f"args.series[{i}]",
+            )
+    sizes = str_list(args.vm_sizes, "args.vm_sizes", "Azure GPU VM sizes")
+    for i, v in enumerate(sizes or []):
+        try:
+            azure_vm(v)
+        except InputError as e:
+            raise e.at(f"args.vm_sizes[{i}]") from None
+    min_gpus = count_at_least(args.min_gpus, "args.min_gpus", 1) or 1
+    max_gpus = count_at_least(args.max_gpus, "args.max_gpus", 1)
+    if max_gpus is not None and max_gpus < min_gpus:
+        raise InputError(
+            f"max_gpus {max_gpus} is below min_gpus {min_gpus}",
+            "max_gpus >= min_gpus",
+            "args.max_gpus",
+        )
+    capacity = nap_capacity_order(args.capacity_types)
+    if args.gpu_driver not in GPU_DRIVERS:
+        raise InputError(
+            f"GPU driver {show(args.gpu_driver)} is not one AKS knows",
+            " or ".join(GPU_DRIVERS),
+            "args.gpu_driver",
+        )
+    if args.image_family is not None and args.image_family not in IMAGE_FAMILIES:
+        raise InputError(
+            f"image family {show(args.image_family)} is not one AKSNodeClass takes",
+            ", ".join(IMAGE_FAMILIES),
+            "args.image_family",
+        )
+    shape: list[dict[str, Any]] = [
+        requirement(SKU_GPU_MANUFACTURER, "In", ["nvidia"]),
+        requirement(SKU_GPU_COUNT, "Gt", [str(min_gpus - 1)]),
+    ]
+    if max_gpus is not None:
+        shape.append(requirement(SKU_GPU_COUNT, "Lt", [str(max_gpus + 1)]))
+    if names:
+        shape.append(requirement(SKU_GPU_NAME, "In", names))
+    if series:
+        shape.append(requirement(SKU_SERIES, "In", series))
+    if sizes:
+        shape.append(requirement(SKU_NAME, "In", sizes))
+    found = admitted(
+        (NodeSelectorRequirement(r["key"], r["operator"], r.get("values", ())) for r in shape),
+        args.image_family,
+    ).vms
+    if not found:
+        asked = "; ".join(
+            f"{r['key']} {r['operator']} {','.join(r.get('values', []))}".strip() for r in shape[1:]
+        )
+        raise InputError(
+            f"the requirements ({asked}) admit no GPU VM size in the catalog",
+            "requirements some catalog size meets: " + offer_summary(names),
+            "args",
+        )
+    requirements = [
+        *shape,
+        requirement(ARCH_LABEL, "In", ["amd64"]),
+        requirement(CAPACITY_TYPE_LABEL, "In", capacity),
+    ]
+    _check_labels(args.labels)
+    cloud_labels = {NODEPOOL_LABEL: pool_name, **common_labels(found, args.image_family)}
+    if len(capacity) == 1:
+        cloud_labels[CAPACITY_TYPE_LABEL] = capacity[0]
+        cloud_labels[SCALESET_PRIORITY] = _PRIORITY[capacity[0]]
+        cloud_labels[PRIORITY] = _PRIORITY[capacity[0]]
+    models = {vm.gpu_model for vm in found}
+    facts = build_facts(
+        pool_name,
+        cloud="aks",
+        user_labels=args.labels,
+        cloud_labels=cloud_labels,
+        taints=args.taints if args.taints is not None else [GPU_TAINT],
+        gpus_per_node=max(vm.gpus for vm in found),
+        gpu_model=models.pop() if len(models) == 1 else None,
+        min_nodes=0,
+        max_nodes=args.max_nodes if args.max_nodes is not None else 1,
+        spot=capacity == ["spot"],
+        select_labels=args.select_labels,
+        scheduling_style=args.scheduling_style,
+        extended_resource_toleration=False,
+        name_path=name_path,
+        reserved_domains=AKS_LABEL_DOMAINS,
+    )
+    for value, key in (
+        (args.consolidate_after, "consolidate_after"),
+        (args.expire_after, "expire_after"),
+    ):
+        if (value is not None or key == "consolidate_after") and (
+            not isinstance(value, str) or not KARPENTER_DURATION.match(value)
+        ):
+            raise InputError(
+                f"{key} {show(value)} is not a Karpenter duration",
+                "a duration such as 30s, 5m, 720h, or Never",
+                f"args.{key}",
+            )
+    weight = count_at_least(args.weight, "args.weight", 1)
+    if weight is not None and weight > 100:
+        raise InputError(f"weight {weight} is above 100", "1 to 100", "args.weight")
+    total = count_at_least(args.max_total_gpus, "args.max_total_gpus", 1)
+    limits: dict[str, str] = {"nodes": str(facts.max_nodes)}
+    if total is not None:
+        limits[GPU_RESOURCE] = str(total)
+    own_labels = {k: v for k, v in facts.labels.items() if k not in cloud_labels}
+    if args.node_class is not None:
+        validate_pool_name(args.node_class, "args.node_class")
+    template_spec: dict[str, Any] = {
+        "nodeClassRef": {
+            "group": NODE_CLASS_GROUP,
+            "kind": NODE_CLASS_KIND,
+            "name": args.node_class if args.node_class is not None else pool_name,
+        },
+        "requirements": requirements,
+        "taints": [t.to_dict() for t in facts.taints],
+    }
+    if args.expire_after is not None:
+        template_spec["expireAfter"] = args.expire_after
+    spec: dict[str, Any] = {
+        "template": {"metadata": {"labels": own_labels}, "spec": template_spec},
+        "disruption": {
+            "consolidationPolicy": "WhenEmpty",
+            "consolidateAfter": args.consolidate_after,
+        },
+        "limits": limits,
+    }
+    if weight is not None:
+        spec["weight"] = weight
+    return NapPoolPlan(
+        facts=facts,
+        vm_sizes=tuple(vm.name for vm in found),
+        node_pool={"metadata": {"name": pool_name}, "spec": spec},
+        node_class=None if args.node_class is not None else _node_class(pool_name, args),
+        builtin_device_plugin=args.gpu_driver == "None",
+    )
+
+
+def _node_class(pool_name: str, args: AksNapGpuNodePoolArgs) -> dict[str, Any]:
+    disk = args.os_disk_size_gb if args.os_disk_size_gb is not None else AKS_DEFAULT_OS_DISK_GB
+    if isinstance(disk, bool) or not isinstance(disk, int) or not 30 <= disk <= AKS_OS_DISK_MAX_GB:
+        raise InputError(
+            f"OS disk size {show(disk)} GB is out of range",
+            f"a whole number from 30 to {AKS_OS_DISK_MAX_GB} (AKSNodeClass osDiskSizeGB)",
+            "args.os_disk_size_gb",
+        )
+    low, high = AKS_MAX_PODS_RANGE
+    if args.max_pods is not None and (
+        isinstance(args.max_pods, bool)
+        or not isinstance(args.max_pods, int)
+        or not low <= args.max_pods <= high
+    ):
+        raise InputError(
+            f"max_pods {show(args.max_pods)} is out of range",
+            f"a whole number from {low} to {high} (AKSNodeClass maxPods)",
+            "args.max_pods",
+        )
+    spec: dict[str, Any] = {
+        "osDiskSizeGB": disk,
+        "gpu": {"mode": "None" if args.gpu_driver == "None" else "Driver"},
+    }
+    if args.image_family is not None:
+        spec["imageFamily"] = args.image_family
+    if args.max_pods is not None:
+        spec["maxPods"] = args.max_pods
+    return {"metadata": {"name": pool_name}, "spec": spec}
+
+
+def offer_summary(names: Optional[Sequence[str]] = None) -> str:
+    """What the catalog offers per GPU name: `A100: 1, 2, 4, 8 GPUs (NCads_v4, NDamsr_v4)`."""
+    by_name: dict[str, tuple[set[int], list[str]]] = {}
+    for vm in AZURE_GPU_VMS.values():
+        labels = sku_labels(vm)
+        g = labels.get(SKU_GPU_NAME)
+        if g is None or (names and g not in names):
+            continue
+        counts, found = by_name.setdefault(g, (set(), []))
+        counts.add(vm.gpus)
+        if labels[SKU_SERIES] not in found:
+            found.append(labels[SKU_SERIES])
+    return "; ".join(
+        f"{g}: {', '.join(map(str, sorted(c)))} GPUs ({', '.join(f)})"
+        for g, (c, f) in sorted(by_name.items())
+    )
+
+
+class AksNapGpuNodePool(PoolComponent):
+    """A node auto-provisioning NodePool (with its AKSNodeClass) for GPU nodes, and the placement
+    that lands on it."""
+
+    def __init__(
+        self,
+        name: str,
+        args: AksNapGpuNodePoolArgs,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        plan = self._start(
+            "gpu-inference:index:AksNapGpuNodePool", name, validate_nap_pool_args, args, opts
+        )
+        self.vm_sizes: list[str] = list(plan.vm_sizes)
+        self.builtin_device_plugin: bool = plan.builtin_device_plugin
+        depends: list[pulumi.Resource] = []
+        if plan.node_class is not None:
+            self.node_class = self._custom_resource(
+                f"{name}-nodeclass", NODECLASS_API, NODE_CLASS_KIND, plan.node_class
+            )
+            depends.append(self.node_class)
+        self.node_pool = self._custom_resource(
+            name, NODEPOOL_API, "NodePool", plan.node_pool, depends
+        )
+        self._finish(vmSizes=list(plan.vm_sizes))
+
+
+KIND = PoolKind(
+    name="nap",
+    title="AKS node auto-provisioning NodePool",
+    provider="aks",
+    args=AksNapGpuNodePoolArgs,
+    plan=validate_nap_pool_args,
+    component=AksNapGpuNodePool,
+    block="nap",
+    kubernetes=True,
+    note="AKS node auto-provisioning (Karpenter on Azure) launches nodes for pending pods and "
+    "removes empty ones (no minimum); its VM sizes, capacity types and node class are in its nap "
+    "block",
+)
