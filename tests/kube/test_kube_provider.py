@@ -129,6 +129,9 @@ def test_the_objects_of_a_namespace_are_listed_per_kind_never_through_a_list_kin
     listed: list[tuple[str, str, str]] = []
 
     class Resources:
+        def invalidate_cache(self):
+            pass
+
         def search(self):
             # A real ResourceList answers the attributes of its base kind (namespaced, verbs...).
             client = SimpleNamespace(resources=self)
