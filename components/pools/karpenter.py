@@ -64,8 +64,27 @@ from ..model.inputs import stack
 from ..model.nodes.catalog import AWS_GPU_INSTANCES, aws_gpu_families, aws_instance
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.nodes.sharing import config_name, validate_replicas
-from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Taint
+from ..model.scheduling import GPU_RESOURCE, Taint
 from .component import PoolComponent
+from .nodepool import (
+    NODEPOOL_API,
+    GpuKeys,
+    admits_none,
+    capacity_order,
+    check_duration,
+    gpu_range,
+    gpu_requirements,
+    listed_in,
+    looked_up,
+    nodepool,
+    nodepool_limits,
+    nodepool_weight,
+    offer_summary,
+    refuse_restricted_labels,
+    requirement,
+    selectors,
+    str_list,
+)
 from .pool import (
     PoolFacts,
     PoolKind,
@@ -76,14 +95,12 @@ from .pool import (
     validate_pool_name,
 )
 
-NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
 NODEOVERLAY_API = "karpenter.sh/v1alpha1"
 NODECLASS_GROUP = "karpenter.k8s.aws"
 AUTO_MODE_GROUP = "eks.amazonaws.com"
 DISCOVERY_TAG = "karpenter.sh/discovery"
 AMI_FAMILIES = ("al2023", "bottlerocket")
-KARPENTER_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
 RESTRICTED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
 """Label domains the NodePool CRD refuses in `template.metadata.labels` (CEL rules of
 karpenter.sh_nodepools.yaml v1.14.1; a few well-known keys excepted that a pool never sets)."""
@@ -237,33 +254,6 @@ class KarpenterPoolPlan:
     """NodeOverlay `{metadata, spec}`s for time-sliced GPUs."""
 
 
-def str_list(value: object, path: str, what: str) -> Optional[list[str]]:
-    if value is None:
-        return None
-    if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence) or not value:
-        raise InputError(f"{show(value)} is not a non-empty list", f"a list of {what}", path)
-    out: list[str] = []
-    for i, v in enumerate(value):
-        if not isinstance(v, str) or v in out:
-            raise InputError(
-                f"{show(v)} is not a string, or is listed twice",
-                f"{what}, each once",
-                f"{path}[{i}]",
-            )
-        out.append(v)
-    return out
-
-
-def count_at_least(value: object, path: str, low: int) -> Optional[int]:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise InputError(
-            f"{show(value)} is not a whole number of at least {low}", f">= {low}", path
-        )
-    return value
-
-
 def _tags(value: Optional[Mapping[str, str]], path: str) -> Optional[dict[str, str]]:
     if value is None:
         return None
@@ -279,89 +269,34 @@ def _tags(value: Optional[Mapping[str, str]], path: str) -> Optional[dict[str, s
     return dict(value)
 
 
-def capacity_order(value: object, path: str = "args.capacity_types") -> list[str]:
-    """Capacity types in priority order, which must be Karpenter's own (reserved, spot,
-    on-demand)."""
-    given = str_list(value, path, "capacity types: " + ", ".join(CAPACITY_TYPES))
-    if given is None:
-        return ["on-demand"]
-    for i, c in enumerate(given):
-        if c not in CAPACITY_TYPES:
-            raise InputError(
-                f"capacity type {show(c)} is not a Karpenter capacity type",
-                ", ".join(CAPACITY_TYPES),
-                f"{path}[{i}]",
-            )
-    ordered = sorted(given, key=CAPACITY_TYPES.index)
-    if ordered != given:
-        raise InputError(
-            f"capacity types {given} are not in the order Karpenter prefers them: within one "
-            "NodePool it always tries reserved, then spot, then on-demand",
-            f"{ordered}, or two pools (each with one capacity type, wired in your order)",
-            path,
-        )
-    return given
-
-
-def offer_summary(names: Optional[Sequence[str]] = None) -> str:
-    """What the catalog offers per GPU name: `l4: 1, 4, 8 GPUs (g6)`."""
-    by_name: dict[str, tuple[set[int], list[str]]] = {}
-    for inst in AWS_GPU_INSTANCES.values():
-        g = ec2_gpu_name(inst)
-        if names and g not in names:
-            continue
-        counts, fams = by_name.setdefault(g, (set(), []))
-        counts.add(inst.gpus)
-        if inst.family not in fams:
-            fams.append(inst.family)
-    return "; ".join(
-        f"{g}: {', '.join(map(str, sorted(c)))} GPUs ({', '.join(f)})"
-        for g, (c, f) in sorted(by_name.items())
-    )
-
-
-def requirement(key: str, op: str, values: Sequence[str] = ()) -> dict[str, Any]:
-    out: dict[str, Any] = {"key": key, "operator": op}
-    if values:
-        out["values"] = list(values)
-    return out
+GPU_KEYS = GpuKeys(GPU_MANUFACTURER, GPU_COUNT, GPU_NAME, INSTANCE_FAMILY, INSTANCE_TYPE_LABEL)
 
 
 def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> KarpenterPoolPlan:
     """Check every input (no Pulumi) and decide the NodePool and EC2NodeClass."""
     pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
-    names = str_list(args.gpu_names, "args.gpu_names", "EC2 GPU names such as l4")
-    for i, g in enumerate(names or []):
-        if g not in gpu_names():
-            raise InputError(
-                f"GPU name {show(g)} is not one an EC2 instance type in the catalog has",
-                ", ".join(gpu_names()),
-                f"args.gpu_names[{i}]",
-            )
-    families = str_list(args.instance_families, "args.instance_families", "EC2 GPU families")
-    for i, f in enumerate(families or []):
-        if f not in aws_gpu_families():
-            raise InputError(
-                f"instance family {show(f)} is not a GPU family in the catalog",
-                ", ".join(aws_gpu_families()),
-                f"args.instance_families[{i}]",
-            )
-    types = str_list(args.instance_types, "args.instance_types", "EC2 GPU instance types")
-    for i, t in enumerate(types or []):
-        try:
-            aws_instance(t)
-        except InputError as e:
-            raise e.at(f"args.instance_types[{i}]") from None
-    min_gpus = count_at_least(args.min_gpus, "args.min_gpus", 1) or 1
-    max_gpus = count_at_least(args.max_gpus, "args.max_gpus", 1)
-    if max_gpus is not None and max_gpus < min_gpus:
-        raise InputError(
-            f"max_gpus {max_gpus} is below min_gpus {min_gpus}",
-            "max_gpus >= min_gpus",
-            "args.max_gpus",
-        )
-    capacity = capacity_order(args.capacity_types)
+    names = listed_in(
+        args.gpu_names,
+        "args.gpu_names",
+        "EC2 GPU names such as l4",
+        gpu_names(),
+        "GPU name {} is not one an EC2 instance type in the catalog has",
+    )
+    families = listed_in(
+        args.instance_families,
+        "args.instance_families",
+        "EC2 GPU families",
+        aws_gpu_families(),
+        "instance family {} is not a GPU family in the catalog",
+    )
+    types = looked_up(
+        args.instance_types, "args.instance_types", "EC2 GPU instance types", aws_instance
+    )
+    min_gpus, max_gpus = gpu_range(args.min_gpus, args.max_gpus)
+    capacity = capacity_order(
+        args.capacity_types, CAPACITY_TYPES, "capacity type {} is not a Karpenter capacity type"
+    )
     auto = bool(args.auto_mode)
     if args.dra:
         raise InputError(
@@ -406,32 +341,14 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
             else "args.capacity_reservation_tags",
         )
 
-    shape: list[dict[str, Any]] = [
-        requirement(GPU_MANUFACTURER, "In", ["nvidia"]),
-        requirement(GPU_COUNT, "Gt", [str(min_gpus - 1)]),
-    ]
-    if max_gpus is not None:
-        shape.append(requirement(GPU_COUNT, "Lt", [str(max_gpus + 1)]))
-    if names:
-        shape.append(requirement(GPU_NAME, "In", names))
-    if families:
-        shape.append(requirement(INSTANCE_FAMILY, "In", families))
-    if types:
-        shape.append(requirement(INSTANCE_TYPE_LABEL, "In", types))
+    shape = gpu_requirements(GPU_KEYS, min_gpus, max_gpus, names, families, types)
     if auto:
         shape = [{**r, "key": auto_mode_key(r["key"])} for r in shape]
-    found = admitted(
-        (NodeSelectorRequirement(r["key"], r["operator"], r.get("values", ())) for r in shape),
-        auto,
-    ).instances
+    found = admitted(selectors(shape), auto).instances
     if not found:
-        asked = "; ".join(
-            f"{r['key']} {r['operator']} {','.join(r.get('values', []))}".strip() for r in shape[1:]
-        )
-        raise InputError(
-            f"the requirements ({asked}) admit no GPU instance type in the catalog",
-            "requirements some catalog instance type meets: " + offer_summary(names),
-            "args",
+        offers = ((ec2_gpu_name(i), i.gpus, i.family) for i in AWS_GPU_INSTANCES.values())
+        raise admits_none(
+            shape, "GPU instance type", "catalog instance type", offer_summary(offers, names)
         )
     arches = sorted({common_labels([i], auto)[ARCH_LABEL] for i in found})
     requirements = [
@@ -456,14 +373,13 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     cloud_labels = {NODEPOOL_LABEL: pool_name, **common_labels(found, auto)}
     if len(capacity) == 1:
         cloud_labels[CAPACITY_TYPE_LABEL] = capacity[0]
-    for k in args.labels or {}:
-        domain = str(k).rpartition("/")[0]
-        if any(domain == d or domain.endswith("." + d) for d in RESTRICTED_LABEL_DOMAINS):
-            raise InputError(
-                f"label {k!r} is under a domain Karpenter reserves (the NodePool CRD refuses it)",
-                "labels outside karpenter.sh and karpenter.k8s.aws",
-                f"args.labels.{k}",
-            )
+    refuse_restricted_labels(
+        args.labels,
+        RESTRICTED_LABEL_DOMAINS,
+        (),
+        "label {} is under a domain Karpenter reserves (the NodePool CRD refuses it)",
+        "labels outside karpenter.sh and karpenter.k8s.aws",
+    )
     max_nodes = args.max_nodes if args.max_nodes is not None else 1
     facts = build_facts(
         pool_name,
@@ -480,61 +396,36 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         scheduling_style=args.scheduling_style,
         name_path=name_path,
     )
-    if not isinstance(args.consolidate_after, str) or not KARPENTER_DURATION.match(
-        args.consolidate_after
-    ):
-        raise InputError(
-            f"consolidate_after {show(args.consolidate_after)} is not a Karpenter duration",
-            "a duration such as 30s, 5m, 1h30m, or Never",
-            "args.consolidate_after",
-        )
-    if args.expire_after is not None and (
-        not isinstance(args.expire_after, str) or not KARPENTER_DURATION.match(args.expire_after)
-    ):
-        raise InputError(
-            f"expire_after {show(args.expire_after)} is not a Karpenter duration",
-            "a duration such as 720h, 2160h, or Never",
-            "args.expire_after",
-        )
-    weight = count_at_least(args.weight, "args.weight", 1)
-    if weight is not None and weight > 100:
-        raise InputError(f"weight {weight} is above 100", "1 to 100", "args.weight")
-    total = count_at_least(args.max_total_gpus, "args.max_total_gpus", 1)
-
-    limits: dict[str, str] = {"nodes": str(facts.max_nodes)}
-    if total is not None:
-        # Karpenter sums its nodes' nvidia.com/gpu as it sees them: with time-slicing, what the
-        # NodeOverlays give (GPUs x replicas). max_total_gpus counts physical GPUs.
-        limits[GPU_RESOURCE] = str(total * (replicas or 1))
-    own_labels = declared_labels(facts, cloud_labels)
-    node_class_name = args.node_class if args.node_class is not None else pool_name
+    check_duration(args.consolidate_after, "consolidate_after", "30s, 5m, 1h30m, or Never", True)
+    check_duration(args.expire_after, "expire_after", "720h, 2160h, or Never")
+    weight = nodepool_weight(args.weight)
+    # Karpenter sums its nodes' nvidia.com/gpu as it sees them: with time-slicing, what the
+    # NodeOverlays give (GPUs x replicas). max_total_gpus counts physical GPUs.
+    limits = nodepool_limits(facts.max_nodes, args.max_total_gpus, replicas or 1)
     if args.node_class is not None:
         validate_pool_name(args.node_class, "args.node_class")
-    class_ref = {"group": NODECLASS_GROUP, "kind": "EC2NodeClass", "name": node_class_name}
+    class_ref = {
+        "group": NODECLASS_GROUP,
+        "kind": "EC2NodeClass",
+        "name": args.node_class if args.node_class is not None else pool_name,
+    }
     if auto:
         class_ref = {
             "group": AUTO_MODE_GROUP,
             "kind": "NodeClass",
             "name": args.node_class or "default",
         }
-    template_spec: dict[str, Any] = {
-        "nodeClassRef": class_ref,
-        "requirements": requirements,
-        "taints": [t.to_dict() for t in facts.taints],
-    }
-    if args.expire_after is not None:
-        template_spec["expireAfter"] = args.expire_after
-    spec: dict[str, Any] = {
-        "template": {"metadata": {"labels": own_labels}, "spec": template_spec},
-        "disruption": {
-            "consolidationPolicy": "WhenEmpty",
-            "consolidateAfter": args.consolidate_after,
-        },
-        "limits": limits,
-    }
-    if weight is not None:
-        spec["weight"] = weight
-    node_pool = {"metadata": {"name": pool_name}, "spec": spec}
+    node_pool = nodepool(
+        pool_name,
+        class_ref,
+        requirements,
+        [t.to_dict() for t in facts.taints],
+        declared_labels(facts, cloud_labels),
+        consolidate_after=args.consolidate_after,
+        expire_after=args.expire_after,
+        limits=limits,
+        weight=weight,
+    )
 
     node_class = None
     if args.node_class is None and not auto:

@@ -30,7 +30,7 @@ Choices:
   labels` CEL rules).
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -59,11 +59,35 @@ from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.aks_shapes import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_PODS_RANGE, AKS_OS_DISK_MAX_GB
 from ..model.nodes.azure_vms import AZURE_GPU_VMS, azure_vm
-from ..model.scheduling import GPU_RESOURCE, NodeSelectorRequirement, Taint
+from ..model.scheduling import Taint
 from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT
 from .component import PoolComponent
-from .karpenter import KARPENTER_DURATION, NODEPOOL_API, count_at_least, requirement, str_list
-from .pool import PoolFacts, PoolKind, build_facts, pool_name_of, validate_pool_name
+from .nodepool import (
+    NODEPOOL_API,
+    GpuKeys,
+    admits_none,
+    capacity_order,
+    check_duration,
+    gpu_range,
+    gpu_requirements,
+    listed_in,
+    looked_up,
+    nodepool,
+    nodepool_limits,
+    nodepool_weight,
+    offer_summary,
+    refuse_restricted_labels,
+    requirement,
+    selectors,
+)
+from .pool import (
+    PoolFacts,
+    PoolKind,
+    build_facts,
+    declared_labels,
+    pool_name_of,
+    validate_pool_name,
+)
 
 NODECLASS_API = "karpenter.azure.com/v1beta1"
 # Template label keys the Azure NodePool CRD refuses (v1.14.2 CEL rules), beside the domains.
@@ -172,79 +196,35 @@ class NapPoolPlan:
     builtin_device_plugin: bool
 
 
-def nap_capacity_order(value: object, path: str = "args.capacity_types") -> list[str]:
-    """Capacity types in priority order, which must be Karpenter's (spot before on-demand)."""
-    given = str_list(value, path, "capacity types: " + ", ".join(CAPACITY_TYPES))
-    if given is None:
-        return ["on-demand"]
-    for i, c in enumerate(given):
-        if c not in CAPACITY_TYPES:
-            extra = " (Karpenter on Azure offers no reserved capacity)" if c == "reserved" else ""
-            raise InputError(
-                f"capacity type {show(c)} is not one Karpenter on Azure takes{extra}",
-                ", ".join(CAPACITY_TYPES),
-                f"{path}[{i}]",
-            )
-    ordered = sorted(given, key=CAPACITY_TYPES.index)
-    if ordered != given:
-        raise InputError(
-            f"capacity types {given} are not in the order Karpenter prefers them: within one "
-            "NodePool it always tries spot, then on-demand",
-            f"{ordered}, or two pools (each with one capacity type, wired in your order)",
-            path,
-        )
-    return given
-
-
-def _check_labels(labels: Optional[Mapping[str, str]]) -> None:
-    for k in labels or {}:
-        domain = str(k).rpartition("/")[0]
-        if k in RESTRICTED_LABELS or any(
-            domain == d or domain.endswith("." + d) for d in RESTRICTED_DOMAINS
-        ):
-            raise InputError(
-                f"label {k!r} is one the NodePool CRD of Karpenter on Azure refuses",
-                "labels outside karpenter.sh, karpenter.azure.com and kubernetes.azure.com, "
-                "other than agentpool, storageprofile, storagetier and accelerator",
-                f"args.labels.{k}",
-            )
+GPU_KEYS = GpuKeys(SKU_GPU_MANUFACTURER, SKU_GPU_COUNT, SKU_GPU_NAME, SKU_SERIES, SKU_NAME)
 
 
 def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPlan:
     """Check every input (no Pulumi) and decide the NodePool and AKSNodeClass."""
     pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
-    names = str_list(args.gpu_names, "args.gpu_names", "GPU names such as A100")
-    for i, g in enumerate(names or []):
-        if g not in gpu_names():
-            raise InputError(
-                f"GPU name {show(g)} is not one a catalog size is labelled with",
-                ", ".join(gpu_names()),
-                f"args.gpu_names[{i}]",
-            )
-    series = str_list(args.series, "args.series", "VM series such as NCads_v4")
-    for i, s in enumerate(series or []):
-        if s not in series_names():
-            raise InputError(
-                f"series {show(s)} is not one of the catalog's sizes",
-                ", ".join(series_names()),
-                f"args.series[{i}]",
-            )
-    sizes = str_list(args.vm_sizes, "args.vm_sizes", "Azure GPU VM sizes")
-    for i, v in enumerate(sizes or []):
-        try:
-            azure_vm(v)
-        except InputError as e:
-            raise e.at(f"args.vm_sizes[{i}]") from None
-    min_gpus = count_at_least(args.min_gpus, "args.min_gpus", 1) or 1
-    max_gpus = count_at_least(args.max_gpus, "args.max_gpus", 1)
-    if max_gpus is not None and max_gpus < min_gpus:
-        raise InputError(
-            f"max_gpus {max_gpus} is below min_gpus {min_gpus}",
-            "max_gpus >= min_gpus",
-            "args.max_gpus",
-        )
-    capacity = nap_capacity_order(args.capacity_types)
+    names = listed_in(
+        args.gpu_names,
+        "args.gpu_names",
+        "GPU names such as A100",
+        gpu_names(),
+        "GPU name {} is not one a catalog size is labelled with",
+    )
+    series = listed_in(
+        args.series,
+        "args.series",
+        "VM series such as NCads_v4",
+        series_names(),
+        "series {} is not one of the catalog's sizes",
+    )
+    sizes = looked_up(args.vm_sizes, "args.vm_sizes", "Azure GPU VM sizes", azure_vm)
+    min_gpus, max_gpus = gpu_range(args.min_gpus, args.max_gpus)
+    capacity = capacity_order(
+        args.capacity_types,
+        CAPACITY_TYPES,
+        "capacity type {} is not one Karpenter on Azure takes",
+        {"reserved": " (Karpenter on Azure offers no reserved capacity)"},
+    )
     if args.gpu_driver not in GPU_DRIVERS:
         raise InputError(
             f"GPU driver {show(args.gpu_driver)} is not one AKS knows",
@@ -257,37 +237,23 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
             ", ".join(IMAGE_FAMILIES),
             "args.image_family",
         )
-    shape: list[dict[str, Any]] = [
-        requirement(SKU_GPU_MANUFACTURER, "In", ["nvidia"]),
-        requirement(SKU_GPU_COUNT, "Gt", [str(min_gpus - 1)]),
-    ]
-    if max_gpus is not None:
-        shape.append(requirement(SKU_GPU_COUNT, "Lt", [str(max_gpus + 1)]))
-    if names:
-        shape.append(requirement(SKU_GPU_NAME, "In", names))
-    if series:
-        shape.append(requirement(SKU_SERIES, "In", series))
-    if sizes:
-        shape.append(requirement(SKU_NAME, "In", sizes))
-    found = admitted(
-        (NodeSelectorRequirement(r["key"], r["operator"], r.get("values", ())) for r in shape),
-        args.image_family,
-    ).vms
+    shape = gpu_requirements(GPU_KEYS, min_gpus, max_gpus, names, series, sizes)
+    found = admitted(selectors(shape), args.image_family).vms
     if not found:
-        asked = "; ".join(
-            f"{r['key']} {r['operator']} {','.join(r.get('values', []))}".strip() for r in shape[1:]
-        )
-        raise InputError(
-            f"the requirements ({asked}) admit no GPU VM size in the catalog",
-            "requirements some catalog size meets: " + offer_summary(names),
-            "args",
-        )
+        raise admits_none(shape, "GPU VM size", "catalog size", offer_summary(_offers(), names))
     requirements = [
         *shape,
         requirement(ARCH_LABEL, "In", ["amd64"]),
         requirement(CAPACITY_TYPE_LABEL, "In", capacity),
     ]
-    _check_labels(args.labels)
+    refuse_restricted_labels(
+        args.labels,
+        RESTRICTED_DOMAINS,
+        RESTRICTED_LABELS,
+        "label {} is one the NodePool CRD of Karpenter on Azure refuses",
+        "labels outside karpenter.sh, karpenter.azure.com and kubernetes.azure.com, "
+        "other than agentpool, storageprofile, storagetier and accelerator",
+    )
     cloud_labels = {NODEPOOL_LABEL: pool_name, **common_labels(found, args.image_family)}
     if len(capacity) == 1:
         cloud_labels[CAPACITY_TYPE_LABEL] = capacity[0]
@@ -311,53 +277,31 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
         name_path=name_path,
         reserved_domains=AKS_LABEL_DOMAINS,
     )
-    for value, key in (
-        (args.consolidate_after, "consolidate_after"),
-        (args.expire_after, "expire_after"),
-    ):
-        if (value is not None or key == "consolidate_after") and (
-            not isinstance(value, str) or not KARPENTER_DURATION.match(value)
-        ):
-            raise InputError(
-                f"{key} {show(value)} is not a Karpenter duration",
-                "a duration such as 30s, 5m, 720h, or Never",
-                f"args.{key}",
-            )
-    weight = count_at_least(args.weight, "args.weight", 1)
-    if weight is not None and weight > 100:
-        raise InputError(f"weight {weight} is above 100", "1 to 100", "args.weight")
-    total = count_at_least(args.max_total_gpus, "args.max_total_gpus", 1)
-    limits: dict[str, str] = {"nodes": str(facts.max_nodes)}
-    if total is not None:
-        limits[GPU_RESOURCE] = str(total)
-    own_labels = {k: v for k, v in facts.labels.items() if k not in cloud_labels}
+    check_duration(args.consolidate_after, "consolidate_after", "30s, 5m, 720h, or Never", True)
+    check_duration(args.expire_after, "expire_after", "30s, 5m, 720h, or Never")
+    weight = nodepool_weight(args.weight)
+    limits = nodepool_limits(facts.max_nodes, args.max_total_gpus)
     if args.node_class is not None:
         validate_pool_name(args.node_class, "args.node_class")
-    template_spec: dict[str, Any] = {
-        "nodeClassRef": {
-            "group": NODE_CLASS_GROUP,
-            "kind": NODE_CLASS_KIND,
-            "name": args.node_class if args.node_class is not None else pool_name,
-        },
-        "requirements": requirements,
-        "taints": [t.to_dict() for t in facts.taints],
+    class_ref = {
+        "group": NODE_CLASS_GROUP,
+        "kind": NODE_CLASS_KIND,
+        "name": args.node_class if args.node_class is not None else pool_name,
     }
-    if args.expire_after is not None:
-        template_spec["expireAfter"] = args.expire_after
-    spec: dict[str, Any] = {
-        "template": {"metadata": {"labels": own_labels}, "spec": template_spec},
-        "disruption": {
-            "consolidationPolicy": "WhenEmpty",
-            "consolidateAfter": args.consolidate_after,
-        },
-        "limits": limits,
-    }
-    if weight is not None:
-        spec["weight"] = weight
     return NapPoolPlan(
         facts=facts,
         vm_sizes=tuple(vm.name for vm in found),
-        node_pool={"metadata": {"name": pool_name}, "spec": spec},
+        node_pool=nodepool(
+            pool_name,
+            class_ref,
+            requirements,
+            [t.to_dict() for t in facts.taints],
+            declared_labels(facts, cloud_labels),
+            consolidate_after=args.consolidate_after,
+            expire_after=args.expire_after,
+            limits=limits,
+            weight=weight,
+        ),
         node_class=None if args.node_class is not None else _node_class(pool_name, args),
         builtin_device_plugin=args.gpu_driver == "None",
     )
@@ -393,22 +337,12 @@ def _node_class(pool_name: str, args: AksNapGpuNodePoolArgs) -> dict[str, Any]:
     return {"metadata": {"name": pool_name}, "spec": spec}
 
 
-def offer_summary(names: Optional[Sequence[str]] = None) -> str:
-    """What the catalog offers per GPU name: `A100: 1, 2, 4, 8 GPUs (NCads_v4, NDamsr_v4)`."""
-    by_name: dict[str, tuple[set[int], list[str]]] = {}
+def _offers() -> Iterator[tuple[str, int, str]]:
+    """`(GPU name, GPUs, series)` of each catalog size Karpenter on Azure labels with a GPU name."""
     for vm in AZURE_GPU_VMS.values():
         labels = sku_labels(vm)
-        g = labels.get(SKU_GPU_NAME)
-        if g is None or (names and g not in names):
-            continue
-        counts, found = by_name.setdefault(g, (set(), []))
-        counts.add(vm.gpus)
-        if labels[SKU_SERIES] not in found:
-            found.append(labels[SKU_SERIES])
-    return "; ".join(
-        f"{g}: {', '.join(map(str, sorted(c)))} GPUs ({', '.join(f)})"
-        for g, (c, f) in sorted(by_name.items())
-    )
+        if SKU_GPU_NAME in labels:
+            yield labels[SKU_GPU_NAME], vm.gpus, labels[SKU_SERIES]
 
 
 class AksNapGpuNodePool(PoolComponent):
