@@ -28,6 +28,7 @@ from ...model.autoscalers.karpenter_requirements import (
 from ...model.errors import InputError
 from ...model.nodes.karpenter_kubelet import KarpenterKubelet
 from ...model.nodes.shapes import NodeShape
+from ...model.scheduling import NodeSelectorRequirement, Taint
 from ...model.scheduling.quantities import parse_quantity
 from ..contract import (
     POOL_LABEL,
@@ -50,16 +51,23 @@ from ..results import (
 )
 
 
-def node_classes(graph: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """EC2NodeClass name -> its spec."""
+def node_class_specs(
+    graph: Sequence[Mapping[str, Any]], group: str, kind: str
+) -> dict[str, Mapping[str, Any]]:
+    """Node class name -> its spec, of the node classes of one kind (`group`, `kind`)."""
     found = {}
     for entry in graph:
-        if is_type(str(entry.get("type", "")), "karpenter.k8s.aws", "EC2NodeClass"):
+        if is_type(str(entry.get("type", "")), group, kind):
             inputs = as_map(entry.get("inputs"))
             found[str(metadata(inputs).get("name") or entry.get("name"))] = as_map(
                 inputs.get("spec")
             )
     return found
+
+
+def node_classes(graph: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """EC2NodeClass name -> its spec."""
+    return node_class_specs(graph, "karpenter.k8s.aws", "EC2NodeClass")
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,61 @@ def nodepool_head(entry: Mapping[str, Any]) -> NodePoolHead:
     )
 
 
+@dataclass(frozen=True)
+class NodePoolRead:
+    """A NodePool's template as every provider's reader starts from it."""
+
+    head: NodePoolHead
+    labels: dict[str, str]
+    """The template's labels, `karpenter.sh/nodepool`, and one per single-valued In requirement
+    (Karpenter puts those on the node)."""
+    taints: list[Taint]
+    requirements: list[NodeSelectorRequirement]
+    """The readable ones (GI013 for the others)."""
+
+
+def read_nodepool(entry: Mapping[str, Any], out: Findings) -> NodePoolRead:
+    head = nodepool_head(entry)
+    labels = {**head.labels, NODEPOOL_LABEL: head.name}
+    taints = read_taints(head.tspec.get("taints"), head.rid, out)
+    reqs = []
+    for r in as_list(head.tspec.get("requirements")):
+        try:
+            reqs.append(requirement_from_karpenter(as_map(r)))
+        except (InputError, TypeError, ValueError) as e:
+            out.add("GI013", head.rid, f"invalid requirement {dict(as_map(r))!r}: {e}", "fix it")
+    for r in reqs:  # a single-valued In requirement becomes a node label
+        if r.operator == "In" and len(r.values or ()) == 1:
+            labels.setdefault(r.key, str((r.values or ())[0]))
+    return NodePoolRead(head, labels, taints, reqs)
+
+
+def with_cpu_template(
+    pool: NodePoolRead, nodes: list[NodeTemplate], prefix: str
+) -> tuple[list[NodeTemplate], bool]:
+    """The templates, led by a node without GPUs when the requirements on the provider's
+    instance keys (`prefix`) also admit sizes without GPUs (or when none is admitted), and
+    whether they do. Its labels: the pool's but those a single-valued requirement on an
+    instance key gave (`instance-family In [g6]` describes the GPU types, not a CPU one);
+    template labels under that prefix are refused by the NodePool CRD."""
+    cpu_shape = {
+        OS_LABEL: "linux",
+        **{k: v for k, v in pool.labels.items() if not k.startswith(prefix)},
+    }
+    admits_cpu = all(r.matches(cpu_shape) for r in pool.requirements if r.key.startswith(prefix))
+    if admits_cpu or not nodes:
+        return [NodeTemplate(None, cpu_shape, tuple(pool.taints), 0), *nodes], admits_cpu
+    return nodes, admits_cpu
+
+
+def node_counts(head: NodePoolHead) -> tuple[int, int | None]:
+    """Fewest and most nodes: `replicas` for a static NodePool, else 0 and `limits.nodes`."""
+    replicas = as_int(head.spec.get("replicas"))
+    if replicas is not None:
+        return replicas, replicas
+    return 0, as_int(as_map(head.spec.get("limits")).get("nodes"))
+
+
 def karpenter_pool(
     entry: Mapping[str, Any], node_classes: Mapping[str, Mapping[str, Any]], out: Findings
 ) -> PoolDraft:
@@ -95,19 +158,9 @@ def karpenter_pool(
     requirements admit (labels as Karpenter sets them: `components.model.autoscalers.karpenter`), plus a
     shape without GPUs when the requirements also admit instance types without GPUs. GPUs per
     node: the most any admitted type has (Karpenter launches the type the pod fits)."""
-    head = nodepool_head(entry)
-    rid, spec, tspec, nodepool = head.rid, head.spec, head.tspec, head.name
-    labels = {**head.labels, NODEPOOL_LABEL: nodepool}
-    taints = read_taints(tspec.get("taints"), rid, out)
-    reqs = []
-    for r in as_list(tspec.get("requirements")):
-        try:
-            reqs.append(requirement_from_karpenter(as_map(r)))
-        except (InputError, TypeError, ValueError) as e:
-            out.add("GI013", rid, f"invalid requirement {dict(as_map(r))!r}: {e}", "fix it")
-    for r in reqs:  # a single-valued In requirement becomes a node label
-        if r.operator == "In" and len(r.values or ()) == 1:
-            labels.setdefault(r.key, str((r.values or ())[0]))
+    pool = read_nodepool(entry, out)
+    rid, tspec, nodepool = pool.head.rid, pool.head.tspec, pool.head.name
+    labels, taints, reqs = pool.labels, pool.taints, pool.requirements
     auto = as_map(tspec.get("nodeClassRef")).get("group") == "eks.amazonaws.com"  # EKS Auto Mode
     prefix = "eks.amazonaws.com/" if auto else KARPENTER_AWS_PREFIX
     found = admitted_by_karpenter(reqs, auto)
@@ -127,19 +180,12 @@ def karpenter_pool(
         for i in found.instances
         for c in found.capacity_types
     ]
-    # A node without GPUs: the labels above but those a single-valued requirement on an instance
-    # key gave (`instance-family In [g6]` describes the GPU types, not a CPU one); template labels
-    # under that prefix are refused by the NodePool CRD.
-    cpu_shape = {OS_LABEL: "linux", **{k: v for k, v in labels.items() if not k.startswith(prefix)}}
-    admits_cpu = all(r.matches(cpu_shape) for r in reqs if r.key.startswith(prefix))
-    if admits_cpu or not nodes:
-        nodes.insert(0, NodeTemplate(None, cpu_shape, tuple(taints), 0))
+    nodes, admits_cpu = with_cpu_template(pool, nodes, prefix)
     gpu_keyed = any(r.key.startswith(prefix + "instance-gpu") for r in reqs)
     gpus: int | None = max((i.gpus for i in found.instances), default=0)
     if not found.instances and gpu_keyed and not admits_cpu:
         gpus = None  # GPU instance types the catalog does not know
-    limits = as_map(spec.get("limits"))
-    replicas = as_int(spec.get("replicas"))
+    min_nodes, max_nodes = node_counts(pool.head)
     return PoolDraft(
         name=labels.get(POOL_LABEL) or nodepool,
         provider="eks",
@@ -151,8 +197,8 @@ def karpenter_pool(
         accelerator=next(iter({i.accelerator_label for i in found.instances}), None)
         if len({i.accelerator_label for i in found.instances}) == 1
         else None,
-        min_nodes=replicas if replicas is not None else 0,
-        max_nodes=replicas if replicas is not None else as_int(limits.get("nodes")),
+        min_nodes=min_nodes,
+        max_nodes=max_nodes,
         spot=found.capacity_types == ("spot",),
         builtin_device_plugin=bottlerocket or auto,  # Auto Mode runs the NVIDIA plugin itself
         shape_note=_shape_note(auto, admits_cpu, shapes),

@@ -11,9 +11,6 @@ from typing import Any
 
 from ...model.autoscalers.karpenter import (
     CAPACITY_TYPE_LABEL,
-    NODEPOOL_LABEL,
-    OS_LABEL,
-    requirement_from_karpenter,
 )
 from ...model.autoscalers.karpenter_azure import (
     AZURE,
@@ -26,12 +23,18 @@ from ...model.autoscalers.karpenter_azure import (
     sku_labels,
 )
 from ...model.autoscalers.karpenter_launch import NodePoolSpec
-from ...model.errors import InputError
 from ...model.nodes.aks_shapes import AKS_DEFAULT_OS_DISK_GB, nap_node_shape_or_none
 from ..contract import POOL_LABEL
-from ..read import Findings, PoolDraft, as_int, as_list, as_map, is_type, metadata, read_taints
+from ..read import Findings, PoolDraft, as_int, as_map, is_type
 from ..results import NodeTemplate
-from .karpenter import nodepool_head, nodepool_spec
+from .karpenter import (
+    node_class_specs,
+    node_counts,
+    nodepool_head,
+    nodepool_spec,
+    read_nodepool,
+    with_cpu_template,
+)
 
 _PRIORITY = {"spot": "spot", "on-demand": "regular"}
 
@@ -46,14 +49,7 @@ def is_nap_nodepool(entry: Mapping[str, Any]) -> bool:
 
 def aks_node_classes(graph: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """AKSNodeClass name -> its spec."""
-    found = {}
-    for entry in graph:
-        if is_type(str(entry.get("type", "")), "karpenter.azure.com", "AKSNodeClass"):
-            inputs = as_map(entry.get("inputs"))
-            found[str(metadata(inputs).get("name") or entry.get("name"))] = as_map(
-                inputs.get("spec")
-            )
-    return found
+    return node_class_specs(graph, NODE_CLASS_GROUP, "AKSNodeClass")
 
 
 def aks_node_class_info(name: str, spec: Mapping[str, Any] | None) -> AksNodeClassInfo:
@@ -87,19 +83,8 @@ def nap_pool(
     """A node auto-provisioning NodePool: one node template per catalog size and capacity type
     its requirements admit, plus a template without GPUs when they also admit sizes without
     GPUs (not in the catalog). GPUs per node: the most any admitted size has."""
-    head = nodepool_head(entry)
-    rid, tspec, nodepool = head.rid, head.tspec, head.name
-    labels = {**head.labels, NODEPOOL_LABEL: nodepool}
-    taints = read_taints(tspec.get("taints"), rid, out)
-    reqs = []
-    for r in as_list(tspec.get("requirements")):
-        try:
-            reqs.append(requirement_from_karpenter(as_map(r)))
-        except (InputError, TypeError, ValueError) as e:
-            out.add("GI013", rid, f"invalid requirement {dict(as_map(r))!r}: {e}", "fix it")
-    for r in reqs:  # a single-valued In requirement becomes a node label
-        if r.operator == "In" and len(r.values or ()) == 1:
-            labels.setdefault(r.key, str((r.values or ())[0]))
+    pool = read_nodepool(entry, out)
+    head, tspec, labels, reqs = pool.head, pool.head.tspec, pool.labels, pool.requirements
     nc = aks_node_class_info(
         str(as_map(tspec.get("nodeClassRef")).get("name")),
         node_classes.get(str(as_map(tspec.get("nodeClassRef")).get("name"))),
@@ -120,31 +105,24 @@ def nap_pool(
             node_labels = {**sku_labels(vm, nc.image_family), **labels, CAPACITY_TYPE_LABEL: c}
             if c in _PRIORITY:
                 node_labels[SCALESET_PRIORITY] = node_labels[PRIORITY] = _PRIORITY[c]
-            nodes.append(NodeTemplate(None, node_labels, tuple(taints), vm.gpus, shape=shape))
-    cpu_shape = {
-        OS_LABEL: "linux",
-        **{k: v for k, v in labels.items() if not k.startswith(AZURE_PREFIX)},
-    }
-    admits_cpu = all(r.matches(cpu_shape) for r in reqs if r.key.startswith(AZURE_PREFIX))
-    if admits_cpu or not nodes:
-        nodes.insert(0, NodeTemplate(None, cpu_shape, tuple(taints), 0))
+            nodes.append(NodeTemplate(None, node_labels, tuple(pool.taints), vm.gpus, shape=shape))
+    nodes, admits_cpu = with_cpu_template(pool, nodes, AZURE_PREFIX)
     gpus: int | None = max((vm.gpus for vm in found.vms), default=0)
     if not found.vms and any(r.key.startswith(AZURE_PREFIX + "sku-gpu") for r in reqs):
         gpus = None  # GPU sizes the catalog does not know
     models = {vm.gpu_model for vm in found.vms}
-    limits = as_map(head.spec.get("limits"))
-    replicas = as_int(head.spec.get("replicas"))
+    min_nodes, max_nodes = node_counts(head)
     return PoolDraft(
-        name=labels.get(POOL_LABEL) or nodepool,
+        name=labels.get(POOL_LABEL) or head.name,
         provider="aks",
-        resource=rid,
+        resource=head.rid,
         node=nodes[0],
         more_nodes=tuple(nodes[1:]),
         gpus=gpus,
         gpu=not admits_cpu and (gpus is None or gpus > 0),
         accelerator=models.pop() if len(models) == 1 else None,
-        min_nodes=replicas if replicas is not None else 0,
-        max_nodes=replicas if replicas is not None else as_int(limits.get("nodes")),
+        min_nodes=min_nodes,
+        max_nodes=max_nodes,
         spot=found.capacity_types == ("spot",),
         builtin_device_plugin=nc.gpu_mode == "None",
         gpu_memory_gib=min((float(vm.gpu_memory_gib) for vm in found.vms), default=None),
