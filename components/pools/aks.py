@@ -238,6 +238,17 @@ def taint_text(t: Taint) -> str:
     return f"{t.key}={t.value}:{t.effect}"
 
 
+def check_gpu_driver(value: object) -> None:
+    """`gpu_driver` of an agent pool (`gpuProfile.driver`) or a NAP pool (AKSNodeClass
+    `gpu.mode`)."""
+    if value not in GPU_DRIVERS:
+        raise InputError(
+            f"GPU driver {show(value)} is not one AKS knows",
+            " or ".join(GPU_DRIVERS),
+            "args.gpu_driver",
+        )
+
+
 def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
     """Check every input (no Pulumi) and decide everything."""
     pool_name, name_path = pool_name_of(name, args.pool_name)
@@ -295,12 +306,7 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
             "a price in US dollars above 0, or -1 (up to the on-demand price)",
             "args.spot_max_price",
         )
-    if args.gpu_driver not in GPU_DRIVERS:
-        raise InputError(
-            f"GPU driver {show(args.gpu_driver)} is not one AKS knows",
-            " or ".join(GPU_DRIVERS),
-            "args.gpu_driver",
-        )
+    check_gpu_driver(args.gpu_driver)
     for value, key, allowed in (
         (args.os_disk_type, "os_disk_type", OS_DISK_TYPES),
         (args.os_sku, "os_sku", OS_SKUS),

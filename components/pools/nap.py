@@ -60,7 +60,7 @@ from ..model.inputs import stack
 from ..model.nodes.aks_shapes import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_PODS_RANGE, AKS_OS_DISK_MAX_GB
 from ..model.nodes.azure_vms import AZURE_GPU_VMS, azure_vm
 from ..model.scheduling import Taint
-from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT
+from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT, check_gpu_driver
 from .component import PoolComponent
 from .nodepool import (
     NODEPOOL_API,
@@ -225,12 +225,7 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
         "capacity type {} is not one Karpenter on Azure takes",
         {"reserved": " (Karpenter on Azure offers no reserved capacity)"},
     )
-    if args.gpu_driver not in GPU_DRIVERS:
-        raise InputError(
-            f"GPU driver {show(args.gpu_driver)} is not one AKS knows",
-            " or ".join(GPU_DRIVERS),
-            "args.gpu_driver",
-        )
+    check_gpu_driver(args.gpu_driver)
     if args.image_family is not None and args.image_family not in IMAGE_FAMILIES:
         raise InputError(
             f"image family {show(args.image_family)} is not one AKSNodeClass takes",
