@@ -457,6 +457,18 @@ def _family_rows(
     }
 
 
+# g5, g6 and g6e come in the same sizes with the same GPUs (1 up to 16xlarge, 4, 4, 8).
+_G_SIZES = {
+    "xlarge": 1,
+    "2xlarge": 1,
+    "4xlarge": 1,
+    "8xlarge": 1,
+    "16xlarge": 1,
+    "12xlarge": 4,
+    "24xlarge": 4,
+    "48xlarge": 8,
+}
+
 AWS_GPU_INSTANCES: dict[str, AwsGpuInstance] = {
     **_family_rows(
         "g4dn",
@@ -473,22 +485,7 @@ AWS_GPU_INSTANCES: dict[str, AwsGpuInstance] = {
             "metal": 8,
         },
     ),
-    **_family_rows(
-        "g5",
-        "A10G",
-        24,
-        "nvidia-a10g",
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "16xlarge": 1,
-            "12xlarge": 4,
-            "24xlarge": 4,
-            "48xlarge": 8,
-        },
-    ),
+    **_family_rows("g5", "A10G", 24, "nvidia-a10g", _G_SIZES),
     **_family_rows(
         "g5g",
         "T4G",
@@ -497,38 +494,8 @@ AWS_GPU_INSTANCES: dict[str, AwsGpuInstance] = {
         {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 2, "metal": 2},
         arch="arm64",
     ),
-    **_family_rows(
-        "g6",
-        "L4",
-        24,
-        "nvidia-l4",
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "16xlarge": 1,
-            "12xlarge": 4,
-            "24xlarge": 4,
-            "48xlarge": 8,
-        },
-    ),
-    **_family_rows(
-        "g6e",
-        "L40S",
-        48,
-        "nvidia-l40s",
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "16xlarge": 1,
-            "12xlarge": 4,
-            "24xlarge": 4,
-            "48xlarge": 8,
-        },
-    ),
+    **_family_rows("g6", "L4", 24, "nvidia-l4", _G_SIZES),
+    **_family_rows("g6e", "L40S", 48, "nvidia-l40s", _G_SIZES),
     **_family_rows(
         "p3", "V100", 16, "nvidia-tesla-v100", {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}
     ),
