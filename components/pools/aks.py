@@ -238,6 +238,11 @@ def taint_text(t: Taint) -> str:
     return f"{t.key}={t.value}:{t.effect}"
 
 
+def whole_in(value: object, low: int, high: int) -> bool:
+    """A whole number (not a bool) from `low` to `high`."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def check_gpu_driver(value: object) -> None:
     """`gpu_driver` of an agent pool (`gpuProfile.driver`) or a NAP pool (AKSNodeClass
     `gpu.mode`)."""
@@ -316,18 +321,14 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
                 f"{key} {show(value)} is not one AKS takes", " or ".join(allowed), f"args.{key}"
             )
     disk = args.os_disk_size_gb if args.os_disk_size_gb is not None else AKS_DEFAULT_OS_DISK_GB
-    if isinstance(disk, bool) or not isinstance(disk, int) or not 30 <= disk <= AKS_OS_DISK_MAX_GB:
+    if not whole_in(disk, 30, AKS_OS_DISK_MAX_GB):
         raise InputError(
             f"OS disk size {show(disk)} GiB is out of range",
             f"a whole number of GiB from 30 to {AKS_OS_DISK_MAX_GB}",
             "args.os_disk_size_gb",
         )
     low, high = AKS_MAX_PODS_RANGE
-    if args.max_pods is not None and (
-        isinstance(args.max_pods, bool)
-        or not isinstance(args.max_pods, int)
-        or not low <= args.max_pods <= high
-    ):
+    if args.max_pods is not None and not whole_in(args.max_pods, low, high):
         raise InputError(
             f"max_pods {show(args.max_pods)} is out of AKS's range",
             f"a whole number from {low} to {high}",

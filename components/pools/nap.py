@@ -60,7 +60,7 @@ from ..model.inputs import stack
 from ..model.nodes.aks_shapes import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_PODS_RANGE, AKS_OS_DISK_MAX_GB
 from ..model.nodes.azure_vms import AZURE_GPU_VMS, azure_vm
 from ..model.scheduling import Taint
-from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT, check_gpu_driver
+from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT, check_gpu_driver, whole_in
 from .component import PoolComponent
 from .nodepool import (
     NODEPOOL_API,
@@ -304,18 +304,14 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
 
 def _node_class(pool_name: str, args: AksNapGpuNodePoolArgs) -> dict[str, Any]:
     disk = args.os_disk_size_gb if args.os_disk_size_gb is not None else AKS_DEFAULT_OS_DISK_GB
-    if isinstance(disk, bool) or not isinstance(disk, int) or not 30 <= disk <= AKS_OS_DISK_MAX_GB:
+    if not whole_in(disk, 30, AKS_OS_DISK_MAX_GB):
         raise InputError(
             f"OS disk size {show(disk)} GB is out of range",
             f"a whole number from 30 to {AKS_OS_DISK_MAX_GB} (AKSNodeClass osDiskSizeGB)",
             "args.os_disk_size_gb",
         )
     low, high = AKS_MAX_PODS_RANGE
-    if args.max_pods is not None and (
-        isinstance(args.max_pods, bool)
-        or not isinstance(args.max_pods, int)
-        or not low <= args.max_pods <= high
-    ):
+    if args.max_pods is not None and not whole_in(args.max_pods, low, high):
         raise InputError(
             f"max_pods {show(args.max_pods)} is out of range",
             f"a whole number from {low} to {high} (AKSNodeClass maxPods)",

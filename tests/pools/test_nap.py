@@ -195,6 +195,7 @@ def test_emitted_crs_validate_against_the_crds(world):
         ),
         ({"os_disk_size_gb": 10}, "args.os_disk_size_gb", "OS disk size 10 GB is out of range"),
         ({"weight": 101}, "args.weight", "weight 101 is above 100"),
+        ({"max_pods": 300}, "args.max_pods", "max_pods 300 is out of range"),
         ({"gpu_driver": "Skip"}, "args.gpu_driver", "GPU driver 'Skip' is not one AKS knows"),
     ],
 )
