@@ -31,12 +31,8 @@ def test_every_stack_file_is_an_example_stack_the_tests_preview():
 
 
 @pytest.fixture(scope="module")
-def previews(tmp_path_factory):
-    out = {}
-    for stack in STACKS:
-        d = tmp_path_factory.mktemp(stack)
-        out[stack] = preview(stack, out_dir=d / "a", project_dir=ROOT)
-    return out
+def previews(example_previews):
+    return example_previews
 
 
 def entries(result, typ):
