@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from pathlib import Path
 
-TIERS = ("control plane", "Karpenter judge", "Pulumi half", "TypeScript")
+TIERS = ("control plane", "Karpenter judge", "Pulumi half", "TypeScript", "packaging")
 
 
 def outcome(case: ET.Element) -> tuple[str, str]:

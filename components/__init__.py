@@ -35,6 +35,10 @@ _EXPORTS = {
     "GkeGpuComputeClassArgs": "pools.compute_class",
     "GkeAutopilotGpuPool": "pools.autopilot",
     "GkeAutopilotGpuPoolArgs": "pools.autopilot",
+    "AksGpuAgentPool": "pools.aks",
+    "AksGpuAgentPoolArgs": "pools.aks",
+    "AksNapGpuNodePool": "pools.nap",
+    "AksNapGpuNodePoolArgs": "pools.nap",
     # serving
     "KnativeServing": "serving.knative",
     "KnativeServingArgs": "serving.knative",
@@ -75,6 +79,7 @@ _EXPORTS = {
     "ClusterAccessArgs": "platform.cluster_access",
     "Spec": "platform.config",
     "load_spec": "platform.load",
+    "load_stack_spec": "platform.platform",
     "InferencePlatform": "platform.platform",
     # placement check (pure)
     "check": "check",
@@ -111,13 +116,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .platform.cluster_access import ClusterAccess, ClusterAccessArgs
     from .platform.config import Spec
     from .platform.load import load_spec
-    from .platform.platform import InferencePlatform
+    from .platform.platform import InferencePlatform, load_stack_spec
+    from .pools.aks import AksGpuAgentPool, AksGpuAgentPoolArgs
     from .pools.autopilot import GkeAutopilotGpuPool, GkeAutopilotGpuPoolArgs
     from .pools.compute_class import GkeGpuComputeClass, GkeGpuComputeClassArgs
     from .pools.eks import EksGpuNodeGroup, EksGpuNodeGroupArgs
     from .pools.existing import ExistingGpuNodes, ExistingGpuNodesArgs
     from .pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
     from .pools.karpenter import KarpenterGpuNodePool, KarpenterGpuNodePoolArgs
+    from .pools.nap import AksNapGpuNodePool, AksNapGpuNodePoolArgs
     from .pools.pool import GPU_TAINT, POOL_LABEL, PoolFacts
     from .serving.cert_manager import CertManager, CertManagerArgs
     from .serving.inference_service import (

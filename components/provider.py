@@ -8,10 +8,14 @@ takes a pydantic `Spec` built from stack config) and is not in the package.
 
 import dataclasses
 import inspect
+import json
 import sys
+import tomllib
 import types
 import typing
 from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
 from typing import Any, Optional
 
 import pulumi
@@ -36,7 +40,8 @@ from .serving.seldon import SeldonModel, SeldonServer, SeldonServerConfig
 from .serving.seldon_install import SeldonCoreInstall
 
 PACKAGE = "gpu-inference"
-VERSION = "0.1.0"
+DISTRIBUTION = "gpu-inference"
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 PUBLIC_COMPONENTS: list[type[pulumi.ComponentResource]] = [
     GkeGpuNodePool,
     EksGpuNodeGroup,
@@ -59,6 +64,48 @@ PUBLIC_COMPONENTS: list[type[pulumi.ComponentResource]] = [
     ModelNamespace,
     ClusterAccess,
 ]
+
+
+def project_metadata() -> dict[str, Any]:
+    """The `[project]` table this package is built from: the repository's pyproject.toml (the
+    provider runs from a clone: `pulumi package add <clone>/provider`), else the installed
+    distribution's metadata, which the wheel carries from the same table."""
+    if PYPROJECT.is_file():
+        project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+        if project.get("name") == DISTRIBUTION:
+            return dict(project)
+    found = metadata.metadata(DISTRIBUTION)
+    urls = dict(u.split(", ", 1) for u in found.get_all("Project-URL") or [])
+    return {
+        "name": found["Name"],
+        "version": found["Version"],
+        "description": found["Summary"],
+        "keywords": [k for k in (found["Keywords"] or "").split(",") if k],
+        "license": found["License-Expression"] or found["License"],
+        "urls": urls,
+    }
+
+
+REGISTRY_KEYWORDS = ("category/infrastructure", "kind/component")
+"""The Pulumi Registry's facets for a component package (its `category/*` and `kind/*` keywords)."""
+
+
+def registry_metadata(project: Mapping[str, Any]) -> dict[str, Any]:
+    """What the Pulumi Registry shows of the package, from the project's one declaration
+    (pyproject's `[project]`): its display name, description, keywords, license, version, and
+    the repository and homepage when `[project.urls]` names them."""
+    urls = project.get("urls") or {}
+    license_ = project.get("license")
+    out = {
+        "displayName": "GPU Inference",
+        "description": project["description"],
+        "keywords": [*REGISTRY_KEYWORDS, *project.get("keywords", ())],
+        "license": license_.get("text") if isinstance(license_, Mapping) else license_,
+        "version": project["version"],
+        "repository": urls.get("Repository"),
+        "homepage": urls.get("Homepage") or urls.get("Repository"),
+    }
+    return {k: v for k, v in out.items() if v}
 
 
 def as_args(typ: Any, value: Any) -> Any:
@@ -148,7 +195,12 @@ def component_provider() -> Any:
                 return as_schema_value(instance_val)
             return super().map_complex_output(instance_val, type_def)
 
-    return GpuInferenceProvider(PUBLIC_COMPONENTS, PACKAGE, version=VERSION)
+    project = registry_metadata(project_metadata())
+    provider = GpuInferenceProvider(PUBLIC_COMPONENTS, PACKAGE, version=project["version"])
+    schema = json.loads(provider.schema or "{}")
+    schema.update(project)
+    provider.schema = json.dumps(schema)
+    return provider
 
 
 def main(args: Optional[list[str]] = None) -> None:

@@ -6,7 +6,7 @@ effects, and tested there). Pulumi runs this directory with `runpy.run_path`, wh
 sys.path.
 """
 
-from gpu_inference_policies import PACK_DESCRIPTION, PACK_NAME, POLICIES
+from gpu_inference_policies import PACK_DESCRIPTION, PACK_DISPLAY_NAME, PACK_NAME, POLICIES
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 PolicyPack(
@@ -14,4 +14,5 @@ PolicyPack(
     policies=POLICIES,
     enforcement_level=EnforcementLevel.MANDATORY,
     description=PACK_DESCRIPTION,
+    display_name=PACK_DISPLAY_NAME,
 )

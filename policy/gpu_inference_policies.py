@@ -87,6 +87,7 @@ from components.model.scheduling import CLOUD_EFFECTS, FILTERING_EFFECTS, GPU_RE
 from components.model.serving.knative_features import KNATIVE_FEATURES, feature_values  # noqa: E402
 
 PACK_NAME = "gpu-inference"
+PACK_DISPLAY_NAME = "gpu-inference placement guarantees"
 PACK_DESCRIPTION = (
     "GPU placement guarantees for any Pulumi stack: the gpu-inference placement check over the "
     "whole stack, and per-resource checks of GPU node pools, InferenceServices and Knative features."

@@ -28,6 +28,9 @@ EXAMPLE_STACKS = (
     "gke-dra",
     "aks-dev",
     "aks-nap",
+    "gke-esc",
+    "eks-esc",
+    "aks-esc",
 )
 """The example stacks in `stacks/`, in the order tests report them (test_stacks holds it to the
 directory: a new stack file is tested everywhere or the suite fails)."""

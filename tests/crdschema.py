@@ -53,9 +53,9 @@ def _convert(schema: Any) -> Any:
 
 
 @functools.cache
-def _crd_index() -> dict[tuple[str, str], Path]:
+def _crd_index(crds: Path = CRDS) -> dict[tuple[str, str], Path]:
     index = {}
-    for path in sorted(CRDS.glob("*.yaml")):
+    for path in sorted(crds.glob("*.yaml")):
         head = path.read_text()[:4000]
         group = re.search(r"^\s{2}group:\s*(\S+)", head, re.M)
         kind = re.search(r"^\s{4}kind:\s*(\S+)", head, re.M)
@@ -80,13 +80,14 @@ def _validator(path: Path, version: str) -> jsonschema.protocols.Validator:
     raise ValueError(f"{path.name} has no version {version}")
 
 
-def validate_cr(obj: dict[str, Any]) -> None:
+def validate_cr(obj: dict[str, Any], crds: Path = CRDS) -> None:
     """Raise AssertionError listing every violation (with its JSON path) of `obj` against the
-    upstream CRD for its apiVersion / kind, and of its metadata."""
+    upstream CRD for its apiVersion / kind (in `crds`: ../shared/crds, or another directory of
+    CRD files such as an operator's Go module), and of its metadata."""
     group, _, version = obj["apiVersion"].partition("/")
-    path = _crd_index().get((group, obj["kind"]))
+    path = _crd_index(crds).get((group, obj["kind"]))
     if path is None:
-        raise AssertionError(f"no upstream CRD for {obj['apiVersion']} {obj['kind']} in {CRDS}")
+        raise AssertionError(f"no upstream CRD for {obj['apiVersion']} {obj['kind']} in {crds}")
     errors = [
         f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
         for e in _validator(path, version).iter_errors(obj)

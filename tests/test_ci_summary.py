@@ -95,6 +95,7 @@ def test_a_whole_run_reports_phases_counts_tiers_and_the_differential(tmp_path: 
             f"    skipped 2: {PULUMI}",
             "  TypeScript: skipped (1 skipped)",
             f"    skipped 1: {PULUMI}",
+            "  packaging: no test collected",
             "scheduler differential: 1857 (pod, pool) pairs compared, 1857 agree, seed 42 "
             "(replay: GPU_INFERENCE_DIFF_SEED=42), 52 s",
             "Karpenter differential: 1169 (pod, NodePool) pairs compared, 1169 agree; NodePool "

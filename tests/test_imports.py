@@ -60,6 +60,10 @@ def test_an_on_prem_stack_imports_neither():
     assert loaded_sdks(code) == []
 
 
+def test_import_gpu_inference_imports_no_cloud_sdk():
+    assert loaded_sdks("import gpu_inference\nfrom gpu_inference import Placement, check") == []
+
+
 def test_an_aks_stack_imports_only_the_azure_sdk():
     code = (
         "from components.preview.preview import preview\n"

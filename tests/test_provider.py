@@ -492,3 +492,60 @@ def test_a_workload_takes_the_placement_output_as_its_placement(run, provider):
     got = [c for c in children(run(via_provider)) if c[0] == isvc]
     want = [c for c in children(run(via_python)) if c[0] == isvc]
     assert got == want and "nodeAffinity" in got[0][2]
+
+
+def test_the_schema_carries_what_the_registry_shows(schema):
+    import tomllib
+
+    from tests.conftest import ROOT
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert schema["name"] == "gpu-inference"
+    assert schema["displayName"] == "GPU Inference"
+    assert schema["version"] == project["version"]
+    assert schema["description"] == project["description"]
+    assert schema["license"] == project["license"] == "Apache-2.0"
+    assert schema["keywords"] == ["category/infrastructure", "kind/component", *project["keywords"]]
+    assert set(schema) >= {"resources", "types", "language"}
+
+
+def test_registry_metadata_takes_the_repository_from_the_project_urls():
+    from components.provider import registry_metadata
+
+    project = {"version": "1.2.3", "description": "d", "license": {"text": "MIT"}}
+    assert registry_metadata(project) == {
+        "displayName": "GPU Inference",
+        "description": "d",
+        "keywords": ["category/infrastructure", "kind/component"],
+        "license": "MIT",
+        "version": "1.2.3",
+    }
+    urls = {"Repository": "https://example.org/acme/gpu-inference"}
+    got = registry_metadata({**project, "urls": urls})
+    assert got["repository"] == got["homepage"] == urls["Repository"]
+    got = registry_metadata({**project, "urls": {**urls, "Homepage": "https://acme.example"}})
+    assert (got["repository"], got["homepage"]) == (urls["Repository"], "https://acme.example")
+
+
+def test_the_installed_metadata_is_read_where_there_is_no_pyproject(monkeypatch, tmp_path):
+    from components import provider as module
+
+    monkeypatch.setattr(module, "PYPROJECT", tmp_path / "pyproject.toml")
+    got = module.project_metadata()
+    assert (got["name"], got["version"]) == ("gpu-inference", schema_version())
+    assert "kserve" in got["keywords"]
+
+
+def schema_version() -> str:
+    import tomllib
+
+    from tests.conftest import ROOT
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_the_package_page_names_every_component():
+    from tests.conftest import ROOT
+
+    page = (ROOT / "provider" / "README.md").read_text()
+    assert [c.__name__ for c in PUBLIC_COMPONENTS if f"`{c.__name__}`" not in page] == []

@@ -152,3 +152,16 @@ def read_templates(
         elif is_apps_workload(typ):
             out.append(apps_template(entry))
     return out
+
+
+def is_workload(typ: str) -> bool:
+    """Whether a resource type is a workload: one `read_templates` reads pod templates from, or a
+    Seldon Model (Seldon places it on a Server's pods). The preview's progress counts these."""
+    return (
+        is_type(typ, "serving.kserve.io", "InferenceService")
+        or is_type(typ, "serving.kserve.io", "LLMInferenceService")
+        or is_type(typ, "mlops.seldon.io", "Server")
+        or is_type(typ, "mlops.seldon.io", "Model")
+        or is_type(typ, "leaderworkerset.x-k8s.io", "LeaderWorkerSet")
+        or is_apps_workload(typ)
+    )

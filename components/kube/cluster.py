@@ -5,6 +5,7 @@ and context). `Cluster` is the interface the hooks use, so that tests give them 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
@@ -76,7 +77,7 @@ class LiveCluster:
         from kubernetes.client.exceptions import ApiException
 
         try:
-            res = self._dyn().resources.get(api_version=api_version, kind=kind)
+            res = self._resource(api_version, kind)
             obj = res.get(name=name, namespace=namespace, _request_timeout=TIMEOUT)
         except ApiException as e:
             if e.status == 404:
@@ -107,6 +108,18 @@ class LiveCluster:
             if e.status != 404:
                 raise
 
+    def _resource(self, api_version: str, kind: str) -> Any:
+        """A kind's API resource; discovery read again before a kind is said not to be served
+        (the client caches discovery, also on disk: a CRD made since would look absent, and
+        "no objects of it" must never come from a stale cache)."""
+        from kubernetes import dynamic
+
+        try:
+            return self._dyn().resources.get(api_version=api_version, kind=kind)
+        except dynamic.exceptions.ResourceNotFoundError:
+            self._dyn().resources.invalidate_cache()
+            return self._dyn().resources.get(api_version=api_version, kind=kind)
+
     def _dyn(self) -> Any:
         from kubernetes import dynamic
 
@@ -122,7 +135,7 @@ class LiveCluster:
         from kubernetes import dynamic
 
         try:
-            res = self._dyn().resources.get(api_version=api_version, kind=kind)
+            res = self._resource(api_version, kind)
         except dynamic.exceptions.ResourceNotFoundError:
             return []
         found = res.get(namespace=namespace, _request_timeout=TIMEOUT).to_dict()
@@ -135,12 +148,27 @@ class LiveCluster:
     def namespaced(self, namespace: str) -> list[dict[str, Any]]:
         """Every object in `namespace`: each namespaced kind the API serves and lists (its
         preferred version; subresources and the aggregated metrics API left out)."""
+        from kubernetes.client.exceptions import ApiException
+        from kubernetes.dynamic.resource import ResourceList
+
+        resources: list[Any] = []
+        for attempt in range(3):
+            # Discovery as it is now (CRDs come and go during a destroy; the client caches it).
+            self._dyn().resources.invalidate_cache()
+            try:
+                resources = list(self._dyn().resources.search())
+                break
+            except (KeyError, ApiException):  # a group that went away while being read
+                if attempt == 2:
+                    raise
+                time.sleep(1)
         seen: set[tuple[str, str]] = set()
         out: list[dict[str, Any]] = []
-        for res in self._dyn().resources.search():
+        for res in resources:
             group = getattr(res, "group", "") or ""
             if (
-                not getattr(res, "namespaced", False)
+                isinstance(res, ResourceList)  # the `<Kind>List` entries discovery adds
+                or not getattr(res, "namespaced", False)
                 or "/" in str(getattr(res, "name", ""))
                 or "list" not in (getattr(res, "verbs", None) or ())
                 or group == "metrics.k8s.io"
@@ -149,13 +177,17 @@ class LiveCluster:
             ):
                 continue
             seen.add((group, res.kind))
-            out += self.objects(res.group_version, res.kind, namespace)
+            try:
+                out += self.objects(res.group_version, res.kind, namespace)
+            except ApiException as e:
+                if e.status != 404:  # a kind whose CRD just went: nothing of it is left
+                    raise
         return out
 
     def delete(self, api_version: str, kind: str, name: str, namespace: Optional[str]) -> None:
         from kubernetes.client.exceptions import ApiException
 
-        res = self._dyn().resources.get(api_version=api_version, kind=kind)
+        res = self._resource(api_version, kind)
         try:
             res.delete(name=name, namespace=namespace, _request_timeout=TIMEOUT)
         except ApiException as e:

@@ -24,7 +24,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
 from ..model.deploy.helm_records import (
@@ -64,8 +65,44 @@ ASIDE_OWNER = "gpu-inference-adopted"
 """The `owner` label of a record moved aside (Helm reads `owner=helm` only)."""
 
 
+DELETE_WAIT = 600.0
+"""How long (s) a hook waits for an object being deleted to be gone: a namespace or CRD goes only
+once the API server has emptied it, and until then nothing can be created in it or in its place."""
+
+
 class AdoptionRefused(Exception):
     """An object of our name exists and is not this stack's."""
+
+
+def wait_gone(
+    cluster: Cluster,
+    api_version: str,
+    kind: str,
+    name: str,
+    namespace: Optional[str],
+    timeout: float = DELETE_WAIT,
+    sleep: Optional[Callable[[float], None]] = None,
+    clock: Optional[Callable[[], float]] = None,
+) -> bool:
+    """Whether the object is gone within `timeout`, polling as it goes (a deletion is
+    asynchronous: finalizers run first)."""
+    sleep, clock = sleep or time.sleep, clock or time.monotonic
+    deadline = clock() + timeout
+    pause = 0.5
+    while cluster.get(api_version, kind, name, namespace) is not None:
+        if clock() >= deadline:
+            return False
+        sleep(pause)
+        pause = min(pause * 2, 5.0)
+    return True
+
+
+def _still_going(kind: str, name: str, timeout: float) -> str:
+    return (
+        f"{kind} {name} is still being deleted after {timeout:.0f} s (its finalizers have not "
+        "finished): nothing can be made in it or in its place until it is gone; see what holds "
+        f"it with `kubectl get {kind.lower()} {name} -o yaml`"
+    )
 
 
 def refuse_foreign(
@@ -85,6 +122,12 @@ def refuse_foreign(
     )
     if live is None:
         return
+    if (live.get("metadata") or {}).get("deletionTimestamp"):
+        # Being deleted (a `destroy` just before, or by hand): ours is made once it is gone.
+        api, kind = str(inputs.get("apiVersion", "")), str(inputs.get("kind", ""))
+        if wait_gone(cluster, api, kind, name, meta.get("namespace")):
+            return
+        raise AdoptionRefused(_still_going(kind, name, DELETE_WAIT))
     problem = adoption_problem(live, manager, ownership.ways_out if ownership else None)
     if problem:
         raise AdoptionRefused(problem)
@@ -191,6 +234,8 @@ def drop_crd(cluster: Cluster, inputs: Mapping[str, Any]) -> Optional[str]:
     if held:
         return kept_message(f"CustomResourceDefinition {name}", held)
     cluster.delete(CRD_API, "CustomResourceDefinition", name, None)
+    if not wait_gone(cluster, CRD_API, "CustomResourceDefinition", name, None):
+        return _still_going("CustomResourceDefinition", name, DELETE_WAIT)
     return None
 
 
@@ -202,15 +247,20 @@ def drop_namespace(cluster: Cluster, inputs: Mapping[str, Any]) -> Optional[str]
     if not isinstance(name, str) or not isinstance(manager, str):
         return None
     live = cluster.get("v1", "Namespace", name, None)
-    if live is None or (live.get("metadata") or {}).get("deletionTimestamp"):
+    if live is None:
         return None
-    if manager_of(live) != manager:
-        return f"kept Namespace {name}: it is not this stack's ({owner_found(live)})"
-    objects = cluster.namespaced(name)
-    held = others(objects, manager, certificates_named(objects))
-    if held:
-        return kept_message(f"Namespace {name}", held)
-    cluster.delete("v1", "Namespace", name, None)
+    if not (live.get("metadata") or {}).get("deletionTimestamp"):
+        if manager_of(live) != manager:
+            return f"kept Namespace {name}: it is not this stack's ({owner_found(live)})"
+        objects = cluster.namespaced(name)
+        held = others(objects, manager, certificates_named(objects))
+        if held:
+            return kept_message(f"Namespace {name}", held)
+        cluster.delete("v1", "Namespace", name, None)
+    # Deleted (by us or already): the run ends once it is gone, so that the next `up` can make
+    # it again (a namespace being deleted takes no new object).
+    if not wait_gone(cluster, "v1", "Namespace", name, None):
+        return _still_going("Namespace", name, DELETE_WAIT)
     return None
 
 

@@ -171,14 +171,19 @@ class ClusterHooks:
         says what it keeps (a warning: the deletion itself went through)."""
 
         async def hook(args: pulumi.ResourceHookArgs) -> None:
-            live = await self._cluster()
-            said = await asyncio.to_thread(body, live, args.old_inputs or {})
+            try:
+                live = await self._cluster()
+                said = await asyncio.to_thread(body, live, args.old_inputs or {})
+            except Exception as e:  # undecided: it stays (an error here would fail the run)
+                said = f"kept {args.name}: what it holds could not be read ({e})"
             if said:
                 pulumi.log.warn(said)
 
         return hook
 
     async def _keep_release_crds(self, args: pulumi.ResourceHookArgs) -> None:
+        # A before-delete hook: its error stops the uninstall, so a release whose CRDs cannot be
+        # judged is not uninstalled (its CRDs would go with everything of their kinds).
         live = await self._cluster()
         for said in await asyncio.to_thread(bodies.keep_release_crds, live, args.old_inputs or {}):
             pulumi.log.warn(said)

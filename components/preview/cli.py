@@ -1,6 +1,6 @@
 """`gpu-inference`: preview a stack offline, or run the placement check on a graph file.
 
-    gpu-inference preview STACK [--out DIR] [--project-dir DIR] [--debug]
+    gpu-inference preview STACK [--out DIR] [--project-dir DIR] [--env-file FILE] [--debug]
     gpu-inference check FILE [--json] [--[no-]extended-resource-toleration] [--debug]
     gpu-inference recover STACK [--yes] [--project-dir DIR] [--debug]
 
@@ -93,6 +93,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="the Pulumi project (default: the nearest parent of the working directory "
         "holding Pulumi.yaml)",
+    )
+    pre.add_argument(
+        "--env-file",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="the values of the stack's ESC environments, instead of their definitions in "
+        "stacks/esc/: `pulumi env open NAME --format detailed > FILE.json`, or a definition "
+        "(YAML); repeat for several, merged in order",
     )
     pre.set_defaults(func=cmd_preview)
 
@@ -208,24 +218,33 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
+    from .progress import Progress
+
     project_dir = _project_dir(args.project_dir)
     project = load_project(project_dir)
-    config = load_stack_config(project, args.stack)
+    config = load_stack_config(project, args.stack, args.env_file)
+    for note in config.notes:
+        print(note, file=sys.stderr)
+    progress = Progress(sys.stderr)
     try:
-        graph = run_stack(project, config)
-    except Exception as err:
-        bad = user_error(err)
-        if isinstance(bad, InputError) and bad.path:
-            err._gpu_inference_where = error_where(project, config, bad)  # type: ignore[attr-defined]
-        elif bad is not None:
-            err._gpu_inference_where = f"stack config: {show_path(config.file)}"  # type: ignore[attr-defined]
-        raise
-    entries = graph_entries(graph.resources)
-    placement = run_placement(entries)
-    out_dir = args.out if args.out is not None else project.dir / "build" / args.stack
-    write_outputs(
-        out_dir, entries, placement, f"gpu-inference preview {args.stack}: project {project.name}"
-    )
+        try:
+            graph = run_stack(project, config, progress.registered if progress.enabled else None)
+        except Exception as err:
+            bad = user_error(err)
+            if isinstance(bad, InputError) and bad.path:
+                err._gpu_inference_where = error_where(project, config, bad)  # type: ignore[attr-defined]
+            elif bad is not None:
+                err._gpu_inference_where = f"stack config: {show_path(config.file)}"  # type: ignore[attr-defined]
+            raise
+        progress.phase("checking placement")
+        entries = graph_entries(graph.resources)
+        placement = run_placement(entries)
+        out_dir = args.out if args.out is not None else project.dir / "build" / args.stack
+        progress.phase("writing files")
+        title = f"gpu-inference preview {args.stack}: project {project.name}"
+        write_outputs(out_dir, entries, placement, title)
+    finally:
+        progress.done()
     out = sys.stdout
     print(
         f"Previewing stack {args.stack} of {project.name} offline "

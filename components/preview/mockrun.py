@@ -175,9 +175,13 @@ class FakeCloud(pulumi.runtime.Mocks):
 class Recorder(_mocks.MockMonitor):
     """A mock monitor that also keeps parent, dependencies and the scrubbed inputs, in order."""
 
-    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+    def __init__(
+        self, mocks: pulumi.runtime.Mocks, on_register: Callable[[str], None] | None = None
+    ) -> None:
         super().__init__(mocks)
         self.registered: list[Registered] = []
+        self.on_register = on_register
+        """Called with each registration's type (the preview's progress line)."""
 
     def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
@@ -205,6 +209,8 @@ class Recorder(_mocks.MockMonitor):
                     transforms=len(request.transforms),
                 )
             )
+            if self.on_register is not None:
+                self.on_register(request.type)
         return response
 
 
@@ -305,12 +311,14 @@ def run_program(
     stack: str = "test",
     mocks: pulumi.runtime.Mocks | None = None,
     secret_keys: Iterable[str] | None = None,
+    on_register: Callable[[str], None] | None = None,
 ) -> Graph:
     """Run `program` as a Pulumi stack program under mocks and return what it registered.
 
     `config` maps `namespace:key` to values; non-strings are passed as JSON text, as the engine
     passes structured config. `secret_keys` names the config keys the runtime treats as secrets
     (`pulumi.runtime.is_config_secret`), as the engine does for `secure:` stack values.
+    `on_register` is called with the type of each registration, as it happens.
     Raises whatever the program raises (after the runtime settles).
     """
     loop = asyncio.new_event_loop()
@@ -344,7 +352,7 @@ def run_program(
     gc.disable()
     try:
         pulumi.runtime.settings.ROOT.set(None)
-        recorder = Recorder(mocks or FakeCloud())
+        recorder = Recorder(mocks or FakeCloud(), on_register)
         pulumi.runtime.set_all_config(
             {k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()},
             sorted(secret_keys or []),

@@ -25,7 +25,7 @@ import os
 import re
 import runpy
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +89,8 @@ class StackConfig:
     file: Path
     values: dict[str, Any]
     secret_keys: set[str]
+    notes: list[str] = field(default_factory=list)
+    """What the CLI says on stderr about the config (ESC values left out offline)."""
 
 
 def show_path(path: Path) -> str:
@@ -220,8 +222,9 @@ def _hide_secure(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-def load_stack_config(project: Project, stack: str) -> StackConfig:
-    """The config a stack's program sees: project defaults under the stack file's values."""
+def load_stack_config(project: Project, stack: str, env_files: Sequence[Path] = ()) -> StackConfig:
+    """The config a stack's program sees: project defaults under the `pulumiConfig` of the ESC
+    environments the stack imports (or of `env_files`), under the stack file's values."""
     if not _STACK_NAME.match(stack):
         raise PreviewError(f"invalid stack name {stack!r}: use letters, digits, `-`, `_`, `.`")
     stacks = project.stacks()
@@ -252,12 +255,74 @@ def load_stack_config(project: Project, stack: str) -> StackConfig:
         )
     values: dict[str, Any] = dict(project.defaults)
     secret_keys = set(project.secret_defaults)
+    own: dict[str, Any] = {}
     for key, value in config.items():
         full = _full_key(key, project.name, path, "config")
-        values[full], secret = _hide_secure(value)
+        own[full], secret = _hide_secure(value)
         if secret:
             secret_keys.add(full)
-    return StackConfig(stack, path, dict(sorted(values.items())), secret_keys)
+    notes: list[str] = []
+    if "environment" in doc or env_files:
+        own = _with_environment(project, stack, path, own, env_files, secret_keys, notes)
+    values.update(own)
+    return StackConfig(stack, path, dict(sorted(values.items())), secret_keys, notes)
+
+
+def _with_environment(
+    project: Project,
+    stack: str,
+    path: Path,
+    own: dict[str, Any],
+    env_files: Sequence[Path],
+    secret_keys: set[str],
+    notes: list[str],
+) -> dict[str, Any]:
+    """The stack's own config over its ESC environments' `pulumiConfig` (see `esc`)."""
+    from . import esc
+
+    esc_dir = project.stack_dir / "esc"
+    try:
+        if env_files:
+            envs = [esc.load_env_file(Path(f), esc_dir, show_path) for f in env_files]
+            names: list[str] = []
+        else:
+            env = esc.stack_environment(path, esc_dir, show_path)
+            envs = [env] if env is not None else []
+            names = [i.name for e in envs for i in e.imports]
+        from_env = esc.pulumi_config(envs, project.name)
+    except FileNotFoundError as missing:
+        name = missing.args[0]
+        raise PreviewError(
+            f"{show_path(path)} imports the ESC environment {name}, which the offline preview "
+            f"cannot open: keep its definition in {show_path(esc_dir)}/{name}.yaml (the file "
+            f"`pulumi env init {name} --file` takes), or pass its values: pulumi env open {name} "
+            f"--format detailed > env.json, then gpu-inference preview {stack} --env-file env.json"
+        ) from None
+    except esc.EscError as err:
+        raise PreviewError(str(err)) from None
+    merged = dict(own)
+    left_out = []
+    for key, value in from_env.items():
+        value = esc.merge_layers([value, own.get(key, esc.MISSING)])
+        hidden = esc.find(value, esc.Unresolved)
+        if hidden is not None:
+            if key.split(":", 1)[0] == project.name:
+                raise PreviewError(
+                    esc.unresolved_message(key, hidden[0], hidden[1].why, stack, names)
+                )
+            left_out.append(key)
+            merged.pop(key, None)
+            continue
+        if esc.find(value, esc.Secret) is not None:
+            value = esc.redact(value, SECRET)
+            secret_keys.add(key)
+        merged[key] = value
+    if left_out:
+        notes.append(
+            f"note: ESC values not known offline, left out (the program does not read them): "
+            f"{', '.join(sorted(left_out))}"
+        )
+    return merged
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,8 +342,11 @@ def _in_project(project_dir: Path) -> Iterator[None]:
         sys.path[:] = old_path
 
 
-def run_stack(project: Project, config: StackConfig) -> Any:
-    """Run the project's program under mocks with the stack's config; return the mockrun Graph.
+def run_stack(
+    project: Project, config: StackConfig, on_register: Callable[[str], None] | None = None
+) -> Any:
+    """Run the project's program under mocks with the stack's config; return the mockrun Graph
+    (`on_register` gets each registration's type, as it happens).
 
     Raises whatever the program raises (see `user_error` to tell bad input from bugs)."""
     from .mockrun import run_program
@@ -299,6 +367,7 @@ def run_stack(project: Project, config: StackConfig) -> Any:
             project=project.name,
             stack=config.stack,
             secret_keys=config.secret_keys,
+            on_register=on_register,
         )
 
 
@@ -691,7 +760,11 @@ def write_outputs(
 
 
 def preview(
-    stack: str, *, out_dir: Path | None = None, project_dir: Path | None = None
+    stack: str,
+    *,
+    out_dir: Path | None = None,
+    project_dir: Path | None = None,
+    env_files: Sequence[Path] = (),
 ) -> PreviewResult:
     """Load the project and stack config, run the program under mocks, check placement, write
     the files. Raises PreviewError for bad usage or files, and whatever the program raises."""
@@ -699,7 +772,7 @@ def preview(
     if project_dir and not (pdir / "Pulumi.yaml").is_file():
         raise PreviewError(f"{show_path(pdir)}: no Pulumi.yaml in the project directory")
     project = load_project(pdir)
-    config = load_stack_config(project, stack)
+    config = load_stack_config(project, stack, env_files)
     graph = run_stack(project, config)
     entries = graph_entries(graph.resources)
     placement = run_placement(entries)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Optional
 
-from ..model.deploy.helm_records import PENDING, Record
+from ..model.deploy.helm_records import PENDING, Record, release_owner
 from ..model.deploy.runs import RunRecord, carries_engine, engine_port, program_run, short_stack
 from .preview import PreviewError
 
@@ -292,11 +292,15 @@ class HelmLeft:
     status: str
     revision: int
     note: str
+    foreign: Optional[str] = None
+    """Who the records belong to when not to this release's resource (`release_owner`): then the
+    release's error hook refuses to clear them."""
 
 
 def helm_left(release: Release, records: Sequence[Record]) -> Optional[HelmLeft]:
     """What the killed run left of `release` (Helm's records for it, any order): a pending last
-    revision, or, under a pending create, a revision the state never recorded."""
+    revision, or, under a pending create, a revision the state never recorded; with whom the
+    records belong to when their marker (`helm_records`) is not this release's resource's."""
     if not records:
         return None
     last = max(records, key=lambda r: r.revision)
@@ -310,7 +314,7 @@ def helm_left(release: Release, records: Sequence[Record]) -> Optional[HelmLeft]
         )
     else:
         return None
-    return HelmLeft(release, last.status, last.revision, note)
+    return HelmLeft(release, last.status, last.revision, note, release_owner(records, release.urn))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -448,21 +452,34 @@ def render_findings(f: Findings) -> list[str]:
         lines += [f"  {p.label()}" for p in run.procs]
     for left in f.helm:
         r = left.release
-        lines.append(
+        head = (
             f"Helm release {r.namespace}/{r.name}: revision {left.revision} {left.status} "
             f"({left.note}): "
-            "left to the release's error hook, which clears the records this stack's create "
-            "left on the next `pulumi up` (never the objects)"
         )
+        if left.foreign:
+            lines.append(
+                f"{head}it {left.foreign}; not proven this stack's, so neither recover nor the "
+                "release's error hook clears it: the next `pulumi up` refuses the release"
+            )
+        else:
+            lines.append(
+                f"{head}its records carry this release's marker; left to the release's error "
+                "hook, which clears them on the next `pulumi up` (never the objects)"
+            )
     lines += [f"Helm records not checked: {why}" for why in f.helm_unchecked]
     if f.empty_attrs:
         lines.append(f"empty metadata beside the checkpoint: {', '.join(f.empty_attrs)}")
     return lines
 
 
+NO_CHANGE = ("same", "read", "read-replacement", "discard")
+"""The operations `--expect-no-changes` accepts: `same` and the reads of existing resources
+(pulumi v3.259.0 `pkg/engine/update.go` `HasChanges`, ops from `pkg/resource/deploy/step.go`)."""
+
+
 def changes(summary: Mapping[str, int]) -> dict[str, int]:
-    """The changes a preview's summary proposes (every operation but `same`)."""
-    return {k: n for k, n in sorted(summary.items()) if k != "same" and n}
+    """The changes a preview's summary proposes, as `--expect-no-changes` counts them."""
+    return {k: n for k, n in sorted(summary.items()) if k not in NO_CHANGE and n}
 
 
 def verdict(summary: Mapping[str, int], stack: str) -> tuple[bool, str]:

@@ -11,6 +11,7 @@ import json
 from typing import Any, Optional
 
 import pulumi
+import pytest
 
 from components.kube.hooks import drop_crd, drop_namespace, keep_release_crds
 from components.kube.provider import ClusterHooks, mark_child
@@ -57,6 +58,7 @@ class Cluster:
 
     def delete(self, api_version, kind, name, namespace):
         self.deleted.append((kind, name))
+        self.live.pop((kind, name), None)
 
     def secrets(self, namespace, selector):
         return self.secret_list
@@ -324,3 +326,96 @@ def marking_checks(hooks: Hooks) -> None:
         )
         is None
     )
+
+
+class Terminating(Cluster):
+    """A cluster where a deleted object stays, being deleted, for `polls` more reads."""
+
+    def __init__(self, live: dict, listed: dict, polls: int) -> None:
+        super().__init__(live, listed)
+        self.polls = polls
+
+    def get(self, api_version, kind, name, namespace):
+        found = self.live.get((kind, name))
+        if found is None and (kind, name) in self.deleted and self.polls > 0:
+            self.polls -= 1
+            return {
+                **found_before(kind, name),
+                "metadata": {"name": name, "deletionTimestamp": "t"},
+            }
+        return found
+
+
+def found_before(kind: str, name: str) -> dict:
+    return {"kind": kind, "metadata": {"name": name}}
+
+
+class Clock:
+    """time.sleep and time.monotonic, advancing only when slept."""
+
+    def __init__(self) -> None:
+        self.now, self.slept = 0.0, []
+
+    def sleep(self, s: float) -> None:
+        self.slept.append(s)
+        self.now += s
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_destroy_ends_once_a_deleted_namespace_is_gone_so_the_next_up_can_make_it(monkeypatch):
+    import components.kube.hooks as hooks
+
+    clock = Clock()
+    monkeypatch.setattr(hooks, "time", clock)
+    cluster = Terminating({("Namespace", "kserve"): namespace()}, {}, polls=3)
+    assert drop_namespace(cluster, namespace()) is None
+    assert cluster.deleted == [("Namespace", "kserve")]
+    assert clock.slept == [0.5, 1.0, 2.0]  # polled until gone
+
+
+def test_a_namespace_still_terminating_after_ten_minutes_is_reported(monkeypatch):
+    import components.kube.hooks as hooks
+
+    clock = Clock()
+    monkeypatch.setattr(hooks, "time", clock)
+    cluster = Terminating({("Namespace", "kserve"): namespace()}, {}, polls=10**6)
+    assert drop_namespace(cluster, namespace()) == (
+        "Namespace kserve is still being deleted after 600 s (its finalizers have not finished): "
+        "nothing can be made in it or in its place until it is gone; see what holds it with "
+        "`kubectl get namespace kserve -o yaml`"
+    )
+    assert 600 <= clock.now < 610
+    # A CRD the same.
+    crds = Terminating({("CustomResourceDefinition", CRD_NAME): crd()}, {GATEWAYS: []}, 10**6)
+    assert drop_crd(crds, crd()).startswith(
+        f"CustomResourceDefinition {CRD_NAME} is still being deleted after 600 s"
+    )
+
+
+def test_a_create_waits_for_an_object_of_its_name_being_deleted(monkeypatch):
+    import components.kube.hooks as hooks
+    from components.kube.hooks import AdoptionRefused, refuse_foreign
+
+    clock = Clock()
+    monkeypatch.setattr(hooks, "time", clock)
+    going = {
+        ("Namespace", "kserve"): {
+            **namespace("someone"),
+            "metadata": {"name": "kserve", "deletionTimestamp": "t"},
+        }
+    }
+
+    class Going(Cluster):
+        def get(self, api_version, kind, name, namespace):
+            if clock.now >= 3:  # gone after 3 s
+                return None
+            return self.live.get((kind, name))
+
+    refuse_foreign(Going(going, {}), namespace())  # made once the old one is gone
+    assert clock.now >= 3
+    with pytest.raises(
+        AdoptionRefused, match=r"^Namespace kserve is still being deleted after 600 s"
+    ):
+        refuse_foreign(Cluster(going, {}), namespace())

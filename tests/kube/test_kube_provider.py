@@ -110,3 +110,47 @@ def test_under_a_plain_provider_there_are_no_hooks_and_a_tainting_patch_is_kept(
     assert gpu.retain_on_delete and gpu.hooks == {}
     assert g.one(RELEASE).hooks == {}
     assert g.one("kubernetes:core/v1:Namespace").hooks == {}
+
+
+def test_the_objects_of_a_namespace_are_listed_per_kind_never_through_a_list_kind():
+    # The discovery the dynamic client caches has, beside each kind, its `<Kind>List`
+    # (kubernetes.dynamic.resource.ResourceList), whose get() wants a body: listing it failed
+    # `pulumi destroy` in the drop-namespace hook (e2e, against kube-apiserver 1.36).
+    from types import SimpleNamespace
+
+    from kubernetes.dynamic.resource import Resource, ResourceList
+
+    from components.kube.cluster import LiveCluster
+
+    cm = Resource(
+        prefix="api", group="", api_version="v1", kind="ConfigMap", namespaced=True,
+        verbs=["list", "get"], name="configmaps", preferred=True,
+    )  # fmt: skip
+    listed: list[tuple[str, str, str]] = []
+
+    class Resources:
+        def invalidate_cache(self):
+            pass
+
+        def search(self):
+            # A real ResourceList answers the attributes of its base kind (namespaced, verbs...).
+            client = SimpleNamespace(resources=self)
+            return [cm, ResourceList(client, group="", api_version="v1", base_kind="ConfigMap")]
+
+        def get(self, api_version, kind, group=None):
+            if group is not None:  # the ResourceList looking up its base kind
+                return cm
+            assert kind == "ConfigMap"
+            return SimpleNamespace(
+                get=lambda namespace, _request_timeout: (
+                    listed.append((api_version, kind, namespace))
+                    or SimpleNamespace(to_dict=lambda: {"items": [{"metadata": {"name": "x"}}]})
+                )
+            )
+
+    cluster = LiveCluster.__new__(LiveCluster)
+    cluster._dynamic = SimpleNamespace(resources=Resources())
+    assert cluster.namespaced("models") == [
+        {"metadata": {"name": "x"}, "apiVersion": "v1", "kind": "ConfigMap"}
+    ]
+    assert listed == [("v1", "ConfigMap", "models")]

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from components.model.deploy.helm_records import Record
+from components.model.deploy.helm_records import Record, marker_of_urn
 from components.model.deploy.runs import RunRecord
 from components.preview import recovery as rc
 
@@ -244,12 +244,13 @@ def test_a_secret_value_without_its_plaintext_reads_as_nothing():
     assert rc.plain({"a": [SECRET, 1]}) == {"a": ["/home/u/.kube/lab.yaml", 1]}
 
 
-REL = rc.Release("u", "r", "ns", None, None, None)
-CREATING = rc.Release("u", "r", "ns", None, None, "creating")
+REL = rc.Release(SELDON_URN, "r", "ns", None, None, None)
+CREATING = rc.Release(SELDON_URN, "r", "ns", None, None, "creating")
+OURS = marker_of_urn(SELDON_URN)
 
 
-def rec(rev, status):
-    return Record(f"sh.helm.release.v1.r.v{rev}", rev, status, "c")
+def rec(rev, status, owner=OURS):
+    return Record(f"sh.helm.release.v1.r.v{rev}", rev, status, "c", owner)
 
 
 @pytest.mark.parametrize(
@@ -267,7 +268,19 @@ def rec(rev, status):
 )
 def test_what_a_killed_run_left_of_a_helm_release(release, records, left):
     found = rc.helm_left(release, list(reversed(records)))
-    assert (found and (found.status, found.revision)) == left
+    assert (found and (found.status, found.revision, found.foreign)) == (left and (*left, None))
+
+
+def test_records_without_this_releases_marker_are_reported_as_not_this_stacks():
+    found = rc.helm_left(CREATING, [rec(1, "pending-install", owner=None)])
+    assert found is not None and found.foreign == (
+        "was installed by Helm or another tool (chart c ?, revision 1 pending-install; no "
+        "gpu-inference marker)"
+    )
+    other = marker_of_urn(SELDON_URN.replace("urn:pulumi:dev::", "urn:pulumi:prod::"))
+    found = rc.helm_left(CREATING, [rec(1, "pending-install", owner=other)])
+    assert found is not None and found.foreign is not None
+    assert found.foreign.startswith("belongs to another stack (gpu-inference/prod;")
 
 
 def findings(**kw):
@@ -337,11 +350,14 @@ def test_what_the_findings_say():
     left = rc.HelmLeft(
         CREATING, "pending-install", 1, "Helm refuses the release until this record goes"
     )
+    foreign = rc.HelmLeft(
+        CREATING, "deployed", 1, "installed ...", "was installed by Helm or another tool (...)"
+    )
     f = findings(
         locks=[rc.LockHolder(GONE.lock, "elsewhere")],
         pending=rc.pending_operations(DEPLOYMENT)[:2],
         runs=[DEAD_RUN],
-        helm=[left],
+        helm=[left, foreign],
         helm_unchecked=["ns/x: the cluster is not reachable (MaxRetryError: refused)"],
     )
     lines = rc.render_findings(f)
@@ -355,8 +371,11 @@ def test_what_the_findings_say():
         "  pid 101 pulumi-language-python",
         "  pid 102 pulumi-resource-kubernetes",
         "Helm release ns/r: revision 1 pending-install (Helm refuses the release until this "
-        "record goes): left to the release's error hook, which clears the records this stack's "
-        "create left on the next `pulumi up` (never the objects)",
+        "record goes): its records carry this release's marker; left to the release's error "
+        "hook, which clears them on the next `pulumi up` (never the objects)",
+        "Helm release ns/r: revision 1 deployed (installed ...): it was installed by Helm or "
+        "another tool (...); not proven this stack's, so neither recover nor the release's "
+        "error hook clears it: the next `pulumi up` refuses the release",
         "Helm records not checked: ns/x: the cluster is not reachable (MaxRetryError: refused)",
     ]
 
@@ -380,6 +399,12 @@ def test_a_program_process_is_labelled_by_its_script():
             "dev` to finish what the interrupted run began",
         ),
         ({}, True, "converged: `pulumi preview --expect-no-changes` proposes no change to dev"),
+        # Reads of existing objects (`.get`) are no change to `--expect-no-changes` either.
+        (
+            {"same": 40, "read": 3},
+            True,
+            "converged: `pulumi preview --expect-no-changes` proposes no change to dev",
+        ),
     ],
 )
 def test_the_verdict_of_the_closing_preview(summary, converged, sentence):
