@@ -440,7 +440,11 @@ def test_gke_dra_installs_gke_gpu_driver_before_the_dra_driver(previews):
     report = json.loads((result.out_dir / "placement.json").read_text())
     assert report["findings"] == []
     (installer,) = [w for w in report["workloads"] if w["kind"] == "DaemonSet"]
-    assert (installer["pools"], installer["requests"]["cpu"]) == (["l4-dra"], "150m")
+    assert (installer["pools"], installer["wired"], installer["requests"]["cpu"]) == (
+        ["l4-dra"],
+        ["l4-dra"],
+        "150m",
+    )
 
 
 def test_gke_dra_without_the_installer_warns_that_the_cluster_must_have_one(tmp_path, capsys):

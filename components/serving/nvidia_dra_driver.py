@@ -53,6 +53,8 @@ KUBELET_PLUGIN_DEFAULT_TOLERATIONS = (
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
 )
 GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
+"""The pools a workload is wired to (`check.contract.WIRED_POOL_ANNOTATION`)."""
 
 
 @dataclass
@@ -200,6 +202,11 @@ class GkeGpuDriverInstaller(pulumi.ComponentResource):
             raise e.at("args.image") from None
         super().__init__("gpu-inference:index:GkeGpuDriverInstaller", name, None, opts)
         body = installer_daemonset(image, args.pool_label, args.pool_label_values or ())
+        if args.pool_label_values:
+            # Wired to those pools, as the stack's workloads are: the check holds it to them.
+            body["metadata"]["annotations"] = {
+                WIRED_POOL_ANNOTATION: ",".join(sorted(args.pool_label_values))
+            }
         ownership = install_ownership(f"GkeGpuDriverInstaller({name!r})", args.adopt)
         self.ready = k8s.apps.v1.DaemonSet(
             f"{name}-daemonset",

@@ -194,7 +194,8 @@ def test_gke_driver_installer_is_the_pinned_cos_manifest_on_the_given_pools_only
         upstream["metadata"]
     )
     assert ds.inputs["metadata"]["annotations"] == {
-        MANAGER_ANNOTATION: "gpu-inference/gpu-inference/test"
+        "gpu-inference.dev/pool": "l4,t4",
+        MANAGER_ANNOTATION: "gpu-inference/gpu-inference/test",
     }
     pod = ds.inputs["spec"]["template"]["spec"]
     (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
@@ -221,6 +222,7 @@ def test_gke_driver_installer_unnarrowed_and_on_ubuntu_is_upstream_whole(run):
     ds = g.one(DAEMONSET)
     upstream = _upstream("ubuntu")
     assert ds.inputs["spec"] == upstream["spec"]
+    assert list(ds.inputs["metadata"]["annotations"]) == [MANAGER_ANNOTATION]
     assert ds.inputs["spec"]["template"]["spec"]["initContainers"][0]["image"] == (
         "gke-nvidia-installer:fixed"
     )
