@@ -11,7 +11,9 @@ built-in mlserver (agent, rclone), with cpu / memory / ephemeral-storage request
 their pool's allocatable. The baseline is the same graph with every shape unknown (GKE machine
 types and EKS instance types renamed to ones the catalog lacks, EC2NodeClass volumes unreadable,
 existing nodes without allocatable): labels, taints and GPUs decide, fit is not judged.
-Times are the best of --repeat runs of `check(graph)` in this process, the two graphs taking turns.
+Times (wall and CPU, the CPU one held to the target: on a shared machine the wall time is mostly
+waiting for a core) are the best of --repeat runs of `check(graph)` in this process, the two graphs
+taking turns.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -29,6 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from components.check import check  # noqa: E402
 
+TARGET = 0.25
+"""Seconds of CPU for the check with every rule on 1000 x 20 (issue #30)."""
 POOL = "gpu-inference.dev/pool"
 TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
 TOL = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -223,10 +228,11 @@ def unjudged(graph: list[dict]) -> list[dict]:
     return out
 
 
-def timed(graph: list[dict]) -> tuple[float, Any]:
-    start = time.perf_counter()
+def timed(graph: list[dict]) -> tuple[float, float, Any]:
+    """(wall, CPU) seconds of one check, and its report."""
+    start, start_cpu = time.perf_counter(), time.process_time()
     report = check(graph)
-    return time.perf_counter() - start, report
+    return time.perf_counter() - start, time.process_time() - start_cpu, report
 
 
 def main() -> None:
@@ -238,19 +244,22 @@ def main() -> None:
     graph = graph_of(args.pods, args.pools)
     baseline_graph = unjudged(graph)
     # Interleaved, best of each: the machine's load drifts during a run.
-    base = fit = float("inf")
+    base = fit = base_cpu = fit_cpu = float("inf")
     for _ in range(args.repeat):
-        base = min(base, timed(baseline_graph)[0])
-        seconds, report = timed(graph)
-        fit = min(fit, seconds)
+        wall, cpu, _ = timed(baseline_graph)
+        base, base_cpu = min(base, wall), min(base_cpu, cpu)
+        wall, cpu, report = timed(graph)
+        fit, fit_cpu = min(fit, wall), min(fit_cpu, cpu)
     codes: dict[str, int] = {}
     for f in report.findings:
         codes[f.code] = codes.get(f.code, 0) + 1
     judged = sum(1 for w in report.workloads if w.requests is not None)
-    print(f"{args.pods} pod templates x {args.pools} pools (best of {args.repeat})")
-    print(f"  placement check with fit:      {fit:.3f} s  ({judged} pods' requests judged)")
-    print(f"  baseline, fit not judged:      {base:.3f} s")
-    print(f"  ratio: {fit / base:.2f}x; target: under 0.5 s -> {'met' if fit < 0.5 else 'MISSED'}")
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{args.pods} pod templates x {args.pools} pools (best of {args.repeat}; load {load})")
+    print(f"  placement check with fit:  {fit:.3f} s wall, {fit_cpu:.3f} s CPU  ({judged} judged)")
+    print(f"  baseline, fit not judged:  {base:.3f} s wall, {base_cpu:.3f} s CPU")
+    met = "met" if fit_cpu < TARGET else "MISSED"
+    print(f"  ratio (CPU): {fit_cpu / base_cpu:.2f}x; target: under {TARGET} s CPU -> {met}")
     print(f"  findings: {dict(sorted(codes.items()))}")
 
 

@@ -121,8 +121,11 @@ def _group_pools(
 ) -> list[tuple[PoolFacts, bool, list[Mapping[str, Any]]]]:
     """The pools cluster-autoscaler scales as groups: (pool, EKS managed, its graph entries)."""
     out = []
+    at: dict[str, list[int]] = {}  # resource key -> its places in the graph, found once
+    for i, e in enumerate(graph):
+        at.setdefault(f"{e.get('type')}::{e.get('name')}", []).append(i)
     for pool in pools:
-        own = [e for e in graph if f"{e.get('type')}::{e.get('name')}" in pool.keys]
+        own = [graph[i] for i in sorted({i for k in pool.keys for i in at.get(k, ())})]
         managed = any(e.get("type") == EKS_NODE_GROUP for e in own)
         if managed or any(e.get("type") == ASG_GROUP for e in own):
             out.append((pool, managed, own))

@@ -34,6 +34,7 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
     templates = launch_templates(graph)
     autopilot_pools = any(e.get("type") == AUTOPILOT_POOL for e in graph)
     aks_classes = aks_node_classes(graph)
+    classes = None  # the EC2NodeClasses, read once, when there is a Karpenter NodePool
     for entry in graph:
         typ = str(entry.get("type", ""))
         if typ == GKE_NODE_POOL:
@@ -49,7 +50,9 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
         elif is_nap_nodepool(entry):
             draft = nap_pool(entry, aks_classes, out)
         elif is_type(typ, "karpenter.sh", "NodePool"):
-            draft = karpenter_pool(entry, node_classes(graph), out)
+            if classes is None:
+                classes = node_classes(graph)
+            draft = karpenter_pool(entry, classes, out)
         elif is_type(typ, "cloud.google.com", "ComputeClass"):
             draft = compute_class_pool(entry, out)
         elif typ == AUTOPILOT_POOL:

@@ -125,7 +125,7 @@ class PoolFacts:
     """A node pool as the check sees it (effective labels and taints include the cloud's own)."""
 
     name: str
-    provider: str  # "gke" | "eks" | "existing"
+    provider: str  # "gke" | "eks" | "aks" | "existing"
     resources: tuple[str, ...]
     nodes: tuple[NodeTemplate, ...]
     gpus_per_node: int | None  # None: unknown

@@ -197,7 +197,16 @@ class ScaleUp:
         return {}
 
     def dra_use(self, t: Template) -> DraUse:
-        return self.dra.use(t)
+        """The template's DRA claims, read once per template (the landing, the fit judgement
+        and the checks each ask). Keyed by identity, the template held beside its answer."""
+        found = self._uses.get(id(t))
+        if found is None or found[0] is not t:
+            found = self._uses[id(t)] = (t, self.dra.use(t))
+        return found[1]
+
+    @cached_property
+    def _uses(self) -> dict[int, tuple[Template, DraUse]]:
+        return {}
 
     def launches(self, t: Template, placement: Placement, pool: PoolFacts) -> list[Launch]:
         """Karpenter's decision for the pod on each NodePool of `pool` (none: not Karpenter).

@@ -123,10 +123,17 @@ class Input:
     """The field's type (evaluated when its module postpones annotations)."""
     default: Any
     """The field's default, `REQUIRED` when it has none."""
-    doc: str
-    """The reference's text for it."""
     decl: Stack
     """The whole declaration."""
+    owner: type
+    """The Args class it is a field of."""
+
+    @property
+    def doc(self) -> str:
+        """The reference's text for it. Read on demand: the docstrings come from the source's
+        syntax tree, which only the reference, the schema and a missing key's error need (reading
+        them for every section cost a 1000-model preview a fifth of a second)."""
+        return self.decl.doc or field_docs(self.owner).get(self.field, "")
 
     @property
     def source(self) -> Optional[str]:
@@ -159,7 +166,6 @@ def _inputs(args: type, block: Optional[str]) -> tuple[Input, ...]:
     """Derived once per Args class and block: a class's fields, declarations and docstrings do not
     change while a program runs, and the config, the platform and every error path ask for the
     same ones again and again (a stack of 1000 models asked 22 000 times)."""
-    docs = field_docs(args)
     out = []
     for f in dataclasses.fields(args):
         decl = declaration(f)
@@ -177,8 +183,7 @@ def _inputs(args: type, block: Optional[str]) -> tuple[Input, ...]:
             default = f.default_factory()
         else:
             default = REQUIRED
-        doc = decl.doc or docs.get(f.name, "")
-        out.append(Input(f.name, path, field_type(args, f), default, doc, decl))
+        out.append(Input(f.name, path, field_type(args, f), default, decl, args))
     return tuple(out)
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ..model.errors import InputError, show
+from .derive import FIELDS
 from .syntax import aliases, key_path
 
 # ---------------------------------------------------------------------------------------------
@@ -105,8 +106,9 @@ def from_validation_error(err: ValidationError, root: str, model: Any) -> InputE
         parent = _unwrap_type(_walk(loc[:-1], root, model)[1])
         about = ""
         if isinstance(parent, type) and issubclass(parent, BaseModel):
-            found = [f for n, f in parent.model_fields.items() if (f.alias or n) == loc[-1]]
-            about = (found[0].description or "") if found else ""
+            held = getattr(parent, FIELDS, {})
+            found = [n for n, f in parent.model_fields.items() if (f.alias or n) == loc[-1]]
+            about = held[found[0]].doc if found and found[0] in held else ""
         return InputError("required key is missing", about, path)
     if kind == "list_type" and isinstance(given, dict) and given:
         return InputError(

@@ -26,6 +26,10 @@ INPUTS = "__stack_inputs__"
 """On a derived model: its inputs, one per key (and those fed from elsewhere), in key order."""
 ATTRS = "__stack_attrs__"
 """On a derived model: Args field -> the attribute path that holds its value."""
+FIELDS = "__stack_fields__"
+"""On a derived model (and each nested one): attribute -> the input it holds. Its docstring is
+what a missing key's error says (not a pydantic `description`: the docstrings are read from the
+source only when someone asks)."""
 
 
 def field_types(args: type) -> dict[str, Any]:
@@ -121,22 +125,18 @@ def _build(
 ) -> tuple[type[ConfigModel], dict[str, tuple[str, ...]]]:
     fields: dict[str, Any] = {}
     attrs: dict[str, tuple[str, ...]] = {}
+    held: dict[str, Input] = {}
     for key, node in tree.items():
         if isinstance(node, Input):
             ctype = config_type(node.annotation, node.decl)
             if node.required:
-                fields[node.field] = (ctype, Field(alias=key, description=node.doc))
+                fields[node.field] = (ctype, Field(alias=key))
             elif node.default is None:
-                fields[node.field] = (
-                    Optional[ctype],
-                    Field(default=None, alias=key, description=node.doc),
-                )
+                fields[node.field] = (Optional[ctype], Field(default=None, alias=key))
             else:
-                fields[node.field] = (
-                    ctype,
-                    Field(default=node.default, alias=key, description=node.doc),
-                )
+                fields[node.field] = (ctype, Field(default=node.default, alias=key))
             attrs[node.field] = (node.field,)
+            held[node.field] = node
         else:
             attr = _snake(key)
             sub, sub_attrs = _build(f"{name}_{key}", node, ConfigModel, "")
@@ -145,6 +145,7 @@ def _build(
                 attrs[f] = (attr, *path)
     model = create_model(name, __base__=base, __doc__=doc or None, **fields)
     setattr(model, ATTRS, attrs)
+    setattr(model, FIELDS, held)
     return model, attrs
 
 

@@ -96,7 +96,7 @@ def _rows(model: type[BaseModel]) -> Iterator[tuple[str, Input]]:
     args = getattr(model, ARGS, None)
     for inp in sorted(given, key=lambda i: "." in str(i.path)):
         doc = keys_named(inp.doc, args) if args is not None else inp.doc
-        yield str(inp.path), dataclasses.replace(inp, doc=doc)
+        yield str(inp.path), dataclasses.replace(inp, decl=dataclasses.replace(inp.decl, doc=doc))
 
 
 def type_text(inp: Input) -> str:

@@ -35,6 +35,7 @@ import yaml
 
 from ..model.errors import InputError
 from ..model.key_paths import child, deepest_line, path_steps
+from .jsontext import to_json_text as json_text
 from .manifests import is_kubernetes_object, pools_named, render_manifests
 
 SECRET = "[secret]"
@@ -559,7 +560,9 @@ def tree_order(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def to_json_text(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """`json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)` and a newline (written
+    by `jsontext`, twice as fast for the plain data of a graph)."""
+    return json_text(value)
 
 
 def render_tree(entries: Sequence[Mapping[str, Any]], root_label: str) -> str:

@@ -284,6 +284,30 @@ PAIRS = [
 ]
 
 
+def pinned(operator: str) -> dict[str, Any]:
+    """A pod for the a100 pool that also pins a node by name (`matchFields` metadata.name)."""
+    spec = pod("a100", tolerations=[TOL_SKU])
+    term = {"matchFields": [{"key": "metadata.name", "operator": operator, "values": ["node-0-0"]}]}
+    spec["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
+    return spec
+
+
+PAIRS.append(
+    # The scheduler differential's AKS cases (seed 715608022): an agent pool's nodes are named by
+    # AKS when they boot, so no pod pinned to a name the graph does not hold lands on one.
+    pytest.param(
+        [agent_pool("a100"), plugin(), deployment("model", pinned("In"))],
+        [agent_pool("a100"), plugin(), deployment("model", pinned("NotIn"))],
+        {("GI001", WEB)},
+        id="pinned-to-a-node-name-the-pool-never-has",
+    )
+)
+
+
 @pytest.mark.parametrize("bad,good,expected", PAIRS)
 def test_each_mistake_is_caught_and_its_twin_is_clean(bad, good, expected):
     got = findings(bad)

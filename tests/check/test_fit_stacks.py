@@ -14,7 +14,6 @@ import pytest
 
 from components.check import check
 from components.preview.cli import main
-from components.preview.preview import preview
 from tests.conftest import EXAMPLE_STACKS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,12 +23,12 @@ SERVER = "Server/gpu-inference-server-mlserver-llm-local-gpu"
 
 
 @pytest.fixture(scope="module")
-def graphs(tmp_path_factory) -> dict[str, list[dict[str, Any]]]:
-    out = {}
-    for stack in STACKS:
-        result = preview(stack, out_dir=tmp_path_factory.mktemp(stack), project_dir=ROOT)
-        out[stack] = json.loads((result.out_dir / "resources.json").read_text())
-    return out
+def graphs(example_previews) -> dict[str, list[dict[str, Any]]]:
+    """Each example stack's graph, this module's own copy (its `resources.json` parsed)."""
+    return {
+        stack: json.loads((result.out_dir / "resources.json").read_text())
+        for stack, result in example_previews.items()
+    }
 
 
 def fit_findings(graph: list[dict]) -> list[tuple[str, str]]:

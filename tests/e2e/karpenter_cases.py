@@ -57,6 +57,21 @@ from components.model.nodes.shapes import RESOURCE_NAMES, Resources, karpenter_n
 from components.model.scheduling import Placement, extended_resource_tolerations
 
 ZONE = "us-west-2a"
+AZURE_ZONE = "eastus2-1"
+# The labels of an Azure size the judge takes from the request (the SKU API's numbers, the node
+# class's OS SKU, the architecture); it computes the others (`provider_azure.go`).
+AZURE_INPUT_LABELS = frozenset(
+    {
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "karpenter.azure.com/sku-cpu",
+        "karpenter.azure.com/sku-memory",
+        "kubernetes.azure.com/sku-cpu",
+        "kubernetes.azure.com/sku-memory",
+        "karpenter.azure.com/sku-gpu-count",
+        "kubernetes.azure.com/os-sku",
+    }
+)
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -77,8 +92,13 @@ def _quantities(res: Resources) -> dict[str, str]:
     return out
 
 
-def judge_instance_types(types: Sequence[InstanceType]) -> list[dict[str, Any]]:
-    """Our catalog's instance types as the judge takes them (one zone; prices only order)."""
+def judge_instance_types(
+    types: Sequence[InstanceType], provider: str = "aws"
+) -> list[dict[str, Any]]:
+    """Our catalog's instance types as the judge takes them (one zone; prices only order). On
+    Azure (`provider="azure"`) only the labels the SKU API's numbers and the node class give: the
+    judge computes the rest from the size's name with Karpenter on Azure's own code."""
+    zone = ZONE if provider == "aws" else AZURE_ZONE
     out = []
     for it in types:
         if it.allocatable is None:
@@ -100,7 +120,7 @@ def judge_instance_types(types: Sequence[InstanceType]) -> list[dict[str, Any]]:
                     )
                 )
             else:
-                offerings.append(kj.offering(o.capacity_type, ZONE, price=price))
+                offerings.append(kj.offering(o.capacity_type, zone, price=price))
         out.append(
             kj.instance_type(
                 it.name,
@@ -110,7 +130,9 @@ def judge_instance_types(types: Sequence[InstanceType]) -> list[dict[str, Any]]:
                     for k, v in _quantities(reserved).items()
                     if k in ("cpu", "memory", "ephemeral-storage")
                 },
-                labels=dict(it.labels),
+                labels=dict(it.labels)
+                if provider == "aws"
+                else {k: v for k, v in it.labels.items() if k in AZURE_INPUT_LABELS},
                 offerings=offerings,
             )
         )
@@ -219,6 +241,9 @@ def pairs_from_graph(
         return [], None
     workloads = {w.resource: w for w in report.workloads}
     pools = {k: p for p in report.pools for k in p.keys}
+    provider = judge_provider(scale)
+    # ExtendedResourceToleration where the check assumes it: on EKS, not on AKS.
+    ert = provider == "aws"
     overlays = node_overlays(entries)
     pairs: list[KarpenterPair] = []
     pods = []
@@ -226,9 +251,11 @@ def pairs_from_graph(
         w = workloads.get(t.resource)
         if w is None:
             continue  # GI013: not valid Kubernetes
-        placement = Placement.from_pod_spec(t.fragment).with_tolerations(
-            extended_resource_tolerations(extended_resources(t))
-        )
+        placement = Placement.from_pod_spec(t.fragment)
+        if ert:
+            placement = placement.with_tolerations(
+                extended_resource_tolerations(extended_resources(t))
+            )
         name = f"p{i}"
         pods.append(judge_pod(name, t, placement))
         pod = pending_pod(placement, karpenter_pod_requests(t), scale.dra_use(t).any)
@@ -268,7 +295,7 @@ def pairs_from_graph(
     ]
     daemons = judged_daemons(scale)
     by_class = {
-        kp.node_class.name: judge_instance_types(kp.instance_types)
+        kp.node_class.name: judge_instance_types(kp.instance_types, provider)
         for kp in scale.karpenter.values()
     }
     default = next(iter(by_class.values()))
@@ -335,19 +362,39 @@ def choices_from_graph(
         return [], None
     entries = [dict(e) for e in graph]
     scale = ScaleUp(entries, Findings())
+    ert = judge_provider(scale) == "aws"
     templates = {t.resource: t for t in read_templates(entries, True)}
     choices = []
     for judged in dict.fromkeys((p.pod, p.judge_pod) for p in pairs):
         t = templates[judged[0]]
-        placement = Placement.from_pod_spec(t.fragment).with_tolerations(
-            extended_resource_tolerations(extended_resources(t))
-        )
+        placement = Placement.from_pod_spec(t.fragment)
+        if ert:
+            placement = placement.with_tolerations(
+                extended_resource_tolerations(extended_resources(t))
+            )
         pod = pending_pod(placement, karpenter_pod_requests(t), scale.dra_use(t).any)
         pools = [(kp.spec, kp.instance_types) for kp in scale.karpenter.values()]
         choices.append(
             KarpenterChoice(source, judged[0], choose(pod, pools, judged_daemons(scale)), judged[1])
         )
     return choices, {**request, "perNodePool": False, "name": f"{source} (every NodePool)"}
+
+
+def judge_provider(scale: ScaleUp) -> str:
+    """Which build of the judge takes the graph's NodePools: `azure` for AKS node
+    auto-provisioning (AKSNodeClass), else `aws`."""
+    names = {kp.spec.provider.name for kp in scale.karpenter.values()}
+    if len(names) > 1:
+        raise ValueError(f"NodePools of more than one provider in one graph: {sorted(names)}")
+    return "azure" if names == {"azure"} else "aws"
+
+
+def request_provider(request: Mapping[str, Any]) -> str:
+    """The judge build a request is for, from its NodePools' node classes."""
+    groups = {
+        p["spec"]["template"]["spec"]["nodeClassRef"].get("group") for p in request["nodePools"]
+    }
+    return "azure" if groups == {"karpenter.azure.com"} else "aws"
 
 
 def judged_daemons(scale: ScaleUp) -> list[DaemonPod]:
@@ -386,7 +433,7 @@ def defaults_of(kp: Any, overlays: Any, key: str) -> list[InstanceType]:
     """The NodePool's instance types as they would be with its node class's kubelet settings and
     instance-store policy left at their defaults."""
     nc = kp.node_class
-    if nc.kubelet.is_default:
+    if getattr(nc, "kubelet", None) is None or nc.kubelet.is_default:  # AKSNodeClass: none
         return list(kp.instance_types)
     return catalog_instance_types(replace(nc, kubelet=KarpenterKubelet()), overlays, kp.spec.name)
 
@@ -718,6 +765,8 @@ __all__ = [
     "draw_cases",
     "judge_instance_types",
     "judge_pod",
+    "judge_provider",
     "pairs_from_graph",
+    "request_provider",
     "summary",
 ]

@@ -5,13 +5,17 @@ The harness (``karpenter_judge/``, a Go module of its own) links ``sigs.k8s.io/k
 version ``github.com/aws/karpenter-provider-aws`` v<KARPENTER_VERSION> pins, and the AWS
 provider's API package for its label registrations; for each pending pod it runs one provisioning
 round (no existing nodes) and answers whether Karpenter would create a NodeClaim, from which
-NodePool, with which instance types, or Karpenter's own error.
+NodePool, with which instance types, or Karpenter's own error. Built with the tag ``azure``
+(``provider="azure"``) it links Karpenter on Azure's API package instead
+(``github.com/Azure/karpenter-provider-azure`` v1.14.2: AKS node auto-provisioning) and builds
+VM sizes as that provider does (``provider_azure.go``).
 
 Pure standard library, like rig.py. Usable as a library (``build``, ``run``, the request
 helpers) and as a command::
 
     python tests/e2e/karpenter_judge.py build     # build into the cache (a no-op when cached)
     python tests/e2e/karpenter_judge.py run < request.json
+    python tests/e2e/karpenter_judge.py --provider azure run < request.json
 
 The binary goes to ``${GPU_INFERENCE_RIG_CACHE:-~/.cache/gpu-inference-rig}/
 karpenter-judge-<version>-<hash>/``, ``<hash>`` covering every file of the Go module; it is built
@@ -39,6 +43,14 @@ from typing import Any, Optional
 
 SOURCE = Path(__file__).resolve().parent / "karpenter_judge"
 AWS_MODULE = "github.com/aws/karpenter-provider-aws"
+AZURE_MODULE = "github.com/Azure/karpenter-provider-azure"
+PROVIDER_MODULES = {"aws": AWS_MODULE, "azure": AZURE_MODULE}
+"""The builds of the harness and the provider module each links: the default one the AWS
+provider's API package, `azure` (the build tag) Karpenter on Azure's; a binary links one
+provider's label registrations, as a controller does. Both come from the one go.mod and share a
+cache directory (its key covers every file, so a change to either provider's file rebuilds both);
+each has its own binary and build record there."""
+PROVIDERS = tuple(PROVIDER_MODULES)
 CORE_MODULE = "sigs.k8s.io/karpenter"
 # aws/karpenter-provider-aws v1.14.1 go.mod pins sigs.k8s.io/karpenter at the pseudo-version
 # v1.14.1-0.20260819221709-6e7eab7a0f48, which the module proxy refuses (403); the tag v1.14.1 is
@@ -72,6 +84,52 @@ def module_versions(source: Path = SOURCE) -> dict[str, str]:
     return dict(re.findall(r"^\s*(?:require\s+)?([\w./-]+)\s+(v\S+)", text, flags=re.M))
 
 
+def direct_requirements(source: Path = SOURCE) -> dict[str, str]:
+    """go.mod's requirements not marked `// indirect`: the modules the harness's files import."""
+    text = (source / "go.mod").read_text()
+    return {
+        m: v
+        for m, v, note in re.findall(r"^\s*(?:require\s+)?([\w./-]+)\s+(v\S+)(.*)$", text, re.M)
+        if "// indirect" not in note
+    }
+
+
+def _builds_with(path: Path, provider: str) -> bool:
+    """Whether `provider`'s build compiles `path`: the only constraints the harness uses are
+    `//go:build azure` and `//go:build !azure` (provider_<name>.go); any other is refused."""
+    constraint = re.search(r"^//go:build (.+)$", path.read_text(), flags=re.M)
+    if constraint is None:
+        return True
+    expr = constraint.group(1).strip()
+    if expr not in ("azure", "!azure"):
+        raise ValueError(f"{path.name}: build constraint {expr!r} is neither azure nor !azure")
+    return (expr == "azure") == (provider == "azure")
+
+
+def imported_modules(source: Path = SOURCE, provider: str = "aws") -> dict[str, str]:
+    """The modules (with go.mod's versions) that the files of `provider`'s build import: each
+    non-standard import path belongs to the longest module path of go.mod that prefixes it. An
+    import no module of go.mod provides is refused (the build would fail to resolve it)."""
+    _provider(provider)
+    pinned = module_versions(source)
+    out: dict[str, str] = {}
+    for f in sorted(source.glob("*.go")):
+        if not _builds_with(f, provider):
+            continue
+        text = f.read_text()
+        blocks = re.findall(r"^import \((.*?)^\)", text, flags=re.M | re.S)
+        blocks += re.findall(r"^import (.+)$", text, flags=re.M)
+        for path in re.findall(r'"([^"]+)"', "\n".join(blocks)):
+            if "." not in path.split("/")[0]:
+                continue  # the standard library
+            owners = [m for m in pinned if path == m or path.startswith(m + "/")]
+            if not owners:
+                raise ValueError(f"{f.name}: {path} is in no module go.mod requires")
+            module = max(owners, key=len)
+            out[module] = pinned[module]
+    return out
+
+
 def karpenter_version(source: Path = SOURCE) -> str:
     """The Karpenter release the harness is pinned to (the AWS provider's version, no `v`)."""
     return module_versions(source)[AWS_MODULE].removeprefix("v")
@@ -94,8 +152,28 @@ def cache_dir(source: Path = SOURCE) -> Path:
     return cache_root() / f"karpenter-judge-{karpenter_version(source)}-{source_hash(source)}"
 
 
-def binary(source: Path = SOURCE) -> Path:
-    return cache_dir(source) / "karpenter_judge"
+def _provider(provider: str) -> str:
+    if provider not in PROVIDERS:
+        raise ValueError(f"provider {provider!r} is not one of {PROVIDERS}")
+    return provider
+
+
+def binary(source: Path = SOURCE, provider: str = "aws") -> Path:
+    return cache_dir(source) / (
+        "karpenter_judge" if _provider(provider) == "aws" else f"karpenter_judge_{provider}"
+    )
+
+
+def build_record(source: Path = SOURCE, provider: str = "aws") -> Path:
+    """Where a build writes what it was: Go, times, size, the provider module it links."""
+    return cache_dir(source) / (
+        "build.json" if _provider(provider) == "aws" else f"build-{provider}.json"
+    )
+
+
+def build_tags(provider: str = "aws") -> list[str]:
+    """The `go build` arguments that select `provider`'s files (provider_<name>.go)."""
+    return [] if _provider(provider) == "aws" else ["-tags", provider]
 
 
 def _go_env() -> dict[str, str]:
@@ -118,9 +196,9 @@ _UNSERVED = re.compile(
 )
 
 
-def unavailable_reason() -> Optional[str]:
+def unavailable_reason(provider: str = "aws") -> Optional[str]:
     """Why the harness cannot be had here without trying the proxy (None: try building)."""
-    if binary().exists():
+    if binary(provider=provider).exists():
         return None
     if shutil.which("go") is None:
         return "karpenter judge: no `go` on PATH (Go >= 1.26 builds the harness)"
@@ -156,12 +234,13 @@ def _run_logged(cmd: Sequence[str], cwd: Path, log: Path) -> subprocess.Complete
     return proc
 
 
-def build(source: Path = SOURCE) -> Path:
-    """The harness binary, built into the cache if it is not there yet.
+def build(source: Path = SOURCE, provider: str = "aws") -> Path:
+    """The harness binary for `provider` (`PROVIDERS`), built into the cache if it is not there
+    yet.
 
     Raises ``SourceUnavailable`` when Go is missing or the module proxy does not serve a pinned
     module, ``BuildError`` for any other failure."""
-    target = binary(source)
+    target = binary(source, provider)
     if target.exists():
         return target
     if shutil.which("go") is None:
@@ -182,24 +261,30 @@ def build(source: Path = SOURCE) -> Path:
             raise kind(f"karpenter judge: `go mod download` failed in {src} (log {log}):\n{tail}")
         downloaded = time.monotonic() - t0
         tmp = root / f".karpenter_judge.{os.getpid()}"
-        proc = _run_logged(["go", "build", "-trimpath", "-o", str(tmp), "."], src, log)
+        tags = build_tags(provider)
+        proc = _run_logged(["go", "build", "-trimpath", "-o", str(tmp), *tags, "."], src, log)
         if proc.returncode != 0:
             tail = "\n".join(proc.stdout.splitlines()[-25:])
             raise BuildError(
                 f"karpenter judge: `go build` failed in {src} (log {log}):\n{tail}\nRerun: cd "
                 f"{src} && GOTOOLCHAIN=local CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=readonly "
-                "go build ."
+                f"go build {' '.join(tags)} ."
             )
         os.replace(tmp, target)
         go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True)
-        (root / "build.json").write_text(
+        versions = module_versions(source)
+        build_record(source, provider).write_text(
             json.dumps(
                 {
+                    "provider": provider,
+                    "provider_module": PROVIDER_MODULES[provider],
+                    "provider_version": versions[PROVIDER_MODULES[provider]],
+                    "imports": imported_modules(source, provider),
                     "go": go.stdout.strip(),
                     "download_seconds": round(downloaded, 1),
                     "total_seconds": round(time.monotonic() - t0, 1),
                     "binary_bytes": target.stat().st_size,
-                    "modules": module_versions(source),
+                    "modules": versions,
                 },
                 indent=2,
             )
@@ -498,9 +583,27 @@ def parse_answer(text: str) -> Answer:
     return Answer(modules=modules, cases=cases)
 
 
-def run(req: Mapping[str, Any], *, verbose: bool = False) -> Answer:
-    """Build the harness if needed, hand it ``req`` (one case, or ``{"cases": [...]}``)."""
-    exe = build()
+def check_modules(answer: Answer, provider: str = "aws", source: Path = SOURCE) -> Answer:
+    """The answer, if it comes from `provider`'s build of this source: the modules the binary
+    names (runtime/debug build info) are go.mod's versions of Karpenter and of that provider's
+    module alone. A binary of the other build, or of another go.mod, is refused: its verdicts
+    would be another Karpenter's."""
+    pinned = module_versions(source)
+    want = PROVIDER_MODULES[_provider(provider)]
+    got = {m: answer.modules.get(m) for m in (CORE_MODULE, *PROVIDER_MODULES.values())}
+    expected = {m: pinned[m] if m in (CORE_MODULE, want) else None for m in got}
+    if got != expected:
+        raise JudgeError(
+            f"karpenter judge ({provider}): the binary links {got}, not this source's {expected}"
+        )
+    return answer
+
+
+def run(req: Mapping[str, Any], *, verbose: bool = False, provider: str = "aws") -> Answer:
+    """Build the harness if needed, hand it ``req`` (one case, or ``{"cases": [...]}``); with
+    ``provider="azure"``, the build that links Karpenter on Azure. The answer must name the
+    modules of that build (``check_modules``)."""
+    exe = build(provider=provider)
     cmd = [str(exe), *(["-v"] if verbose else [])]
     proc = subprocess.run(
         cmd, input=json.dumps(req), capture_output=True, text=True, timeout=RUN_TIMEOUT
@@ -509,26 +612,26 @@ def run(req: Mapping[str, Any], *, verbose: bool = False) -> Answer:
         raise JudgeError(f"karpenter judge exited {proc.returncode}: {proc.stderr.strip()}")
     if verbose and proc.stderr:
         sys.stderr.write(proc.stderr)
-    return parse_answer(proc.stdout)
+    return check_modules(parse_answer(proc.stdout), provider)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--provider", choices=PROVIDERS, default="aws")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("build", help="build the harness into the cache")
     r = sub.add_parser("run", help="run a request read from stdin; print the raw answer")
     r.add_argument("-v", action="store_true", help="Karpenter's logs to stderr")
     args = ap.parse_args(argv)
     try:
-        exe = build()
+        exe = build(provider=args.provider)
     except BuildError as e:
         print(e, file=sys.stderr)
         return 2
     if args.cmd == "build":
+        record = build_record(provider=args.provider)
         print(exe)
-        print(
-            (exe.parent / "build.json").read_text() if (exe.parent / "build.json").exists() else ""
-        )
+        print(record.read_text() if record.exists() else "")
         return 0
     with tempfile.TemporaryFile("w+") as f:
         f.write(sys.stdin.read())

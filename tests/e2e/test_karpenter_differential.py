@@ -4,11 +4,14 @@ through `karpenter_judge`) would create a NodeClaim for the pod from that NodePo
 which instance types and capacity types, must be the check's answer (`karpenter_cases`).
 
 Graphs: the preview of the example stacks with Karpenter pools (eks-karpenter, and a variant of it
-whose H100 pool uses a capacity reservation) and generated cases (Hypothesis); for generated cases
-with two NodePools, also the NodePool Karpenter picks among all of them (weights). EKS Auto Mode is
-not judged: its provisioner is not public, so the judge cannot link it. Replay a run with
+whose H100 pool uses a capacity reservation; aks-nap, AKS node auto-provisioning) and generated
+cases (Hypothesis: EC2NodeClass graphs, and AKSNodeClass graphs judged by the judge's `azure`
+build, which links Karpenter on Azure v1.14.2); for generated cases with two NodePools, also the
+NodePool Karpenter picks among all of them (weights). EKS Auto Mode is not judged: its provisioner
+is not public, so the judge cannot link it. Replay a run with
 `GPU_INFERENCE_KARPENTER_DIFF_SEED=<seed>` (printed in the summary);
-`GPU_INFERENCE_KARPENTER_DIFF_CASES` sets how many cases are generated (default 400).
+`GPU_INFERENCE_KARPENTER_DIFF_CASES` sets how many cases are generated (default 400; half as many
+AKS ones).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import karpenter_cases_azure
 import karpenter_judge as kj
 import pytest
 from differential import TerminalSummary
@@ -33,6 +37,7 @@ from karpenter_cases import (
     choices_from_graph,
     draw_cases,
     pairs_from_graph,
+    request_provider,
     summary,
 )
 
@@ -41,9 +46,10 @@ from components.preview.preview import preview
 pytestmark = [pytest.mark.e2e, pytest.mark.tier("Karpenter judge")]
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = ("eks-karpenter", "eks-karpenter-reserved")
+STACKS = ("eks-karpenter", "eks-karpenter-reserved", "aks-nap")
 VARIANTS = {"eks-karpenter-reserved": ("eks-karpenter", "_reserved")}
 CASES = int(os.environ.get("GPU_INFERENCE_KARPENTER_DIFF_CASES", "400"))
+AZURE_CASES = max(CASES // 2, 20)
 SEED = int(
     os.environ.get("GPU_INFERENCE_KARPENTER_DIFF_SEED") or random.SystemRandom().randrange(2**31)
 )
@@ -76,8 +82,10 @@ class Run:
     def __init__(self) -> None:
         self.examples: dict[str, list[KarpenterPair]] = {}
         self.generated: list[KarpenterPair] = []
+        self.azure: list[KarpenterPair] = []
         self.choices: list[KarpenterChoice] = []
         self.cases = 0
+        self.azure_cases = 0
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +98,8 @@ def differential(
     if reason:
         pytest.skip(reason)
     try:
-        kj.build()
+        for provider in kj.PROVIDERS:
+            kj.build(provider=provider)
     except kj.SourceUnavailable as e:
         pytest.skip(str(e))
     report = TerminalSummary("karpenter differential")
@@ -129,20 +138,46 @@ def differential(
             run.choices += choices
             choice_groups.append(choices)
             choice_requests.append(every)
-    answer = kj.run({"cases": requests + choice_requests})
-    for pairs, case_answer in zip(groups, answer.cases[: len(groups)], strict=True):
-        attach(pairs, case_answer)
-    for choices, case_answer in zip(choice_groups, answer.cases[len(groups) :], strict=True):
-        attach_choices(choices, case_answer)
+    azure = karpenter_cases_azure.draw_cases(AZURE_CASES, SEED + 1)
+    run.azure_cases = len(azure)
+    for i, case in enumerate(azure):
+        pairs, req = pairs_from_graph(f"aks case {i}", case)
+        if req is None:
+            continue
+        run.azure += pairs
+        groups.append(pairs)
+        requests.append(req)
+        choices, every = choices_from_graph(f"aks case {i}", case)
+        if every is not None:
+            run.choices += choices
+            choice_groups.append(choices)
+            choice_requests.append(every)
+    # Each request to the build of the judge that links its NodePools' provider.
+    answers: dict[int, kj.CaseAnswer] = {}
+    modules: dict[str, str] = {}
+    everything_asked = requests + choice_requests
+    for provider in kj.PROVIDERS:
+        mine = [i for i, r in enumerate(everything_asked) if request_provider(r) == provider]
+        if not mine:
+            continue
+        answer = kj.run({"cases": [everything_asked[i] for i in mine]}, provider=provider)
+        answers.update(zip(mine, answer.cases, strict=True))
+        modules.update(answer.modules)
+    for i, pairs in enumerate(groups):
+        attach(pairs, answers[i])
+    for j, choices in enumerate(choice_groups):
+        attach_choices(choices, answers[len(groups) + j])
     seconds = time.monotonic() - t0
     report.lines.append(
-        f"seed {SEED} (replay: GPU_INFERENCE_KARPENTER_DIFF_SEED={SEED}), {run.cases} cases, "
-        f"Karpenter {answer.modules.get(kj.CORE_MODULE)} / {answer.modules.get(kj.AWS_MODULE)}"
+        f"seed {SEED} (replay: GPU_INFERENCE_KARPENTER_DIFF_SEED={SEED}), {run.cases} cases "
+        f"and {run.azure_cases} AKS cases, Karpenter {modules.get(kj.CORE_MODULE)} / "
+        f"{modules.get(kj.AWS_MODULE)} / {modules.get(kj.AZURE_MODULE)}"
     )
     for stack, pairs in run.examples.items():
         report.lines.append(summary(stack, pairs))
     report.lines.append(summary(f"{run.cases} generated cases", run.generated))
-    everything = [p for pairs in run.examples.values() for p in pairs] + run.generated
+    report.lines.append(summary(f"{run.azure_cases} generated AKS cases", run.azure))
+    everything = [p for pairs in run.examples.values() for p in pairs] + run.generated + run.azure
     report.lines.append(summary("total", everything) + f" in {seconds:.0f}s")
     agreeing = sum(c.agrees for c in run.choices)
     report.lines.append(
@@ -188,6 +223,21 @@ def test_generated_scale_up_is_what_karpenter_does(differential: Run) -> None:
     # The cases reach launches and refusals for every reason the rule names.
     causes = {p.ours.cause for p in pairs}
     assert {"", "requirements", "requests", "limits", "taints", "dra"} <= causes, causes
+    assert sum(p.ours.launches for p in pairs) > len(pairs) // 10
+
+
+def test_generated_aks_scale_up_is_what_karpenter_on_azure_does(differential: Run) -> None:
+    """AKS node auto-provisioning: Karpenter on Azure's labels (the judge derives the name's from
+    skewer and the provider's GPU list), its capacity types and its own overhead."""
+    pairs = differential.azure
+    assert differential.azure_cases >= AZURE_CASES
+    assert all(p.agrees for p in pairs), (
+        f"seed {SEED} (replay: GPU_INFERENCE_KARPENTER_DIFF_SEED={SEED}): " + _disagreements(pairs)
+    )
+    causes = {p.ours.cause for p in pairs}
+    assert {"", "requirements", "requests", "limits", "taints", "capacity-type", "nodepool"} <= (
+        causes
+    ), causes
     assert sum(p.ours.launches for p in pairs) > len(pairs) // 10
 
 

@@ -9,11 +9,14 @@ from pathlib import Path
 
 import karpenter_judge as kj
 from karpenter_cases import (
+    AZURE_INPUT_LABELS,
+    AZURE_ZONE,
     KarpenterPair,
     choices_from_graph,
     draw_cases,
     judge_instance_types,
     pairs_from_graph,
+    request_provider,
 )
 
 from components.model.autoscalers.karpenter_launch import (
@@ -159,3 +162,68 @@ def test_a_pod_no_node_of_the_pool_holds_does_not_land_there():
     assert "beside their DaemonSets is 7785m (g4dn.2xlarge: 7910m allocatable less 125m" in (
         pair.ours.reason
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# AKS node auto-provisioning: the judge's `azure` build
+# ---------------------------------------------------------------------------------------------
+
+
+def _nap_graph() -> list[dict]:
+    import karpenter_cases_azure as kca
+
+    node_class = {
+        "type": kca.NODECLASS,
+        "name": "a100",
+        "inputs": {"metadata": {"name": "a100"}, "spec": {"osDiskSizeGB": 128}},
+    }
+    pool = {
+        "type": "kubernetes:karpenter.sh/v1:NodePool",
+        "name": "a100",
+        "inputs": {
+            "metadata": {"name": "a100"},
+            "spec": {
+                "template": {
+                    "metadata": {"labels": {"gpu-inference.dev/pool": "a100"}},
+                    "spec": {
+                        "nodeClassRef": {
+                            "group": "karpenter.azure.com",
+                            "kind": "AKSNodeClass",
+                            "name": "a100",
+                        },
+                        "requirements": [req("karpenter.azure.com/sku-gpu-name", "In", "A100")],
+                        "taints": [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}],
+                    },
+                }
+            },
+        },
+    }
+    return [node_class, pool, deployment("model", pod("a100", gpus=1, tolerations=[]))]
+
+
+def test_a_nap_graph_asks_the_azure_judge_with_what_the_sku_api_gives():
+    """Only the SKU API's numbers and the node class's OS SKU go as labels (the judge derives
+    family, series, version and GPU name from the size's name itself), on-demand and spot only,
+    and no ExtendedResourceToleration on AKS: the pod keeps exactly its own tolerations."""
+    pairs, request = pairs_from_graph("nap", _nap_graph())
+    assert request is not None and request_provider(request) == "azure"
+    (types,) = request["nodeClassInstanceTypes"].values()
+    (nc24,) = [t for t in types if t["name"] == "Standard_NC24ads_A100_v4"]
+    assert set(nc24["labels"]) <= AZURE_INPUT_LABELS
+    assert nc24["labels"]["karpenter.azure.com/sku-gpu-count"] == "1"
+    assert [o["capacityType"] for o in nc24["offerings"]] == ["on-demand", "spot"]
+    assert {o["zone"] for o in nc24["offerings"]} == {AZURE_ZONE}
+    (judged,) = request["pods"]
+    assert "tolerations" not in judged["spec"]  # the sku=gpu taint keeps it out
+    (pair,) = pairs
+    assert not pair.ours.launches and pair.ours.cause == "taints"
+
+
+def test_eks_graphs_still_go_to_the_aws_build_with_extended_resource_toleration():
+    graph = [nodeclass(), nodepool("g6", G6), deployment("a", pod("g6", tolerations=[]))]
+    _, request = pairs_from_graph("eks", graph)
+    assert request is not None and request_provider(request) == "aws"
+    (judged,) = request["pods"]
+    assert judged["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]

@@ -365,3 +365,163 @@ def test_daemonset_overhead_moves_the_pod_to_a_larger_instance_type(judge: Any) 
     assert "g6.xlarge" in cheapest([])
     assert "g6.xlarge" in cheapest([intolerant])
     assert "g6.xlarge" not in cheapest([tolerating])
+
+
+# ---------------------------------------------------------------------------------------------
+# The `azure` build: Karpenter on Azure v1.14.2 (AKS node auto-provisioning)
+# ---------------------------------------------------------------------------------------------
+# Reasoned from Azure/karpenter-provider-azure v1.14.2 pkg/providers/instancetype/instancetype.go
+# (computeRequirements, setRequirementsGPU, gpuTotalCount), instancetypes.go (createOfferings),
+# pkg/apis/v1beta1/labels.go (init: capacity types on-demand and spot only), skewer v0.0.24's
+# name parse and pkg/utils/supported-gpus.yaml. Shapes are round numbers; the names are real.
+
+AZURE_ZONE = "eastus2-1"
+SKU_TAINT = {"key": "sku", "value": "gpu", "effect": "NoSchedule"}
+SKU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+
+
+def _vm(name: str, *, cpu: int, memory_gib: int, gpus: int) -> dict[str, Any]:
+    mib = str(memory_gib * 1024)
+    return kj.instance_type(
+        name,
+        capacity={
+            "cpu": cpu,
+            "memory": f"{memory_gib}Gi",
+            "ephemeral-storage": "128G",
+            "pods": 30,
+            GPU: gpus,
+        },
+        kube_reserved={"cpu": "100m", "memory": "1Gi"},
+        eviction_threshold={"memory": "750Mi"},
+        labels={
+            "kubernetes.io/arch": "amd64",
+            "kubernetes.io/os": "linux",
+            "karpenter.azure.com/sku-cpu": str(cpu),
+            "karpenter.azure.com/sku-memory": mib,
+            "kubernetes.azure.com/sku-cpu": str(cpu),
+            "kubernetes.azure.com/sku-memory": mib,
+            "karpenter.azure.com/sku-gpu-count": str(gpus),
+            "kubernetes.azure.com/os-sku": "Ubuntu",
+        },
+        offerings=[
+            kj.offering("on-demand", AZURE_ZONE, price=float(cpu)),
+            kj.offering("spot", AZURE_ZONE, price=cpu / 3),
+        ],
+    )
+
+
+AZURE_SIZES = [
+    _vm("Standard_NC24ads_A100_v4", cpu=24, memory_gib=220, gpus=1),
+    _vm("Standard_ND96asr_v4", cpu=96, memory_gib=900, gpus=8),
+    _vm("Standard_NC8as_T4_v3", cpu=8, memory_gib=56, gpus=1),
+    _vm("Standard_D4s_v5", cpu=4, memory_gib=16, gpus=0),
+]
+
+
+def aks_node_pool(name: str, requirements: list[dict[str, Any]]) -> dict[str, Any]:
+    """A NodePool shaped like the ones components/pools/nap.py emits."""
+    pool = node_pool(name, requirements, taints=(SKU_TAINT,))
+    pool["spec"]["template"]["spec"]["nodeClassRef"] = {
+        "group": "karpenter.azure.com",
+        "kind": "AKSNodeClass",
+        "name": name,
+    }
+    return pool
+
+
+@pytest.fixture(scope="module")
+def azure_judge() -> Any:
+    reason = kj.unavailable_reason("azure")
+    if reason:
+        pytest.skip(reason)
+    try:
+        kj.build(provider="azure")
+    except kj.SourceUnavailable as e:
+        pytest.skip(str(e))
+    return lambda req: kj.run(req, provider="azure")
+
+
+def _azure(judge: Any, requirements: list[dict[str, Any]], **pod: Any) -> kj.Verdict:
+    pod.setdefault("tolerations", [SKU_TOLERATION])
+    return one(
+        judge,
+        instance_types=AZURE_SIZES,
+        node_pools=[aks_node_pool("nap", requirements)],
+        pods=[gpu_pod(**pod)],
+    )
+
+
+def test_the_azure_build_links_karpenter_on_azure(azure_judge: Any) -> None:
+    answer = azure_judge(
+        kj.request(
+            instance_types=AZURE_SIZES,
+            node_pools=[aks_node_pool("nap", [])],
+            pods=[gpu_pod(tolerations=[SKU_TOLERATION])],
+        )
+    )
+    assert answer.modules[kj.AZURE_MODULE] == "v1.14.2"
+    assert answer.modules["sigs.k8s.io/karpenter"] == "v1.14.1"
+    assert kj.AWS_MODULE not in answer.modules
+
+
+def test_the_gpu_name_comes_from_the_size_name_so_nd96asr_v4_has_none(azure_judge: Any) -> None:
+    """setRequirementsGPU inserts the name skewer parses as the accelerator: A100 for
+    NC24ads_A100_v4, nothing for ND96asr_v4 (its name names no GPU), so a NodePool selecting
+    A100 by name never gets the ND96asr_v4 although it has eight."""
+    v = _azure(azure_judge, [_req("karpenter.azure.com/sku-gpu-name", "In", "A100")])
+    assert v.instance_types == ("Standard_NC24ads_A100_v4",)
+    v = _azure(azure_judge, [_req("karpenter.azure.com/sku-gpu-count", "Gt", "0")], gpus=8)
+    assert v.instance_types == ("Standard_ND96asr_v4",)
+
+
+def test_series_family_and_version_are_skewers_parse(azure_judge: Any) -> None:
+    v = _azure(azure_judge, [_req("karpenter.azure.com/sku-series", "In", "NCas_v3")])
+    assert v.instance_types == ("Standard_NC8as_T4_v3",)
+    v = _azure(
+        azure_judge,
+        [
+            _req("karpenter.azure.com/sku-family", "In", "N"),
+            _req("karpenter.azure.com/sku-version", "In", "4"),
+        ],
+    )
+    assert v.instance_types == ("Standard_NC24ads_A100_v4", "Standard_ND96asr_v4")
+
+
+def test_spot_is_the_scale_set_priority_and_reserved_is_refused(azure_judge: Any) -> None:
+    """createOfferings: a spot offering has kubernetes.azure.com/scalesetpriority=spot; the
+    NodePool's `reserved` is no value Karpenter on Azure accepts (labels.go init), so a pool
+    asking only for it is never Ready."""
+    v = _azure(
+        azure_judge,
+        [_req("karpenter.azure.com/sku-gpu-name", "In", "T4")],
+        node_selector={"kubernetes.azure.com/scalesetpriority": "spot"},
+    )
+    assert v.instance_types == ("Standard_NC8as_T4_v3",) and v.capacity_types == ("spot",)
+    v = _azure(azure_judge, [_req("karpenter.sh/capacity-type", "In", "reserved")])
+    assert not v.scheduled and v.error == "no dynamic nodepools found"
+
+
+def test_the_untolerated_sku_taint_and_a_cpu_size_give_no_gpu_node(azure_judge: Any) -> None:
+    v = _azure(
+        azure_judge, [_req("karpenter.azure.com/sku-gpu-name", "In", "A100")], tolerations=[]
+    )
+    assert not v.scheduled and "did not tolerate" in v.error
+    v = _azure(azure_judge, [_req("node.kubernetes.io/instance-type", "In", "Standard_D4s_v5")])
+    assert not v.scheduled
+
+
+def test_the_azure_build_refuses_what_karpenter_on_azure_computes(azure_judge: Any) -> None:
+    size = _vm("Standard_NC8as_T4_v3", cpu=8, memory_gib=56, gpus=1)
+    size["labels"]["karpenter.azure.com/sku-gpu-name"] = "T4"
+    req = kj.request(instance_types=[size], node_pools=[aks_node_pool("nap", [])], pods=[gpu_pod()])
+    with pytest.raises(kj.JudgeError, match="computed by the judge"):
+        azure_judge(req)
+    reserved = _vm("Standard_NC8as_T4_v3", cpu=8, memory_gib=56, gpus=1)
+    reserved["offerings"] = [
+        kj.offering("reserved", AZURE_ZONE, reservation_id="cr-1", reservation_capacity=1)
+    ]
+    req = kj.request(
+        instance_types=[reserved], node_pools=[aks_node_pool("nap", [])], pods=[gpu_pod()]
+    )
+    with pytest.raises(kj.JudgeError, match="no reservation"):
+        azure_judge(req)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -29,6 +30,19 @@ def test_the_harness_pins_the_karpenter_release_the_project_installs() -> None:
     sums = (kj.SOURCE / "go.sum").read_text().splitlines()
     for module in (kj.AWS_MODULE, kj.CORE_MODULE):
         assert any(line.startswith(f"{module} {versions[module]} h1:") for line in sums), module
+
+
+def test_the_azure_build_pins_karpenter_on_azure_at_the_core_it_shares() -> None:
+    """Karpenter on Azure v1.14.2 builds on sigs.k8s.io/karpenter v1.14.0: the judge's v1.14.1
+    (the AWS provider's pin) is what MVS selects for both builds."""
+    versions = kj.module_versions()
+    assert versions[kj.AZURE_MODULE] == "v1.14.2"
+    assert versions["github.com/Azure/skewer"] == "v0.0.24"
+    sums = (kj.SOURCE / "go.sum").read_text().splitlines()
+    for module in (kj.AZURE_MODULE, "github.com/Azure/skewer"):
+        assert any(line.startswith(f"{module} {versions[module]} h1:") for line in sums), module
+    assert "//go:build azure" in (kj.SOURCE / "provider_azure.go").read_text()
+    assert "//go:build !azure" in (kj.SOURCE / "provider_aws.go").read_text()
 
 
 @pytest.fixture
@@ -124,6 +138,160 @@ def test_a_build_lands_in_the_cache_once_and_leaves_the_clone_alone(
     assert kj.build() == exe
     assert len((fake_path / "calls").read_text().splitlines()) == 3  # cached: no go at all
     assert {p: p.read_bytes() for p in kj.SOURCE.rglob("*") if p.is_file()} == before
+
+
+def test_the_azure_build_takes_the_tag_and_a_binary_of_its_own(
+    cache: Path, fake_path: Path
+) -> None:
+    _fake_go(
+        fake_path,
+        'case "$1" in\n'
+        "  env) echo go1.26.8 ;;\n"
+        '  build) printf "#!/bin/sh\\n" > "$4"; chmod +x "$4" ;;\n'
+        "esac\n",
+    )
+    exe = kj.build(provider="azure")
+    assert exe == kj.cache_dir() / "karpenter_judge_azure" and os.access(exe, os.X_OK)
+    calls = (fake_path / "calls").read_text().splitlines()
+    assert calls[1].split()[-3:] == ["-tags", "azure", "."]
+    assert (kj.cache_dir() / "build-azure.json").exists()
+    assert not (kj.cache_dir() / "karpenter_judge").exists()  # the AWS build is another binary
+    with pytest.raises(ValueError, match="not one of"):
+        kj.binary(provider="gcp")
+
+
+@pytest.mark.parametrize(
+    ("provider", "tags", "exe", "record", "module"),
+    [
+        ("aws", [], "karpenter_judge", "build.json", kj.AWS_MODULE),
+        ("azure", ["-tags", "azure"], "karpenter_judge_azure", "build-azure.json", kj.AZURE_MODULE),
+    ],
+)
+def test_each_build_has_its_tags_binary_and_record_in_the_one_cache_dir(
+    cache: Path, provider: str, tags: list[str], exe: str, record: str, module: str
+) -> None:
+    assert kj.build_tags(provider) == tags
+    assert kj.binary(provider=provider) == kj.cache_dir() / exe
+    assert kj.build_record(provider=provider) == kj.cache_dir() / record
+    assert kj.PROVIDER_MODULES[provider] == module
+
+
+@pytest.mark.parametrize("name", ["provider_aws.go", "provider_azure.go", "go.mod"])
+def test_a_change_to_either_build_moves_the_key_both_builds_share(
+    tmp_path: Path, cache: Path, name: str
+) -> None:
+    """One key for both builds: an edit to the Azure file rebuilds the AWS binary too (cheap with
+    Go's build cache warm) rather than risk a binary of a source no longer there."""
+    copy = tmp_path / "src"
+    shutil.copytree(kj.SOURCE, copy)
+    before = kj.cache_dir(copy)
+    (copy / name).write_text((copy / name).read_text() + "\n")
+    after = kj.cache_dir(copy)
+    assert after != before
+    assert {kj.binary(copy, p).parent for p in kj.PROVIDERS} == {after}
+
+
+def test_each_build_imports_its_own_provider_and_go_mod_requires_no_more(tmp_path: Path) -> None:
+    """The module set, read from the files each build compiles (//go:build azure / !azure):
+    the builds share everything but the provider (and skewer, which only Karpenter on Azure
+    uses); go.mod's direct requirements are exactly the union, at Karpenter core v1.14.1."""
+    aws = kj.imported_modules(provider="aws")
+    azure = kj.imported_modules(provider="azure")
+    assert set(aws) - set(azure) == {kj.AWS_MODULE}
+    assert set(azure) - set(aws) == {kj.AZURE_MODULE, "github.com/Azure/skewer"}
+    assert aws[kj.CORE_MODULE] == azure[kj.CORE_MODULE] == "v1.14.1"
+    assert {**aws, **azure} == kj.direct_requirements()
+    # A shared file that imported a provider would link it into the other build.
+    copy = tmp_path / "src"
+    shutil.copytree(kj.SOURCE, copy)
+    main = copy / "main.go"
+    main.write_text(
+        main.read_text().replace(
+            "import (\n", 'import (\n\t_ "github.com/Azure/karpenter-provider-azure/pkg/utils"\n', 1
+        )
+    )
+    assert kj.AZURE_MODULE in kj.imported_modules(copy, "aws")
+    (copy / "x.go").write_text('package main\n\nimport _ "example.com/nowhere"\n')
+    with pytest.raises(ValueError, match=re.escape("x.go: example.com/nowhere is in no module")):
+        kj.imported_modules(copy, "aws")
+    (copy / "x.go").write_text("//go:build linux\n\npackage main\n")
+    with pytest.raises(ValueError, match="neither azure nor !azure"):
+        kj.imported_modules(copy, "azure")
+
+
+def test_one_builds_binary_never_stands_in_for_the_other(cache: Path, fake_path: Path) -> None:
+    _fake_go(
+        fake_path,
+        'case "$1" in\n'
+        "  env) echo go1.26.8 ;;\n"
+        '  build) printf "#!/bin/sh\\n" > "$4"; chmod +x "$4" ;;\n'
+        "esac\n",
+    )
+    kj.build(provider="aws")
+    kj.build(provider="azure")
+    builds = [c for c in (fake_path / "calls").read_text().splitlines() if c.startswith("build")]
+    assert [c.split()[4:] for c in builds] == [["."], ["-tags", "azure", "."]]
+    for provider, module, version in (
+        ("aws", kj.AWS_MODULE, "v1.14.1"),
+        ("azure", kj.AZURE_MODULE, "v1.14.2"),
+    ):
+        record = json.loads(kj.build_record(provider=provider).read_text())
+        assert (record["provider"], record["provider_module"], record["provider_version"]) == (
+            provider,
+            module,
+            version,
+        )
+        assert record["imports"] == kj.imported_modules(provider=provider)
+        assert record["modules"] == kj.module_versions()
+    # Only the AWS binary cached and no Go: the Azure judge is unavailable, not the AWS one.
+    kj.binary(provider="azure").unlink()
+    (fake_path / "go").unlink()
+    assert kj.unavailable_reason("aws") is None
+    assert kj.unavailable_reason("azure") == (
+        "karpenter judge: no `go` on PATH (Go >= 1.26 builds the harness)"
+    )
+
+
+AWS_LINKS = {kj.CORE_MODULE: "v1.14.1", kj.AWS_MODULE: "v1.14.1", "k8s.io/api": "v0.35.3"}
+AZURE_LINKS = {
+    kj.CORE_MODULE: "v1.14.1",
+    kj.AZURE_MODULE: "v1.14.2",
+    "github.com/Azure/skewer": "v0.0.24",
+}
+
+
+@pytest.mark.parametrize(
+    ("provider", "modules", "refused"),
+    [
+        ("aws", AWS_LINKS, False),
+        ("azure", AZURE_LINKS, False),
+        ("azure", AWS_LINKS, True),  # the default build in the azure slot
+        ("aws", AZURE_LINKS, True),
+        ("azure", {**AZURE_LINKS, kj.AWS_MODULE: "v1.14.1"}, True),  # both providers linked
+        ("aws", {**AWS_LINKS, kj.CORE_MODULE: "v1.14.0"}, True),  # another Karpenter
+        ("azure", {**AZURE_LINKS, kj.AZURE_MODULE: "v1.14.1"}, True),
+    ],
+)
+def test_an_answer_must_come_from_the_build_asked_for(
+    provider: str, modules: dict[str, str], refused: bool
+) -> None:
+    answer = kj.Answer(modules=modules, cases=())
+    if refused:
+        with pytest.raises(kj.JudgeError, match=f"karpenter judge \\({provider}\\): the binary"):
+            kj.check_modules(answer, provider)
+    else:
+        assert kj.check_modules(answer, provider) is answer
+
+
+def test_run_refuses_a_binary_of_the_other_build(cache: Path) -> None:
+    exe = kj.binary(provider="azure")
+    exe.parent.mkdir(parents=True)
+    exe.write_text(
+        f"#!/bin/sh\ncat > /dev/null\necho '{json.dumps({'modules': AWS_LINKS, **CASE})}'\n"
+    )
+    exe.chmod(0o755)
+    with pytest.raises(kj.JudgeError, match=r"links .*karpenter-provider-aws': 'v1\.14\.1'"):
+        kj.run(kj.request(instance_types=[], node_pools=[], pods=[]), provider="azure")
 
 
 # ---------------------------------------------------------------------------------------------

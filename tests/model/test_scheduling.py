@@ -346,11 +346,14 @@ def test_match_fields_node_name():
     term = NodeSelectorTerm(match_fields=(req("metadata.name", "In", "node-1"),))
     assert term.matches({}, "node-1") is True
     assert term.matches({}, "node-2") is False
-    # Upstream checks fields only when the node has a name.
-    assert term.matches({}, None) is True
+    # A node the graph does not name (an autoscaler's, named by the cloud at boot) is no node
+    # a pin by name lands on (the scheduler differential's AKS cases, seed 715608022).
+    assert term.matches({}, None) is False
     not_in = NodeSelectorTerm((A,), (req("metadata.name", "NotIn", "node-1"),))
     assert not_in.matches(NODE_A, "node-2") is True
     assert not_in.matches(NODE_A, "node-1") is False
+    assert not_in.matches(NODE_A, None) is True
+    assert not_in.matches({}, None) is False  # its expression still decides
     assert "only 'metadata.name'" in error_text(
         NodeSelectorTerm, match_fields=(req("metadata.uid", "In", "x"),)
     )

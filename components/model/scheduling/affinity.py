@@ -182,16 +182,22 @@ class NodeSelectorTerm:
         return not self.match_expressions and not self.match_fields
 
     def matches(self, labels: Mapping[str, str], node_name: str | None = None) -> bool:
-        """Upstream `nodeSelectorTerm.match`: every expression matches the labels, and (when the
-        node has a name, as every real node does) every field matches it."""
+        """Upstream `nodeSelectorTerm.match`: every expression matches the labels, and every
+        field the node's name. A node the graph does not name (`node_name` None: one an
+        autoscaler will make, named by the cloud when it boots, e.g. AKS's
+        `aks-<pool>-<id>-vmss000000`) is no node a pod pinned `In` one name lands on, and
+        `NotIn` one name keeps it: upstream skips the fields only for a node with an empty
+        name, which no real node has (the scheduler differential's AKS cases, seed 715608022)."""
         if self.is_empty:
             return False
         if not all(r.matches(labels) for r in self._expressions):
             return False
-        if self.match_fields and node_name:
+        if not self.match_fields:
+            return True
+        if node_name:
             fields = {_NODE_NAME_FIELD: node_name}
             return all(r.matches(fields) for r in self._fields)
-        return True
+        return all(r.operator == "NotIn" for r in self._fields)
 
     def and_expressions(self, exprs: Sequence[NodeSelectorRequirement]) -> "NodeSelectorTerm":
         """This term with `exprs` ANDed in (an empty term stays empty: it matches nothing, and

@@ -4,6 +4,11 @@
 // types. It is the Karpenter half of gpu-inference's e2e judges (tests/e2e/karpenter_judge.py
 // builds and runs it); it reads one JSON request on stdin and writes one JSON answer on stdout.
 //
+// Two builds: the default one links the AWS provider's API package and builds EC2 instance types
+// as it does (provider_aws.go); `-tags azure` links Karpenter on Azure's (Azure/karpenter-provider-
+// azure v1.14.2, AKS node auto-provisioning) and builds VM sizes as it does (provider_azure.go). A
+// binary holds one provider's label registrations, as a controller does.
+//
 // Request: {"instanceTypes": [...], "nodeClassInstanceTypes": {"<EC2NodeClass>": [...]},
 // "nodePools": [karpenter.sh/v1 NodePool objects], "pods": [{"name", "spec": PodSpec}],
 // "daemonSets": [apps/v1 DaemonSet objects], "perNodePool": false, "options": ["--flag=value", ...]},
@@ -36,13 +41,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	// The AWS provider's API package registers its well-known labels, restricted label domains and
-	// the reservation-ID label with Karpenter's core at init (aws v1.14.1 pkg/apis/v1/labels.go:31-74,
-	// doc.go:30-40), exactly as in the controller binary.
-	_ "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/operator/injection"
@@ -88,7 +88,7 @@ func modules() map[string]string {
 	}
 	for _, dep := range info.Deps {
 		switch dep.Path {
-		case "sigs.k8s.io/karpenter", "github.com/aws/karpenter-provider-aws", "k8s.io/api":
+		case "sigs.k8s.io/karpenter", providerModule, "k8s.io/api", "github.com/Azure/skewer":
 			v := dep.Version
 			if dep.Replace != nil {
 				v = dep.Replace.Version
@@ -209,9 +209,7 @@ func run(stdin io.Reader, stdout io.Writer, verbose bool) error {
 	} else {
 		crlog.SetLogger(logr.Discard())
 	}
-	// The AWS controller normalizes the EBS CSI zone label to the zone label
-	// (aws v1.14.1 pkg/operator/operator.go:80-82); the judge does not link that package.
-	karpv1.NormalizedLabels["topology.ebs.csi.aws.com/zone"] = corev1.LabelTopologyZone
+	setupProvider()
 
 	data, err := io.ReadAll(stdin)
 	if err != nil {
