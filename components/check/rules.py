@@ -86,7 +86,7 @@ from .results import (
     WorkloadFacts,
 )
 from .scaleup import ScaleUp
-from .shapes import Pod, Shapes
+from .shapes import Pod, Shapes, fit_key, landing_key
 
 # ---------------------------------------------------------------------------------------------
 # The check
@@ -216,8 +216,7 @@ def check(
         # A node Karpenter launches takes the labels the pod asks for (a zone, a value of a
         # requirement with several): where Karpenter would launch for it, it lands.
         launched = shapes.landing(
-            shape,
-            use.any,
+            functools.partial(landing_key, t, placement, gpus, use.any),
             functools.partial(scale.karpenter_landing, t, placement, found.elsewhere),
         )
         placed, admitted = found.placed + launched, found.admitted + launched
@@ -244,7 +243,7 @@ def check(
             claimed_gpus=use.whole_gpus,
         )
         facts = shapes.fit(
-            None if use.any else shape,
+            functools.partial(fit_key, t, placement, gpus, model_size, use.any),
             facts,
             out,
             unknown_fit,

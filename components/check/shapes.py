@@ -1,24 +1,31 @@
 """Pods of one shape, decided once.
 
 The pod templates of a stack repeat a few shapes: the same containers, requests, placement. What
-the check derives from the shape alone (the placement, the GPUs, the requests, where Karpenter
-would launch, the fit judgement and its findings) is derived for the first template of a shape
-and reused for its twins, with the twin's own resource id in its findings.
+the check derives from a shape is derived for the first template of that shape and reused for
+its twins, with the twin's own resource id in its findings:
 
-The key is exact: `marshal` writes only Python's own types (dict, list, str, int, float, bool,
+- from the template's inputs (`shape_key`: its type, pod spec fragment, containers), its
+  placement, GPUs and requests;
+- from what those give (`landing_key`, `fit_key`: the placement, GPUs, requests, the containers'
+  names and resources, the model size and whether it is downloaded), where Karpenter would
+  launch for it and the fit judgement with its findings. Templates that differ only in what the
+  rules do not read (each model's own `storageUri`, say) share these.
+
+The keys are exact: `marshal` writes only Python's own types (dict, list, str, int, float, bool,
 None and such) and refuses any other, and two values written alike are equal, so equal keys mean
 equal inputs (a dict written in another key order only misses). A template whose inputs marshal
 refuses, a DaemonSet's (the node's DaemonSets are judged by its own name) and an LLM pod's (its
-model and flags) are decided alone.
+model and flags) are decided alone, and so is the fit of a pod with DRA claims.
 """
 
 from __future__ import annotations
 
 import marshal
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from ..model.errors import InputError
 from ..model.scheduling import Placement
 from .read import Findings, Template
 from .results import Finding, PoolFacts, WorkloadFacts
@@ -55,6 +62,40 @@ class Fit:
     unknown: tuple[str, ...]  # pools where its fit is not judged (GI022)
 
 
+def landing_key(t: Template, placement: Placement, gpus: int, dra: bool) -> Hashable | None:
+    """What `scaleup.ScaleUp.karpenter_landing` reads of the pod (None: decided alone)."""
+    if t.daemonset:
+        return None
+    try:
+        return (placement, gpus, t.ask, dra)
+    except (InputError, TypeError, ValueError):
+        return None
+
+
+def fit_key(
+    t: Template, placement: Placement, gpus: int, model_size: float | None, dra: bool
+) -> Hashable | None:
+    """What `fit.judge_fit` reads of the pod beside its resource id (None: decided alone)."""
+    if t.daemonset or t.llm is not None or dra:
+        return None
+    try:
+        ask = t.ask
+    except (InputError, TypeError, ValueError):
+        return None
+    containers, inits, added = t.pod_containers
+    said: Any = (
+        [(c.get("name"), c.get("resources")) for c in containers],
+        [(c.get("name"), c.get("resources")) for c in inits],
+        added,
+    )
+    try:
+        words = marshal.dumps(said, 2)
+    except ValueError:
+        return None
+    downloads = t.storage_uri is not None
+    return (placement, gpus, ask, words, downloads, t.fragment.get("hostIPC") is True, model_size)
+
+
 @dataclass
 class Shapes:
     """The decisions of one check, by shape. `on` False: every template is decided alone (the
@@ -63,8 +104,8 @@ class Shapes:
     on: bool = True
     twins: dict[bytes, Template] = field(default_factory=dict)
     pods: dict[bytes, Pod] = field(default_factory=dict)
-    landings: dict[tuple[bytes, bool], list[PoolFacts]] = field(default_factory=dict)
-    fits: dict[tuple[bytes, float | None], Fit] = field(default_factory=dict)
+    landings: dict[Hashable, list[PoolFacts]] = field(default_factory=dict)
+    fits: dict[Hashable, Fit] = field(default_factory=dict)
 
     def key(self, t: Template) -> bytes | None:
         """The template's shape key (None: decided alone); a twin's derived requests are
@@ -87,28 +128,30 @@ class Shapes:
         return found
 
     def landing(
-        self, key: bytes | None, dra: bool, decide: Callable[[], list[PoolFacts]]
+        self, key: Callable[[], Hashable | None], decide: Callable[[], list[PoolFacts]]
     ) -> list[PoolFacts]:
-        if key is None:
+        known = key() if self.on else None
+        if known is None:
             return decide()
-        found = self.landings.get((key, dra))
+        found = self.landings.get(known)
         if found is None:
-            found = self.landings[(key, dra)] = decide()
+            found = self.landings[known] = decide()
         return found
 
     def fit(
         self,
-        key: bytes | None,
+        key: Callable[[], Hashable | None],
         w: WorkloadFacts,
         out: Findings,
         unknown: dict[str, list[str]],
         decide: Callable[[Findings, dict[str, list[str]]], WorkloadFacts],
     ) -> WorkloadFacts:
-        """`decide(out, unknown)` (`fit.judge_fit`) once per shape and model size; its findings
-        and GI022 pools replayed under each twin's resource id."""
-        if key is None:
+        """`decide(out, unknown)` (`fit.judge_fit`) once per key; its findings and GI022 pools
+        replayed under each twin's resource id."""
+        known = key() if self.on else None
+        if known is None:
             return decide(out, unknown)
-        found = self.fits.get((key, w.model_size_gb))
+        found = self.fits.get(known)
         if found is None:
             mine = Findings()
             pools: dict[str, list[str]] = {}
@@ -120,7 +163,7 @@ class Shapes:
             for pool, names in pools.items():
                 unknown.setdefault(pool, []).extend(names)
             if own:
-                self.fits[(key, w.model_size_gb)] = Fit(facts, tuple(mine.items), tuple(pools))
+                self.fits[known] = Fit(facts, tuple(mine.items), tuple(pools))
             return facts
         for f in found.findings:
             out.items.add(replace(f, resource=w.resource))
