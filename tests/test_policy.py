@@ -680,7 +680,11 @@ PAIRS += [
 # The DRA findings (issue 32): the bad / good graphs of tests/check/test_dra.py.
 from test_dra import DRA_PAIRS  # noqa: E402
 
-_DRA_RESOURCE = {"GI053": "InferenceService/llm", "GI054": "NodePatch/n1"}
+_DRA_RESOURCE = {
+    "GI053": "InferenceService/llm",
+    "GI054": "NodePatch/n1",
+    "GI058": "NodePool/l4",
+}
 # GI057 names the Deployment too (the default).
 PAIRS += [
     pytest.param(*p.values, _DRA_RESOURCE.get(p.values[0], "Deployment/a"), id=p.values[0])

@@ -403,11 +403,65 @@ def test_gke_dra_services_claim_their_gpus_on_the_dra_pool(previews):
         }
     ]
     report = json.loads((result.out_dir / "placement.json").read_text())
-    claimed = {w["resource"].split("/")[1]: w.get("claimedGpus") for w in report["workloads"]}
+    claimed = {
+        w["resource"].split("/")[1]: w.get("claimedGpus")
+        for w in report["workloads"]
+        if w["kind"] != "DaemonSet"
+    }
     assert claimed == {
         "gpu-inference-isvc-models-llama-8b": 2,
         "gpu-inference-isvc-models-qwen-7b": 1,
     }
+
+
+def test_gke_dra_installs_gke_gpu_driver_before_the_dra_driver(previews):
+    """GKE's driver install is off on the DRA pool (GKE's DRA setup page): the stack makes GKE's
+    driver installer DaemonSet (the pinned manifest's, on the DRA pool only) and the DRA driver
+    after it; the check counts its pod on the pool's nodes."""
+    result = previews["gke-dra"]
+    (ds,) = entries(result, "kubernetes:apps/v1:DaemonSet")
+    assert ds["parent"] == (
+        "gpu-inference:index:GkeGpuDriverInstaller::gpu-inference-gpu-driver-installer"
+    )
+    assert ds["inputs"]["metadata"]["name"] == "nvidia-driver-installer"
+    assert ds["inputs"]["metadata"]["namespace"] == "kube-system"
+    pod = ds["inputs"]["spec"]["template"]["spec"]
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term["matchExpressions"][-1] == {
+        "key": "gpu-inference.dev/pool",
+        "operator": "In",
+        "values": ["l4-dra"],
+    }
+    assert pod["tolerations"] == [{"operator": "Exists"}]
+    assert pod["initContainers"][0]["image"] == "cos-nvidia-installer:fixed"
+    releases = {e["inputs"]["name"]: e for e in entries(result, RELEASE)}
+    assert waits_for(result, releases["dra-driver-nvidia-gpu"], ref(ds))
+    report = json.loads((result.out_dir / "placement.json").read_text())
+    assert report["findings"] == []
+    (installer,) = [w for w in report["workloads"] if w["kind"] == "DaemonSet"]
+    assert (installer["pools"], installer["wired"], installer["requests"]["cpu"]) == (
+        ["l4-dra"],
+        ["l4-dra"],
+        "150m",
+    )
+
+
+def test_gke_dra_without_the_installer_warns_that_the_cluster_must_have_one(tmp_path, capsys):
+    """`addons.gpuDriverInstaller.enabled: false` (the cluster's own installer): GI058, a warning
+    (exit 0)."""
+    old = "draDriver: {enabled: true}"
+    project = _dra_copy(tmp_path, old, old + "\n    gpuDriverInstaller: {enabled: false}")
+    code = cli.main(["preview", "gke-dra", "--project-dir", str(project), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert (
+        "warning GI058 NodePool/l4-dra: pool l4-dra is set up for DRA with GKE's GPU driver "
+        "installation off, but the graph installs no NVIDIA GPU driver"
+    ) in out
+    graph = json.loads((tmp_path / "resources.json").read_text())
+    assert not [e for e in graph if e["type"] == "kubernetes:apps/v1:DaemonSet"]
 
 
 def _dra_copy(tmp_path, old: str, new: str):

@@ -175,6 +175,7 @@ Findings (stable codes):
 | GI055 | error    | dra-not-autoscaled: a DRA pod lands on a pool made by an autoscaler that ignores claims (GKE node auto-provisioning; Karpenter and EKS Auto Mode: GI027) |
 | GI056 | error    | dra-claim-unknown: a claim names a DeviceClass neither the driver nor the graph defines (a warning, not judged, when the pod names a claim or template the graph lacks) |
 | GI057 | error    | dra-no-scale-from-zero: a DRA pod can land only on cluster-autoscaler groups on AWS (EKS managed node groups, Auto Scaling groups) that can be at 0 nodes: the autoscaler's template node of a group without a node has no ResourceSlices (cluster-autoscaler v1.36.1 `aws_cloud_provider.go` TemplateNodeInfo), so no scale-up from zero |
+| GI058 | error    | dra-no-gpu-driver: a GKE DRA pool, GKE's GPU driver install off, whose nodes no NVIDIA GPU driver installer serves (GKE's nvidia-driver-installer DaemonSet for the node image, `versions.GKE_DRIVER_INSTALLER_PATHS`): the DRA driver publishes no GPU (a warning when the graph installs none: the cluster's must) |
 """
 
 from __future__ import annotations
@@ -268,6 +269,7 @@ CODES: dict[str, tuple[str, str]] = {
     "GI055": ("error", "dra-not-autoscaled"),
     "GI056": ("error", "dra-claim-unknown"),
     "GI057": ("error", "dra-no-scale-from-zero"),
+    "GI058": ("error", "dra-no-gpu-driver"),
 }
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"

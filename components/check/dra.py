@@ -29,6 +29,9 @@ Findings (codes in `contract.CODES`):
   a DeviceClass neither the driver nor the graph defines (error).
 - GI057 dra-no-scale-from-zero: a DRA pod that lands only on cluster-autoscaler groups on AWS
   that can be at 0 nodes (no ResourceSlices on the autoscaler's template node).
+- GI058 dra-no-gpu-driver: a GKE DRA pool (GKE's GPU driver install off) that no NVIDIA GPU
+  driver installer serves (none in the graph: warning; the graph's installers are for another
+  node image, or do not tolerate the pool's taints or select its nodes: error).
 """
 
 from __future__ import annotations
@@ -37,11 +40,30 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.deploy.versions import GKE_DRIVER_INSTALLER_PATHS, GKE_DRIVER_INSTALLER_REPO
 from ..model.nodes.dra_devices import DRA_DRIVER, UNMODELLED_ATTRIBUTES
 from ..model.scheduling import Placement
 from .read import Findings, Template
 from .readers.dra import Claim, DeviceRequest, DraIndex, DraUse, is_dra_node
 from .results import NodeTemplate, PoolFacts, WorkloadFacts
+
+
+def _installer_fix(images: Sequence[str]) -> str:
+    """GKE's installer manifest for each node image (COS and Ubuntu have one; another image none)."""
+    found = [
+        f"{GKE_DRIVER_INSTALLER_REPO} {GKE_DRIVER_INSTALLER_PATHS[i]}"
+        for i in images
+        if i in GKE_DRIVER_INSTALLER_PATHS
+    ]
+    other = [i for i in images if i not in GKE_DRIVER_INSTALLER_PATHS]
+    return " and ".join(
+        found
+        + (
+            ["GKE's installer on COS or Ubuntu nodes (there is none for another image)"]
+            if other
+            else []
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -405,3 +427,62 @@ class DraCheck:
                     "give the driver's kubeletPlugin an Exists toleration for each pool taint and "
                     "an affinity that selects the pool's nodes",
                 )
+        self.check_gpu_drivers(pools, used, out)
+
+    def check_gpu_drivers(
+        self, pools: Sequence[PoolFacts], used: Mapping[str, bool], out: Findings
+    ) -> None:
+        """GI058: a GKE DRA pool whose NVIDIA GPU driver GKE does not install (its install is
+        off, as GKE's DRA setup page asks) and no driver installer of the graph serves (only when
+        DRA pods land there, or the graph installs an installer). Without the driver the DRA
+        driver's kubelet plugin finds no GPU, and the pool's GPUs are never published.
+
+        Severity: with no installer in the graph, a warning: the cluster may run its own (GKE's
+        manual install is a `kubectl apply`, which no graph shows; the stack's
+        `addons.gpuDriverInstaller.enabled: false` says so). With installers in the graph none
+        of which serves the pool (another node image, or tolerations / affinity that keep its
+        pod off the pool's nodes), an error: the graph's own install misses the pool."""
+        installers = self.index.installers
+        for p in pools:
+            nodes = [
+                n
+                for n in p.nodes
+                if n.dra_devices is not None and n.gpu_driver not in (None, "gke")
+            ]
+            if p.provider != "gke" or not nodes or not (used.get(p.name) or installers):
+                continue
+            images = sorted({str(n.gpu_driver) for n in nodes})
+            if not installers:
+                out.add(
+                    "GI058",
+                    p.resource,
+                    f"pool {p.name} is set up for DRA with GKE's GPU driver installation off, but "
+                    "the graph installs no NVIDIA GPU driver (GKE's nvidia-driver-installer "
+                    "DaemonSet): the cluster's must run there, or its nodes have no GPU driver "
+                    "and their GPUs are never published",
+                    "install GKE's driver installer DaemonSet (addons.gpuDriverInstaller) or apply "
+                    f"{_installer_fix(images)} in the cluster",
+                    severity="warning",
+                )
+                continue
+            if all(
+                any(i.serves(n.labels, n.taints, n.gpu_driver) for i in installers) for n in nodes
+            ):
+                continue
+            taints = sorted({str(x) for n in nodes for x in n.taints})
+            why = "; ".join(
+                f"{i.resource} installs for {i.image} nodes"
+                if i.image not in images
+                else f"{i.resource}: its tolerations / affinity do not let it in"
+                for i in installers
+            )
+            out.add(
+                "GI058",
+                p.resource,
+                f"pool {p.name} is set up for DRA with GKE's GPU driver installation off, but no "
+                f"NVIDIA GPU driver installer of the graph runs on its {' and '.join(images)} "
+                f"nodes (taints {', '.join(taints) or 'none'}; {why}): they have no GPU driver "
+                "and their GPUs are never published",
+                f"install {_installer_fix(images)}, tolerating the pool's taints and selecting "
+                "its nodes",
+            )

@@ -17,6 +17,7 @@ from .readers.asg import asg_pool, is_self_managed
 from .readers.autopilot import autopilot_cluster_pool, autopilot_pool, is_autopilot_cluster
 from .readers.compute_class import compute_class_pool
 from .readers.daemonsets import apply_time_slicing, graph_daemons
+from .readers.dra import read_driver_installers
 from .readers.eks import eks_pool, launch_templates
 from .readers.existing import node_pool
 from .readers.gke import gke_pool
@@ -72,10 +73,13 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
                 d.gpus = 0
                 d.node = replace(d.node, gpus=0)
     daemons = graph_daemons(graph)
+    installers = [i.pod for i in read_driver_installers(graph) if i.pod is not None]
     for group in drafts.values():
         for d in group:
-            d.node = with_daemons(d.node, d.daemon_kind, daemons)
-            d.more_nodes = tuple(with_daemons(n, d.daemon_kind, daemons) for n in d.more_nodes)
+            d.node = with_daemons(d.node, d.daemon_kind, daemons, installers)
+            d.more_nodes = tuple(
+                with_daemons(n, d.daemon_kind, daemons, installers) for n in d.more_nodes
+            )
     pools = []
     for name in sorted(drafts):
         group = drafts[name]
@@ -106,11 +110,21 @@ def read_pools(graph: Sequence[Mapping[str, Any]], out: Findings) -> list[PoolFa
     return pools
 
 
-def with_daemons(node: NodeTemplate, kind: str, daemons: Sequence[DaemonPod]) -> NodeTemplate:
+def with_daemons(
+    node: NodeTemplate,
+    kind: str,
+    daemons: Sequence[DaemonPod],
+    installers: Sequence[DaemonPod] = (),
+) -> NodeTemplate:
     """The node with the DaemonSet pods it runs: the provider's own for its `kind`, then the
-    graph's (`model.nodes.daemonsets.daemon_overhead`)."""
+    graph's (`model.nodes.daemonsets.daemon_overhead`), GKE's GPU driver installer manifests the
+    graph applies whole (`installers`) on a GKE GPU node whose driver GKE does not install (GKE
+    labels the others `cloud.google.com/gke-gpu-driver-version`, which the installer avoids; the
+    check's node templates leave that label out)."""
     held = node.shape.allocatable if node.shape is not None else None
     candidates = (*system_daemons(kind), *daemons)
+    if node.gpu_driver not in (None, "gke"):
+        candidates = (*candidates, *installers)
     return replace(
         node,
         daemons=daemon_overhead(candidates, node.labels, node.taints, held, node.name),

@@ -92,6 +92,12 @@ class NodeTemplate:
     """The devices NVIDIA's DRA driver publishes for it (ResourceSlice devices), when the node is
     set up for DRA (`readers.dra.is_dra_node`); None: it is not."""
 
+    gpu_driver: str | None = None
+    """Who installs the NVIDIA GPU driver on a GKE GPU node: `gke` (GKE's automatic install,
+    `DEFAULT` / `LATEST`: such nodes carry `cloud.google.com/gke-gpu-driver-version`), else its OS
+    image (`cos`, `ubuntu`, `other`), which a GPU driver installer DaemonSet for that image must
+    serve; None: not a GKE GPU node."""
+
     @functools.cached_property
     def room(self) -> Resources | None:
         """What the node leaves the pods that are not DaemonSets: its allocatable less what its

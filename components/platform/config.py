@@ -37,7 +37,7 @@ from ..serving.kserve_install import KServeInstallArgs
 from ..serving.llm_install import LLMServingInstallArgs
 from ..serving.model_namespace import ModelNamespaceArgs
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
-from ..serving.nvidia_dra_driver import NvidiaDraDriverArgs
+from ..serving.nvidia_dra_driver import GkeGpuDriverInstallerArgs, NvidiaDraDriverArgs
 from ..serving.seldon_install import SeldonCoreInstallArgs
 from .cluster_access import ClusterAccessArgs
 from .derive import section_model
@@ -476,6 +476,21 @@ class DraDriverSettings:
 
 
 @dataclass
+class GpuDriverInstallerSettings:
+    """`addons.gpuDriverInstaller` (gke): GKE's NVIDIA GPU driver installer DaemonSet
+    (`components.serving.nvidia_dra_driver`, pinned manifest), for GKE GPU nodes whose driver GKE
+    does not install: the DRA pools (GKE's DRA setup page turns its driver install off)."""
+
+    enabled: Optional[bool] = field(
+        default=None,
+        metadata=stack(default="resolved: true on gke when a pool has `dra: true`"),
+    )
+    """Install GKE's driver installer (`kube-system/nvidia-driver-installer`, Container-Optimized
+    OS, the pinned manifest with one change: it runs on the DRA pools' nodes only, whatever their
+    taints); false to use one the cluster runs."""
+
+
+@dataclass
 class CertManagerSettings:
     """`addons.certManager`: cert-manager (`components.serving.cert_manager`), for KServe's
     webhooks."""
@@ -514,6 +529,7 @@ if TYPE_CHECKING:
     SeldonAddon = Any
     NvidiaDevicePluginAddon = Any
     DraDriverAddon = Any
+    GpuDriverInstallerAddon = Any
     CertManagerAddon = Any
     KarpenterAddon = Any
     Namespaces = Any
@@ -525,6 +541,9 @@ else:
         "NvidiaDevicePluginAddon", NvidiaDevicePluginSettings, NvidiaDevicePluginArgs
     )
     DraDriverAddon = _section("DraDriverAddon", DraDriverSettings, NvidiaDraDriverArgs)
+    GpuDriverInstallerAddon = _section(
+        "GpuDriverInstallerAddon", GpuDriverInstallerSettings, GkeGpuDriverInstallerArgs
+    )
     CertManagerAddon = _section("CertManagerAddon", CertManagerSettings, CertManagerArgs)
     KarpenterAddon = _section("KarpenterAddon", KarpenterAddonSettings, KarpenterInstallArgs)
     Namespaces = section_model(
@@ -543,6 +562,7 @@ class Addons(ConfigModel):
     seldon: SeldonAddon = Field(default_factory=SeldonAddon)
     nvidia_device_plugin: NvidiaDevicePluginAddon = Field(default_factory=NvidiaDevicePluginAddon)
     dra_driver: DraDriverAddon = Field(default_factory=DraDriverAddon)
+    gpu_driver_installer: GpuDriverInstallerAddon = Field(default_factory=GpuDriverInstallerAddon)
     cert_manager: CertManagerAddon = Field(default_factory=CertManagerAddon)
     karpenter: KarpenterAddon = Field(default_factory=KarpenterAddon)
 

@@ -94,6 +94,18 @@ class Checker:
             a.nvidia_device_plugin.enabled = s.provider != "gke"
         if a.dra_driver.enabled is None:
             a.dra_driver.enabled = any(getattr(p, "dra", False) for p in s.pools)
+        if a.gpu_driver_installer.enabled is None:
+            # GKE's DRA pools have GKE's driver install off: the driver is the installer's.
+            a.gpu_driver_installer.enabled = s.provider == "gke" and any(
+                getattr(p, "dra", False) for p in s.pools
+            )
+        elif a.gpu_driver_installer.enabled and s.provider != "gke":
+            raise InputError(
+                f"GKE's NVIDIA driver installer runs on GKE nodes only; the provider is "
+                f"{s.provider!r}",
+                "leave it unset or false (its installer images are preloaded on GKE nodes only)",
+                self.p("addons.gpuDriverInstaller.enabled"),
+            )
         if a.seldon.enabled is None:
             a.seldon.enabled = bool(s.seldon.servers or s.seldon.models or s.seldon.server_configs)
         if a.kserve.llm is None:

@@ -42,7 +42,11 @@ from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
 from ..serving.model_namespace import namespaces as model_namespaces
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
 from ..serving.nvidia_device_plugin import namespaces as device_plugin_namespaces
-from ..serving.nvidia_dra_driver import GKE_DRIVER_ROOT, NvidiaDraDriverArgs
+from ..serving.nvidia_dra_driver import (
+    GKE_DRIVER_ROOT,
+    GkeGpuDriverInstallerArgs,
+    NvidiaDraDriverArgs,
+)
 from ..serving.nvidia_dra_driver import namespaces as dra_driver_namespaces
 from ..serving.seldon_install import SeldonCoreInstallArgs
 from ..serving.seldon_install import namespaces as seldon_namespaces
@@ -394,6 +398,21 @@ class InferencePlatform(pulumi.ComponentResource):
                     sd_args,
                     opts=self._in_namespaces(opts, seldon_namespaces(f"{name}-seldon", sd_args)),
                 )
+        if a.gpu_driver_installer.enabled:
+            from ..serving.nvidia_dra_driver import GkeGpuDriverInstaller
+
+            gi_args = args_from(
+                a.gpu_driver_installer,
+                GkeGpuDriverInstallerArgs,
+                sources=sources,
+                # Only on the DRA pools (GKE installs the driver on the others).
+                pool_label=POOL_LABEL,
+                pool_label_values=[self.pools[n].facts.name for n in self._dra_pools()] or None,
+            )
+            with from_args("addons.gpuDriverInstaller", GkeGpuDriverInstallerArgs):
+                out["gpuDriverInstaller"] = GkeGpuDriverInstaller(
+                    f"{name}-gpu-driver-installer", gi_args, opts=opts
+                )
         if a.dra_driver.enabled:
             from ..serving.nvidia_dra_driver import NvidiaDraDriver
 
@@ -415,8 +434,11 @@ class InferencePlatform(pulumi.ComponentResource):
                 out["draDriver"] = NvidiaDraDriver(
                     f"{name}-dra-driver",
                     dra_args,
+                    # After the GPU driver, which its kubelet plugin reads GPUs through.
                     opts=self._in_namespaces(
-                        opts, dra_driver_namespaces(f"{name}-dra-driver", dra_args)
+                        opts,
+                        dra_driver_namespaces(f"{name}-dra-driver", dra_args),
+                        [out["gpuDriverInstaller"].ready] if "gpuDriverInstaller" in out else [],
                     ),
                 )
         if a.nvidia_device_plugin.enabled:

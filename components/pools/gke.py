@@ -132,7 +132,7 @@ class GkeGpuNodePoolArgs:
     kubelet plugin on (`nvidia.com/gpu.present=true`), as GKE's "Prepare GKE infrastructure for
     DRA workloads" asks; no GPU sharing or MIG (GKE supports neither with DRA). Workloads claim
     the GPUs (`gpuClaim`; `gpus` is refused here); `addons.draDriver` installs NVIDIA's DRA
-    driver; NVIDIA's GPU driver comes from GKE's driver-installer DaemonSet."""
+    driver, `addons.gpuDriverInstaller` NVIDIA's GPU driver (GKE's installer DaemonSet)."""
     min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
     """Fewest nodes in the whole pool (0: scale to zero); at most `max_nodes`."""
     max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))

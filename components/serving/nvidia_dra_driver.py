@@ -15,6 +15,22 @@ also hands out (Karpenter's DRA guide, "Running DRA drivers alongside device plu
 `gpuResourcesEnabledOverride` turns GPU allocation on (the v0.4.1 release notes' install
 command); on GKE the NVIDIA driver sits under `/home/kubernetes/bin/nvidia` (`nvidiaDriverRoot`,
 GKE's DRA setup page).
+
+`GkeGpuDriverInstaller`: the NVIDIA GPU driver itself on GKE DRA nodes. A GKE DRA pool has GKE's
+driver install off (`gpuDriverVersion: INSTALLATION_DISABLED`, as GKE's "Prepare GKE infrastructure
+for DRA workloads" sets it up; GKE API v1 `GPUDriverInstallationConfig`: "Disable GPU driver auto
+installation and needs manual installation"), so the driver comes from GKE's driver installer
+DaemonSet (GoogleCloudPlatform/container-engine-accelerators
+`nvidia-driver-installer/<image>/daemonset-preloaded.yaml`, GKE's "Manually install NVIDIA GPU
+drivers"), vendored at its pinned commit (`model.deploy.gke_driver_installer`: the manifest's
+object, one node-affinity requirement added so that it runs on the stack's DRA pools only), a
+typed `apps/v1` DaemonSet marked as this stack's and refused at `up` when another made
+`kube-system/nvidia-driver-installer`. Its pod tolerates every taint (`operator: Exists`), so the
+DRA pools' own taints too. It installs into `/home/kubernetes/bin/nvidia`, the `nvidiaDriverRoot`
+the DRA driver is given on GKE. The stack's GKE pools run GKE's default node image,
+Container-Optimized OS (no `imageType`: COS_CONTAINERD), so the COS manifest is the one: its
+installer image is preloaded on COS nodes only (`cos-nvidia-installer:fixed`, `imagePullPolicy:
+Never`); Ubuntu nodes take the Ubuntu manifest.
 """
 
 from collections.abc import Sequence
@@ -22,10 +38,13 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
+import pulumi_kubernetes as k8s
 
-from ..kube.provider import make_namespaces
+from ..kube.provider import create_opts, make_namespaces, owned
 from ..model.deploy import versions
+from ..model.deploy.gke_driver_installer import installer_daemonset
 from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
+from ..model.errors import InputError
 from ..model.inputs import stack
 from ..model.scheduling import Taint
 from .helm import chart_release, check_local_charts
@@ -34,6 +53,8 @@ KUBELET_PLUGIN_DEFAULT_TOLERATIONS = (
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
 )
 GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
+"""The pools a workload is wired to (`check.contract.WIRED_POOL_ANNOTATION`)."""
 
 
 @dataclass
@@ -137,5 +158,60 @@ class NvidiaDraDriver(pulumi.ComponentResource):
             ).get(namespace, []),
             parent=self,
             ownership=ownership,
+        )
+        self.register_outputs({})
+
+
+@dataclass
+class GkeGpuDriverInstallerArgs:
+    """Inputs of `GkeGpuDriverInstaller`."""
+
+    image: Optional[str] = field(default="cos", metadata=stack(hidden=True))
+    """The GKE node image the installer is for: `cos` (GKE's default, the stack's pools) or
+    `ubuntu`."""
+    pool_label: Optional[str] = field(default=None, metadata=stack(hidden=True))
+    """With `pool_label_values`: the installer's pod runs only on nodes whose label `pool_label`
+    is one of them (the platform: the stack's DRA pools); else on every GKE GPU node without
+    GKE's own driver install, as upstream has it."""
+    pool_label_values: Optional[list[str]] = field(default=None, metadata=stack(hidden=True))
+    """The values of `pool_label` the installer's pod runs on."""
+    adopt: Optional[bool] = False
+    """Take over a `kube-system/nvidia-driver-installer` DaemonSet that already exists and is not
+    this stack's (the cluster's own installer): this stack then keeps it up to date, as its pinned
+    manifest on the DRA pools only (the cluster's other nodes lose it: use the cluster's own,
+    `enabled: false`, instead when they need it), and `destroy` leaves it in place. Off (the
+    default), it is refused at `up`, naming its owner."""
+
+
+class GkeGpuDriverInstaller(pulumi.ComponentResource):
+    """GKE's NVIDIA GPU driver installer DaemonSet, as its pinned manifest has it
+    (`model.deploy.gke_driver_installer`), on the given pools' nodes; `ready` is the DaemonSet.
+    A `kube-system/nvidia-driver-installer` another made (the cluster's own installer) is refused
+    at `up` unless adopted on purpose: it may serve the cluster's other nodes."""
+
+    def __init__(
+        self,
+        name: str,
+        args: GkeGpuDriverInstallerArgs,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> None:
+        image = args.image or "cos"
+        try:
+            versions.gke_driver_installer_manifest(image)
+        except InputError as e:
+            raise e.at("args.image") from None
+        super().__init__("gpu-inference:index:GkeGpuDriverInstaller", name, None, opts)
+        body = installer_daemonset(image, args.pool_label, args.pool_label_values or ())
+        if args.pool_label_values:
+            # Wired to those pools, as the stack's workloads are: the check holds it to them.
+            body["metadata"]["annotations"] = {
+                WIRED_POOL_ANNOTATION: ",".join(sorted(args.pool_label_values))
+            }
+        ownership = install_ownership(f"GkeGpuDriverInstaller({name!r})", args.adopt)
+        self.ready = k8s.apps.v1.DaemonSet(
+            f"{name}-daemonset",
+            metadata=owned(body["metadata"]),
+            spec=body["spec"],
+            opts=create_opts(self, ownership=ownership),
         )
         self.register_outputs({})

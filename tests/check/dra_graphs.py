@@ -139,3 +139,69 @@ def eks_dra_group(name: str = "g6", min_nodes: int = 0, instance: str = "g6.xlar
             "scalingConfig": {"minSize": min_nodes, "maxSize": 2, "desiredSize": min_nodes},
         },
     }
+
+
+def gke_dra_pool(
+    name: str = "l4",
+    *,
+    taints: list[dict[str, str]] | None = None,
+    driver_version: str | None = "INSTALLATION_DISABLED",
+    image: str | None = None,
+) -> dict[str, Any]:
+    """A GKE L4 node pool set up for DRA (as `GkeGpuNodePoolArgs(dra=True)` makes it): GKE's
+    driver install and device plugin off, `nvidia.com/gpu.present=true`."""
+    accelerator: dict[str, Any] = {"type": "nvidia-l4", "count": 1}
+    if driver_version is not None:
+        accelerator["gpuDriverInstallationConfig"] = {"gpuDriverVersion": driver_version}
+    nc: dict[str, Any] = {
+        "machineType": "g2-standard-8",
+        "labels": {
+            POOL: name,
+            "gke-no-default-nvidia-gpu-device-plugin": "true",
+            "nvidia.com/gpu.present": "true",
+        },
+        "taints": [GPU_TAINT, *(taints or [])],
+        "guestAccelerators": [accelerator],
+    }
+    if image is not None:
+        nc["imageType"] = image
+    return {
+        "type": "gcp:container/nodePool:NodePool",
+        "name": name,
+        "inputs": {
+            "autoscaling": {"totalMinNodeCount": 1, "totalMaxNodeCount": 2},
+            "nodeConfig": nc,
+        },
+    }
+
+
+INSTALLER_URL = (
+    "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"
+    "f2cf4197a5c3f0f20133be15d5fad8b7453beed5/nvidia-driver-installer/{}/daemonset-preloaded.yaml"
+)
+
+
+def installer(image: str = "cos") -> dict[str, Any]:
+    """GKE's GPU driver installer manifest for `image` nodes, applied whole."""
+    return {
+        "type": "kubernetes:yaml/v2:ConfigFile",
+        "name": "gpu-driver",
+        "inputs": {"file": INSTALLER_URL.format(image)},
+    }
+
+
+def installer_daemonset(
+    tolerations: list[dict[str, str]] | None = None, pools: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The stack's DaemonSet of GKE's COS installer (`installer_daemonset`: upstream's, on
+    `pools` only when given), with these tolerations instead of upstream's when given."""
+    from components.model.deploy.gke_driver_installer import installer_daemonset as body
+
+    inputs = body("cos", POOL, pools)
+    if tolerations is not None:
+        inputs["spec"]["template"]["spec"]["tolerations"] = tolerations
+    return {
+        "type": "kubernetes:apps/v1:DaemonSet",
+        "name": "nvidia-driver-installer",
+        "inputs": inputs,
+    }

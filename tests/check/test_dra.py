@@ -9,12 +9,16 @@ from typing import Any
 import pytest
 from dra_graphs import (
     GPU_TAINT,
+    TOL_GPU,
     claimed_pod,
     deployment,
     device_class,
     dra_node,
     driver,
     eks_dra_group,
+    gke_dra_pool,
+    installer,
+    installer_daemonset,
     template,
 )
 
@@ -142,6 +146,12 @@ DRA_PAIRS = [
         [*l4_pool(), template(device_class="gpu.example.com"), claims()],
         [*l4_pool(), template(), claims()],
         id="GI056-unknown-device-class",
+    ),
+    pytest.param(
+        "GI058",
+        [gke_dra_pool(), driver(), installer("ubuntu"), template(), claims()],
+        [gke_dra_pool(), driver(), installer("cos"), template(), claims()],
+        id="GI058-ubuntu-driver-installer-for-cos-nodes",
     ),
 ]
 
@@ -387,3 +397,138 @@ def test_nvidia_gpu_on_a_dra_pool_stays_pending() -> None:
         "whose GPUs are taken by claim (no nvidia.com/gpu)): it stays Pending"
     )
     assert check([*l4_pool(), template(), claims()]).errors == []
+
+
+# GI058: the NVIDIA GPU driver on GKE DRA nodes, whose GKE driver install is off.
+TEAM = {"key": "team", "value": "ml", "effect": "NoSchedule"}
+TOL_TEAM = {"key": "team", "operator": "Exists", "effect": "NoSchedule"}
+INSTALLER = (
+    "GoogleCloudPlatform/container-engine-accelerators "
+    "nvidia-driver-installer/{}/daemonset-preloaded.yaml"
+)
+
+
+def test_a_gke_dra_pool_with_no_driver_installer_is_a_warning_naming_the_manifest() -> None:
+    report = check([gke_dra_pool(), driver(), template(), claims()])
+    (f,) = [f for f in report.findings if f.code == "GI058"]
+    assert (f.severity, f.resource) == ("warning", "NodePool/l4")
+    assert f.message == (
+        "pool l4 is set up for DRA with GKE's GPU driver installation off, but the graph installs "
+        "no NVIDIA GPU driver (GKE's nvidia-driver-installer DaemonSet): the cluster's must run "
+        "there, or its nodes have no GPU driver and their GPUs are never published"
+    )
+    assert f.fix == (
+        "install GKE's driver installer DaemonSet (addons.gpuDriverInstaller) or apply "
+        f"{INSTALLER.format('cos')} in the cluster"
+    )
+
+
+def test_an_installer_for_another_node_image_is_an_error_and_its_twin_is_clean() -> None:
+    bad = check([gke_dra_pool(), driver(), installer("ubuntu"), template(), claims()])
+    assert [(f.code, f.resource) for f in bad.errors] == [("GI058", "NodePool/l4")]
+    assert bad.errors[0].message == (
+        "pool l4 is set up for DRA with GKE's GPU driver installation off, but no NVIDIA GPU "
+        "driver installer of the graph runs on its cos nodes (taints "
+        "nvidia.com/gpu=present:NoSchedule; ConfigFile/gpu-driver installs for ubuntu nodes): "
+        "they have no GPU driver and their GPUs are never published"
+    )
+    assert bad.errors[0].fix == (
+        f"install {INSTALLER.format('cos')}, tolerating the pool's taints and selecting its nodes"
+    )
+    good = check([gke_dra_pool(), driver(), installer("cos"), template(), claims()])
+    assert [f for f in good.findings if f.code == "GI058"] == [] and good.errors == []
+    assert good.workloads[0].pools == ("l4",)
+    # Ubuntu nodes (imageType) take the Ubuntu manifest, and refuse the COS one.
+    ubuntu = gke_dra_pool(image="UBUNTU_CONTAINERD")
+    assert [
+        f.code for f in check([ubuntu, driver(), installer("cos"), template(), claims()]).errors
+    ] == ["GI058"]
+    assert check([ubuntu, driver(), installer("ubuntu"), template(), claims()]).errors == []
+
+
+def test_the_pinned_installer_runs_on_a_dra_pool_whatever_its_taints() -> None:
+    """Our DRA pools carry the user's taints: the manifest tolerates every taint (`operator:
+    Exists`); an installer of one's own that tolerates only GKE's GPU taint does not run there."""
+    pool, dra = gke_dra_pool(taints=[TEAM]), driver(tolerations=[TOL_GPU, TOL_TEAM])
+    pod = deployment("a", {**claimed_pod("l4", "gpus"), "tolerations": [TOL_GPU, TOL_TEAM]}, "l4")
+    assert check([pool, dra, installer("cos"), template(), pod]).errors == []
+    narrow = check([pool, dra, installer_daemonset([TOL_GPU]), template(), pod])
+    (f,) = narrow.errors
+    assert (
+        f.code == "GI058"
+        and (
+            "(taints nvidia.com/gpu=present:NoSchedule, team=ml:NoSchedule; "
+            "DaemonSet/nvidia-driver-installer: its tolerations / affinity do not let it in)"
+        )
+        in f.message
+    )
+    wide = installer_daemonset([{"operator": "Exists"}])
+    assert check([pool, dra, wide, template(), pod]).errors == []
+
+
+def test_a_pool_whose_driver_gke_installs_needs_no_installer_and_runs_none() -> None:
+    """`DEFAULT` / `LATEST`: GKE installs the driver and labels the nodes
+    cloud.google.com/gke-gpu-driver-version, which the installer's affinity avoids."""
+    gke = check([gke_dra_pool(driver_version="DEFAULT"), driver(), template(), claims()])
+    assert [f for f in gke.findings if f.code == "GI058"] == []
+    graph = [gke_dra_pool(), gke_dra_pool("t4", driver_version="LATEST"), installer("cos")]
+    nodes = {p.name: p.nodes[0] for p in check(graph).pools}
+    assert (
+        nodes["l4"].daemons.describe()
+        == "kube-proxy 100m cpu, nvidia-driver-installer (cos) 150m cpu"
+    )
+    assert nodes["t4"].daemons.describe() == "kube-proxy 100m cpu"
+
+
+def test_the_stacks_installer_daemonset_serves_its_pools_and_is_counted_on_their_nodes() -> None:
+    """The stack's DaemonSet (upstream's, narrowed to the DRA pools by pool label): without it a
+    GKE DRA pool is GI058; with it the twin is clean and its pod is a DaemonSet pod of the pool's
+    nodes (150m: the larger init container); a DRA pool it does not name is GI058, an error."""
+    bare = check([gke_dra_pool(), driver(), template(), claims()])
+    assert [(f.code, f.severity) for f in bare.findings if f.code == "GI058"] == [
+        ("GI058", "warning")
+    ]
+    good = check(
+        [gke_dra_pool(), driver(), installer_daemonset(pools=("l4",)), template(), claims()]
+    )
+    assert good.errors == [] and [f for f in good.findings if f.code == "GI058"] == []
+    (pool,) = good.pools
+    assert pool.nodes[0].daemons.describe() == (
+        "kube-proxy 100m cpu, DaemonSet/nvidia-driver-installer 150m cpu"
+    )
+    other = check(
+        [
+            gke_dra_pool(),
+            gke_dra_pool("t4"),
+            driver(),
+            installer_daemonset(pools=("l4",)),
+            template(),
+            claims(),
+        ]
+    )
+    (f,) = [f for f in other.findings if f.code == "GI058"]
+    assert (f.severity, f.resource) == ("error", "NodePool/t4")
+    assert "DaemonSet/nvidia-driver-installer: its tolerations / affinity do not let it in" in (
+        f.message
+    )
+    nodes = {p.name: p.nodes[0].daemons.describe() for p in other.pools}
+    assert nodes == {
+        "l4": "kube-proxy 100m cpu, DaemonSet/nvidia-driver-installer 150m cpu",
+        "t4": "kube-proxy 100m cpu",
+    }
+
+
+def test_who_installs_a_gke_gpu_nodes_driver() -> None:
+    """GKE itself with `DEFAULT` / `LATEST` (GKE API v1 `GPUDriverInstallationConfig`); else a
+    DaemonSet for the node's image must."""
+    driver = {
+        (v, image): check([gke_dra_pool(driver_version=v, image=image)]).pools[0].nodes[0]
+        for v, image in (
+            ("DEFAULT", None),
+            ("LATEST", None),
+            ("INSTALLATION_DISABLED", None),
+            (None, None),
+            ("INSTALLATION_DISABLED", "UBUNTU_CONTAINERD"),
+        )
+    }
+    assert [n.gpu_driver for n in driver.values()] == ["gke", "gke", "cos", "cos", "ubuntu"]

@@ -134,6 +134,25 @@ def test_someone_elses_gateway_class_is_refused_naming_its_helm_release():
     )
 
 
+def test_the_clusters_own_gke_driver_installer_is_refused_never_narrowed_to_our_pools():
+    graph, platform = platform_of("gke-dra")
+    resource = graph.one("kubernetes:apps/v1:DaemonSet")
+    theirs = {
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": "nvidia-driver-installer",
+            "namespace": "kube-system",
+            "managedFields": [{"manager": "kubectl-client-side-apply"}],
+        },
+    }
+    cluster = Cluster({("DaemonSet", "kube-system", "nvidia-driver-installer"): theirs})
+    assert refusal(platform, resource, cluster) == (
+        "DaemonSet kube-system/nvidia-driver-installer already exists and was made by "
+        "'kubectl-client-side-apply' (not gpu-inference): this stack will not take it over. "
+        + WAYS.format(section="addons.gpuDriverInstaller", switch="enabled")
+    )
+
+
 def test_adopted_on_purpose_nothing_is_refused_nothing_rolled_back_and_destroy_leaves_it():
     addons = {
         "kserve": {"enabled": True},

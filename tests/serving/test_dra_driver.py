@@ -5,15 +5,36 @@ plugin tolerating the pool's taints, a claim allocated)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
+import yaml
 
 from components.check import check
 from components.model.deploy import versions
+from components.model.errors import InputError
 from components.model.scheduling import Taint
 from components.pools.gke import GkeGpuNodePoolArgs, plan_gke_pool
-from components.serving.nvidia_dra_driver import NvidiaDraDriver, NvidiaDraDriverArgs
+from components.pools.pool import POOL_LABEL
+from components.serving.nvidia_dra_driver import (
+    GkeGpuDriverInstaller,
+    GkeGpuDriverInstallerArgs,
+    NvidiaDraDriver,
+    NvidiaDraDriverArgs,
+)
 from tests.conftest import values_of
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+UPSTREAM = Path(__file__).parent.parent / "model" / "upstream"
+MANAGER_ANNOTATION = "pulumi.com/patchFieldManager"
+
+
+def _upstream(image: str) -> dict:
+    """The pinned manifest, as fetched from container-engine-accelerators @f2cf4197."""
+    return yaml.safe_load(
+        (UPSTREAM / f"nvidia-driver-installer-{image}-daemonset-preloaded.yaml").read_text()
+    )
 
 
 def test_the_driver_chart_is_pinned_and_its_kubelet_plugin_tolerates_every_pool_taint(run):
@@ -159,3 +180,64 @@ def test_the_check_reads_the_gke_dra_pool_as_two_published_l4s():
 def test_a_pool_taint_the_driver_does_not_tolerate_is_gi054():
     report = check(_graph([Taint("team", "ml", "NoSchedule")], 1))
     assert "GI054" in {f.code for f in report.errors}
+
+
+def test_gke_driver_installer_is_the_pinned_cos_manifest_on_the_given_pools_only(run):
+    """The DaemonSet is upstream's object (tests/model/upstream, the pinned file) with one node
+    requirement more, marked as this stack's (its refusal of another's: test_ownership_refusals)."""
+    args = GkeGpuDriverInstallerArgs(pool_label=POOL_LABEL, pool_label_values=["t4", "l4"])
+    g = run(lambda: GkeGpuDriverInstaller("gpu", args))
+    ds = g.one(DAEMONSET)
+    assert ds.name == "gpu-daemonset"
+    upstream = _upstream("cos")
+    assert {k: v for k, v in ds.inputs["metadata"].items() if k != "annotations"} == (
+        upstream["metadata"]
+    )
+    assert ds.inputs["metadata"]["annotations"] == {
+        "gpu-inference.dev/pool": "l4,t4",
+        MANAGER_ANNOTATION: "gpu-inference/gpu-inference/test",
+    }
+    pod = ds.inputs["spec"]["template"]["spec"]
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term["matchExpressions"] == [
+        {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
+        {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"},
+        {
+            "key": "cloud.google.com/gke-confidential-nodes-instance-type",
+            "operator": "DoesNotExist",
+        },
+        {"key": "gpu-inference.dev/pool", "operator": "In", "values": ["l4", "t4"]},
+    ]
+    term["matchExpressions"].pop()
+    assert ds.inputs["spec"] == upstream["spec"]
+    assert pod["tolerations"] == [{"operator": "Exists"}]
+    assert pod["initContainers"][0]["image"] == "cos-nvidia-installer:fixed"
+    assert not ds.retain_on_delete
+
+
+def test_gke_driver_installer_unnarrowed_and_on_ubuntu_is_upstream_whole(run):
+    g = run(lambda: GkeGpuDriverInstaller("gpu", GkeGpuDriverInstallerArgs(image="ubuntu")))
+    ds = g.one(DAEMONSET)
+    upstream = _upstream("ubuntu")
+    assert ds.inputs["spec"] == upstream["spec"]
+    assert list(ds.inputs["metadata"]["annotations"]) == [MANAGER_ANNOTATION]
+    assert ds.inputs["spec"]["template"]["spec"]["initContainers"][0]["image"] == (
+        "gke-nvidia-installer:fixed"
+    )
+
+
+def test_an_adopted_installer_is_not_refused_and_destroy_leaves_it(run):
+    g = run(lambda: GkeGpuDriverInstaller("gpu", GkeGpuDriverInstallerArgs(adopt=True)))
+    ds = g.one(DAEMONSET)
+    assert ds.retain_on_delete and ds.hooks == {}
+
+
+def test_gke_driver_installer_refuses_an_image_gke_has_no_installer_for(run):
+    with pytest.raises(InputError) as e:
+        run(lambda: GkeGpuDriverInstaller("gpu", GkeGpuDriverInstallerArgs(image="windows")))
+    assert str(e.value) == (
+        "args.image: GKE has no NVIDIA driver installer manifest for node image 'windows' "
+        "(allowed: cos or ubuntu)"
+    )

@@ -1,5 +1,7 @@
 """Dynamic Resource Allocation (`resource.k8s.io`): the ResourceClaims, ResourceClaimTemplates,
-DeviceClasses and NVIDIA DRA driver installs of any graph, and the claims each pod template makes.
+DeviceClasses and NVIDIA DRA driver installs of any graph, GKE's NVIDIA GPU driver installers
+(what a GKE DRA pool, GKE's driver install off, needs under the DRA driver), and the claims each
+pod template makes.
 
 A pod takes devices through DRA when its spec lists `resourceClaims` (or a container lists
 `resources.claims`): kubernetes-sigs/karpenter v1.14.1 `pkg/utils/pod/scheduling.go`
@@ -26,12 +28,14 @@ graph whose CEL selectors name an NVIDIA driver (`nvidia.com`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...model.errors import InputError
 from ...model.nodes.catalog import GKE_ACCELERATORS, MIG_PROFILES, aws_instance_or_none
+from ...model.nodes.daemonsets import DAEMON_TOLERATIONS, GKE_DRIVER_INSTALLERS, DaemonPod
 from ...model.nodes.dra_devices import (
     BUILTIN_DEVICE_CLASSES,
     DRA_DEVICES_ANNOTATION,
@@ -49,6 +53,7 @@ from ..read import (
     is_type,
     metadata,
     namespace_of,
+    resource_id,
 )
 
 DRA_GROUP = "resource.k8s.io"
@@ -157,6 +162,7 @@ class DraIndex:
     )
     gpu_classes: set[str] = field(default_factory=lambda: set(NVIDIA_DEVICE_CLASSES))
     drivers: list[DraDriver] = field(default_factory=list)
+    installers: list[GpuDriverInstaller] = field(default_factory=list)
 
     def use(self, t: Template) -> DraUse:
         spec = t.fragment
@@ -289,6 +295,69 @@ def read_drivers(graph: Sequence[Mapping[str, Any]]) -> list[DraDriver]:
     return out
 
 
+MANIFEST_TYPES = ("kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml:ConfigFile")
+INSTALLER_MANIFEST = re.compile(
+    r"nvidia-driver-installer/(cos|ubuntu)/daemonset-preloaded(-latest|-R[0-9]+)?\.yaml$"
+)
+"""GKE's driver installer manifests applied whole (GoogleCloudPlatform/container-engine-accelerators
+at `versions.GKE_DRIVER_INSTALLER_COMMIT`: the `-latest` and `-R<branch>` variants have the same
+tolerations, affinity and requests as the plain one of their image)."""
+INSTALLER_IMAGES = {"cos-nvidia-installer": "cos", "gke-nvidia-installer": "ubuntu"}
+"""The installer image each manifest runs, preloaded by GKE on nodes of that image
+(`imagePullPolicy: Never` on COS): a DaemonSet running it is an installer for that image."""
+
+
+@dataclass(frozen=True)
+class GpuDriverInstaller:
+    """GKE's NVIDIA GPU driver installer DaemonSet: the node image it installs for, where its
+    pod may run, and that pod as a node's overhead when the graph does not hold the DaemonSet
+    itself (a manifest applied whole: `pod`)."""
+
+    resource: str
+    image: str  # cos | ubuntu
+    placement: Placement
+    pod: DaemonPod | None = None
+
+    def serves(self, labels: Mapping[str, str], taints: Sequence[Taint], image: str | None) -> bool:
+        """Its pod runs on a node of these labels and taints (the DaemonSet controller's
+        decision) and installs for the node's image."""
+        runs = self.placement.with_tolerations(DAEMON_TOLERATIONS).admits(labels, taints)
+        return image == self.image and runs
+
+
+def _installer_image(pod: Mapping[str, Any]) -> str | None:
+    for c in map(as_map, [*as_list(pod.get("initContainers")), *as_list(pod.get("containers"))]):
+        name = str(c.get("image") or "").rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+        if name in INSTALLER_IMAGES:
+            return INSTALLER_IMAGES[name]
+    return None
+
+
+def read_driver_installers(graph: Sequence[Mapping[str, Any]]) -> list[GpuDriverInstaller]:
+    """GKE's GPU driver installers of the graph: its manifests applied whole (`ConfigFile`: the
+    pinned manifest's pod, `GKE_DRIVER_INSTALLERS`), and DaemonSets running its installer image
+    (their own pod spec)."""
+    out = []
+    for entry in graph:
+        typ, inputs = str(entry.get("type", "")), as_map(entry.get("inputs"))
+        rid = resource_id(typ, str(entry.get("name")))
+        if typ in MANIFEST_TYPES:
+            found = INSTALLER_MANIFEST.search(str(inputs.get("file") or ""))
+            if found:
+                pod = GKE_DRIVER_INSTALLERS[found.group(1)]
+                out.append(GpuDriverInstaller(rid, found.group(1), pod.placement, pod))
+        elif typ.startswith("kubernetes:apps/") and typ.endswith(":DaemonSet"):
+            spec = as_map(as_map(as_map(inputs.get("spec")).get("template")).get("spec"))
+            image = _installer_image(spec)
+            if image is not None:
+                try:
+                    placement = Placement.from_pod_spec(spec)
+                except (InputError, KeyError, TypeError, ValueError):
+                    continue
+                out.append(GpuDriverInstaller(rid, image, placement))
+    return out
+
+
 def read_dra(graph: Sequence[Mapping[str, Any]]) -> DraIndex:
     index = DraIndex()
     for entry in graph:
@@ -315,6 +384,7 @@ def read_dra(graph: Sequence[Mapping[str, Any]]) -> DraIndex:
             if "nvidia.com" in " ".join(expressions):
                 index.gpu_classes.add(name)
     index.drivers = read_drivers(graph)
+    index.installers = read_driver_installers(graph)
     return index
 
 

@@ -197,6 +197,21 @@ def node_counts(inputs: Mapping[str, Any]) -> tuple[int | None, int | None]:
     return each(lo), each(hi)
 
 
+GKE_INSTALLS_DRIVER = ("DEFAULT", "LATEST")
+"""`gpuDriverInstallationConfig.gpuDriverVersion` values with which GKE installs the driver; with
+`INSTALLATION_DISABLED` ("needs manual installation") or none (`GPU_DRIVER_VERSION_UNSPECIFIED`:
+"not to install any GPU driver") a DaemonSet must (GKE API v1 `GPUDriverInstallationConfig`)."""
+
+
+def gpu_driver(nc: Mapping[str, Any]) -> str:
+    """Who installs a GKE GPU node's NVIDIA driver (`NodeTemplate.gpu_driver`)."""
+    for acc in as_list(nc.get("guestAccelerators")):
+        config = as_map(as_map(acc).get("gpuDriverInstallationConfig"))
+        if str(config.get("gpuDriverVersion") or "") in GKE_INSTALLS_DRIVER:
+            return "gke"
+    return image_of(nc.get("imageType")) or "other"
+
+
 def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
     typ, name = str(entry["type"]), str(entry["name"])
     inputs = as_map(entry.get("inputs"))
@@ -250,6 +265,7 @@ def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
             tuple(taints),
             shape=shape,
             dra_devices=gke_dra_devices(accelerator, physical, effective) if gpu else None,
+            gpu_driver=gpu_driver(nc) if gpu else None,
         ),
         gpus=gpus,
         gpu=gpu,

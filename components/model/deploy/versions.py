@@ -90,6 +90,41 @@ NVIDIA_DRA_DRIVER = Chart(
     "dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts", "0.4.1"
 )
 
+# GKE's NVIDIA GPU driver installer (GKE DRA pools, whose automatic driver install is off):
+# GoogleCloudPlatform/container-engine-accelerators has no release since v1.0.20 (2022, before
+# these manifests took their current form), so the manifest is pinned at a commit: f2cf4197
+# (2025-07-02) is the last change of `nvidia-driver-installer/cos/daemonset-preloaded.yaml` and
+# of the Ubuntu one, both unchanged on master at 992db812 (2026-06-09). One DaemonSet
+# `kube-system/nvidia-driver-installer` per OS image: the COS one runs `/cos-gpu-installer
+# install` (the default driver of the node's COS milestone; `-latest.yaml` passes
+# `--version=latest`) from the image GKE preloads on COS nodes (`cos-nvidia-installer:fixed`,
+# `imagePullPolicy: Never`) into `/home/kubernetes/bin/nvidia`; Ubuntu nodes take
+# `ubuntu/daemonset-preloaded.yaml` (`gke-nvidia-installer:fixed`). Vendored: the objects are
+# transcribed in `model.deploy.gke_driver_installer` and the fetched files kept in
+# tests/model/upstream/ (a bump changes all three; a test holds the transcription to the files).
+GKE_DRIVER_INSTALLER_REPO = "GoogleCloudPlatform/container-engine-accelerators"
+GKE_DRIVER_INSTALLER_COMMIT = "f2cf4197a5c3f0f20133be15d5fad8b7453beed5"
+GKE_DRIVER_INSTALLER_PATHS = {
+    "cos": "nvidia-driver-installer/cos/daemonset-preloaded.yaml",
+    "ubuntu": "nvidia-driver-installer/ubuntu/daemonset-preloaded.yaml",
+}
+"""The installer manifest for each GKE node image (`model.nodes.gke_storage.image_of`)."""
+
+
+def gke_driver_installer_manifest(image: str = "cos") -> str:
+    """The pinned URL of GKE's driver installer manifest for nodes of `image` (cos | ubuntu): the
+    source of the vendored copy, and what a cluster's own install applies."""
+    if image not in GKE_DRIVER_INSTALLER_PATHS:
+        raise InputError(
+            f"GKE has no NVIDIA driver installer manifest for node image {show(image)}",
+            " or ".join(GKE_DRIVER_INSTALLER_PATHS),
+        )
+    return (
+        f"https://raw.githubusercontent.com/{GKE_DRIVER_INSTALLER_REPO}/"
+        f"{GKE_DRIVER_INSTALLER_COMMIT}/{GKE_DRIVER_INSTALLER_PATHS[image]}"
+    )
+
+
 # cert-manager (KServe's webhooks need certificates). One for the whole stack: KServe v0.20.0's
 # LLMInferenceService guide asks for 1.18.0 or later (kserve/website versioned_docs/version-0.20/
 # admin-guide/kubernetes-deployment-llmisvc.md), above what its CI pins (kserve-deps.env v1.17.0).

@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..deploy import gke_driver_installer
+from ..deploy.versions import GKE_DRIVER_INSTALLER_COMMIT, GKE_DRIVER_INSTALLER_PATHS
 from ..scheduling import (
     NodeAffinity,
     NodeSelectorRequirement,
@@ -183,6 +185,27 @@ GKE_GPU_DEVICE_PLUGIN = DaemonPod(
 )
 """GKE's managed NVIDIA device plugin on GPU nodes (not where the node carries
 `gke-no-default-nvidia-gpu-device-plugin=true`: the pool readers leave it out there)."""
+
+
+def _driver_installer(image: str) -> DaemonPod:
+    """The pinned manifest's pod: its placement read from the vendored pod spec; its requests
+    the larger of its init containers' (150m each; the pause container asks nothing)."""
+    return DaemonPod(
+        f"nvidia-driver-installer ({image})",
+        Resources(cpu=150, pods=1),
+        Placement.from_pod_spec(gke_driver_installer.pod_spec(image)),
+        f"GoogleCloudPlatform/container-engine-accelerators @{GKE_DRIVER_INSTALLER_COMMIT[:8]} "
+        f"{GKE_DRIVER_INSTALLER_PATHS[image]} (init containers 150m each, the pause container "
+        "none; tolerations Exists; affinity gke-accelerator Exists, gke-gpu-driver-version "
+        "DoesNotExist)",
+    )
+
+
+GKE_DRIVER_INSTALLERS = {image: _driver_installer(image) for image in GKE_DRIVER_INSTALLER_PATHS}
+"""The pod of GKE's NVIDIA GPU driver installer DaemonSet per node image, as the pinned manifest
+has it (`model.deploy.gke_driver_installer`), when a graph applies that manifest whole: every
+taint tolerated, on GKE GPU nodes whose driver GKE does not install (GKE labels those it installs
+`cloud.google.com/gke-gpu-driver-version`; COS: not on Confidential GKE Nodes)."""
 
 SYSTEM_DAEMON_KINDS: dict[str, tuple[DaemonPod, ...]] = {
     "gke": (KUBE_PROXY,),
