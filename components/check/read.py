@@ -244,6 +244,13 @@ class Template:
     def resource(self) -> str:
         return resource_id(self.type, self.name, self.component)
 
+    def share(self, twin: Template) -> None:
+        """Take over what `twin` derived from the same type, fragment and containers (a template
+        of the same shape, `shapes.shape_key`): its containers as they run and its requests."""
+        for name in ("storage_uri", "modelcar_uri", "pod_containers", "ask"):
+            if name in twin.__dict__:
+                self.__dict__.setdefault(name, twin.__dict__[name])
+
     @cached_property
     def storage_uri(self) -> str | None:
         """The `storageUri` KServe's storage-initializer downloads for this component, if any."""

@@ -86,6 +86,7 @@ from .results import (
     WorkloadFacts,
 )
 from .scaleup import ScaleUp
+from .shapes import Pod, Shapes, fit_key, landing_key
 
 # ---------------------------------------------------------------------------------------------
 # The check
@@ -127,8 +128,12 @@ def check(
     *,
     extended_resource_toleration: bool | None = None,
     quotas: Iterable[Mapping[str, Any]] = (),
+    share_shapes: bool = True,
 ) -> Report:
     """Where every pod template in `graph` can land, and the findings (see the module docstring).
+
+    `share_shapes`: decide the pods of one shape once (`shapes`); False decides every template
+    alone, with the same report.
 
     `quotas`: cloud quotas the pools count against, `{provider, region, limits}` each (what the
     stack config's `quotas` holds), besides the graph's `CloudQuota` entries (GI045, GI046).
@@ -174,11 +179,23 @@ def check(
     deadline_default = knative_progress_deadline(entries)
     unknown_fit: dict[str, list[str]] = {}  # pool -> workloads whose fit was not judged
     demands: list[Demand] = []  # what the capacity proof counts
+    shapes = Shapes(share_shapes)
+
+    def pod_of(t: Template) -> Pod:
+        base = Placement.from_pod_spec(t.fragment)
+        gpus = pod_gpus(t)
+        placement = base
+        if extended_resource_toleration:
+            placement = base.with_tolerations(extended_resource_tolerations(extended_resources(t)))
+        if gke:  # GKE's admission: a pod selecting a ComputeClass tolerates its taint
+            placement = placement.with_tolerations(compute_class_tolerations(base))
+        return Pod(base, gpus, placement)
+
     for t in read_templates(entries, scale_to_zero_allowed):
         rid = t.resource
+        shape = shapes.key(t)
         try:
-            base = Placement.from_pod_spec(t.fragment)
-            gpus = pod_gpus(t)
+            base, gpus, placement = shapes.pod(shape, functools.partial(pod_of, t))
         except (InputError, KeyError, TypeError, ValueError) as e:
             out.add(
                 "GI013",
@@ -194,19 +211,17 @@ def check(
             model_size = None
         if t.llm is not None and model_size is None:  # the weights of its shape, when known
             model_size = stated_weights(t.llm, None, llm_shape(t.llm)[0])
-        placement = base
-        if extended_resource_toleration:
-            placement = base.with_tolerations(extended_resource_tolerations(extended_resources(t)))
-        if gke:  # GKE's admission: a pod selecting a ComputeClass tolerates its taint
-            placement = placement.with_tolerations(compute_class_tolerations(base))
         found = where(placement, gpus)
+        use = scale.dra_use(t)
         # A node Karpenter launches takes the labels the pod asks for (a zone, a value of a
         # requirement with several): where Karpenter would launch for it, it lands.
-        launched = scale.karpenter_landing(t, placement, found.elsewhere)
+        launched = shapes.landing(
+            functools.partial(landing_key, t, placement, gpus, use.any),
+            functools.partial(scale.karpenter_landing, t, placement, found.elsewhere),
+        )
         placed, admitted = found.placed + launched, found.admitted + launched
         selected = found.selected
         # Devices by claim: of those, the pools with a node that also allocates its claims.
-        use = scale.dra_use(t)
         on_gpus = admitted
         admitted, dra_verdicts = _dra_landing(t, use, placement, gpus, admitted, scale, dra)
         facts = WorkloadFacts(
@@ -227,15 +242,20 @@ def check(
             model_size_gb=model_size,
             claimed_gpus=use.whole_gpus,
         )
-        facts = judge_fit(
-            t,
+        facts = shapes.fit(
+            functools.partial(fit_key, t, placement, gpus, model_size, use.any),
             facts,
-            placement,
-            admitted,
-            pools,
             out,
             unknown_fit,
-            functools.partial(scale.launches_for, t, placement),
+            functools.partial(
+                judge_fit,
+                t,
+                facts,
+                placement,
+                admitted,
+                pools,
+                launched=functools.partial(scale.launches_for, t, placement),
+            ),
         )
         workloads.append(facts)
         for p in admitted:

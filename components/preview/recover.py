@@ -280,8 +280,31 @@ class Context:
     backend_dir: Optional[Path]
 
 
+def select(stack_name: str, workspace: Any, project: str, backend_dir: Optional[Path]) -> Any:
+    """The stack, selected; or, when `pulumi stack select` cannot load it because a kill left an
+    empty `.attrs` beside its checkpoint, a handle that does not select it (every Stack command
+    names its stack itself, `--stack`), so that the plan can say so and `--yes` delete them."""
+    from pulumi.automation import Stack
+    from pulumi.automation.errors import CommandError
+
+    try:
+        return Stack.select(stack_name, workspace)
+    except CommandError:
+        if backend_dir is None or not empty_attrs(backend_dir, project, stack_name):
+            raise
+
+    class Unselected(Stack):
+        def __init__(self) -> None:  # Stack's own selects; this one must not
+            self.name, self.workspace = stack_name, workspace
+
+        def __repr__(self) -> str:
+            return f"Stack(stack_name={self.name!r}, not selected)"
+
+    return Unselected()
+
+
 def open_stack(stack_name: str, project_dir: Path) -> Context:
-    from pulumi.automation import LocalWorkspace, PulumiCommand, Stack
+    from pulumi.automation import LocalWorkspace, PulumiCommand
     from pulumi.automation.errors import CommandError, InvalidVersionError, StackNotFoundError
     from semver import VersionInfo
 
@@ -301,7 +324,7 @@ def open_stack(stack_name: str, project_dir: Path) -> Context:
     workspace = LocalWorkspace(work_dir=str(project_dir), pulumi_command=command)
     try:
         url = workspace.who_am_i().url
-        stack = Stack.select(stack_name, workspace)
+        stack = select(stack_name, workspace, project, file_backend(url, project_dir))
     except StackNotFoundError:
         raise rc.Refused(
             f"no stack {stack_name} of project {project} in this backend: `pulumi stack ls` "

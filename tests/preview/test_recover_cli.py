@@ -415,3 +415,28 @@ def test_an_unreadable_checkpoint_otherwise_is_refused_naming_the_way_out(
         "(docs/recovery.md)\n"
     )
     assert world.stack.calls == [] and world.stopped == []
+
+
+def test_a_stack_that_select_cannot_load_for_an_empty_attrs_is_opened_without_selecting(tmp_path):
+    # Seen against Pulumi v3.274.1: a CLI killed while it wrote the checkpoint's metadata leaves
+    # `dev.json.attrs` empty, and `pulumi stack select` itself fails (`failed to load checkpoint:
+    # EOF`) before recover could plan to delete it.
+    from unittest import mock
+
+    from pulumi.automation import Workspace
+
+    workspace = mock.Mock(spec=Workspace)
+    workspace.select_stack.side_effect = CommandError(
+        CommandResult("", "error: failed to load checkpoint: EOF", 255)
+    )
+    with pytest.raises(CommandError):  # nothing of the kind beside it: the error stands
+        rv.select("dev", workspace, "p", tmp_path)
+    with pytest.raises(CommandError):  # not a local backend: the error stands
+        rv.select("dev", workspace, "p", None)
+    attrs = tmp_path / ".pulumi/stacks/p/dev.json.attrs"
+    attrs.parent.mkdir(parents=True)
+    attrs.write_text("")
+    stack = rv.select("dev", workspace, "p", tmp_path)
+    assert stack.name == "dev"
+    stack.export_stack()
+    workspace.export_stack.assert_called_once_with("dev")  # names its stack itself
