@@ -26,7 +26,7 @@ keys, tolerations, DRA claims.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -695,24 +695,34 @@ def _pod(rnd: random.Random, pools: Sequence[str], node_class: Mapping[str, Any]
     return spec
 
 
-def _daemonset(rnd: random.Random, index: int, pools: Sequence[str]) -> dict[str, Any]:
-    """A DaemonSet: requests from nothing to a few CPUs, tolerations (of the GPU taint or not), now
-    and then a nodeSelector on a NodePool's label or an instance key Karpenter knows."""
+def daemonset(
+    rnd: random.Random,
+    index: int,
+    pools: Sequence[str],
+    *,
+    cpus: Sequence[str],
+    memories: Sequence[str],
+    tolerations: Sequence[list[dict[str, Any]]],
+    selectors: Sequence[str],
+    values: Mapping[str, Sequence[str]],
+) -> dict[str, Any]:
+    """A DaemonSet: requests from nothing to a few CPUs, one of `tolerations`, now and then a
+    nodeSelector on a NodePool's label or one of `selectors` (a value from `values`)."""
     requests = {}
     if rnd.random() < 0.8:
-        requests["cpu"] = rnd.choice(("10m", "100m", "500m", "2", "4"))
+        requests["cpu"] = rnd.choice(cpus)
     if rnd.random() < 0.6:
-        requests["memory"] = rnd.choice(("64Mi", "512Mi", "2Gi", "16Gi"))
+        requests["memory"] = rnd.choice(memories)
     container: dict[str, Any] = {"name": "d", "image": "judge"}
     if requests:
         container["resources"] = {"requests": requests}
     spec: dict[str, Any] = {"containers": [container]}
-    tolerations = rnd.choice(_TOLERATIONS)
-    if tolerations:
-        spec["tolerations"] = tolerations
+    chosen = rnd.choice(tolerations)
+    if chosen:
+        spec["tolerations"] = chosen
     if rnd.random() < 0.25:
-        key = rnd.choice((POOL_LABEL, FAMILY, GPU_COUNT, "example.com/team"))
-        value = rnd.choice(pools) if key == POOL_LABEL else rnd.choice(_VALUES[key])
+        key = rnd.choice((POOL_LABEL, *selectors))
+        value = rnd.choice(pools) if key == POOL_LABEL else rnd.choice(values[key])
         spec["nodeSelector"] = {key: value}
     return {
         "type": DAEMONSET,
@@ -724,14 +734,31 @@ def _daemonset(rnd: random.Random, index: int, pools: Sequence[str]) -> dict[str
     }
 
 
-@st.composite
-def case(draw: Any) -> list[dict[str, Any]]:
-    """One graph: one or two node classes, one or two NodePools, one to three pods (drawn from a
-    Random that Hypothesis seeds, so that the odds written here are the odds drawn)."""
-    rnd = draw(st.randoms(use_true_random=True))
-    classes = [_node_class(rnd, f"nc{i}") for i in range(rnd.randint(1, 2))]
+def _daemonset(rnd: random.Random, index: int, pools: Sequence[str]) -> dict[str, Any]:
+    return daemonset(
+        rnd,
+        index,
+        pools,
+        cpus=("10m", "100m", "500m", "2", "4"),
+        memories=("64Mi", "512Mi", "2Gi", "16Gi"),
+        tolerations=_TOLERATIONS,
+        selectors=(FAMILY, GPU_COUNT, "example.com/team"),
+        values=_VALUES,
+    )
+
+
+def graph(
+    rnd: random.Random,
+    node_class: Callable[[random.Random, str], dict[str, Any]],
+    node_pool: Callable[[random.Random, str, str], dict[str, Any]],
+    pod: Callable[[random.Random, Sequence[str], Mapping[str, Any]], dict[str, Any]],
+    daemon: Callable[[random.Random, int, Sequence[str]], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """One graph: one or two node classes, one or two NodePools, one to three pods (replicas 1,
+    the first node class's), none to two DaemonSets, built by the provider's builders."""
+    classes = [node_class(rnd, f"nc{i}") for i in range(rnd.randint(1, 2))]
     pools = [
-        _node_pool(rnd, f"np{i}", classes[i % len(classes)]["name"])
+        node_pool(rnd, f"np{i}", classes[i % len(classes)]["name"])
         for i in range(rnd.randint(1, 2))
     ]
     names = [p["name"] for p in pools]
@@ -741,13 +768,20 @@ def case(draw: Any) -> list[dict[str, Any]]:
             "name": f"w{i}",
             "inputs": {
                 "metadata": {"name": f"w{i}", "namespace": "apps"},
-                "spec": {"replicas": 1, "template": {"spec": _pod(rnd, names, classes[0])}},
+                "spec": {"replicas": 1, "template": {"spec": pod(rnd, names, classes[0])}},
             },
         }
         for i in range(rnd.randint(1, 3))
     ]
-    daemons = [_daemonset(rnd, i, names) for i in range(rnd.choice((0, 0, 1, 2)))]
+    daemons = [daemon(rnd, i, names) for i in range(rnd.choice((0, 0, 1, 2)))]
     return [*classes, *pools, *daemons, *pods]
+
+
+@st.composite
+def case(draw: Any) -> list[dict[str, Any]]:
+    """One graph (`graph`) of EC2NodeClasses, NodePools and pods, drawn from a Random that
+    Hypothesis seeds, so that the odds written here are the odds drawn."""
+    return graph(draw(st.randoms(use_true_random=True)), _node_class, _node_pool, _pod, _daemonset)
 
 
 def draw_cases(count: int, seed: int) -> list[list[dict[str, Any]]]:
@@ -762,7 +796,9 @@ __all__ = [
     "attach",
     "attach_choices",
     "choices_from_graph",
+    "daemonset",
     "draw_cases",
+    "graph",
     "judge_instance_types",
     "judge_pod",
     "judge_provider",

@@ -20,7 +20,7 @@ from typing import Any
 
 from generated_cases import draw_distinct
 from hypothesis import strategies as st
-from karpenter_cases import AZURE_ZONE, DAEMONSET, DEPLOYMENT, NODEPOOL, POOL_LABEL
+from karpenter_cases import AZURE_ZONE, NODEPOOL, POOL_LABEL, daemonset, graph
 
 from components.check.readers.nap import aks_node_class_info
 from components.model.nodes.azure_vms import AZURE_GPU_VMS, parse_vm_size
@@ -215,55 +215,23 @@ def _pod(rnd: random.Random, pools: Sequence[str], node_class: Mapping[str, Any]
 
 
 def _daemonset(rnd: random.Random, index: int, pools: Sequence[str]) -> dict[str, Any]:
-    requests = {}
-    if rnd.random() < 0.8:
-        requests["cpu"] = rnd.choice(("10m", "100m", "500m", "2"))
-    if rnd.random() < 0.6:
-        requests["memory"] = rnd.choice(("64Mi", "512Mi", "2Gi"))
-    container: dict[str, Any] = {"name": "d", "image": "judge"}
-    if requests:
-        container["resources"] = {"requests": requests}
-    spec: dict[str, Any] = {"containers": [container]}
-    tolerations = rnd.choice(_TOLERATIONS)
-    if tolerations:
-        spec["tolerations"] = tolerations
-    if rnd.random() < 0.25:
-        key = rnd.choice((POOL_LABEL, GPU_NAME, GPU_COUNT))
-        value = rnd.choice(pools) if key == POOL_LABEL else rnd.choice(_VALUES[key])
-        spec["nodeSelector"] = {key: value}
-    return {
-        "type": DAEMONSET,
-        "name": f"ds{index}",
-        "inputs": {
-            "metadata": {"name": f"ds{index}", "namespace": "kube-system"},
-            "spec": {"template": {"spec": spec}},
-        },
-    }
+    return daemonset(
+        rnd,
+        index,
+        pools,
+        cpus=("10m", "100m", "500m", "2"),
+        memories=("64Mi", "512Mi", "2Gi"),
+        tolerations=_TOLERATIONS,
+        selectors=(GPU_NAME, GPU_COUNT),
+        values=_VALUES,
+    )
 
 
 @st.composite
 def case(draw: Any) -> list[dict[str, Any]]:
-    """One graph: one or two AKSNodeClasses, one or two NodePools, one to three pods."""
-    rnd = draw(st.randoms(use_true_random=True))
-    classes = [_node_class(rnd, f"nc{i}") for i in range(rnd.randint(1, 2))]
-    pools = [
-        _node_pool(rnd, f"np{i}", classes[i % len(classes)]["name"])
-        for i in range(rnd.randint(1, 2))
-    ]
-    names = [p["name"] for p in pools]
-    pods = [
-        {
-            "type": DEPLOYMENT,
-            "name": f"w{i}",
-            "inputs": {
-                "metadata": {"name": f"w{i}", "namespace": "apps"},
-                "spec": {"replicas": 1, "template": {"spec": _pod(rnd, names, classes[0])}},
-            },
-        }
-        for i in range(rnd.randint(1, 3))
-    ]
-    daemons = [_daemonset(rnd, i, names) for i in range(rnd.choice((0, 0, 1, 2)))]
-    return [*classes, *pools, *daemons, *pods]
+    """One graph (`karpenter_cases.graph`): one or two AKSNodeClasses, one or two NodePools, one
+    to three pods."""
+    return graph(draw(st.randoms(use_true_random=True)), _node_class, _node_pool, _pod, _daemonset)
 
 
 def draw_cases(count: int, seed: int) -> list[list[dict[str, Any]]]:
