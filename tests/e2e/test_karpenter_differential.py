@@ -110,48 +110,36 @@ def differential(
     groups: list[list[KarpenterPair]] = []
     choice_groups: list[list[KarpenterChoice]] = []
     choice_requests: list[dict[str, Any]] = []
+
+    def add(name: str, graph: Any) -> list[KarpenterPair] | None:
+        """Ask the judge about `graph`: its pairs, and its every-NodePool choices when it has any."""
+        pairs, req = pairs_from_graph(name, graph)
+        if req is None:
+            return None
+        groups.append(pairs)
+        requests.append(req)
+        choices, every = choices_from_graph(name, graph)
+        if every is not None:
+            run.choices += choices
+            choice_groups.append(choices)
+            choice_requests.append(every)
+        return pairs
+
     for stack in STACKS:
         project = _project_of(stack, tmp_path_factory.mktemp(f"{stack}-project"))
         result = preview(stack, out_dir=tmp_path_factory.mktemp(stack), project_dir=project)
         assert not result.placement.errors, (stack, result.placement.findings)
-        pairs, req = pairs_from_graph(stack, result.entries)
-        assert req is not None, stack
+        pairs = add(stack, result.entries)
+        assert pairs is not None, stack
         run.examples[stack] = pairs
-        groups.append(pairs)
-        requests.append(req)
-        choices, every = choices_from_graph(stack, result.entries)
-        if every is not None:
-            run.choices += choices
-            choice_groups.append(choices)
-            choice_requests.append(every)
     cases = draw_cases(CASES, SEED)
     run.cases = len(cases)
     for i, case in enumerate(cases):
-        pairs, req = pairs_from_graph(f"case {i}", case)
-        if req is None:
-            continue
-        run.generated += pairs
-        groups.append(pairs)
-        requests.append(req)
-        choices, every = choices_from_graph(f"case {i}", case)
-        if every is not None:
-            run.choices += choices
-            choice_groups.append(choices)
-            choice_requests.append(every)
+        run.generated += add(f"case {i}", case) or []
     azure = karpenter_cases_azure.draw_cases(AZURE_CASES, SEED + 1)
     run.azure_cases = len(azure)
     for i, case in enumerate(azure):
-        pairs, req = pairs_from_graph(f"aks case {i}", case)
-        if req is None:
-            continue
-        run.azure += pairs
-        groups.append(pairs)
-        requests.append(req)
-        choices, every = choices_from_graph(f"aks case {i}", case)
-        if every is not None:
-            run.choices += choices
-            choice_groups.append(choices)
-            choice_requests.append(every)
+        run.azure += add(f"aks case {i}", case) or []
     # Each request to the build of the judge that links its NodePools' provider.
     answers: dict[int, kj.CaseAnswer] = {}
     modules: dict[str, str] = {}
