@@ -5,6 +5,7 @@ and context). `Cluster` is the interface the hooks use, so that tests give them 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,13 @@ from typing import Any, Optional, Protocol
 
 TIMEOUT = 30
 """Seconds each API call may take: a hook must not hang an `up`."""
+
+_DISCOVERY = threading.Lock()
+"""Held while the dynamic client's discovery is read or refreshed. Hooks run in threads, and the
+client's discoverer is not thread-safe: one hook refreshing it (a fresh cache without its
+`resources`) while another searched it raised KeyError('resources'), and destroy kept namespaces
+kserve and envoy-gateway-system as unreadable (e2e, the LLM add-on's destroy). Its on-disk cache is
+one file per API server, so the lock is the process's, not a cluster's."""
 
 
 @dataclass(frozen=True)
@@ -114,11 +122,12 @@ class LiveCluster:
         "no objects of it" must never come from a stale cache)."""
         from kubernetes import dynamic
 
-        try:
-            return self._dyn().resources.get(api_version=api_version, kind=kind)
-        except dynamic.exceptions.ResourceNotFoundError:
-            self._dyn().resources.invalidate_cache()
-            return self._dyn().resources.get(api_version=api_version, kind=kind)
+        with _DISCOVERY:
+            try:
+                return self._dyn().resources.get(api_version=api_version, kind=kind)
+            except dynamic.exceptions.ResourceNotFoundError:
+                self._dyn().resources.invalidate_cache()
+                return self._dyn().resources.get(api_version=api_version, kind=kind)
 
     def _dyn(self) -> Any:
         from kubernetes import dynamic
@@ -153,10 +162,11 @@ class LiveCluster:
 
         resources: list[Any] = []
         for attempt in range(3):
-            # Discovery as it is now (CRDs come and go during a destroy; the client caches it).
-            self._dyn().resources.invalidate_cache()
             try:
-                resources = list(self._dyn().resources.search())
+                with _DISCOVERY:
+                    # Discovery as it is now (CRDs come and go during a destroy; it is cached).
+                    self._dyn().resources.invalidate_cache()
+                    resources = list(self._dyn().resources.search())
                 break
             except (KeyError, ApiException):  # a group that went away while being read
                 if attempt == 2:

@@ -154,3 +154,66 @@ def test_the_objects_of_a_namespace_are_listed_per_kind_never_through_a_list_kin
         {"metadata": {"name": "x"}, "apiVersion": "v1", "kind": "ConfigMap"}
     ]
     assert listed == [("v1", "ConfigMap", "models")]
+
+
+def test_hooks_in_threads_never_read_discovery_while_another_refreshes_it():
+    # The dynamic client's discoverer is not thread-safe: a refresh starts from a cache without
+    # `resources`, and a search meanwhile raised KeyError('resources'); the LLM add-on's destroy
+    # (e2e) then kept namespaces kserve and envoy-gateway-system as unreadable. A fake discoverer
+    # as racy as the real one, hit by hooks in eight threads at once, must never be caught mid-way.
+    import threading
+    import time
+    from types import SimpleNamespace
+    from typing import Any
+
+    from kubernetes.dynamic.resource import Resource
+
+    from components.kube.cluster import LiveCluster
+
+    cm = Resource(
+        prefix="api", group="", api_version="v1", kind="ConfigMap", namespaced=True,
+        verbs=["list", "get"], name="configmaps", preferred=True,
+    )  # fmt: skip
+
+    class RacyResources:
+        def __init__(self) -> None:
+            self.cache: dict[str, Any] = {"resources": {"ConfigMap": cm}}
+
+        def invalidate_cache(self) -> None:
+            self.cache = {}  # as Discoverer.__init_cache(refresh=True) starts
+            time.sleep(0.002)
+            self.cache = {"resources": {"ConfigMap": cm}}
+
+        def search(self) -> list[Any]:
+            found = self.cache["resources"]["ConfigMap"]
+            time.sleep(0.001)
+            return [found]
+
+        def get(self, api_version: str, kind: str) -> Any:
+            self.cache["resources"][kind]
+            time.sleep(0.001)
+            return SimpleNamespace(
+                get=lambda namespace, _request_timeout: SimpleNamespace(
+                    to_dict=lambda: {"items": [{"metadata": {"name": namespace}}]}
+                )
+            )
+
+    cluster = LiveCluster.__new__(LiveCluster)
+    cluster._dynamic = SimpleNamespace(resources=RacyResources())
+    errors: list[BaseException] = []
+
+    def hook(ns: str) -> None:
+        try:
+            for _ in range(20):
+                assert cluster.namespaced(ns) == [
+                    {"metadata": {"name": ns}, "apiVersion": "v1", "kind": "ConfigMap"}
+                ]
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=hook, args=(f"ns{i}",)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
