@@ -5,13 +5,11 @@ plugin tolerating the pool's taints, a claim allocated)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-import yaml
 
 from components.check import check
-from components.model.deploy import versions
+from components.model.deploy import gke_driver_installer, versions
 from components.model.errors import InputError
 from components.model.scheduling import Taint
 from components.pools.gke import GkeGpuNodePoolArgs, plan_gke_pool
@@ -26,15 +24,12 @@ from tests.conftest import values_of
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
-UPSTREAM = Path(__file__).parent.parent / "model" / "upstream"
 MANAGER_ANNOTATION = "pulumi.com/patchFieldManager"
 
 
-def _upstream(image: str) -> dict:
-    """The pinned manifest, as fetched from container-engine-accelerators @f2cf4197."""
-    return yaml.safe_load(
-        (UPSTREAM / f"nvidia-driver-installer-{image}-daemonset-preloaded.yaml").read_text()
-    )
+def _vendored(image: str) -> dict:
+    """The pinned manifest's object as vendored (tests/model/test_gke_driver_installer.py)."""
+    return gke_driver_installer.installer_daemonset(image)
 
 
 def test_the_driver_chart_is_pinned_and_its_kubelet_plugin_tolerates_every_pool_taint(run):
@@ -183,13 +178,12 @@ def test_a_pool_taint_the_driver_does_not_tolerate_is_gi054():
 
 
 def test_gke_driver_installer_is_the_pinned_cos_manifest_on_the_given_pools_only(run):
-    """The DaemonSet is upstream's object (tests/model/upstream, the pinned file) with one node
-    requirement more, marked as this stack's (its refusal of another's: test_ownership_refusals)."""
+    """The DaemonSet is the vendored object (the pinned manifest's) with one node requirement more, marked as this stack's (its refusal of another's: test_ownership_refusals)."""
     args = GkeGpuDriverInstallerArgs(pool_label=POOL_LABEL, pool_label_values=["t4", "l4"])
     g = run(lambda: GkeGpuDriverInstaller("gpu", args))
     ds = g.one(DAEMONSET)
     assert ds.name == "gpu-daemonset"
-    upstream = _upstream("cos")
+    upstream = _vendored("cos")
     assert {k: v for k, v in ds.inputs["metadata"].items() if k != "annotations"} == (
         upstream["metadata"]
     )
@@ -220,7 +214,7 @@ def test_gke_driver_installer_is_the_pinned_cos_manifest_on_the_given_pools_only
 def test_gke_driver_installer_unnarrowed_and_on_ubuntu_is_upstream_whole(run):
     g = run(lambda: GkeGpuDriverInstaller("gpu", GkeGpuDriverInstallerArgs(image="ubuntu")))
     ds = g.one(DAEMONSET)
-    upstream = _upstream("ubuntu")
+    upstream = _vendored("ubuntu")
     assert ds.inputs["spec"] == upstream["spec"]
     assert list(ds.inputs["metadata"]["annotations"]) == [MANAGER_ANNOTATION]
     assert ds.inputs["spec"]["template"]["spec"]["initContainers"][0]["image"] == (

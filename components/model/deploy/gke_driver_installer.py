@@ -9,7 +9,9 @@ is off there: `gpuDriverVersion: INSTALLATION_DISABLED`, GKE API v1 `GPUDriverIn
 "Disable GPU driver auto installation and needs manual installation"). They are vendored rather
 than applied from the URL (`yaml/v2.ConfigFile`) so that the stack can narrow where the pod runs
 (`installer_daemonset`: only the stack's DRA pools) and the preview sees the DaemonSet's exact
-inputs.
+inputs. tests/e2e/test_upstream_copies.py holds the COS object to the copy of the same file
+Kubernetes' GCE GPU e2e applies (k8s.io/kubernetes, `test/e2e/testing-manifests/gpu/gce/`),
+naming each way the two differ.
 
 The only change to the upstream object: one more node-affinity requirement, the stack's pool label
 `In` the DRA pools' names. Everything else is the manifest's: the name

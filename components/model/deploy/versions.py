@@ -100,8 +100,9 @@ NVIDIA_DRA_DRIVER = Chart(
 # `--version=latest`) from the image GKE preloads on COS nodes (`cos-nvidia-installer:fixed`,
 # `imagePullPolicy: Never`) into `/home/kubernetes/bin/nvidia`; Ubuntu nodes take
 # `ubuntu/daemonset-preloaded.yaml` (`gke-nvidia-installer:fixed`). Vendored: the objects are
-# transcribed in `model.deploy.gke_driver_installer` and the fetched files kept in
-# tests/model/upstream/ (a bump changes all three; a test holds the transcription to the files).
+# transcribed in `model.deploy.gke_driver_installer` from the files read at these URLs, which are
+# not kept in the repository (a bump changes both). The COS one is held by
+# tests/e2e/test_upstream_copies.py to the copy Kubernetes' own GPU e2e ships in k8s.io/kubernetes.
 GKE_DRIVER_INSTALLER_REPO = "GoogleCloudPlatform/container-engine-accelerators"
 GKE_DRIVER_INSTALLER_COMMIT = "f2cf4197a5c3f0f20133be15d5fad8b7453beed5"
 GKE_DRIVER_INSTALLER_PATHS = {
