@@ -23,7 +23,7 @@ from __future__ import annotations
 import marshal
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from ..model.errors import InputError
 from ..model.scheduling import Placement
@@ -96,6 +96,19 @@ def fit_key(
     return (placement, gpus, ask, words, downloads, t.fragment.get("hostIPC") is True, model_size)
 
 
+T = TypeVar("T")
+
+
+def _once(decided: dict[Any, T], key: Hashable | None, decide: Callable[[], T]) -> T:
+    """`decide()` once per key in `decided` (None: every time)."""
+    if key is None:
+        return decide()
+    found = decided.get(key)
+    if found is None:
+        found = decided[key] = decide()
+    return found
+
+
 @dataclass
 class Shapes:
     """The decisions of one check, by shape. `on` False: every template is decided alone (the
@@ -120,23 +133,12 @@ class Shapes:
         return key
 
     def pod(self, key: bytes | None, decide: Callable[[], Pod]) -> Pod:
-        if key is None:
-            return decide()
-        found = self.pods.get(key)
-        if found is None:
-            found = self.pods[key] = decide()
-        return found
+        return _once(self.pods, key, decide)
 
     def landing(
         self, key: Callable[[], Hashable | None], decide: Callable[[], list[PoolFacts]]
     ) -> list[PoolFacts]:
-        known = key() if self.on else None
-        if known is None:
-            return decide()
-        found = self.landings.get(known)
-        if found is None:
-            found = self.landings[known] = decide()
-        return found
+        return _once(self.landings, key() if self.on else None, decide)
 
     def fit(
         self,
