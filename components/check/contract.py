@@ -186,6 +186,8 @@ from ..model.scheduling import (
     Taint,
     Toleration,
 )
+from ..model.scheduling import POOL_LABEL as POOL_LABEL  # one spelling: the model's
+from ..model.scheduling import WIRED_POOL_ANNOTATION as WIRED_POOL_ANNOTATION
 from ..model.serving.llmisvc import (  # the LLMInferenceService annotations: one spelling, the model's
     GPU_MEMORY_UTILIZATION_ANNOTATION as GPU_MEMORY_UTILIZATION_ANNOTATION,
 )
@@ -196,12 +198,9 @@ from ..model.serving.llmisvc import MODEL_ANNOTATION as MODEL_ANNOTATION
 # Contract
 # ---------------------------------------------------------------------------------------------
 
-WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
-"""Annotation on a workload CR / Deployment: the pool it is wired to (comma list = preference)."""
 WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
 """Per-component wiring on an InferenceService (`component`: predictor, transformer, explainer);
 wins over `WIRED_POOL_ANNOTATION`."""
-POOL_LABEL = "gpu-inference.dev/pool"
 PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
 ERT_ANNOTATION = "gpu-inference.dev/extended-resource-toleration"
 ALLOCATABLE_ANNOTATION = "gpu-inference.dev/allocatable"

@@ -24,7 +24,12 @@ from ..model.deploy import versions
 from ..model.deploy.ownership import NamespacePlan, config_section
 from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
-from ..model.scheduling import NodeSelectorRequirement, Placement, Toleration
+from ..model.scheduling import (
+    WIRED_POOL_ANNOTATION,
+    NodeSelectorRequirement,
+    Placement,
+    Toleration,
+)
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..pools.pool import POOL_LABEL
 from ..pools.quota import CloudQuota, CloudQuotaArgs
@@ -66,7 +71,6 @@ from .pool_kinds import PoolConfig, pool_args
 from .syntax import ExpressionSpec, TolerationSpec
 from .workload_files import WorkloadSources, expand_workload_files, project_dir
 
-WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
 # Read by the placement check (components.check.contract): the pool start-up an InferenceService's
 # progress deadline covers, and the size of the predictor's model.
 NODE_STARTUP_ANNOTATION = "gpu-inference.dev/node-startup-seconds"

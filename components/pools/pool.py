@@ -59,8 +59,8 @@ from ..model.scheduling import (
     validate_dns1123_label,
     validate_labels,
 )
+from ..model.scheduling import POOL_LABEL as POOL_LABEL  # one spelling: the model's
 
-POOL_LABEL = "gpu-inference.dev/pool"
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 GPU_TAINT_KEY = "nvidia.com/gpu"
 

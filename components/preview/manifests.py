@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-POOL_ANNOTATION = "gpu-inference.dev/pool"
+from ..model.scheduling import WIRED_POOL_ANNOTATION
 
 # Helm's install order, with CRDs right after Namespaces (they must exist before any CR).
 KIND_ORDER: tuple[str, ...] = (
@@ -125,7 +125,7 @@ def pools_named(entry: Mapping[str, Any]) -> list[str]:
     inputs = entry.get("inputs") or {}
     metadata = inputs.get("metadata") if isinstance(inputs, Mapping) else None
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    value = annotations.get(POOL_ANNOTATION) if isinstance(annotations, Mapping) else None
+    value = annotations.get(WIRED_POOL_ANNOTATION) if isinstance(annotations, Mapping) else None
     if not isinstance(value, str):
         return []
     return [p.strip() for p in value.split(",") if p.strip()]

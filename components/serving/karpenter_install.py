@@ -37,13 +37,16 @@ from ..model.deploy.identity import ROLE_ARN
 from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.errors import InputError, show
 from ..model.inputs import stack
-from ..model.scheduling import LABEL_VALUE_RULE, label_value_problem, validate_dns1123_label
+from ..model.scheduling import (
+    LABEL_VALUE_RULE,
+    POOL_LABEL,
+    label_value_problem,
+    validate_dns1123_label,
+)
 from .helm import chart_release, check_local_charts
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
-# components.pools.pool.POOL_LABEL (serving imports model only)
-POOL_LABEL = "gpu-inference.dev/pool"
 ROLE_ANNOTATION = "eks.amazonaws.com/role-arn"
 # The ServiceAccount the chart makes for release `karpenter` (templates/_helpers.tpl
 # `karpenter.serviceAccountName` -> `karpenter.fullname` = the release name when it contains the

@@ -46,15 +46,13 @@ from ..model.deploy.gke_driver_installer import installer_daemonset
 from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.errors import InputError
 from ..model.inputs import stack
-from ..model.scheduling import Taint
+from ..model.scheduling import WIRED_POOL_ANNOTATION, Taint
 from .helm import chart_release, check_local_charts
 
 KUBELET_PLUGIN_DEFAULT_TOLERATIONS = (
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
 )
 GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
-WIRED_POOL_ANNOTATION = "gpu-inference.dev/pool"
-"""The pools a workload is wired to (`check.contract.WIRED_POOL_ANNOTATION`)."""
 
 
 @dataclass

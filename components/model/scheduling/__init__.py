@@ -26,7 +26,9 @@ from .names import (
     validate_labels,
 )
 from .placement import (
+    POOL_LABEL,
     SCHEDULING_STYLES,
+    WIRED_POOL_ANNOTATION,
     Placement,
 )
 from .quantities import (
@@ -59,11 +61,13 @@ __all__ = [
     "GPU_RESOURCE",
     "LABEL_KEY_RULE",
     "LABEL_VALUE_RULE",
+    "POOL_LABEL",
     "QUANTITY_RULE",
     "SCHEDULING_STYLES",
     "SELECTOR_OPERATORS",
     "TAINT_EFFECTS",
     "TOLERATION_OPERATORS",
+    "WIRED_POOL_ANNOTATION",
     "NodeAffinity",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",

@@ -18,6 +18,13 @@ from .affinity import (
 from .names import validate_label_key, validate_label_value
 from .taints import FILTERING_EFFECTS, Taint, Toleration, untolerated
 
+POOL_LABEL = "gpu-inference.dev/pool"
+"""The label every node of a gpu-inference pool carries (its value: the pool's name), which the
+stack's workloads select."""
+WIRED_POOL_ANNOTATION = POOL_LABEL
+"""On a workload (CR, Deployment, DaemonSet): the pools it is wired to, a comma list in order of
+preference; the placement check holds it to them."""
+
 SCHEDULING_STYLES = ("nodeSelector", "nodeAffinity")
 
 
