@@ -110,16 +110,20 @@ class Where(NamedTuple):
     selected: list[PoolFacts]
     """The pools its nodeSelector / required affinity picks by label (taints and GPUs aside)."""
     elsewhere: list[PoolFacts]
-    """The pools not placed (where only a node Karpenter launches for it could take it)."""
+    """The pools not admitted (where only a node Karpenter launches for it could take it):
+    those whose nodes the filters keep it off, and those placed on nodes without its GPUs. A
+    pod whose affinity ORs terms may pass one term on small nodes and need the other, on a
+    label value Karpenter gives the node it launches, for the size with its GPUs."""
 
     @classmethod
     def of(cls, placement: Placement, gpus: int, pools: Sequence[PoolFacts]) -> Where:
         placed = [p for p in pools if p.admits(placement)]
+        admitted = [p for p in placed if p.lands(placement, gpus)]
         return cls(
             placed,
-            [p for p in placed if p.lands(placement, gpus)],
+            admitted,
             [p for p in pools if p.selected_by(placement)],
-            [p for p in pools if not any(p is q for q in placed)],
+            [p for p in pools if not any(p is q for q in admitted)],
         )
 
 
@@ -219,7 +223,8 @@ def check(
             functools.partial(landing_key, t, placement, gpus, use.any),
             functools.partial(scale.karpenter_landing, t, placement, found.elsewhere),
         )
-        placed, admitted = found.placed + launched, found.admitted + launched
+        placed = found.placed + [p for p in launched if not any(p is q for q in found.placed)]
+        admitted = found.admitted + launched
         selected = found.selected
         # Devices by claim: of those, the pools with a node that also allocates its claims.
         on_gpus = admitted

@@ -424,3 +424,44 @@ def test_a_time_sliced_agent_pool_at_zero_needs_the_gpu_resources_tag():
     tagged = agent_pool("a100")
     tagged["inputs"]["tags"][f"{CA}resources_nvidia.com_gpu"] = "4"
     assert "GI016" not in {f.code for f in check([tagged, sliced_plugin, workload]).findings}
+
+
+@pytest.mark.parametrize(("team", "lands"), [("a", True), ("d", False)])
+def test_a_pod_lands_on_the_size_karpenter_launches_for_its_other_term(team: str, lands: bool):
+    """Found by the Karpenter differential (seed 713913125, AKS case 163): the pod's first
+    required term (`sku-gpu-count In [0, 4]`) lets it onto the NodePool's 4-GPU templates, too
+    small for its 8 GPUs; its second (`example.com/team In [a, b, c]`, and an 8-GPU size) only
+    a launched node meets, Karpenter giving it a team the NodePool allows. Karpenter on Azure
+    launches Standard_ND96isr_H200_v5 for it, and it runs there: no GI004. A team the NodePool
+    does not allow keeps it off: GI004 stands."""
+    graph = [
+        aks_node_class("np0", imageFamily="Ubuntu2204"),
+        nap_nodepool(
+            "np0",
+            [
+                req("karpenter.azure.com/sku-gpu-count", "Gt", "0"),
+                req("example.com/team", "In", "a", "b", "c"),
+            ],
+        ),
+    ]
+    spec = pod("np0", gpus=8, memory="50Gi", tolerations=[TOL_SKU])
+    terms = [
+        {"matchExpressions": [req("karpenter.azure.com/sku-gpu-count", "In", "0", "4")]},
+        {
+            "matchExpressions": [
+                req("example.com/team", "In", team),
+                req("karpenter.azure.com/sku-name", "In", "Standard_ND96isr_H200_v5"),
+            ]
+        },
+    ]
+    spec["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+        }
+    }
+    report = check([*graph, deployment("w0", spec)])
+    (w,) = report.workloads
+    assert w.pools == (("np0",) if lands else ())
+    assert [(f.code, f.resource) for f in report.errors] == (
+        [] if lands else [("GI004", "Deployment/w0")]
+    )
