@@ -26,6 +26,7 @@ from .preview import (
     OUTPUT_FILES,
     PlacementResult,
     PreviewError,
+    collector_paused,
     error_message,
     error_where,
     find_project_dir,
@@ -226,36 +227,40 @@ def cmd_preview(args: argparse.Namespace) -> int:
     for note in config.notes:
         print(note, file=sys.stderr)
     progress = Progress(sys.stderr)
-    try:
+    # Until the process ends (`run`): the run's cycles are never scanned (`collector_paused`).
+    with collector_paused():
         try:
-            graph = run_stack(project, config, progress.registered if progress.enabled else None)
-        except Exception as err:
-            bad = user_error(err)
-            if isinstance(bad, InputError) and bad.path:
-                err._gpu_inference_where = error_where(project, config, bad)  # type: ignore[attr-defined]
-            elif bad is not None:
-                err._gpu_inference_where = f"stack config: {show_path(config.file)}"  # type: ignore[attr-defined]
-            raise
-        progress.phase("checking placement")
-        entries = graph_entries(graph.resources)
-        placement = run_placement(entries)
-        out_dir = args.out if args.out is not None else project.dir / "build" / args.stack
-        progress.phase("writing files")
-        title = f"gpu-inference preview {args.stack}: project {project.name}"
-        write_outputs(out_dir, entries, placement, title)
-    finally:
-        progress.done()
-    out = sys.stdout
-    print(
-        f"Previewing stack {args.stack} of {project.name} offline "
-        "(Pulumi mocks: no cloud, no cluster):\n",
-        file=out,
-    )
-    out.write(render_tree(entries, f"{project.name}-{args.stack}"))
-    print(file=out)
-    _report(len(entries), placement, out)
-    print(f"\nWrote {show_path(out_dir)}/: {' '.join(OUTPUT_FILES)}", file=out)
-    return EXIT_PLACEMENT if placement.errors else EXIT_OK
+            try:
+                graph = run_stack(
+                    project, config, progress.registered if progress.enabled else None
+                )
+            except Exception as err:
+                bad = user_error(err)
+                if isinstance(bad, InputError) and bad.path:
+                    err._gpu_inference_where = error_where(project, config, bad)  # type: ignore[attr-defined]
+                elif bad is not None:
+                    err._gpu_inference_where = f"stack config: {show_path(config.file)}"  # type: ignore[attr-defined]
+                raise
+            progress.phase("checking placement")
+            entries = graph_entries(graph.resources)
+            placement = run_placement(entries)
+            out_dir = args.out if args.out is not None else project.dir / "build" / args.stack
+            progress.phase("writing files")
+            title = f"gpu-inference preview {args.stack}: project {project.name}"
+            write_outputs(out_dir, entries, placement, title)
+        finally:
+            progress.done()
+        out = sys.stdout
+        print(
+            f"Previewing stack {args.stack} of {project.name} offline "
+            "(Pulumi mocks: no cloud, no cluster):\n",
+            file=out,
+        )
+        out.write(render_tree(entries, f"{project.name}-{args.stack}"))
+        print(file=out)
+        _report(len(entries), placement, out)
+        print(f"\nWrote {show_path(out_dir)}/: {' '.join(OUTPUT_FILES)}", file=out)
+        return EXIT_PLACEMENT if placement.errors else EXIT_OK
 
 
 def _report(count: int, placement: PlacementResult, out: TextIO) -> None:

@@ -3,6 +3,7 @@ input, no secret in any output, `check` on a hand-written graph, and the `python
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -19,6 +20,7 @@ from preview_project import (
     stack_with,
 )
 
+from components.preview import cli
 from components.preview import preview as pv
 from components.preview.cli import main
 
@@ -166,6 +168,33 @@ def test_a_bug_in_the_program_is_an_internal_error_exit_3(
     assert code == 3
     assert "Traceback (most recent call last)" in err
     assert 'raise KeyError("oops")' in err
+
+
+def test_the_collector_is_paused_from_the_run_to_the_files_and_restored_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, fake_check
+) -> None:
+    """The cycles a run leaves are not scanned again while the check and the files are made
+    (`preview.collector_paused`), by the command or by `preview()`; the collector is back on
+    after, also when the program fails."""
+    seen: list[bool] = []
+
+    def write_outputs(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    real = pv.write_outputs
+    monkeypatch.setattr(cli, "write_outputs", write_outputs)
+    monkeypatch.setattr(pv, "write_outputs", write_outputs)
+    make_project(tmp_path)
+    code, _, err = _run(
+        capsys, "preview", "dev", "--project-dir", str(tmp_path), "--out", str(tmp_path / "o")
+    )
+    assert (code, seen, gc.isenabled()) == (0, [False], True), err
+    pv.preview("dev", out_dir=tmp_path / "p", project_dir=tmp_path)
+    assert (seen, gc.isenabled()) == ([False, False], True)
+    make_project(tmp_path, stack_yaml=stack_with("pool: l4\nfail: bug\n"))
+    code, _, _ = _run(capsys, "preview", "dev", "--project-dir", str(tmp_path))
+    assert (code, gc.isenabled()) == (3, True)
 
 
 HAND_WRITTEN = [
