@@ -123,3 +123,9 @@ def marked(values: Mapping[str, Any], resource: str, stack: str = "test") -> dic
     """`values` with the marker of the release the resource `resource` installs."""
     marker = {"gpuInferenceResource": f"{field_manager('gpu-inference', stack)}/{resource}"}
     return {**values, "global": {**(values.get("global") or {}), **marker}}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection loaded (modules, the SDKs, parsed CRDs) lives until the end: moved out of
+    the collector's generations (`gc.freeze`), the full collections scan only what tests make."""
+    gc.freeze()
