@@ -25,6 +25,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from components.check import GPU_COUNT_KEYS, NODE_PATCH, POOL_LABEL
+from components.model.nodes.aks_shapes import aks_node_shape
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
@@ -561,3 +562,32 @@ AKS_CASE = _aks_case()
 def draw_aks_cases(count: int, seed: int) -> list[dict[str, Any]]:
     """`count` distinct AKS cases, the same ones for the same seed."""
     return draw_distinct(AKS_CASE, count, seed)
+
+
+def aks_boundary_cases() -> list[dict[str, Any]]:
+    """Fixed cases that go with the drawn ones, so that every run holds the CPU boundary of each
+    small size: an untainted pool of the size (30 pods per node), a pod it admits asking exactly
+    the allocatable CPU our shape gives the node, and one asking 1m more. A drawn set may miss the
+    boundary's landing side (seed 80129635 did); these never do, and were our allocatable off,
+    the scheduler would disagree on them."""
+    cases = []
+    for size in AKS_VM_SIZES[:3]:
+        cpu = aks_node_shape(size, max_pods=30).allocatable.cpu
+        pods = [
+            deployment_entry(
+                i,
+                {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "example.invalid/c:1",
+                            "resources": {"requests": {"cpu": f"{m}m", "memory": "128Mi"}},
+                        }
+                    ],
+                    "nodeSelector": {POOL_LABEL: "p0"},
+                },
+            )
+            for i, m in enumerate((cpu, cpu + 1))
+        ]
+        cases.append({"ert": False, "graph": [agent_pool_entry(0, size, {}, [], False, 30), *pods]})
+    return cases

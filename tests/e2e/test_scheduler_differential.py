@@ -37,7 +37,7 @@ from differential import (
     run_pairs,
     summary,
 )
-from generated_cases import draw_aks_cases, draw_cases
+from generated_cases import aks_boundary_cases, draw_aks_cases, draw_cases
 
 from components.preview.preview import preview
 from tests.conftest import EXAMPLE_STACKS
@@ -122,7 +122,7 @@ def _project_of(stack: str, tmp: Path) -> Path:
 CASES = int(os.environ.get("GPU_INFERENCE_DIFF_CASES", "500"))
 SEED = int(os.environ.get("GPU_INFERENCE_DIFF_SEED") or random.SystemRandom().randrange(2**31))
 # AKS agent pools (`generated_cases.draw_aks_cases`), drawn apart from the generic cases so that a
-# seed replays the same generic ones.
+# seed replays the same generic ones, and the fixed `aks_boundary_cases` at each size's allocatable.
 AKS_CASES = max(CASES // 5, 20)
 
 
@@ -172,7 +172,7 @@ def differential(
         )
         run.generated += pairs
         by_ert[ert] += pairs
-    aks_cases = draw_aks_cases(AKS_CASES, SEED + 1)
+    aks_cases = draw_aks_cases(AKS_CASES, SEED + 1) + aks_boundary_cases()
     run.aks_cases = len(aks_cases)
     for i, case in enumerate(aks_cases):
         pairs, _ = pairs_from_graph(
@@ -188,7 +188,9 @@ def differential(
         mode = "on" if run.example_ert[stack] else "off"
         report.lines.append(summary(f"{stack} (ExtendedResourceToleration {mode})", pairs))
     report.lines.append(summary(f"{run.cases} generated cases", run.generated))
-    report.lines.append(summary(f"{run.aks_cases} generated AKS cases", run.aks))
+    report.lines.append(
+        summary(f"{run.aks_cases} AKS cases (3 fixed at the CPU boundary)", run.aks)
+    )
     everything = [p for pairs in run.examples.values() for p in pairs] + run.generated + run.aks
     report.lines.append(summary("total", everything) + f" in {run.seconds:.0f}s")
     # For the summary at the end of .ci/run (JUnit testsuite properties).
