@@ -25,13 +25,13 @@ from ..model.deploy.ownership import NamespacePlan, config_section
 from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
 from ..model.scheduling import (
+    POOL_LABEL,
     WIRED_POOL_ANNOTATION,
     NodeSelectorRequirement,
     Placement,
     Toleration,
 )
 from ..model.serving.knative_features import HOST_IPC_FLAG
-from ..pools.pool import POOL_LABEL
 from ..pools.quota import CloudQuota, CloudQuotaArgs
 from ..serving.cert_manager import CertManagerArgs
 from ..serving.cert_manager import namespaces as cert_manager_namespaces
