@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from ..model.scheduling import WIRED_POOL_ANNOTATION
+from .yamltext import block
 
 # Helm's install order, with CRDs right after Namespaces (they must exist before any CR).
 KIND_ORDER: tuple[str, ...] = (
@@ -280,7 +281,13 @@ _Dumper.add_representer(str, _str_representer)
 
 
 def dump_yaml(value: Any) -> str:
-    """YAML text for plain data, keys in the order given (callers sort), stable line breaks."""
+    """YAML text for plain data, keys in the order given (callers sort), stable line breaks
+    (written by `yamltext` when it can, the same text as `pyyaml_text`)."""
+    return block(value) or pyyaml_text(value)
+
+
+def pyyaml_text(value: Any) -> str:
+    """`dump_yaml` through PyYAML (libyaml's emitter where there is one)."""
     return yaml.dump(
         value,
         Dumper=_Dumper,
