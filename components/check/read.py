@@ -218,6 +218,18 @@ class Gang:
     leader: bool
 
 
+def storage_reading(uri: Any) -> Any:
+    """What the check reads of a container's `storageUri`, not its text: `download` (KServe's
+    storage-initializer downloads it), `modelcar` (`oci://`: a modelcar sidecar serves the
+    image), `mount` (`pvc://`); the value itself when it is not a non-empty text. Two texts of
+    one reading make the same pods (`shapes.shape_key` relies on it)."""
+    if not isinstance(uri, str) or not uri:
+        return uri
+    if uri.startswith("oci://"):
+        return "modelcar"
+    return "mount" if uri.startswith(NOT_DOWNLOADED) else "download"
+
+
 @dataclass
 class Template:
     type: str
@@ -246,8 +258,9 @@ class Template:
 
     def share(self, twin: Template) -> None:
         """Take over what `twin` derived from the same type, fragment and containers (a template
-        of the same shape, `shapes.shape_key`): its containers as they run and its requests."""
-        for name in ("storage_uri", "modelcar_uri", "pod_containers", "ask"):
+        of the same shape, `shapes.shape_key`): its containers as they run and its requests (its
+        storage URIs stay its own: the shape has only their reading)."""
+        for name in ("pod_containers", "ask"):
             if name in twin.__dict__:
                 self.__dict__.setdefault(name, twin.__dict__[name])
 
@@ -258,7 +271,7 @@ class Template:
             return None
         for c in self.containers:
             uri = c.get("storageUri")
-            if isinstance(uri, str) and uri and not uri.startswith(NOT_DOWNLOADED):
+            if storage_reading(uri) == "download":
                 return uri
         return None
 
@@ -302,7 +315,7 @@ class Template:
             return None
         for c in self.containers:
             uri = c.get("storageUri")
-            if isinstance(uri, str) and uri.startswith("oci://"):
+            if storage_reading(uri) == "modelcar":
                 return uri
         return None
 

@@ -4,8 +4,9 @@ The pod templates of a stack repeat a few shapes: the same containers, requests,
 the check derives from a shape is derived for the first template of that shape and reused for
 its twins, with the twin's own resource id in its findings:
 
-- from the template's inputs (`shape_key`: its type, pod spec fragment, containers), its
-  placement, GPUs and requests;
+- from the template's inputs (`shape_key`: its type, pod spec fragment, containers; a
+  `storageUri` by what the check reads of it, `read.storage_reading`), its placement, GPUs and
+  requests;
 - from what those give (`landing_key`, `fit_key`: the placement, GPUs, requests, the containers'
   names and resources, the model size and whether it is downloaded), where Karpenter would
   launch for it and the fit judgement with its findings. Templates that differ only in what the
@@ -13,8 +14,9 @@ its twins, with the twin's own resource id in its findings:
 
 The keys are exact: `marshal` writes only Python's own types (dict, list, str, int, float, bool,
 None and such) and refuses any other, and two values written alike are equal, so equal keys mean
-equal inputs (a dict written in another key order only misses). A template whose inputs marshal
-refuses, a DaemonSet's (the node's DaemonSets are judged by its own name) and an LLM pod's (its
+equal inputs (a dict written in another key order only misses), but for the texts of storage
+URIs of one reading (two models downloaded from two buckets make the same pods). A template
+whose inputs marshal refuses, a DaemonSet's (the node's DaemonSets are judged by its own name) and an LLM pod's (its
 model and flags) are decided alone, and so is the fit of a pod with DRA claims.
 """
 
@@ -27,21 +29,42 @@ from typing import Any, NamedTuple, TypeVar
 
 from ..model.errors import InputError
 from ..model.scheduling import Placement
-from .read import Findings, Template
+from .read import Findings, Template, storage_reading
 from .results import Finding, PoolFacts, WorkloadFacts
 
 
 def shape_key(t: Template) -> bytes | None:
     """What the check reads of the template's pods beside its name, namespace and annotations:
-    its type, pod spec fragment, containers, init containers and what controllers add. None:
-    not shared (see the module docstring)."""
+    its type, pod spec fragment, containers, init containers and what controllers add, each
+    `storageUri` as its reading. None: not shared (see the module docstring)."""
     if t.daemonset or t.llm is not None:
         return None
-    inputs: Any = (t.type, t.fragment, t.containers, t.init_containers, t.added, t.serverless)
+    inputs: Any = (
+        t.type,
+        _read_uris(t.fragment),
+        _read_uris(t.containers),
+        t.init_containers,
+        t.added,
+        t.serverless,
+    )
     try:
         return marshal.dumps(inputs, 2)
     except ValueError:
         return None
+
+
+def _read_uris(value: Any) -> Any:
+    """`value` with every `storageUri` as the check reads it (`read.storage_reading`): a model
+    of its own per InferenceService does not make a shape of its own."""
+    if isinstance(value, dict):
+        return {
+            k: storage_reading(v) if k == "storageUri" else _read_uris(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_read_uris(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_read_uris(v) for v in value)
+    return value
 
 
 class Pod(NamedTuple):

@@ -15,6 +15,9 @@ from test_placement_check import isvc, knative, node
 from test_placement_check import workload as apps_workload
 
 from components.check import check
+from components.check.graph import read_templates
+from components.check.read import storage_reading
+from components.check.shapes import shape_key
 from tests.check.scale_graphs import (
     DRA_CLAIM,
     claim_template,
@@ -45,15 +48,17 @@ GPUS = [0, 1, 2]
 SIZES = [None, "20", "90", "big"]  # GB of the model an InferenceService downloads
 
 
-def template(kind: str, pool: str, cpu: str, gpus: int, size: str | None, i: int) -> dict:
+def template(
+    kind: str, pool: str, cpu: str, gpus: int, size: str | None, i: int, uri: str = "gs://b/m"
+) -> dict:
     """Workload `w<i>`: a Deployment (with a DRA claim: `claims`), a Serverless InferenceService
-    downloading its model (`size` GB stated) or a DaemonSet, on `pool`."""
+    downloading its model from `uri` (`size` GB stated) or a DaemonSet, on `pool`."""
     if kind == "isvc":
         resources = {"requests": {"cpu": cpu, "nvidia.com/gpu": gpus}}
         predictor = {
             "nodeSelector": {"pool": pool},
             "tolerations": [TOL],
-            "model": {"modelFormat": {"name": "sklearn"}, "storageUri": "gs://b/m"}
+            "model": {"modelFormat": {"name": "sklearn"}, "storageUri": uri}
             | {"resources": resources},
         }
         ann = {"gpu-inference.dev/model-size-gb": size} if size else {}
@@ -108,3 +113,39 @@ def test_a_twin_is_reported_under_its_own_name() -> None:
     assert misfits[0].message == misfits[1].message
     assert "asks 30 cpu" in misfits[0].message
     assert [w.unfit for w in shared.workloads] == [("g2",), ("g2",)]
+
+
+# Storage URIs of each reading (`read.storage_reading`): downloaded, mounted, served by modelcar,
+# none; each reading twice under other texts.
+URIS = [
+    "gs://b/m1",
+    "s3://other/m2",
+    "oci+native://reg/m:1",
+    "pvc://claim/m",
+    "pvc://other/x",
+    "oci://reg/m:1",
+    "oci://reg/n:2",
+    "",
+]
+
+
+def test_models_from_other_uris_of_one_reading_share_a_shape_and_the_report_is_unchanged() -> None:
+    """InferenceServices of one shape but for their storage URIs: those of one reading are one
+    shape (the 1000-model preview's case), and the report is each decided alone."""
+    picks = [
+        ("isvc", pool, cpu, 1, size, i, uri)
+        for i, (pool, cpu, size, uri) in enumerate(
+            itertools.product(["a2", "g2", "metal", "bare"], ["1", "30"], [None, "90"], URIS)
+        )
+    ]
+    g = copy.deepcopy(POOLS) + [template(*p) for p in picks]
+    shared = check(g)
+    assert shared == check(g, share_shapes=False)
+    # pvc:// is not downloaded: no disk for the model (GI024 only where the others have it)
+    assert {"GI021", "GI022", "GI024"} <= {f.code for f in shared.findings}
+
+    templates = [t for e in g for t in read_templates([e], True) if t.name.startswith("w")]
+    keys = [shape_key(t) for t in templates[: len(URIS)]]
+    readings = [storage_reading(u) for u in URIS]
+    for (k1, r1), (k2, r2) in itertools.combinations(zip(keys, readings, strict=True), 2):
+        assert (k1 == k2) == (r1 == r2), (r1, r2)
