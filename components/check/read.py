@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ..model.errors import InputError
@@ -80,7 +80,10 @@ def group_of(typ: str) -> str:
     return parts[1].split("/", 1)[0] if len(parts) == 3 else ""
 
 
+@lru_cache(maxsize=4096)
 def is_type(typ: str, group: str, kind: str) -> bool:
+    """Whether `typ` is the Kubernetes type of `kind` in API group `group` (any version). Cached:
+    the readers ask it of every entry, some 40,000 times for a 1000-model graph of 20 types."""
     return typ.startswith("kubernetes:") and group_of(typ) == group and kind_of(typ) == kind
 
 
