@@ -223,12 +223,13 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
     project_dir = _project_dir(args.project_dir)
     project = load_project(project_dir)
-    config = load_stack_config(project, args.stack, args.env_file)
-    for note in config.notes:
-        print(note, file=sys.stderr)
-    progress = Progress(sys.stderr)
-    # Until the process ends (`run`): the run's cycles are never scanned (`collector_paused`).
+    # From the config's parse until the process ends (`run`): the run's cycles are never scanned
+    # (`collector_paused`).
     with collector_paused():
+        config = load_stack_config(project, args.stack, args.env_file)
+        for note in config.notes:
+            print(note, file=sys.stderr)
+        progress = Progress(sys.stderr)
         try:
             try:
                 graph = run_stack(

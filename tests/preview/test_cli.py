@@ -174,24 +174,29 @@ def test_the_collector_is_paused_from_the_run_to_the_files_and_restored_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, fake_check
 ) -> None:
     """The cycles a run leaves are not scanned again while the check and the files are made
-    (`preview.collector_paused`), by the command or by `preview()`; the collector is back on
-    after, also when the program fails."""
+    (`preview.collector_paused`, from the config's parse on), by the command or by `preview()`;
+    the collector is back on after, also when the program fails."""
     seen: list[bool] = []
 
     def write_outputs(*args, **kwargs):
         seen.append(gc.isenabled())
         return real(*args, **kwargs)
 
-    real = pv.write_outputs
-    monkeypatch.setattr(cli, "write_outputs", write_outputs)
-    monkeypatch.setattr(pv, "write_outputs", write_outputs)
+    def load_stack_config(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real_load(*args, **kwargs)
+
+    real, real_load = pv.write_outputs, pv.load_stack_config
+    for module in (cli, pv):
+        monkeypatch.setattr(module, "write_outputs", write_outputs)
+        monkeypatch.setattr(module, "load_stack_config", load_stack_config)
     make_project(tmp_path)
     code, _, err = _run(
         capsys, "preview", "dev", "--project-dir", str(tmp_path), "--out", str(tmp_path / "o")
     )
-    assert (code, seen, gc.isenabled()) == (0, [False], True), err
+    assert (code, seen, gc.isenabled()) == (0, [False, False], True), err
     pv.preview("dev", out_dir=tmp_path / "p", project_dir=tmp_path)
-    assert (seen, gc.isenabled()) == ([False, False], True)
+    assert (seen, gc.isenabled()) == ([False] * 4, True)
     make_project(tmp_path, stack_yaml=stack_with("pool: l4\nfail: bug\n"))
     code, _, _ = _run(capsys, "preview", "dev", "--project-dir", str(tmp_path))
     assert (code, gc.isenabled()) == (3, True)
