@@ -124,9 +124,14 @@ class _FastUniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # ty
     """The same with libyaml's parser; on an error the pure loader is run for its clearer message."""
 
 
+_MERGE = "tag:yaml.org,2002:merge"
+
+
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     seen: dict[Any, yaml.Node] = {}
     for key_node, _ in node.value:
+        if key_node.tag == _MERGE:  # `<<: *base`: its keys may be given again, to override
+            continue
         key = loader.construct_object(key_node, deep=True)
         if isinstance(key, list | dict):
             continue  # unhashable: let the default constructor report it
@@ -145,6 +150,48 @@ for _loader in (_UniqueKeyLoader, _FastUniqueKeyLoader):
     _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+_STR, _MAP, _SEQ = (f"tag:yaml.org,2002:{t}" for t in ("str", "map", "seq"))
+
+
+class _NotPlain(Exception):
+    """A document `_plain_load` leaves to the loaders."""
+
+
+def _plain_load(text: str) -> Any:
+    """The document `_FastUniqueKeyLoader` loads, built straight from libyaml's nodes when its
+    mappings have text keys, each once, and it has no alias inside itself: PyYAML's
+    constructor bookkeeping was half the parse of a 1000-model stack file. Scalars other than
+    texts go through the loader's own constructors; anything else raises _NotPlain (merge keys,
+    other keys, a key given twice) or yaml.YAMLError, and the loaders decide as before."""
+    loader = _FastUniqueKeyLoader(text)
+    try:
+        node = loader.get_single_node()
+        return None if node is None else _plain_node(loader, node, set())
+    finally:
+        loader.dispose()
+
+
+def _plain_node(loader: Any, node: yaml.Node, inside: set[int]) -> Any:
+    kind = type(node)
+    if kind is yaml.ScalarNode:
+        return node.value if node.tag == _STR else loader.construct_object(node)
+    if id(node) in inside:  # an alias of a collection holding it
+        raise _NotPlain
+    inside.add(id(node))
+    if kind is yaml.MappingNode and node.tag == _MAP:
+        out: Any = {}
+        for key, value in node.value:
+            if type(key) is not yaml.ScalarNode or key.tag != _STR or key.value in out:
+                raise _NotPlain
+            out[key.value] = _plain_node(loader, value, inside)
+    elif kind is yaml.SequenceNode and node.tag == _SEQ:
+        out = [_plain_node(loader, v, inside) for v in node.value]
+    else:
+        raise _NotPlain
+    inside.discard(id(node))
+    return out
+
+
 def load_yaml_file(path: Path, what: str) -> Any:
     """Parse a YAML file; a missing file or bad YAML is a PreviewError naming file and line."""
     try:
@@ -153,6 +200,10 @@ def load_yaml_file(path: Path, what: str) -> Any:
         raise PreviewError(f"{show_path(path)}: {what} not found") from None
     except (OSError, UnicodeDecodeError) as err:
         raise PreviewError(f"{show_path(path)}: cannot read {what}: {err}") from None
+    try:
+        return _plain_load(text)
+    except (_NotPlain, yaml.YAMLError):
+        pass
     try:
         return yaml.load(text, Loader=_FastUniqueKeyLoader)
     except yaml.YAMLError:
