@@ -16,8 +16,9 @@ The keys are exact: `marshal` writes only Python's own types (dict, list, str, i
 None and such) and refuses any other, and two values written alike are equal, so equal keys mean
 equal inputs (a dict written in another key order only misses), but for the texts of storage
 URIs of one reading (two models downloaded from two buckets make the same pods). A template
-whose inputs marshal refuses, a DaemonSet's (the node's DaemonSets are judged by its own name) and an LLM pod's (its
-model and flags) are decided alone, and so is the fit of a pod with DRA claims.
+whose inputs marshal refuses, a DaemonSet's (the node's DaemonSets are judged by its own name)
+and an LLM pod's (its model and flags) are decided alone, and so is the fit of a pod with DRA
+claims.
 """
 
 from __future__ import annotations
