@@ -390,6 +390,7 @@ def main() -> None:
         (work / "stacks").mkdir()
         (work / "floor.py").write_text(FLOOR)
         rows = []
+        paired: list[tuple[int, list[Run], list[Run], list[Run]]] = []
         loads: list[tuple[int, str, str]] = []
         for n in sizes:
             stack = f"bench-{n}"
@@ -426,6 +427,7 @@ def main() -> None:
                 == f"kubernetes:{e['inputs'].get('apiVersion')}:{e['inputs'].get('kind')}"
             )
             rows.append((n, len(graph), crs, median(ours), median(floor), median(replay)))
+            paired.append((n, ours, floor, replay))
             loads.append((n, load_before, load()))
             print(f"  N={n}: done", file=sys.stderr)
 
@@ -454,6 +456,18 @@ def main() -> None:
             print(
                 f"{n:>5} {o.cpu:>7.2f} {f.cpu:>7.2f} {o.cpu / f.cpu:>6.2f} {r.cpu:>8.2f}"
                 f" {o.cpu / r.cpu:>11.2f}  {before} -> {after}"
+            )
+        # The three programs of one repeat run back to back, so their ratio is taken under the
+        # same load: a burst of the host's load that slows one repeat cancels out of its ratios.
+        print("CPU ratios of each repeat's three runs (median, and lowest-highest):")
+        for n, o_runs, f_runs, r_runs in paired:
+            to_floor = [o.cpu / f.cpu for o, f in zip(o_runs, f_runs, strict=True)]
+            to_replay = [o.cpu / r.cpu for o, r in zip(o_runs, r_runs, strict=True)]
+            print(
+                f"{n:>5} ours/floor {statistics.median(to_floor):.2f}"
+                f" ({min(to_floor):.2f}-{max(to_floor):.2f})"
+                f"  ours/replay {statistics.median(to_replay):.2f}"
+                f" ({min(to_replay):.2f}-{max(to_replay):.2f})"
             )
         biggest = json.loads((work / f"graph-{sizes[-1]}.json").read_text())
         cpu, mods = sdk_import_cpu(biggest)
