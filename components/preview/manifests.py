@@ -14,7 +14,6 @@ kind by namespace and name.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping, Sequence
 from types import NoneType
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import yaml
 
 from ..model.scheduling import WIRED_POOL_ANNOTATION
-from .yamltext import block
+from .yamltext import block, scalar_tag
 
 # Helm's install order, with CRDs right after Namespaces (they must exist before any CR).
 KIND_ORDER: tuple[str, ...] = (
@@ -260,15 +259,8 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is yaml.ScalarNode:
-            return _scalar_tag(value, implicit)
+            return scalar_tag(value, implicit)
         return super().resolve(kind, value, implicit)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _scalar_tag(value: str, implicit: tuple[bool, bool]) -> Any:
-    """The tag a plain scalar would resolve to (whether the emitter must quote it): it depends on
-    the text alone (the safe resolver has no path resolvers), and manifests repeat their texts."""
-    return yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, implicit)
 
 
 def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:

@@ -45,8 +45,15 @@ def scalar(text: str) -> str:
         or text == "-"
     ):
         raise _NotPlain
-    tag = yaml.resolver.Resolver().resolve(yaml.ScalarNode, text, (True, False))
-    return text if tag == _STR else f"'{text}'"
+    return text if scalar_tag(text, (True, False)) == _STR else f"'{text}'"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def scalar_tag(value: str, implicit: tuple[bool, bool]) -> Any:
+    """The tag a plain scalar would resolve to (whether the emitter must quote it): it depends on
+    the text alone (the safe resolver has no path resolvers), and manifests repeat their texts.
+    The manifests' PyYAML dumper resolves through it too."""
+    return yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, implicit)
 
 
 def block(document: dict[str, Any]) -> str | None:
@@ -112,4 +119,4 @@ def _collection(o: Any, indent: str, first: str, out: Callable[[str], None]) -> 
         lead = indent
 
 
-__all__ = ["block", "scalar"]
+__all__ = ["block", "scalar", "scalar_tag"]
