@@ -29,6 +29,7 @@ from ..model.deploy.ownership import (
 )
 from . import hooks as bodies
 from .cluster import Cluster, LiveCluster, Target
+from .objects import NAMESPACE, CoreObject
 from .runs import record_this_run
 
 MIN_PULUMI = "3.244.0"
@@ -279,7 +280,7 @@ def owned_namespace(
     aliases: Sequence[pulumi.Alias] = (),
     provider: Optional[pulumi.ProviderResource] = None,
     ownership: Optional[Ownership] = None,
-) -> k8s.core.v1.Namespace:
+) -> CoreObject:
     """A namespace this stack makes (and `destroy` deletes); one of that name that exists and is
     not this stack's is refused, not taken. `aliases`: the resources it was made as before;
     `provider`: when `parent` does not pass the kubernetes one on."""
@@ -291,7 +292,8 @@ def owned_namespace(
     found = provider.cluster_hooks if isinstance(provider, KubeProvider) else hooks_of(parent)
     # Never deleted by the engine: deleting a namespace deletes everything in it. The hook
     # deletes it when it holds nothing of others; without hooks (a plain provider) it stays.
-    return k8s.core.v1.Namespace(
+    return CoreObject(
+        NAMESPACE,
         resource_name,
         metadata=owned(metadata),
         opts=pulumi.ResourceOptions(

@@ -50,6 +50,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..kube.objects import NODE_PATCH, CoreObject, read_node
 from ..kube.provider import hooks_of, owned
 from ..model.errors import InputError, show
 from ..model.inputs import stack
@@ -425,21 +426,20 @@ class ExistingGpuNodes(PoolComponent):
         plan = self._start(
             "gpu-inference:index:ExistingGpuNodes", name, validate_existing_nodes_args, args, opts
         )
-        import pulumi_kubernetes as k8s
-
         hooks = hooks_of(self)
         self.patches = []
         for node, body in plan.patches.items():
             spec: Any = None
             if plan.taints:
-                live = k8s.core.v1.Node.get(
+                live = read_node(
                     f"{node_resource(node)}-live", node, opts=pulumi.ResourceOptions(parent=self)
                 )
                 spec = pulumi.Output.all(live.metadata, live.spec).apply(
                     partial(_spec_with, ours=plan.taints)
                 )
             self.patches.append(
-                k8s.core.v1.NodePatch(
+                CoreObject(
+                    NODE_PATCH,
                     node_resource(node),
                     metadata=owned(body["metadata"]),
                     spec=spec,

@@ -20,6 +20,7 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..kube.objects import CONFIG_MAP_PATCH, CoreObject
 from ..kube.provider import create_opts, make_namespaces, owned
 from ..model.deploy import versions
 from ..model.deploy.charts import check_local_chart
@@ -198,7 +199,8 @@ class KnativeServing(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.ready: pulumi.Resource
         if self.mode == "patch":
-            self.ready = k8s.core.v1.ConfigMapPatch(
+            self.ready = CoreObject(
+                CONFIG_MAP_PATCH,
                 f"{name}-config-features",
                 metadata=owned(
                     {

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
-import pulumi_kubernetes as k8s
 
+from ..kube.objects import SECRET, SERVICE_ACCOUNT, CoreObject
 from ..kube.provider import create_opts, make_namespaces, owned
 from ..model.deploy.identity import GSA_EMAIL, validate_workload_identity
 from ..model.deploy.ownership import SYSTEM_NAMESPACES, NamespacePlan, install_ownership
@@ -176,7 +176,8 @@ class ModelNamespace(pulumi.ComponentResource):
         secret_refs: list[dict[str, Any]] = []
         if args.static_credentials:
             secret_name = f"{ksa}-storage"
-            k8s.core.v1.Secret(
+            CoreObject(
+                SECRET,
                 f"{name}-storage",
                 metadata=owned(
                     {
@@ -186,11 +187,12 @@ class ModelNamespace(pulumi.ComponentResource):
                     }
                 ),
                 type="Opaque",
-                string_data=pulumi.Output.secret(dict(args.static_credentials)),
+                stringData=pulumi.Output.secret(dict(args.static_credentials)),
                 opts=create_opts(self, ns, ownership),
             )
             secret_refs.append({"name": secret_name})
-        sa = k8s.core.v1.ServiceAccount(
+        sa = CoreObject(
+            SERVICE_ACCOUNT,
             f"{name}-sa",
             metadata=owned(
                 {
