@@ -262,7 +262,7 @@ def test_cpu_pool(world):
 
 def test_cpu_pool_without_taints_declares_none():
     plan = plan_gke_pool("cpu", GkeGpuNodePoolArgs(cluster="c", machine_type="n2-standard-4"))
-    assert plan.node_pool["node_config"]["taints"] == []
+    assert plan.node_pool["nodeConfig"]["taints"] == []
     assert plan.facts.placement.to_pod_spec() == {"nodeSelector": {POOL_LABEL: "cpu"}}
 
 
@@ -421,8 +421,8 @@ def test_error_names_the_component_and_nothing_is_registered():
 
 def test_gke_metadata_can_be_turned_off_for_a_cluster_without_workload_identity():
     args = GkeGpuNodePoolArgs(cluster="c", machine_type="n2-standard-4", gke_metadata=False)
-    assert "workload_metadata_config" not in plan_gke_pool("cpu", args).node_pool["node_config"]
+    assert "workloadMetadataConfig" not in plan_gke_pool("cpu", args).node_pool["nodeConfig"]
     args.gke_metadata = True
-    assert plan_gke_pool("cpu", args).node_pool["node_config"]["workload_metadata_config"] == {
+    assert plan_gke_pool("cpu", args).node_pool["nodeConfig"]["workloadMetadataConfig"] == {
         "mode": "GKE_METADATA"
     }

@@ -71,17 +71,17 @@ def l4_dra_args(**kw) -> GkeGpuNodePoolArgs:
 
 def test_a_gke_dra_pool_turns_gke_driver_and_device_plugin_off():
     plan = plan_gke_pool("l4-dra", l4_dra_args())
-    nc = plan.node_pool["node_config"]
+    nc = plan.node_pool["nodeConfig"]
     assert nc["labels"] == {
         "gpu-inference.dev/pool": "l4-dra",
         "gke-no-default-nvidia-gpu-device-plugin": "true",
         "nvidia.com/gpu.present": "true",
     }
-    assert nc["guest_accelerators"] == [
+    assert nc["guestAccelerators"] == [
         {
             "type": "nvidia-l4",
             "count": 2,
-            "gpu_driver_installation_config": {"gpu_driver_version": "INSTALLATION_DISABLED"},
+            "gpuDriverInstallationConfig": {"gpuDriverVersion": "INSTALLATION_DISABLED"},
         }
     ]
 
@@ -89,14 +89,14 @@ def test_a_gke_dra_pool_turns_gke_driver_and_device_plugin_off():
 def _graph(pool_taints: list[Taint], count: int) -> list[dict]:
     """The pool as registered (camelCase), the driver, a template for `count` GPUs, a pod."""
     plan = plan_gke_pool("l4-dra", l4_dra_args(taints=pool_taints))
-    nc = plan.node_pool["node_config"]
+    nc = plan.node_pool["nodeConfig"]
     pool = {
         "type": "gcp:container/nodePool:NodePool",
         "name": "l4-dra",
         "inputs": {
             "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 2},
             "nodeConfig": {
-                "machineType": nc["machine_type"],
+                "machineType": nc["machineType"],
                 "labels": nc["labels"],
                 "taints": [
                     {"key": t["key"], "value": t["value"], "effect": t["effect"]}
