@@ -10,36 +10,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
-from google.protobuf.json_format import MessageToDict
 
 from components.kube import objects
-from components.preview import mockrun
-
-# The call site's file and line: the two programs differ there and nowhere else.
-WHERE = ("sourcePosition", "stackTrace")
-RECORDER = mockrun.Recorder
-
-
-def requests(program: Callable[[], Any], monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Every register and read request `program` sends, whole, in order."""
-    seen: list[dict[str, Any]] = []
-
-    class Capture(RECORDER):
-        def RegisterResource(self, request: Any) -> Any:
-            seen.append(MessageToDict(request))
-            return super().RegisterResource(request)
-
-        def ReadResource(self, request: Any) -> Any:
-            seen.append({"read": MessageToDict(request)})
-            return super().ReadResource(request)
-
-    monkeypatch.setattr(mockrun, "Recorder", Capture)
-    mockrun.run_program(program)
-    for request in seen:
-        for body in (request, request.get("read", {})):
-            for key in WHERE:
-                body.pop(key, None)
-    return seen
+from tests.sdk_requests import sent
 
 
 def _options() -> pulumi.ResourceOptions:
@@ -139,8 +112,8 @@ def test_each_request_is_the_sdk_classes(
     ours: Callable[[pulumi.ResourceOptions], Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    theirs = requests(lambda: sdk(_options()), monkeypatch)
-    mine = requests(lambda: ours(_options()), monkeypatch)
+    theirs = sent(lambda: sdk(_options()), monkeypatch)
+    mine = sent(lambda: ours(_options()), monkeypatch)
     assert mine == theirs
     assert any(
         r.get("version") == objects.plugin_version("pulumi_kubernetes")

@@ -9,28 +9,13 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 import pytest
-from google.protobuf.json_format import MessageToDict
 
 from components.platform.cluster_access import ClusterAccessArgs, found_gke_cluster
-from components.preview import mockrun
-
-RECORDER = mockrun.Recorder
+from tests.sdk_requests import sent
 
 
 def invokes(program: Any, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    seen: list[dict[str, Any]] = []
-
-    class Capture(RECORDER):
-        def Invoke(self, request: Any) -> Any:
-            seen.append(MessageToDict(request))
-            return super().Invoke(request)
-
-    monkeypatch.setattr(mockrun, "Recorder", Capture)
-    mockrun.run_program(program)
-    for request in seen:
-        for key in ("sourcePosition", "stackTrace"):
-            request.pop(key, None)
-    return seen
+    return [r["invoke"] for r in sent(program, monkeypatch) if "invoke" in r]
 
 
 @pytest.mark.parametrize(

@@ -7,49 +7,26 @@ a camelCase key of ours that the SDK does not know would reach it untranslated a
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 import pytest
-from google.protobuf.json_format import MessageToDict
 
 from components.kube.objects import plugin_version
 from components.pools.gke import GkeGpuNodePoolArgs, NodePool, plan_gke_pool
-from components.preview import mockrun
+from tests.sdk_requests import sent, snake
 
-RECORDER = mockrun.Recorder
 USER_MAPS = ("labels", "resourceLabels")
 """Maps whose keys are the user's (label keys), not property names."""
 
 
-def snake(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): v if k in USER_MAPS else snake(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [snake(v) for v in value]
-    return value
-
-
 def request(program: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    seen: list[dict[str, Any]] = []
-
-    class Capture(RECORDER):
-        def RegisterResource(self, req: Any) -> Any:
-            if req.type == "gcp:container/nodePool:NodePool":
-                seen.append(MessageToDict(req))
-            return super().RegisterResource(req)
-
-    monkeypatch.setattr(mockrun, "Recorder", Capture)
-    mockrun.run_program(program)
-    (one,) = seen
-    for key in ("sourcePosition", "stackTrace"):
-        one.pop(key, None)
+    (one,) = [r for r in sent(program, monkeypatch) if r.get("type") == NODE_POOL]
     return one
+
+
+NODE_POOL = "gcp:container/nodePool:NodePool"
 
 
 def args(**kw: Any) -> GkeGpuNodePoolArgs:
@@ -92,7 +69,9 @@ def test_the_request_is_the_sdk_classes(pool: str, monkeypatch: pytest.MonkeyPat
 
     def sdk() -> None:
         parent = pulumi.ComponentResource("test:index:Pool", "p", None)
-        gcp.container.NodePool("p", **snake(inputs), opts=pulumi.ResourceOptions(parent=parent))
+        gcp.container.NodePool(
+            "p", **snake(inputs, USER_MAPS), opts=pulumi.ResourceOptions(parent=parent)
+        )
 
     def ours() -> None:
         parent = pulumi.ComponentResource("test:index:Pool", "p", None)
