@@ -33,7 +33,7 @@ from ..model.serving.knative_features import (
     enabled_pod_fields,
     feature_values,
 )
-from .helm import marked_values, release_opts
+from .helm import Release, marked_values, release_opts
 
 MODES = ("operator", "patch")
 INGRESSES = {
@@ -222,14 +222,16 @@ class KnativeServing(pulumi.ComponentResource):
             )
             made = make_namespaces(namespaces(name, args), self, args.namespaces_made, ownership)
             local = args.operator_chart
-            operator = k8s.helm.v3.Release(
+            operator = Release(
                 f"{name}-operator",
-                name="knative-operator",
-                chart=local or chart.chart,
-                version=None if local else args.operator_chart_version or chart.version,
-                repository_opts=None if local else {"repo": chart.repo},
-                namespace=OPERATOR_NAMESPACE,
-                values=marked_values(None, f"{name}-operator"),
+                {
+                    "name": "knative-operator",
+                    "chart": local or chart.chart,
+                    "version": None if local else args.operator_chart_version or chart.version,
+                    "repositoryOpts": None if local else {"repo": chart.repo},
+                    "namespace": OPERATOR_NAMESPACE,
+                    "values": marked_values(None, f"{name}-operator"),
+                },
                 opts=release_opts(self, made[OPERATOR_NAMESPACE], ownership),
             )
             self.ready = k8s.apiextensions.CustomResource(
