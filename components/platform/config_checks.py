@@ -626,6 +626,12 @@ class Checker:
 
     def check_knative(self) -> None:
         kn = self.spec.knative
+        features = kn.features or {}
+        # Only a flag set to other than "enabled", or no Knative install to enable any, can
+        # refuse a pod field: without either, no component's fields need reading.
+        fields_can_fail = (kn.mode == "none" and not kn.assume_flags_enabled) or any(
+            features.get(flag, "enabled") != "enabled" for flag in KNATIVE_PODSPEC_FLAGS.values()
+        )
         for i, isvc in enumerate(self.spec.inference_services):
             if not isvc.is_knative:
                 continue
@@ -633,6 +639,8 @@ class Checker:
             for kind, comp in isvc.components():
                 if uses_mps(self.spec, comp):
                     self._knative_host_ipc(isvc, kind, path)
+                if not fields_can_fail:
+                    continue
                 for field in self.uses(comp):
                     flag = KNATIVE_PODSPEC_FLAGS[field]
                     value = (kn.features or {}).get(flag)
