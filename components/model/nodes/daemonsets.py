@@ -193,7 +193,7 @@ def _driver_installer(image: str) -> DaemonPod:
     return DaemonPod(
         f"nvidia-driver-installer ({image})",
         Resources(cpu=150, pods=1),
-        Placement.from_pod_spec(gke_driver_installer.pod_spec(image)),
+        Placement.from_pod_spec(gke_driver_installer.PODS[image]),  # read, not copied
         f"GoogleCloudPlatform/container-engine-accelerators @{GKE_DRIVER_INSTALLER_COMMIT[:8]} "
         f"{GKE_DRIVER_INSTALLER_PATHS[image]} (init containers 150m each, the pause container "
         "none; tolerations Exists; affinity gke-accelerator Exists, gke-gpu-driver-version "
