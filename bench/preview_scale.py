@@ -28,13 +28,13 @@ ahead (`compileall`, as pip does at install), and PYTHONDONTWRITEBYTECODE is dro
 children's environment. With it set (some shells and CI images set it) every run compiles our
 modules from source, about 0.4 s at any N, which no installed package pays.
 It also times the placement check alone on 1000 pod templates x 20 pools (wall and CPU), the
-import of `components`, and which cloud SDKs each kind of stack loads.
+import of `components`, the typed SDK modules ours loads beyond the floor's, and which cloud SDKs
+each kind of stack loads.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -305,52 +305,58 @@ def import_cost() -> tuple[float, float]:
     return int(line.split("|")[1]) / 1000, wall
 
 
-def sdk_modules(graph: list[dict]) -> list[str]:
-    """The SDK modules a program registering the graph's resource types through their classes
-    imports (`kubernetes:core/v1:Namespace` -> `pulumi_kubernetes.core.v1`, `gcp:container/...`
-    -> `pulumi_gcp.container`); custom resources' groups have none."""
-    out = set()
-    for e in graph:
-        package, _, rest = e["type"].partition(":")
-        module = rest.split(":")[0]
-        if package == "kubernetes":
-            group, _, version = module.rpartition("/")
-            out.add(f"pulumi_kubernetes.{group.split('.')[0] or 'core'}.{version}")
-        elif package in ("gcp", "aws"):
-            out.add(f"pulumi_{package}.{module.split('/')[0]}")
-    return sorted(out)
+TYPED = (
+    "import sys, json\n"
+    "print(json.dumps(sorted(m[: -len('._inputs')] for m in sys.modules"
+    " if m.startswith('pulumi_') and m.endswith('._inputs'))))\n"
+)
+"""Prints the SDK packages whose typed classes were loaded (each has an `_inputs` module, the
+bulk of its import; a cloud SDK's lazy placeholders have none)."""
 
 
-def sdk_import_cpu(graph: list[dict]) -> tuple[float, list[str]]:
-    """CPU seconds a fresh process spends importing the SDK modules of the graph's types beyond
-    what the floor and the replay import (pulumi, pulumi_kubernetes.apiextensions); the modules.
-    A cloud SDK hands out its modules lazily (`pulumi._utils._LazyModule`: `pulumi_gcp.container`
-    is loaded on its first attribute, and `dir` does not load it): each is loaded here by an
-    attribute, as a program using it loads it (without, the figure missed most of the GCP SDK's:
-    0.25 s reported against 0.54 s)."""
+def typed_sdk_packages(code: str, cwd: Path) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\n" + TYPED], cwd=cwd, capture_output=True, text=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else []
+
+
+def sdk_import_cpu(work: Path, stack: str) -> tuple[float, list[str]]:
+    """The SDK packages a preview of `stack` loads typed classes of beyond what the floor loads
+    (pulumi_kubernetes and its apiextensions), and the CPU seconds a fresh process spends
+    importing them: SDK cost that ours pays and no baseline does. (We register the few types of
+    core/v1, helm.v3 and gcp.container we make directly, so a GKE stack on its own cluster
+    loads none of those.) A cloud SDK hands out its modules lazily (`pulumi._utils._LazyModule`):
+    each is loaded here by an attribute, as a program using it loads it."""
+    floor = typed_sdk_packages(
+        "import pulumi_kubernetes as k8s\nk8s.apiextensions.CustomResource", work
+    )
+    ours = typed_sdk_packages(
+        "import io, contextlib, tempfile\n"
+        "from components.preview import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    cli.main(['preview', {stack!r}, '--project-dir', {str(work)!r},"
+        " '--out', tempfile.mkdtemp()])\n",
+        work,
+    )
+    mods = [m for m in ours if m not in floor]
     probe = (
         "import importlib, time\n"
         "import pulumi, pulumi_kubernetes, pulumi_kubernetes.apiextensions\n"
         "start = time.process_time()\n"
-        "for m in {mods!r}:\n"
-        "    try:\n"
-        "        getattr(importlib.import_module(m), '__all__', None)\n"
-        "    except ImportError:\n"
-        "        pass\n"
+        f"for m in {mods!r}:\n"
+        "    getattr(importlib.import_module(m), '__all__', None)\n"
         "print(time.process_time() - start)\n"
     )
-    mods = [m for m in sdk_modules(graph) if m != "pulumi_kubernetes.apiextensions.v1"]
-    runs = []
-    for _ in range(3):
-        out = subprocess.run(
-            [sys.executable, "-c", probe.format(mods=mods)],
-            capture_output=True,
-            text=True,
-            check=True,
+    runs = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+            ).stdout.strip()
         )
-        runs.append(float(out.stdout.strip()))
-    found = [m for m in mods if importlib.util.find_spec(m.rsplit(".", 1)[0]) is not None]
-    return min(runs), found
+        for _ in range(3)
+    ]
+    return min(runs), mods
 
 
 def sdks_loaded(code: str) -> list[str]:
@@ -469,12 +475,10 @@ def main() -> None:
                 f"  ours/replay {statistics.median(to_replay):.2f}"
                 f" ({min(to_replay):.2f}-{max(to_replay):.2f})"
             )
-        biggest = json.loads((work / f"graph-{sizes[-1]}.json").read_text())
-        cpu, mods = sdk_import_cpu(biggest)
+        cpu, mods = sdk_import_cpu(work, f"bench-{sizes[-1]}")
         print(
-            f"SDK modules the graph's resource types need beyond the floor's ({', '.join(mods)}): "
-            f"{cpu:.2f} s CPU to import, paid by ours and by no baseline (the replay registers "
-            "those types as generic resources)"
+            f"typed SDK modules ours loads beyond the floor's ({', '.join(mods) or 'none'}): "
+            f"{cpu:.2f} s CPU to import, paid by ours and by no baseline"
         )
         by_n = {row[0]: row for row in rows}
         if 100 in by_n and 1000 in by_n:
