@@ -4,20 +4,15 @@ use (each check in a fresh interpreter)."""
 import json
 import subprocess
 import sys
+from typing import Any
 
 from tests.conftest import ROOT
 
 
-def loaded_sdks(code: str) -> list[str]:
-    probe = (
-        "import sys\n"
-        f"{code}\n"
-        "import json\n"
-        "clouds = ('pulumi_aws', 'pulumi_gcp', 'pulumi_azure_native')\n"
-        "print(json.dumps([m for m in clouds if m in sys.modules]))\n"
-    )
+def probe(code: str) -> Any:
+    """What `code`, run in a fresh interpreter in the project, prints last (JSON)."""
     out = subprocess.run(
-        [sys.executable, "-c", probe],
+        [sys.executable, "-c", code],
         cwd=ROOT,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
         capture_output=True,
@@ -25,6 +20,16 @@ def loaded_sdks(code: str) -> list[str]:
         check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def loaded_sdks(code: str) -> list[str]:
+    return probe(
+        "import sys\n"
+        f"{code}\n"
+        "import json\n"
+        "clouds = ('pulumi_aws', 'pulumi_gcp', 'pulumi_azure_native')\n"
+        "print(json.dumps([m for m in clouds if m in sys.modules]))\n"
+    )
 
 
 def test_import_components_imports_no_cloud_sdk():
@@ -77,41 +82,23 @@ def test_an_aks_stack_loads_only_the_containerservice_module_of_the_azure_sdk():
     """pulumi-azure-native is large (~250 services): its top package registers each service as a
     lazy module (pulumi's `_LazyModule`, loaded on first use), and an AKS stack must load no
     service but `containerservice`."""
-    code = (
+    services = probe(
         "from components.preview.preview import preview\n"
         "import tempfile, pathlib, sys, json\n"
         "preview('aks-nap', out_dir=pathlib.Path(tempfile.mkdtemp()), project_dir=pathlib.Path('.'))\n"
         "print(json.dumps(sorted({n.split('.')[1] for n, m in list(sys.modules.items())"
         " if n.startswith('pulumi_azure_native.') and type(m).__name__ != '_LazyModule'})))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    services = json.loads(out.stdout.strip().splitlines()[-1])
     assert set(services) == {"containerservice", "_utilities", "provider"}
 
 
 def loaded_modules(stack: str, names: tuple[str, ...]) -> list[str]:
-    code = (
+    return probe(
         "from components.preview.preview import preview\n"
         "import tempfile, pathlib, sys, json\n"
         f"preview({stack!r}, out_dir=pathlib.Path(tempfile.mkdtemp()), project_dir=pathlib.Path('.'))\n"
         f"print(json.dumps([n for n in {names!r} if n in sys.modules]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 # The SDK modules whose few types we register directly (components/kube/objects.py, the GKE
