@@ -7,6 +7,8 @@ registered here as the SDK's own class registers it: the same type token (so the
 same camelCase inputs, its output-only properties (`status`), the SDK's version for the
 kubernetes plugin, and a Secret's `data` and `stringData` as secrets. The provider cannot tell
 the two apart; tests/kube/test_objects.py holds every request equal to the SDK class's.
+`sdk_options` (an SDK's plugin version, read from its package without importing it) serves the
+GKE NodePool, the GKE cluster lookup and the Helm Release, registered the same way.
 """
 
 from __future__ import annotations
