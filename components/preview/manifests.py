@@ -178,7 +178,7 @@ def _document(entry: Mapping[str, Any]) -> str:
         comments.append(
             f"# metadata.name is not set: Pulumi auto-names it {entry.get('name')}-<random>"
         )
-    return "\n".join(comments) + "\n" + dump_yaml(_ordered_object(inputs))
+    return "\n".join(comments) + "\n" + object_yaml(inputs)
 
 
 def _object_order(entry: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -213,7 +213,16 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-def _ordered_object(inputs: Mapping[str, Any]) -> dict[str, Any]:
+def object_yaml(inputs: Mapping[str, Any]) -> str:
+    """One object's YAML, keys in `ordered_object`'s order: written by `yamltext` from the two
+    top levels ordered here and the rest sorted as it writes, or by PyYAML from the whole
+    document ordered (the same text, `tests/preview/test_yamltext.py`)."""
+    top = _ordered_top(inputs)
+    text = block(top, sort_from=2) if top is not None else None
+    return text or pyyaml_text(ordered_object(inputs))
+
+
+def ordered_object(inputs: Mapping[str, Any]) -> dict[str, Any]:
     """apiVersion, kind, metadata (name, namespace first) then the rest, keys sorted below."""
     out: dict[str, Any] = {k: inputs[k] for k in _FIRST_KEYS if k in inputs}
     if isinstance(out.get("metadata"), Mapping):
@@ -223,6 +232,26 @@ def _ordered_object(inputs: Mapping[str, Any]) -> dict[str, Any]:
         }
     for key in sorted(k for k in inputs if k not in _FIRST_KEYS):
         out[key] = _sorted(inputs[key])
+    return out
+
+
+def _ordered_top(inputs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """`ordered_object`'s order for the two top levels only, for a writer that sorts the keys
+    below (`yamltext.block(..., sort_from=2)`): nothing deeper is copied. None when apiVersion or
+    kind holds a collection, or metadata one other than a mapping: `ordered_object` keeps their
+    insides as given, which sorting by level cannot."""
+    if any(type(inputs.get(k)) in (dict, list, tuple) for k in ("apiVersion", "kind")) or type(
+        inputs.get("metadata")
+    ) in (list, tuple):
+        return None
+    out: dict[str, Any] = {k: inputs[k] for k in _FIRST_KEYS if k in inputs}
+    out |= {k: inputs[k] for k in sorted(k for k in inputs if k not in _FIRST_KEYS)}
+    for k, v in out.items():
+        if type(v) is dict:
+            first = _FIRST_METADATA_KEYS if k == "metadata" else ()
+            out[k] = {f: v[f] for f in first if f in v} | {
+                f: v[f] for f in sorted(v, key=str) if f not in first
+            }
     return out
 
 
@@ -272,14 +301,9 @@ def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str_representer)
 
 
-def dump_yaml(value: Any) -> str:
-    """YAML text for plain data, keys in the order given (callers sort), stable line breaks
-    (written by `yamltext` when it can, the same text as `pyyaml_text`)."""
-    return block(value) or pyyaml_text(value)
-
-
 def pyyaml_text(value: Any) -> str:
-    """`dump_yaml` through PyYAML (libyaml's emitter where there is one)."""
+    """YAML text for plain data, keys in the order given, stable line breaks, through PyYAML
+    (libyaml's emitter where there is one)."""
     return yaml.dump(
         value,
         Dumper=_Dumper,

@@ -56,14 +56,20 @@ def scalar_tag(value: str, implicit: tuple[bool, bool]) -> Any:
     return yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, implicit)
 
 
-def block(document: dict[str, Any]) -> str | None:
-    """The YAML text of a non-empty mapping of plain data, or None when it holds anything else."""
+NEVER = 1 << 30
+
+
+def block(document: dict[str, Any], sort_from: int = NEVER) -> str | None:
+    """The YAML text of a non-empty mapping of plain data, or None when it holds anything else.
+    Mappings `sort_from` levels down or deeper (the document is level 0) are written with their
+    keys sorted, those above in their own order: a caller that orders the top levels itself need
+    not copy the whole document to sort the rest."""
     if type(document) is not dict or not document:
         return None
     parts: list[str] = []
     try:
-        _collection(document, "", "", parts.append)
-    except _NotPlain:
+        _collection(document, "", "", parts.append, sort_from)
+    except (_NotPlain, TypeError):  # TypeError: keys that do not sort
         return None
     return "".join(parts)
 
@@ -85,22 +91,28 @@ def _value(o: Any) -> str:
     raise _NotPlain
 
 
-def _collection(o: Any, indent: str, first: str, out: Callable[[str], None]) -> None:
-    """A non-empty dict or list at `indent`; its first line starts with `first` instead."""
+def _collection(
+    o: Any, indent: str, first: str, out: Callable[[str], None], sort_from: int
+) -> None:
+    """A non-empty dict or list at `indent`; its first line starts with `first` instead. Its
+    mappings' keys are sorted from `sort_from` levels down (0: this one)."""
     lead = first
+    below = sort_from - 1
     if type(o) is dict:
-        for k, v in o.items():
+        for k in sorted(o) if sort_from <= 0 else o:
             if type(k) is not str:
                 raise _NotPlain
+            v = o[k]
             out(lead)
             out(scalar(k))
             t = type(v)
             if t is dict and v:
                 out(":\n")
-                _collection(v, indent + "  ", indent + "  ", out)
+                _collection(v, indent + "  ", indent + "  ", out, below)
             elif t is list and v:
                 out(":\n")
-                _collection(v, indent, indent, out)  # a sequence in a mapping is not indented
+                # A sequence in a mapping is not indented.
+                _collection(v, indent, indent, out, below)
             else:
                 out(": ")
                 out(_value(v))
@@ -111,7 +123,7 @@ def _collection(o: Any, indent: str, first: str, out: Callable[[str], None]) -> 
         item = lead + "- "
         t = type(v)
         if (t is dict or t is list) and v:
-            _collection(v, indent + "  ", item, out)
+            _collection(v, indent + "  ", item, out, below)
         else:
             out(item)
             out(_value(v))
@@ -119,4 +131,4 @@ def _collection(o: Any, indent: str, first: str, out: Callable[[str], None]) -> 
         lead = indent
 
 
-__all__ = ["block", "scalar", "scalar_tag"]
+__all__ = ["NEVER", "block", "scalar", "scalar_tag"]
