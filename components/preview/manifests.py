@@ -224,14 +224,16 @@ def object_yaml(inputs: Mapping[str, Any]) -> str:
 
 def ordered_object(inputs: Mapping[str, Any]) -> dict[str, Any]:
     """apiVersion, kind, metadata (name, namespace first) then the rest, keys sorted below."""
-    out: dict[str, Any] = {k: inputs[k] for k in _FIRST_KEYS if k in inputs}
-    if isinstance(out.get("metadata"), Mapping):
-        md = _sorted(out["metadata"])
-        out["metadata"] = {k: md[k] for k in _FIRST_METADATA_KEYS if k in md} | {
-            k: v for k, v in md.items() if k not in _FIRST_METADATA_KEYS
-        }
-    for key in sorted(k for k in inputs if k not in _FIRST_KEYS):
-        out[key] = _sorted(inputs[key])
+    out: dict[str, Any] = {}
+    for k in _keys_first(inputs, _FIRST_KEYS):
+        v = inputs[k]
+        if k not in _FIRST_KEYS:
+            out[k] = _sorted(v)
+        elif k == "metadata" and isinstance(v, Mapping):
+            md = _sorted(v)
+            out[k] = {f: md[f] for f in _keys_first(md, _FIRST_METADATA_KEYS)}
+        else:  # apiVersion, kind, a metadata that is no mapping: as given
+            out[k] = v
     return out
 
 
@@ -244,15 +246,18 @@ def _ordered_top(inputs: Mapping[str, Any]) -> dict[str, Any] | None:
         inputs.get("metadata")
     ) in (list, tuple):
         return None
-    out: dict[str, Any] = {k: inputs[k] for k in _FIRST_KEYS if k in inputs}
-    out |= {k: inputs[k] for k in sorted(k for k in inputs if k not in _FIRST_KEYS)}
+    out = {k: inputs[k] for k in _keys_first(inputs, _FIRST_KEYS)}
     for k, v in out.items():
         if type(v) is dict:
             first = _FIRST_METADATA_KEYS if k == "metadata" else ()
-            out[k] = {f: v[f] for f in first if f in v} | {
-                f: v[f] for f in sorted(v, key=str) if f not in first
-            }
+            out[k] = {f: v[f] for f in _keys_first(v, first)}
     return out
+
+
+def _keys_first(value: Mapping[str, Any], first: tuple[str, ...]) -> list[Any]:
+    """`first` (those `value` has), then its other keys sorted: the order of an object's top level
+    and of its metadata."""
+    return [k for k in first if k in value] + sorted((k for k in value if k not in first), key=str)
 
 
 _TAG = "tag:yaml.org,2002:"
