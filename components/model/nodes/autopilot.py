@@ -2,37 +2,30 @@
 and the rule by which it rejects a GPU Pod. Used by the `GkeAutopilotGpuPool` component (config
 refusals) and by the placement check (GI029), so both read Autopilot the same way.
 
-Pure (imports nothing of ours). Source: GKE documentation "Deploy GPU workloads in Autopilot"
+Pure (imports only `gpus`). Source: GKE documentation "Deploy GPU workloads in Autopilot"
 (docs.cloud.google.com/kubernetes-engine/docs/how-to/autopilot-gpus, last updated 2026-04-10):
 - "Request GPUs in your containers": the allowed `cloud.google.com/gke-accelerator` values;
   "You must specify both the GPU type and the GPU quantity in your Pod specification. If you omit
   either of these values, Autopilot rejects your Pod."; `cloud.google.com/gke-accelerator-count`
   "Must be greater than or equal to GPU_QUANTITY and a supported GPU quantity for the GPU type".
-- "Supported GPU quantities": the table below; "If you request a GPU quantity that isn't
-  supported for that type, Autopilot rejects your Pod." (H100 80GB at 1, 2 and 4 from
-  1.31.4-gke.1072000.)
+- "Supported GPU quantities": each GPU record's `autopilot` (`gpus.GkeGpu`, with its source); "If
+  you request a GPU quantity that isn't supported for that type, Autopilot rejects your Pod."
 - "How GPU allocation works in Autopilot": Autopilot taints the GPU node and adds the
   corresponding tolerations to the Pod.
-Not encoded: `nvidia-gb200` (Preview, no quantities listed), and the CPU / memory minimums and
-maximums per GPU type and count of "Resource requests in Autopilot" (concepts/
-autopilot-resource-requests): that table could not be read here, so requests beyond them are not
-refused (unverified).
+Not encoded: the CPU / memory minimums and maximums per GPU type and count of "Resource requests
+in Autopilot" (concepts/autopilot-resource-requests): that table could not be read here, so
+requests beyond them are not refused (unverified).
 """
 
 from __future__ import annotations
 
+from .gpus import gke_gpus
+
 AUTOPILOT_GPU_QUANTITIES: dict[str, tuple[int, ...]] = {
-    "nvidia-b200": (8,),
-    "nvidia-h200-141gb": (8,),
-    "nvidia-h100-mega-80gb": (8,),
-    "nvidia-h100-80gb": (1, 2, 4, 8),
-    "nvidia-a100-80gb": (1, 2, 4, 8),
-    "nvidia-tesla-a100": (1, 2, 4, 8, 16),
-    "nvidia-rtx-pro-6000": (1, 2, 4, 8),
-    "nvidia-l4": (1, 2, 4, 8),
-    "nvidia-tesla-t4": (1, 2, 4),
+    offer.accelerator: offer.autopilot for _, offer in reversed(gke_gpus()) if offer.autopilot
 }
-"""GPU type -> the GPU quantities a Pod may request on Autopilot (the docs' table)."""
+"""GPU type -> the GPU quantities a Pod may request on Autopilot, in the docs' table's order (the
+GPU records' reversed: the largest first)."""
 
 
 def _listing() -> str:

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import InputError, show
+from .gpus import GPU_MODELS
 
 
 @dataclass(frozen=True)
@@ -714,36 +715,21 @@ def node_startup_seconds(provider: str, accelerator: str | None = None) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# Shared GPUs: MIG profiles and time-sharing
+# Shared GPUs: MIG profiles (`gpus.GPU_MODELS`) and time-sharing
 #
-# MIG profiles each GPU offers, and how many instances of one profile fit on one GPU: NVIDIA's
-# default MIG layouts, NVIDIA/gpu-operator `assets/state-mig-manager/0400_configmap.yaml`
-# (`default-mig-parted-config`, the `all-<profile>` entries and their device filters: A100-40GB;
-# H100-80GB / A100-80GB; H200-141GB; RTX-PRO-6000-96GB). The `+me` / `+gfx` / `-me` variants are
-# left out (GKE's `gpu_partition_size` names the plain profile: the NVIDIA MIG user guide).
 # GKE time-sharing / MPS: 2..48 clients per GPU (GKE ComputeClass reference, `gpuSharing.
 # maxSharedClientsPerGPU`); a node then exposes GPUs x clients `nvidia.com/gpu`.
 # ---------------------------------------------------------------------------------------------
 
-_MIG_A100_40 = {"1g.5gb": 7, "1g.10gb": 4, "2g.10gb": 3, "3g.20gb": 2, "4g.20gb": 1, "7g.40gb": 1}
-_MIG_80 = {"1g.10gb": 7, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1}
-_MIG_H200 = {"1g.18gb": 7, "1g.35gb": 4, "2g.35gb": 3, "3g.71gb": 2, "4g.71gb": 1, "7g.141gb": 1}
-_MIG_RTX_PRO_6000 = {"1g.24gb": 4, "2g.48gb": 2, "4g.96gb": 1}
 
-MIG_PROFILES: dict[str, dict[str, int]] = {
-    # GKE accelerator names
-    "nvidia-tesla-a100": _MIG_A100_40,
-    "nvidia-a100-80gb": _MIG_80,
-    "nvidia-h100-80gb": _MIG_80,
-    "nvidia-h100-mega-80gb": _MIG_80,
-    "nvidia-h200-141gb": _MIG_H200,
-    "nvidia-rtx-pro-6000": _MIG_RTX_PRO_6000,
-    # GPU models of the AWS table
-    "A100": _MIG_A100_40,
-    "A100 80GB": _MIG_80,
-    "H100": _MIG_80,
-    "H200": _MIG_H200,
-}
+def _mig_profiles() -> dict[str, dict[str, int]]:
+    with_mig = [g for g in GPU_MODELS.values() if g.mig]
+    out = {offer.accelerator: dict(g.mig or {}) for g in with_mig for offer in g.gke}
+    out.update({g.aws: dict(g.mig or {}) for g in with_mig if g.aws})
+    return out
+
+
+MIG_PROFILES: dict[str, dict[str, int]] = _mig_profiles()
 """GPU (GKE accelerator name or AWS GPU model) -> MIG profile -> instances per GPU."""
 
 SHARED_CLIENTS_MIN, SHARED_CLIENTS_MAX = 2, 48

@@ -1,5 +1,5 @@
 """The devices NVIDIA's DRA driver publishes for a node, as `resource.k8s.io/v1` ResourceSlice
-devices, and the DeviceClasses its chart makes. Pure data (imports nothing of ours).
+devices, and the DeviceClasses its chart makes. Pure data (imports only `gpus`).
 
 Source: kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 (chart `dra-driver-nvidia-gpu` 0.4.1, pinned
 in `model.deploy.versions.NVIDIA_DRA_DRIVER`):
@@ -18,19 +18,19 @@ in `model.deploy.versions.NVIDIA_DRA_DRIVER`):
   "Blackwell");
 - DeviceClasses `gpu.nvidia.com` and `mig.nvidia.com` (templates/deviceclass-{gpu,mig}.yaml).
 
-`productName` is NVML's device name (what `nvidia-smi --query-gpu=name` prints) and `memory`
-NVML's total memory, both read on the machine by the driver; the figures below are the ones
-nvidia-smi reports for each model (a secondary source: NVIDIA's product pages and published
-nvidia-smi output, not read from the driver). `brand`, `driverVersion`, `cudaDriverVersion`,
-`uuid` and the PCI attributes depend on the machine or were not verified: they are not modelled (`UNMODELLED_ATTRIBUTES`), and a
-selector that reads them is not judged. MIG memory is the profile's nominal size.
+The GPU models' facts (`productName`, `architecture`, compute capability, memory) are in
+`gpus.GPU_MODELS`, with their source. `brand`, `driverVersion`, `cudaDriverVersion`, `uuid` and the
+PCI attributes depend on the machine or were not verified: they are not modelled
+(`UNMODELLED_ATTRIBUTES`), and a selector that reads them is not judged. MIG memory is the
+profile's nominal size.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from .gpus import GPU_MODELS, NvidiaGpu
 
 DRA_DRIVER = "gpu.nvidia.com"
 GPU_DEVICE_CLASS = "gpu.nvidia.com"
@@ -75,38 +75,19 @@ DRA driver, a JSON list of `resource.k8s.io/v1` ResourceSlice devices (`node_dev
 _MIB = 2**20
 
 
-@dataclass(frozen=True)
-class NvidiaGpu:
-    """One GPU model as the DRA driver describes it."""
+def _gpus() -> dict[str, NvidiaGpu]:
+    out: dict[str, NvidiaGpu] = {}
+    for gpu in GPU_MODELS.values():
+        if gpu.dra is not None:
+            for name in (gpu.aws, *(offer.model for offer in gpu.gke)):
+                if name:
+                    out.setdefault(name, gpu.dra)
+    return out
 
-    product_name: str
-    architecture: str
-    compute_capability: str  # CUDA compute capability, as semver
-    memory_mib: int  # NVML total memory
 
-
-GPUS: dict[str, NvidiaGpu] = {
-    # keys: the GPU models of `catalog.GKE_ACCELERATORS` and `catalog.AWS_GPU_INSTANCES`
-    "P4": NvidiaGpu("Tesla P4", "Pascal", "6.1.0", 7680),
-    "P100": NvidiaGpu("Tesla P100-PCIE-16GB", "Pascal", "6.0.0", 16384),
-    "V100": NvidiaGpu("Tesla V100-SXM2-16GB", "Volta", "7.0.0", 16384),
-    "T4": NvidiaGpu("Tesla T4", "Turing", "7.5.0", 15360),
-    "T4G": NvidiaGpu("NVIDIA T4G", "Turing", "7.5.0", 15360),
-    "A10G": NvidiaGpu("NVIDIA A10G", "Ampere", "8.6.0", 23028),
-    "L4": NvidiaGpu("NVIDIA L4", "Ada Lovelace", "8.9.0", 23034),
-    "L40S": NvidiaGpu("NVIDIA L40S", "Ada Lovelace", "8.9.0", 46068),
-    "A100": NvidiaGpu("NVIDIA A100-SXM4-40GB", "Ampere", "8.0.0", 40960),
-    "A100 40GB": NvidiaGpu("NVIDIA A100-SXM4-40GB", "Ampere", "8.0.0", 40960),
-    "A100 80GB": NvidiaGpu("NVIDIA A100-SXM4-80GB", "Ampere", "8.0.0", 81920),
-    "H100": NvidiaGpu("NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", 81559),
-    "H100 80GB": NvidiaGpu("NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", 81559),
-    "H100 80GB Mega": NvidiaGpu("NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", 81559),
-    "H200": NvidiaGpu("NVIDIA H200", "Hopper", "9.0.0", 143771),
-    "H200 141GB": NvidiaGpu("NVIDIA H200", "Hopper", "9.0.0", 143771),
-    "RTX PRO 6000": NvidiaGpu(
-        "NVIDIA RTX PRO 6000 Blackwell Server Edition", "Blackwell", "12.0.0", 97887
-    ),
-}
+GPUS: dict[str, NvidiaGpu] = _gpus()
+"""GPU model, as the GKE and AWS tables name it (`GkeAccelerator.gpu_model`,
+`AwsGpuInstance.gpu_model`) -> what the driver publishes for it."""
 
 # Streaming multiprocessors of a MIG profile's compute slices (`<n>g`): NVIDIA's MIG user guide
 # profile tables (A100: 14 SMs per slice; H100 / H200: 16 per slice; RTX PRO 6000: 47).

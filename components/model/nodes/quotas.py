@@ -8,12 +8,9 @@ how to read it from the cloud); what the pools may take of it is judged by the p
 (GI045, GI046).
 
 - GCE (GKE): per region and GPU family, in GPUs; Spot and preemptible VMs count against the
-  `PREEMPTIBLE_` quota of the family instead (Compute Engine "GPU quota"; the metric names are the
-  `Quota.metric` enum of the Compute v1 API, `gcloud compute regions describe REGION` lists them
-  with their limits). [V] Compute v1 `Quota.Metric` (google-cloud-compute, `COMMITTED_NVIDIA_*`
-  beside each on-demand family): T4, P4, P100, V100, L4, A100, A100 80GB, H100; [S] H100 Mega,
-  H200 (the same pattern, seen in `gcloud` output quoted by users). The RTX PRO 6000 family's is
-  not known here: such a pool's quota is not judged.
+  `PREEMPTIBLE_` quota of the family instead (Compute Engine "GPU quota"; `gcloud compute regions
+  describe REGION` lists the metrics with their limits). Each accelerator type's metric is in its
+  GPU record (`gpus.GkeGpu.quota`, with its source); one without is not judged.
 - EC2 (EKS): per region, in vCPUs, per instance-family group, On-Demand and Spot apart (EC2 User
   Guide, "On-Demand Instance quotas" and "Spot Instance quotas"; `aws service-quotas
   list-service-quotas --service-code ec2` lists them with their codes). The Spot quota of P
@@ -30,20 +27,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import InputError, show
+from .gpus import gke_gpus
 
 PROVIDERS = ("gke", "eks")
 
 GCE_GPU_METRICS: dict[str, str] = {
-    "nvidia-tesla-t4": "NVIDIA_T4_GPUS",
-    "nvidia-tesla-p4": "NVIDIA_P4_GPUS",
-    "nvidia-tesla-p100": "NVIDIA_P100_GPUS",
-    "nvidia-tesla-v100": "NVIDIA_V100_GPUS",
-    "nvidia-l4": "NVIDIA_L4_GPUS",
-    "nvidia-tesla-a100": "NVIDIA_A100_GPUS",
-    "nvidia-a100-80gb": "NVIDIA_A100_80GB_GPUS",
-    "nvidia-h100-80gb": "NVIDIA_H100_GPUS",
-    "nvidia-h100-mega-80gb": "NVIDIA_H100_MEGA_GPUS",
-    "nvidia-h200-141gb": "NVIDIA_H200_GPUS",
+    offer.accelerator: offer.quota for _, offer in gke_gpus() if offer.quota
 }
 """GKE accelerator type -> the GCE regional GPU quota metric its nodes count against."""
 PREEMPTIBLE = "PREEMPTIBLE_"
