@@ -1,7 +1,9 @@
 """GPU catalogs: which GKE machine shapes take which accelerators, and what AWS GPU instances carry.
 
 Pure data and lookups (imports no Pulumi). Used to validate pools before anything is created and
-by the placement check to know how many GPUs a pool's nodes have.
+by the placement check to know how many GPUs a pool's nodes have. The tables here are derived:
+from the GPU records (`gpus.GPU_MODELS`) and the machine rows that name them (`gke_machines`,
+`aws_instances`); their sources are cited there.
 
 INTERFACE (stable):
 - `GKE_ACCELERATORS: dict[str, GkeAccelerator]`, `gke_accelerator(name) -> GkeAccelerator`
@@ -34,7 +36,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import InputError, show
-from .gpus import GPU_MODELS
+from .gke_machines import GCE_MACHINES, GCE_UNMODELLED_GPU_PREFIXES
+from .gpus import GPU_MODELS, gke_gpus
 
 
 @dataclass(frozen=True)
@@ -99,135 +102,37 @@ class AwsGpuNodeShape:
 
 
 # ---------------------------------------------------------------------------------------------
-# GKE / Compute Engine
-#
-# Sources (checked for this table):
-# - Compute Engine docs, "GPU machine types" / "GPU platforms"
-#   (https://cloud.google.com/compute/docs/gpus): accelerator names, GPU memory per GPU
-#   (L4 24 GB GDDR6; A100 40 GB HBM2; A100 80 GB HBM2e; H100 80 GB HBM3; T4 16 GB GDDR6;
-#   V100 16 GB HBM2; P4 8 GB GDDR5), "each G2 / A2 / A3 machine type has a fixed
-#   GPU count", and which GPUs attach to N1 general-purpose machines (not f1-micro / g1-small).
-# - Google's own machine->accelerator table in GoogleCloudPlatform/cluster-toolkit,
-#   modules/internal/gpu-definition/main.tf (`accelerator_machines`), for the per-shape counts of
-#   a2-highgpu/megagpu/ultragpu, a3-highgpu/megagpu/ultragpu, g2-standard and g4-standard.
-# - N1 counts and the vCPU ceiling per GPU count: the "GPUs on N1" tables of the same Compute
-#   Engine page (as mirrored in SkyPilot's gcp_catalog.py `_NUM_ACC_TO_MAX_CPU_AND_MEMORY`, which
-#   cites it). P100 x4 allows 64 vCPUs in a few zones and 96 elsewhere; we allow 96.
-# Memory figures not stated on a Google page we could read: H200 141 GB (from the accelerator name
-# nvidia-h200-141gb), RTX PRO 6000 96 GB GDDR7 (NVIDIA's product announcements), P100 16 GB (not
-# confirmed). N1 custom machine types are named `custom-<vCPUs>-<MB>[-ext]` (from memory of the
-# Compute Engine naming, not confirmed).
-# a3-highgpu-1g/2g/4g: these smaller A3 High shapes are reportedly limited to Spot / flex-start
-# provisioning; we could not verify that from a source, so it is not checked here.
-# Not modelled (could not verify counts/memory from a source): a3-edgegpu-8g, A4 (nvidia-b200),
-# A4X (nvidia-gb200); their families are still recognised as GPU machines (see below).
+# GKE / Compute Engine: each accelerator type of `gpus.GPU_MODELS`, with the machine types that
+# come with it (`gke_machines`, its GPU rows) or, for N1, the GPU counts an N1 machine takes.
+# N1 custom machine types are named `custom-<vCPUs>-<MB>[-ext]` (from memory of the Compute
+# Engine naming, not confirmed).
 # ---------------------------------------------------------------------------------------------
 
 _N1_PREFIXES = ("n1-standard-", "n1-highmem-", "n1-highcpu-", "custom-")
 
 
-def _n1(counts: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
-    return {prefix: counts for prefix in _N1_PREFIXES}
+def _gke_accelerators() -> dict[str, GkeAccelerator]:
+    built_in: dict[str, dict[str, tuple[int, ...]]] = {}
+    for m in GCE_MACHINES.values():
+        if m.accelerator:
+            built_in.setdefault(m.accelerator, {})[m.name] = (m.gpus,)
+    out = {}
+    for gpu, offer in gke_gpus():
+        n1 = offer.n1_max_vcpus
+        if n1:
+            machines, max_vcpus = {prefix: tuple(n1) for prefix in _N1_PREFIXES}, dict(n1)
+        elif offer.accelerator in built_in:
+            machines, max_vcpus = built_in[offer.accelerator], None
+        else:
+            continue  # no machine type of it is modelled (nvidia-b200)
+        out[offer.accelerator] = GkeAccelerator(
+            offer.accelerator, offer.model, gpu.memory_gib or 0, machines, not n1, max_vcpus
+        )
+    return out
 
 
-GKE_ACCELERATORS: dict[str, GkeAccelerator] = {
-    "nvidia-l4": GkeAccelerator(
-        "nvidia-l4",
-        "L4",
-        24,
-        {
-            "g2-standard-4": (1,),
-            "g2-standard-8": (1,),
-            "g2-standard-12": (1,),
-            "g2-standard-16": (1,),
-            "g2-standard-32": (1,),
-            "g2-standard-24": (2,),
-            "g2-standard-48": (4,),
-            "g2-standard-96": (8,),
-        },
-        attached=True,
-    ),
-    "nvidia-tesla-a100": GkeAccelerator(
-        "nvidia-tesla-a100",
-        "A100 40GB",
-        40,
-        {
-            "a2-highgpu-1g": (1,),
-            "a2-highgpu-2g": (2,),
-            "a2-highgpu-4g": (4,),
-            "a2-highgpu-8g": (8,),
-            "a2-megagpu-16g": (16,),
-        },
-        attached=True,
-    ),
-    "nvidia-a100-80gb": GkeAccelerator(
-        "nvidia-a100-80gb",
-        "A100 80GB",
-        80,
-        {
-            "a2-ultragpu-1g": (1,),
-            "a2-ultragpu-2g": (2,),
-            "a2-ultragpu-4g": (4,),
-            "a2-ultragpu-8g": (8,),
-        },
-        attached=True,
-    ),
-    "nvidia-h100-80gb": GkeAccelerator(
-        "nvidia-h100-80gb",
-        "H100 80GB",
-        80,
-        {
-            "a3-highgpu-1g": (1,),
-            "a3-highgpu-2g": (2,),
-            "a3-highgpu-4g": (4,),
-            "a3-highgpu-8g": (8,),
-        },
-        attached=True,
-    ),
-    "nvidia-h100-mega-80gb": GkeAccelerator(
-        "nvidia-h100-mega-80gb", "H100 80GB Mega", 80, {"a3-megagpu-8g": (8,)}, attached=True
-    ),
-    "nvidia-h200-141gb": GkeAccelerator(
-        "nvidia-h200-141gb", "H200 141GB", 141, {"a3-ultragpu-8g": (8,)}, attached=True
-    ),
-    "nvidia-rtx-pro-6000": GkeAccelerator(
-        "nvidia-rtx-pro-6000",
-        "RTX PRO 6000",
-        96,
-        {
-            "g4-standard-48": (1,),
-            "g4-standard-96": (2,),
-            "g4-standard-192": (4,),
-            "g4-standard-384": (8,),
-        },
-        attached=True,
-    ),
-    "nvidia-tesla-t4": GkeAccelerator(
-        "nvidia-tesla-t4", "T4", 16, _n1((1, 2, 4)), attached=False, max_vcpus={1: 48, 2: 48, 4: 96}
-    ),
-    "nvidia-tesla-v100": GkeAccelerator(
-        "nvidia-tesla-v100",
-        "V100",
-        16,
-        _n1((1, 2, 4, 8)),
-        attached=False,
-        max_vcpus={1: 12, 2: 24, 4: 48, 8: 96},
-    ),
-    "nvidia-tesla-p100": GkeAccelerator(
-        "nvidia-tesla-p100",
-        "P100",
-        16,
-        _n1((1, 2, 4)),
-        attached=False,
-        max_vcpus={1: 16, 2: 32, 4: 96},
-    ),
-    "nvidia-tesla-p4": GkeAccelerator(
-        "nvidia-tesla-p4", "P4", 8, _n1((1, 2, 4)), attached=False, max_vcpus={1: 24, 2: 48, 4: 96}
-    ),
-}
-
-# Machine families that come with GPUs but whose shapes this catalog does not model.
-_GKE_UNMODELLED_GPU_PREFIXES = ("a3-edgegpu-", "a4-highgpu-", "a4x-highgpu-", "a4x-maxgpu-")
+GKE_ACCELERATORS: dict[str, GkeAccelerator] = _gke_accelerators()
+"""GKE accelerator type -> its GPU and machines (those with machine rows or N1 counts)."""
 
 
 def gke_accelerator(name: str) -> GkeAccelerator:
@@ -240,10 +145,10 @@ def gke_accelerator(name: str) -> GkeAccelerator:
 
 
 def gke_gpus_for_machine(machine_type: str) -> tuple[str, int] | None:
-    for acc in GKE_ACCELERATORS.values():
-        if acc.attached and machine_type in acc.machines:
-            return acc.name, acc.machines[machine_type][0]
-    return None
+    machine = GCE_MACHINES.get(machine_type) if isinstance(machine_type, str) else None
+    if machine is None or not machine.accelerator:
+        return None
+    return machine.accelerator, machine.gpus
 
 
 def gke_machine_series(machine_type: str) -> str:
@@ -296,7 +201,7 @@ def is_gke_gpu_machine(machine_type: str) -> bool:
     attached_families = [f for f, acc in gke_machine_families().items() if acc]
     return any(
         machine_type.startswith(f + "-") for f in attached_families
-    ) or machine_type.startswith(_GKE_UNMODELLED_GPU_PREFIXES)
+    ) or machine_type.startswith(GCE_UNMODELLED_GPU_PREFIXES)
 
 
 def _n1_vcpus(machine_type: str) -> int | None:

@@ -1,9 +1,11 @@
-"""Compute Engine machine types: vCPUs and memory, the inputs of a GKE node's capacity.
+"""Compute Engine machine types: vCPUs, memory and the GPUs built in, the inputs of a GKE node.
 
-Pure data (imports nothing of ours). `components.model.nodes.shapes` turns a row into a node shape.
+Pure data (imports nothing of ours). `components.model.nodes.shapes` turns a row into a node shape;
+`components.model.nodes.catalog` reads the GPU rows as the machines each accelerator comes with.
 
 INTERFACE:
-- `GceMachine(name, vcpus, memory_mib)`; `GCE_MACHINES: dict[str, GceMachine]`
+- `GceMachine(name, vcpus, memory_mib, shared_core, accelerator, gpus)`;
+  `GCE_MACHINES: dict[str, GceMachine]`, `GCE_UNMODELLED_GPU_PREFIXES`
 - `gce_machine_or_none(name) -> GceMachine | None` (custom machine types are parsed from the name)
 - `gce_machine_family(name) -> str` (`n2-standard-8` -> `n2-standard`)
 - `gce_family_sizes(family) -> list[str]`, `GCE_MACHINE_SOURCES: str`
@@ -28,12 +30,14 @@ GCE_MACHINE_SOURCES = (
 
 @dataclass(frozen=True)
 class GceMachine:
-    """A Compute Engine machine type: vCPUs and memory (MiB)."""
+    """A Compute Engine machine type: vCPUs, memory (MiB) and the GPUs it comes with."""
 
     name: str
     vcpus: int
     memory_mib: int
     shared_core: bool = False  # e2-micro / -small / -medium: a fraction of 2 vCPUs
+    accelerator: str | None = None  # the GKE accelerator type built in (G2, A2, A3, G4)
+    gpus: int = 0  # how many of them
 
 
 # ---------------------------------------------------------------------------------------------
@@ -42,11 +46,11 @@ class GceMachine:
 # Checked rows in the SkyPilot catalog above (GiB): e2-highmem-2/4/8 = 16/32/64; n1-standard-1 =
 # 3.75; n1-highmem-8/96 = 52/624; n1-highcpu-4/32/64 = 3.599609375/28.7998046875/57.599609375
 # (memoryMb 3686/29491/58982: 0.9 GiB per vCPU rounded down to whole MiB); n2-highmem-80/96 =
-# 640/768; n2-standard-128 = 512; c3-standard-8/44/88 = 32/176/352; g2-standard-96 = 384.
+# 640/768; n2-standard-128 = 512; c3-standard-8/44/88 = 32/176/352.
 # The other sizes follow the same per-vCPU ratio of their series (Compute Engine's general-purpose
-# and accelerator-optimized machine pages state the ratio per series); the size lists are the
-# predefined shapes of each series. Not listed (not checked): n2-highmem-128 (its memory is not
-# 8 GiB per vCPU), c3 -lssd and metal shapes. Shared-core E2: `_SHARED_CORE` below.
+# machine pages state the ratio per series); the size lists are the predefined shapes of each
+# series. Not listed (not checked): n2-highmem-128 (its memory is not 8 GiB per vCPU), c3 -lssd
+# and metal shapes. Shared-core E2: `_SHARED_CORE` below. GPU machine types: `_GPU_MACHINES`.
 # ---------------------------------------------------------------------------------------------
 
 _SERIES: dict[str, tuple[float, tuple[int, ...]]] = {
@@ -61,33 +65,57 @@ _SERIES: dict[str, tuple[float, tuple[int, ...]]] = {
     "n2-highcpu": (1024, (2, 4, 8, 16, 32, 48, 64, 80, 96)),
     "n2d-standard": (4096, (2, 4, 8, 16, 32, 48, 64, 80, 96, 128, 224)),
     "c3-standard": (4096, (4, 8, 22, 44, 88, 176)),
-    "g2-standard": (4096, (4, 8, 12, 16, 24, 32, 48, 96)),
 }
 
-# Accelerator-optimized shapes that are not a per-vCPU ratio: (vCPUs, memory GiB).
-# A2/A3 rows read in the SkyPilot catalog above; G4 from dstack#3213 (48/180, 96/360, 192/720,
-# 384/1440 GB, listed from the GCP API by dstack's gpuhunt): a secondary source.
-_FIXED: dict[str, tuple[int, int]] = {
-    "a2-highgpu-1g": (12, 85),
-    "a2-highgpu-2g": (24, 170),
-    "a2-highgpu-4g": (48, 340),
-    "a2-highgpu-8g": (96, 680),
-    "a2-megagpu-16g": (96, 1360),
-    "a2-ultragpu-1g": (12, 170),
-    "a2-ultragpu-2g": (24, 340),
-    "a2-ultragpu-4g": (48, 680),
-    "a2-ultragpu-8g": (96, 1360),
-    "a3-highgpu-1g": (26, 234),
-    "a3-highgpu-2g": (52, 468),
-    "a3-highgpu-4g": (104, 936),
-    "a3-highgpu-8g": (208, 1872),
-    "a3-megagpu-8g": (208, 1872),
-    "a3-ultragpu-8g": (224, 2952),
-    "g4-standard-48": (48, 180),
-    "g4-standard-96": (96, 360),
-    "g4-standard-192": (192, 720),
-    "g4-standard-384": (384, 1440),
-}
+# ---------------------------------------------------------------------------------------------
+# Machine types with GPUs built in: one row each, (name, vCPUs, memory GiB, accelerator, GPUs).
+#
+# - vCPUs and memory: A2/A3 rows read in the SkyPilot catalog above; G2 at G2's 4 GiB per vCPU
+#   (g2-standard-96 = 384 read there); G4 from dstack#3213 (48/180, 96/360, 192/720, 384/1440 GB,
+#   listed from the GCP API by dstack's gpuhunt): a secondary source.
+# - Accelerator and count: Google's own machine->accelerator table in GoogleCloudPlatform/
+#   cluster-toolkit, modules/internal/gpu-definition/main.tf (`accelerator_machines`), and the
+#   Compute Engine "GPU machine types" page: "each G2 / A2 / A3 machine type has a fixed GPU
+#   count".
+# a3-highgpu-1g/2g/4g: these smaller A3 High shapes are reportedly limited to Spot / flex-start
+# provisioning; we could not verify that from a source, so it is not checked here.
+# Rows of one accelerator by GPU count, then vCPUs: the order errors list them in.
+# ---------------------------------------------------------------------------------------------
+
+_GPU_MACHINES: tuple[tuple[str, int, int, str, int], ...] = (
+    ("g2-standard-4", 4, 16, "nvidia-l4", 1),
+    ("g2-standard-8", 8, 32, "nvidia-l4", 1),
+    ("g2-standard-12", 12, 48, "nvidia-l4", 1),
+    ("g2-standard-16", 16, 64, "nvidia-l4", 1),
+    ("g2-standard-32", 32, 128, "nvidia-l4", 1),
+    ("g2-standard-24", 24, 96, "nvidia-l4", 2),
+    ("g2-standard-48", 48, 192, "nvidia-l4", 4),
+    ("g2-standard-96", 96, 384, "nvidia-l4", 8),
+    ("a2-highgpu-1g", 12, 85, "nvidia-tesla-a100", 1),
+    ("a2-highgpu-2g", 24, 170, "nvidia-tesla-a100", 2),
+    ("a2-highgpu-4g", 48, 340, "nvidia-tesla-a100", 4),
+    ("a2-highgpu-8g", 96, 680, "nvidia-tesla-a100", 8),
+    ("a2-megagpu-16g", 96, 1360, "nvidia-tesla-a100", 16),
+    ("a2-ultragpu-1g", 12, 170, "nvidia-a100-80gb", 1),
+    ("a2-ultragpu-2g", 24, 340, "nvidia-a100-80gb", 2),
+    ("a2-ultragpu-4g", 48, 680, "nvidia-a100-80gb", 4),
+    ("a2-ultragpu-8g", 96, 1360, "nvidia-a100-80gb", 8),
+    ("a3-highgpu-1g", 26, 234, "nvidia-h100-80gb", 1),
+    ("a3-highgpu-2g", 52, 468, "nvidia-h100-80gb", 2),
+    ("a3-highgpu-4g", 104, 936, "nvidia-h100-80gb", 4),
+    ("a3-highgpu-8g", 208, 1872, "nvidia-h100-80gb", 8),
+    ("a3-megagpu-8g", 208, 1872, "nvidia-h100-mega-80gb", 8),
+    ("a3-ultragpu-8g", 224, 2952, "nvidia-h200-141gb", 8),
+    ("g4-standard-48", 48, 180, "nvidia-rtx-pro-6000", 1),
+    ("g4-standard-96", 96, 360, "nvidia-rtx-pro-6000", 2),
+    ("g4-standard-192", 192, 720, "nvidia-rtx-pro-6000", 4),
+    ("g4-standard-384", 384, 1440, "nvidia-rtx-pro-6000", 8),
+)
+
+GCE_UNMODELLED_GPU_PREFIXES = ("a3-edgegpu-", "a4-highgpu-", "a4x-highgpu-", "a4x-maxgpu-")
+"""Machine families that come with GPUs but have no rows (their counts and memory could not be
+verified from a source: a3-edgegpu-8g, A4 with nvidia-b200, A4X with nvidia-gb200): still GPU
+machines to the catalog."""
 
 
 # Shared-core E2 machine types: 2 guestCpus in the Compute Engine API (cluster-autoscaler-1.36.1
@@ -105,8 +133,8 @@ def _build() -> dict[str, GceMachine]:
             name = f"{family}-{vcpus}"
             # int() rounds down: n1-highcpu's 0.9 GiB per vCPU is whole MiB only that way.
             out[name] = GceMachine(name, vcpus, int(mib_per_vcpu * vcpus))
-    for name, (vcpus, gib) in _FIXED.items():
-        out[name] = GceMachine(name, vcpus, gib * 1024)
+    for name, vcpus, gib, accelerator, gpus in _GPU_MACHINES:
+        out[name] = GceMachine(name, vcpus, gib * 1024, accelerator=accelerator, gpus=gpus)
     for name, mib in _SHARED_CORE.items():
         out[name] = GceMachine(name, 2, mib, shared_core=True)
     return out
