@@ -24,6 +24,8 @@ ADDED (validators and helpers the pools and the placement check use):
 - `validate_aws_cpu_instance_types(instance_types) -> tuple[str, ...]`
 - `aws_instance_or_none(instance_type)`, `is_gpu_instance(instance_type) -> bool`,
   `aws_gpu_families() -> list[str]`, `aws_instance_family(instance_type) -> str`
+- `MIG_PROFILES`, `mig_instances(gpu, profile)`, `validate_shared_clients(clients)`,
+  `node_startup_seconds(provider, accelerator)`
 
 Errors are raised without a path; per-item AWS errors carry a `[i]` path so that the caller's
 `err.at("args.instance_types")` reads `args.instance_types[1]: ...`.
@@ -36,6 +38,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import InputError, show
+from .aws_instances import (
+    EC2_INSTANCES,
+    EC2_NON_GPU_ACCELERATOR_FAMILIES,
+    EC2_UNMODELLED_GPU_FAMILIES,
+    Ec2Instance,
+)
 from .gke_machines import GCE_MACHINES, GCE_UNMODELLED_GPU_PREFIXES
 from .gpus import GPU_MODELS, gke_gpus
 
@@ -329,115 +337,21 @@ def validate_gke_cpu_machine_type(machine_type: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# AWS / EC2
-#
-# Sources (checked for this table):
-# - AWS Batch User Guide, "Run GPU jobs" (https://docs.aws.amazon.com/batch/latest/userguide/
-#   gpu-jobs.html): GPUs and GPU memory per instance for g4dn, g5, g5g and g6 sizes.
-# - Amazon EC2 "Accelerated computing instances" pages (GPU models: T4, A10G, T4G, L4, L40S,
-#   A100, H100, H200) and the per-instance GPU table of vantage-sh/ec2instances.info
-#   (scraper/aws/ec2/gpu_data.go, curated from the EC2 instance-type pages) for g4dn.metal,
-#   g6e, p3, p4d, p4de, p5, p5e, p5en counts and memory.
-# - CPU architecture: g5g is Graviton2 (arm64); every other family here is x86_64.
-# `k8s.amazonaws.com/accelerator` values: cluster-autoscaler's AWS README ("Special note on GPU
-# instances") says the value "varies by instance type" and gives `nvidia-tesla-k80` for P2; KServe
-# seed 001 uses `nvidia-tesla-t4` for T4 nodes. There is no AWS-published list, so the other values
-# follow the same `nvidia-<model>` convention (GKE's names where GKE sells the same GPU).
-# p5.4xlarge (1 x H100) is newer than most sources; it is listed only by ec2instances.info.
+# AWS / EC2: the GPU rows of `aws_instances`, with their GPU model's names (`gpus.GPU_MODELS`).
 # ---------------------------------------------------------------------------------------------
 
 
-def _family_rows(
-    family: str,
-    gpu_model: str,
-    memory_gib: int,
-    label: str,
-    sizes: dict[str, int],
-    arch: str = "x86_64",
-) -> dict[str, AwsGpuInstance]:
-    return {
-        f"{family}.{size}": AwsGpuInstance(
-            f"{family}.{size}", gpu_model, gpus, memory_gib, arch, label
-        )
-        for size, gpus in sizes.items()
-    }
+def _aws_gpu_instance(inst: Ec2Instance) -> AwsGpuInstance:
+    gpu = GPU_MODELS[str(inst.gpu)]
+    return AwsGpuInstance(
+        inst.name, str(gpu.aws), inst.gpus, gpu.memory_gib or 0, inst.arch, str(gpu.aws_label)
+    )
 
-
-# g5, g6 and g6e come in the same sizes with the same GPUs (1 up to 16xlarge, 4, 4, 8).
-_G_SIZES = {
-    "xlarge": 1,
-    "2xlarge": 1,
-    "4xlarge": 1,
-    "8xlarge": 1,
-    "16xlarge": 1,
-    "12xlarge": 4,
-    "24xlarge": 4,
-    "48xlarge": 8,
-}
 
 AWS_GPU_INSTANCES: dict[str, AwsGpuInstance] = {
-    **_family_rows(
-        "g4dn",
-        "T4",
-        16,
-        "nvidia-tesla-t4",
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "16xlarge": 1,
-            "12xlarge": 4,
-            "metal": 8,
-        },
-    ),
-    **_family_rows("g5", "A10G", 24, "nvidia-a10g", _G_SIZES),
-    **_family_rows(
-        "g5g",
-        "T4G",
-        16,
-        "nvidia-t4g",
-        {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 2, "metal": 2},
-        arch="arm64",
-    ),
-    **_family_rows("g6", "L4", 24, "nvidia-l4", _G_SIZES),
-    **_family_rows("g6e", "L40S", 48, "nvidia-l40s", _G_SIZES),
-    **_family_rows(
-        "p3", "V100", 16, "nvidia-tesla-v100", {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}
-    ),
-    **_family_rows("p3dn", "V100", 32, "nvidia-tesla-v100", {"24xlarge": 8}),
-    **_family_rows("p4d", "A100", 40, "nvidia-a100", {"24xlarge": 8}),
-    **_family_rows("p4de", "A100 80GB", 80, "nvidia-a100-80gb", {"24xlarge": 8}),
-    **_family_rows("p5", "H100", 80, "nvidia-h100", {"4xlarge": 1, "48xlarge": 8}),
-    **_family_rows("p5e", "H200", 141, "nvidia-h200", {"48xlarge": 8}),
-    **_family_rows("p5en", "H200", 141, "nvidia-h200", {"48xlarge": 8}),
+    name: _aws_gpu_instance(inst) for name, inst in EC2_INSTANCES.items() if inst.gpu
 }
 
-# Families with GPUs (or other accelerators that are not `nvidia.com/gpu`) that the table above
-# does not model; recognised so that errors can say what they are.
-_AWS_UNMODELLED_GPU_FAMILIES = (
-    "p2",
-    "g3",
-    "g3s",
-    "g4ad",
-    "gr6",
-    "g6f",
-    "gr6f",
-    "p6-b200",
-    "p6e-gb200",
-)
-_AWS_NON_GPU_ACCELERATOR_FAMILIES = (
-    "inf1",
-    "inf2",
-    "trn1",
-    "trn1n",
-    "trn2",
-    "dl1",
-    "dl2q",
-    "f1",
-    "f2",
-    "vt1",
-)
 _EC2_NAME = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
 
 
@@ -461,7 +375,7 @@ def is_gpu_instance(instance_type: str) -> bool:
         return False
     return instance_type in AWS_GPU_INSTANCES or aws_instance_family(instance_type) in (
         *aws_gpu_families(),
-        *_AWS_UNMODELLED_GPU_FAMILIES,
+        *EC2_UNMODELLED_GPU_FAMILIES,
     )
 
 
@@ -482,13 +396,13 @@ def aws_instance(instance_type: str) -> AwsGpuInstance:
     family = aws_instance_family(instance_type)
     if family in aws_gpu_families():
         raise InputError(f"{instance_type} is not a {family} size", _family_sizes(family))
-    if family in _AWS_UNMODELLED_GPU_FAMILIES:
+    if family in EC2_UNMODELLED_GPU_FAMILIES:
         raise InputError(
             f"{instance_type} has GPUs, but the {family} family is not in this catalog "
             "(its GPU count/model are not modelled)",
             families,
         )
-    if family in _AWS_NON_GPU_ACCELERATOR_FAMILIES:
+    if family in EC2_NON_GPU_ACCELERATOR_FAMILIES:
         raise InputError(
             f"{instance_type} is not a GPU instance type: its accelerators are not NVIDIA GPUs "
             "(no nvidia.com/gpu resource)",

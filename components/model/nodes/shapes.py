@@ -42,7 +42,7 @@ from .aws_instances import (
     ec2_family_sizes,
     instance_store_gb,
 )
-from .catalog import AWS_GPU_INSTANCES, gke_gpus_for_machine, gke_machine_series
+from .catalog import gke_gpus_for_machine, gke_machine_series
 from .gke_machines import (
     GCE_MACHINE_SOURCES,
     GceMachine,
@@ -502,8 +502,7 @@ def _aws_unknown(instance_type: object, what: str) -> InputError:
 
 
 def _ec2_gpus(inst: Ec2Instance, gpus: object) -> int:
-    known = AWS_GPU_INSTANCES.get(inst.name)
-    physical = known.gpus if known else 0
+    physical = inst.gpus
     if gpus is None:
         return physical
     count = _whole(gpus, "gpus")
