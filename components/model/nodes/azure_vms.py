@@ -1,7 +1,7 @@
 """Azure GPU VM sizes: what an AKS node of each size is (vCPUs, memory, GPUs, temp disk), and the
 parts of its name that Karpenter on Azure labels nodes with.
 
-Pure data and lookups (imports nothing but `components.model.errors`). `components.model.nodes.
+Pure data and lookups (imports `components.model.errors` and `gpus`). `components.model.nodes.
 aks_shapes` turns a row into a node shape; `components.model.autoscalers.karpenter_azure` into
 the instance types node auto-provisioning offers.
 
@@ -23,14 +23,14 @@ Sources (numbers transcribed, files not copied):
   `sku.VCPU()`, `sku.Memory()`, `sku.GPU()`); its fake SKU data (`pkg/fake/
   zz_generated.sku.southcentralus.go`) has the same values for NC16as_T4_v3 (16, 110, 1) and
   NC24ads_A100_v4 (24, 220, 1).
-- Temp disk (GiB) and GPU memory (GB, per VM: divided by the GPUs here): Microsoft's size pages,
+- Temp disk (GiB), and the GPU model and its memory (`gpus.GPU_MODELS`): Microsoft's size pages,
   MicrosoftDocs/azure-compute-docs `articles/virtual-machines/sizes/gpu-accelerated/`
   `ncast4v3-series.md`, `nvadsa10v5-series.md`, `nca100v4-series.md`, `ncadsh100v5-series.md`,
   `ndh100v5-series.md`, `nd-h200-v5-series.md`, `ndasra100v4-series.md`, `ndma100v4-series.md`.
   Those pages agree with the SKU API on vCPUs and memory except ND96amsr_A100_v4, which they list
   with 1900 GB where the SKU API (and so every autoscaler) has 1800 GiB: the SKU API is kept.
-- NCads_A10_v4 has no size page in that repository: its rows are the SKU API's alone (A10: 24 GB,
-  NVIDIA's A10 datasheet); its temp disk is not known (None).
+- NCads_A10_v4 has no size page in that repository: its rows are the SKU API's alone (its GPU's
+  memory: NVIDIA's A10 datasheet); its temp disk is not known (None).
 - NVadsA10_v5 sizes up to NV18 hold a slice of one A10 (1/6, 1/3, 1/2: `gpu_share`, the size
   page's "Accelerators" column), which the SKU API counts as 1 GPU: one `nvidia.com/gpu` of 4, 8
   or 12 GB.
@@ -48,8 +48,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InputError, show
+from .gpus import GPU_MODELS
 
 AZURE_VM_SOURCES = (
     "Azure Resource SKU API as listed in kubernetes/autoscaler cluster-autoscaler-1.36.1 "
@@ -85,90 +87,78 @@ class AzureGpuVm:
         return self.memory_mib / 1024
 
 
-def _rows(
-    series: str,
-    gpu_model: str,
-    gpu_memory_gib: int,
-    sizes: dict[str, tuple[int, int, int, int | None]],
-    ca_label: bool = False,
-    shares: dict[str, tuple[str, int]] | None = None,
+def _series(
+    series: str, gpu: str, rows: tuple[tuple[Any, ...], ...], ca_label: bool = False
 ) -> dict[str, AzureGpuVm]:
-    """`sizes`: name -> (vCPUs, memory GiB, GPUs, temp disk GiB); `shares`: name -> (share,
-    GPU memory) for sizes holding a slice of a GPU."""
+    """One series of `gpu` (`gpus.GPU_MODELS`): a row per size, (name, vCPUs, memory GiB, GPUs,
+    temp disk GiB), with (share, GPU memory GB) after it for a size holding a slice of a GPU."""
+    model = GPU_MODELS[gpu]
     out = {}
-    for name, (vcpus, gib, gpus, temp) in sizes.items():
-        share, memory = (shares or {}).get(name, (None, gpu_memory_gib))
+    for name, vcpus, gib, gpus, temp, *share in rows:
+        part, memory = share if share else (None, model.memory_gib or 0)
         out[name] = AzureGpuVm(
-            name, series, vcpus, gib * 1024, gpus, gpu_model, memory, temp, share, ca_label
+            name, series, vcpus, gib * 1024, gpus, str(model.azure), memory, temp, part, ca_label
         )
     return out
 
 
 AZURE_GPU_VMS: dict[str, AzureGpuVm] = {
-    **_rows(
+    **_series(
         "NCasT4_v3",
         "T4",
-        16,
-        {
-            "Standard_NC4as_T4_v3": (4, 28, 1, 176),
-            "Standard_NC8as_T4_v3": (8, 56, 1, 352),
-            "Standard_NC16as_T4_v3": (16, 110, 1, 352),
-            "Standard_NC64as_T4_v3": (64, 440, 4, 2816),
-        },
+        (
+            ("Standard_NC4as_T4_v3", 4, 28, 1, 176),
+            ("Standard_NC8as_T4_v3", 8, 56, 1, 352),
+            ("Standard_NC16as_T4_v3", 16, 110, 1, 352),
+            ("Standard_NC64as_T4_v3", 64, 440, 4, 2816),
+        ),
         ca_label=True,
     ),
-    **_rows(
+    **_series(
         "NCads_A10_v4",
         "A10",
-        24,
-        {
-            "Standard_NC8ads_A10_v4": (8, 100, 1, None),
-            "Standard_NC16ads_A10_v4": (16, 200, 1, None),
-            "Standard_NC32ads_A10_v4": (32, 400, 2, None),
-        },
+        (
+            ("Standard_NC8ads_A10_v4", 8, 100, 1, None),
+            ("Standard_NC16ads_A10_v4", 16, 200, 1, None),
+            ("Standard_NC32ads_A10_v4", 32, 400, 2, None),
+        ),
     ),
-    **_rows(
+    **_series(
         "NVadsA10_v5",
         "A10",
-        24,
-        {
-            "Standard_NV6ads_A10_v5": (6, 55, 1, 180),
-            "Standard_NV12ads_A10_v5": (12, 110, 1, 360),
-            "Standard_NV18ads_A10_v5": (18, 220, 1, 720),
-            "Standard_NV36ads_A10_v5": (36, 440, 1, 1440),
-            "Standard_NV36adms_A10_v5": (36, 880, 1, 2880),
-            "Standard_NV72ads_A10_v5": (72, 880, 2, 2880),
-        },
-        shares={
-            "Standard_NV6ads_A10_v5": ("1/6", 4),
-            "Standard_NV12ads_A10_v5": ("1/3", 8),
-            "Standard_NV18ads_A10_v5": ("1/2", 12),
-        },
+        (
+            ("Standard_NV6ads_A10_v5", 6, 55, 1, 180, "1/6", 4),
+            ("Standard_NV12ads_A10_v5", 12, 110, 1, 360, "1/3", 8),
+            ("Standard_NV18ads_A10_v5", 18, 220, 1, 720, "1/2", 12),
+            ("Standard_NV36ads_A10_v5", 36, 440, 1, 1440),
+            ("Standard_NV36adms_A10_v5", 36, 880, 1, 2880),
+            ("Standard_NV72ads_A10_v5", 72, 880, 2, 2880),
+        ),
     ),
-    **_rows(
+    **_series(
         "NC_A100_v4",
-        "A100",
-        80,
-        {
-            "Standard_NC24ads_A100_v4": (24, 220, 1, 64),
-            "Standard_NC48ads_A100_v4": (48, 440, 2, 128),
-            "Standard_NC96ads_A100_v4": (96, 880, 4, 256),
-        },
+        "A100 80GB",
+        (
+            ("Standard_NC24ads_A100_v4", 24, 220, 1, 64),
+            ("Standard_NC48ads_A100_v4", 48, 440, 2, 128),
+            ("Standard_NC96ads_A100_v4", 96, 880, 4, 256),
+        ),
         ca_label=True,
     ),
-    **_rows(
+    **_series(
         "NCads_H100_v5",
-        "H100",
-        94,
-        {
-            "Standard_NC40ads_H100_v5": (40, 320, 1, 3576),
-            "Standard_NC80adis_H100_v5": (80, 640, 2, 7152),
-        },
+        "H100 NVL",
+        (
+            ("Standard_NC40ads_H100_v5", 40, 320, 1, 3576),
+            ("Standard_NC80adis_H100_v5", 80, 640, 2, 7152),
+        ),
     ),
-    **_rows("NDasrA100_v4", "A100", 40, {"Standard_ND96asr_v4": (96, 900, 8, 6000)}, True),
-    **_rows("NDm_A100_v4", "A100", 80, {"Standard_ND96amsr_A100_v4": (96, 1800, 8, 6400)}, True),
-    **_rows("ND_H100_v5", "H100", 80, {"Standard_ND96isr_H100_v5": (96, 1900, 8, 1024)}),
-    **_rows("ND_H200_v5", "H200", 141, {"Standard_ND96isr_H200_v5": (96, 1850, 8, 1024)}),
+    **_series("NDasrA100_v4", "A100 40GB", (("Standard_ND96asr_v4", 96, 900, 8, 6000),), True),
+    **_series(
+        "NDm_A100_v4", "A100 80GB", (("Standard_ND96amsr_A100_v4", 96, 1800, 8, 6400),), True
+    ),
+    **_series("ND_H100_v5", "H100 80GB", (("Standard_ND96isr_H100_v5", 96, 1900, 8, 1024),)),
+    **_series("ND_H200_v5", "H200", (("Standard_ND96isr_H200_v5", 96, 1850, 8, 1024),)),
 }
 
 # Series with NVIDIA GPUs that the table does not model, so errors can say what they are: retired
