@@ -31,7 +31,7 @@ Sources (numbers transcribed, files not copied):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 EC2_INSTANCE_SOURCES = (
     "EC2 DescribeInstanceTypes as listed in kubernetes/autoscaler cluster-autoscaler-1.36.1 "
@@ -42,8 +42,7 @@ EC2_INSTANCE_SOURCES = (
 _ARM64_FAMILIES = frozenset({"g5g"})
 
 
-@dataclass(frozen=True)
-class Ec2Instance:
+class Ec2Instance(NamedTuple):
     """An EC2 instance type: vCPUs, memory (MiB), ENIs on the default card, IPv4 per ENI, instance
     store and GPUs."""
 

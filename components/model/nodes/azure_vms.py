@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import InputError, show
 from .gpus import GPU_MODELS
@@ -60,8 +60,7 @@ AZURE_VM_SOURCES = (
 )
 
 
-@dataclass(frozen=True)
-class AzureGpuVm:
+class AzureGpuVm(NamedTuple):
     """An Azure GPU VM size."""
 
     name: str

@@ -3,7 +3,7 @@
 Pure data and lookups (imports no Pulumi). Used to validate pools before anything is created and
 by the placement check to know how many GPUs a pool's nodes have. The tables here are derived:
 from the GPU records (`gpus.GPU_MODELS`) and the machine rows that name them (`gke_machines`,
-`aws_instances`); their sources are cited there.
+`aws_instances`); their sources are cited there. Records are NamedTuples (see `gpus`).
 
 INTERFACE (stable):
 - `GKE_ACCELERATORS: dict[str, GkeAccelerator]`, `gke_accelerator(name) -> GkeAccelerator`
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import InputError, show
 from .aws_instances import (
@@ -48,8 +48,7 @@ from .gke_machines import GCE_MACHINES, GCE_UNMODELLED_GPU_PREFIXES
 from .gpus import GPU_MODELS, gke_gpus
 
 
-@dataclass(frozen=True)
-class GkeAccelerator:
+class GkeAccelerator(NamedTuple):
     """A GKE accelerator type and the machine shapes that take it.
 
     `machines` maps a machine type (exact, like `g2-standard-8`) or a family prefix ending in `-`
@@ -81,8 +80,7 @@ class GkeAccelerator:
         )
 
 
-@dataclass(frozen=True)
-class AwsGpuInstance:
+class AwsGpuInstance(NamedTuple):
     """An EC2 GPU instance type: GPU model, how many, memory per GPU, CPU architecture."""
 
     instance_type: str
@@ -97,8 +95,7 @@ class AwsGpuInstance:
         return aws_instance_family(self.instance_type)
 
 
-@dataclass(frozen=True)
-class AwsGpuNodeShape:
+class AwsGpuNodeShape(NamedTuple):
     """What every node of an EKS GPU node group has, whichever of its instance types it runs on."""
 
     instance_types: tuple[str, ...]

@@ -19,7 +19,7 @@ machine_types.go`, `NewMachineTypeFromAPI`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 GCE_MACHINE_SOURCES = (
     "Compute Engine machine types as the Compute Engine API lists them, read in SkyPilot's catalog "
@@ -28,8 +28,7 @@ GCE_MACHINE_SOURCES = (
 )
 
 
-@dataclass(frozen=True)
-class GceMachine:
+class GceMachine(NamedTuple):
     """A Compute Engine machine type: vCPUs, memory (MiB) and the GPUs it comes with."""
 
     name: str

@@ -64,7 +64,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-# Records are NamedTuples: immutable and cheap to define (a frozen dataclass costs ~1 ms of import).
+# The records (and the catalog's rows and derived records) are NamedTuples: immutable, and cheaper
+# to define than frozen dataclasses (0.06 against 0.44 ms each, measured), so importing the catalog
+# needs no `dataclasses` (7.7 ms with the `inspect` it imports).
 
 
 class NvidiaGpu(NamedTuple):
