@@ -25,7 +25,7 @@ ADDED (validators and helpers the pools and the placement check use):
 - `aws_instance_or_none(instance_type)`, `is_gpu_instance(instance_type) -> bool`,
   `aws_gpu_families() -> list[str]`, `aws_instance_family(instance_type) -> str`
 - `MIG_PROFILES`, `mig_instances(gpu, profile)`, `validate_shared_clients(clients)`,
-  `node_startup_seconds(provider, accelerator)`
+  `node_startup_seconds(provider, accelerator)`, `reference_list(name)` (the config reference's)
 
 Errors are raised without a path; per-item AWS errors carry a `[i]` path so that the caller's
 `err.at("args.instance_types")` reads `args.instance_types[1]: ...`.
@@ -360,6 +360,25 @@ def aws_instance_family(instance_type: str) -> str:
 def aws_gpu_families() -> list[str]:
     """The EC2 families in the catalog, in table order."""
     return list(dict.fromkeys(i.family for i in AWS_GPU_INSTANCES.values()))
+
+
+def reference_list(name: str) -> str:
+    """A list docs/config-reference.md prints from the catalog, where its template says
+    `<!-- catalog: NAME -->` (`components.platform.reference`)."""
+    lists = {"eks-gpu-families": _eks_gpu_families}
+    if name not in lists:
+        raise KeyError(f"unknown catalog list {name!r} (known: {', '.join(lists)})")
+    return lists[name]()
+
+
+def _eks_gpu_families() -> str:
+    """`g4dn.*` T4 (`nvidia-tesla-t4`), ...: each GPU family, its GPU model and node label."""
+    first: dict[str, AwsGpuInstance] = {}
+    for inst in AWS_GPU_INSTANCES.values():
+        first.setdefault(inst.family, inst)
+    return ", ".join(
+        f"`{f}.*` {first[f].gpu_model} (`{first[f].accelerator_label}`)" for f in aws_gpu_families()
+    )
 
 
 def aws_instance_or_none(instance_type: str) -> AwsGpuInstance | None:
