@@ -9,6 +9,8 @@ Azure/skewer v0.0.24 `GetVMSize` returns for each catalog name (run on them, val
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from components.model.errors import InputError
 from components.model.nodes.aks_shapes import (
@@ -22,7 +24,13 @@ from components.model.nodes.aks_shapes import (
     nap_node_shape,
     parse_kubernetes_version,
 )
-from components.model.nodes.azure_vms import AZURE_GPU_VMS, azure_vm, parse_vm_size
+from components.model.nodes.azure_vms import (
+    AZURE_GPU_VMS,
+    azure_series_sizes,
+    azure_vm,
+    parse_vm_size,
+)
+from components.model.nodes.gpus import GPU_MODELS
 from components.model.nodes.shapes import (
     Gi,
     Ki,
@@ -172,23 +180,37 @@ def test_every_catalog_size_parses_and_names_its_gpu_unless_the_name_does_not() 
 
 
 def test_catalog_rows_from_the_sources() -> None:
-    """Spot checks against the SKU API figures (cluster-autoscaler's MemoryMb) and size pages."""
+    """Spot checks against the SKU API figures (cluster-autoscaler's MemoryMb), size pages and
+    cluster-autoscaler's `NvidiaEnabledSKUs`."""
     a100 = azure_vm("Standard_NC24ads_A100_v4")
     assert (a100.vcpus, a100.memory_mib, a100.gpus, a100.gpu_memory_gib) == (24, 225280, 1, 80)
     assert azure_vm("Standard_ND96amsr_A100_v4").memory_mib == 1843200  # SKU API, not 1900
+    assert azure_vm("Standard_ND96asr_v4").gpu_memory_gib == 40
+    assert azure_vm("Standard_NC40ads_H100_v5").gpu_memory_gib == 94  # H100 NVL
     assert azure_vm("Standard_NV6ads_A10_v5").gpu_share == "1/6"
     assert azure_vm("Standard_NC32ads_A10_v4").temp_disk_gib is None
-    assert [n for n, v in AZURE_GPU_VMS.items() if v.ca_accelerator_label] == [
-        "Standard_NC4as_T4_v3",
-        "Standard_NC8as_T4_v3",
-        "Standard_NC16as_T4_v3",
-        "Standard_NC64as_T4_v3",
-        "Standard_NC24ads_A100_v4",
-        "Standard_NC48ads_A100_v4",
-        "Standard_NC96ads_A100_v4",
-        "Standard_ND96asr_v4",
-        "Standard_ND96amsr_A100_v4",
-    ]
+    labelled = {n for n, v in AZURE_GPU_VMS.items() if v.ca_accelerator_label}
+    assert {"Standard_NC4as_T4_v3", "Standard_NC24ads_A100_v4", "Standard_ND96asr_v4"} <= labelled
+    assert not labelled & {"Standard_NV36ads_A10_v5", "Standard_ND96isr_H100_v5"}
+
+
+@given(st.sampled_from(sorted(AZURE_GPU_VMS)))
+def test_a_size_is_its_row_and_its_gpu_record(name: str) -> None:
+    vm = AZURE_GPU_VMS[name]
+    gpu = next(g for g in GPU_MODELS.values() if g.azure == vm.gpu_model)
+    assert vm.gpus >= 1 and vm.vcpus >= 1
+    if vm.gpu_share is None:
+        assert vm.gpu_memory_gib in {
+            g.memory_gib for g in GPU_MODELS.values() if g.azure == vm.gpu_model
+        }
+    else:  # a slice of one GPU: its share of the whole GPU's memory
+        part, whole = (int(x) for x in vm.gpu_share.split("/"))
+        assert vm.gpu_memory_gib * whole == part * (gpu.memory_gib or 0)
+    same_series = [AZURE_GPU_VMS[n] for n in azure_series_sizes(vm.series)]
+    assert {(v.gpu_model, v.ca_accelerator_label) for v in same_series} == {
+        (vm.gpu_model, vm.ca_accelerator_label)
+    }
+    assert aks_node_shape(name).capacity.gpus == vm.gpus
 
 
 @pytest.mark.parametrize(

@@ -1,15 +1,25 @@
-"""GPU catalogs: the GKE accelerator / machine table, the AWS GPU instance table, and their validators."""
+"""GPU catalogs: the GPU records, the GKE and AWS GPU machine rows, and the validators.
+
+Facts are asserted for chosen rows, each from its source; every row is held to the invariants
+(Hypothesis), so adding a row needs no copy of it here.
+"""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from components.model.autoscalers.karpenter import ec2_gpu_name
 from components.model.errors import InputError
+from components.model.nodes.autopilot import AUTOPILOT_GPU_QUANTITIES
+from components.model.nodes.aws_instances import EC2_INSTANCES
 from components.model.nodes.catalog import (
     AWS_GPU_INSTANCES,
     GKE_ACCELERATORS,
+    MIG_PROFILES,
     AwsGpuNodeShape,
     aws_gpu_families,
     aws_instance,
@@ -23,100 +33,188 @@ from components.model.nodes.catalog import (
     gke_machine_series,
     is_gke_gpu_machine,
     is_gpu_instance,
+    mig_instances,
+    reference_list,
     validate_aws_cpu_instance_types,
     validate_aws_gpu_instance_types,
     validate_gke_accelerator,
     validate_gke_cpu_machine_type,
 )
+from components.model.nodes.dra_devices import GPUS
+from components.model.nodes.gke_machines import GCE_MACHINES
+from components.model.nodes.gpus import GPU_MODELS
+from components.model.nodes.quotas import gce_quota
 from components.model.scheduling import label_value_problem
 
 # ---------------------------------------------------------------------------------------------
-# GKE data
+# GPU records: facts from the sources for chosen models, invariants over every record
 # ---------------------------------------------------------------------------------------------
 
-# machine type -> (accelerator, GPUs attached)
-ATTACHED_SHAPES = {
-    "g2-standard-4": ("nvidia-l4", 1),
-    "g2-standard-8": ("nvidia-l4", 1),
-    "g2-standard-12": ("nvidia-l4", 1),
-    "g2-standard-16": ("nvidia-l4", 1),
-    "g2-standard-24": ("nvidia-l4", 2),
-    "g2-standard-32": ("nvidia-l4", 1),
-    "g2-standard-48": ("nvidia-l4", 4),
-    "g2-standard-96": ("nvidia-l4", 8),
-    "a2-highgpu-1g": ("nvidia-tesla-a100", 1),
-    "a2-highgpu-2g": ("nvidia-tesla-a100", 2),
-    "a2-highgpu-4g": ("nvidia-tesla-a100", 4),
-    "a2-highgpu-8g": ("nvidia-tesla-a100", 8),
-    "a2-megagpu-16g": ("nvidia-tesla-a100", 16),
-    "a2-ultragpu-1g": ("nvidia-a100-80gb", 1),
-    "a2-ultragpu-2g": ("nvidia-a100-80gb", 2),
-    "a2-ultragpu-4g": ("nvidia-a100-80gb", 4),
-    "a2-ultragpu-8g": ("nvidia-a100-80gb", 8),
-    "a3-highgpu-1g": ("nvidia-h100-80gb", 1),
-    "a3-highgpu-2g": ("nvidia-h100-80gb", 2),
-    "a3-highgpu-4g": ("nvidia-h100-80gb", 4),
-    "a3-highgpu-8g": ("nvidia-h100-80gb", 8),
-    "a3-megagpu-8g": ("nvidia-h100-mega-80gb", 8),
-    "a3-ultragpu-8g": ("nvidia-h200-141gb", 8),
-    "g4-standard-48": ("nvidia-rtx-pro-6000", 1),
-    "g4-standard-96": ("nvidia-rtx-pro-6000", 2),
-    "g4-standard-192": ("nvidia-rtx-pro-6000", 4),
-    "g4-standard-384": ("nvidia-rtx-pro-6000", 8),
-}
-
-# accelerator -> (GPU memory GB, attached to the machine?)
-GKE_MEMORY = {
-    "nvidia-tesla-t4": (16, False),
-    "nvidia-tesla-v100": (16, False),
-    "nvidia-tesla-p100": (16, False),
-    "nvidia-tesla-p4": (8, False),
-    "nvidia-l4": (24, True),
-    "nvidia-tesla-a100": (40, True),
-    "nvidia-a100-80gb": (80, True),
-    "nvidia-h100-80gb": (80, True),
-    "nvidia-h100-mega-80gb": (80, True),
-    "nvidia-h200-141gb": (141, True),
-    "nvidia-rtx-pro-6000": (96, True),
-}
-
-N1_COUNTS = {
-    "nvidia-tesla-t4": (1, 2, 4),
-    "nvidia-tesla-v100": (1, 2, 4, 8),
-    "nvidia-tesla-p100": (1, 2, 4),
-    "nvidia-tesla-p4": (1, 2, 4),
-}
+GPU_RECORDS = sorted(GPU_MODELS)
 
 
-def test_gke_catalog_has_exactly_the_checked_accelerators():
-    assert set(GKE_ACCELERATORS) == set(GKE_MEMORY)
-    for name, acc in GKE_ACCELERATORS.items():
-        assert acc.name == name
+@pytest.mark.parametrize(
+    ("accelerator", "memory_gib"),
+    # Compute Engine "GPU machine types": L4 24 GB, A100 40 / 80 GB, H100 80 GB, T4 16, V100 16, P4 8
+    [
+        ("nvidia-l4", 24),
+        ("nvidia-tesla-a100", 40),
+        ("nvidia-a100-80gb", 80),
+        ("nvidia-h100-80gb", 80),
+        ("nvidia-tesla-t4", 16),
+        ("nvidia-tesla-v100", 16),
+        ("nvidia-tesla-p4", 8),
+    ],
+)
+def test_gke_accelerator_memory_from_the_compute_engine_page(accelerator, memory_gib):
+    assert gke_accelerator(accelerator).memory_gib == memory_gib
 
 
-@pytest.mark.parametrize(("name", "memory", "attached"), [(k, *v) for k, v in GKE_MEMORY.items()])
-def test_gke_accelerator_memory_and_kind(name, memory, attached):
-    acc = gke_accelerator(name)
-    assert acc.memory_gib == memory
-    assert acc.attached is attached
+@pytest.mark.parametrize(
+    ("accelerator", "metric"),
+    # Compute v1 Quota.Metric; gcloud output for H100 Mega and H200
+    [
+        ("nvidia-tesla-t4", "NVIDIA_T4_GPUS"),
+        ("nvidia-a100-80gb", "NVIDIA_A100_80GB_GPUS"),
+        ("nvidia-h100-mega-80gb", "NVIDIA_H100_MEGA_GPUS"),
+        ("nvidia-h200-141gb", "NVIDIA_H200_GPUS"),
+    ],
+)
+def test_gce_quota_metrics(accelerator, metric):
+    assert gce_quota(accelerator, preemptible=False) == metric
+    assert gce_quota(accelerator, preemptible=True) == "PREEMPTIBLE_" + metric
 
 
-@pytest.mark.parametrize(("machine", "expected"), ATTACHED_SHAPES.items())
-def test_attached_shapes_have_fixed_counts(machine, expected):
-    accelerator, count = expected
+def test_autopilot_quantities_from_the_docs_table():
+    # "Supported GPU quantities", in the table's order
+    assert list(AUTOPILOT_GPU_QUANTITIES)[:4] == [
+        "nvidia-b200",
+        "nvidia-h200-141gb",
+        "nvidia-h100-mega-80gb",
+        "nvidia-h100-80gb",
+    ]
+    assert AUTOPILOT_GPU_QUANTITIES["nvidia-tesla-a100"] == (1, 2, 4, 8, 16)
+    assert AUTOPILOT_GPU_QUANTITIES["nvidia-tesla-t4"] == (1, 2, 4)
+
+
+@given(st.sampled_from(GPU_RECORDS))
+def test_a_gpu_record_agrees_with_itself(name):
+    gpu = GPU_MODELS[name]
+    for offer in gpu.gke:
+        assert offer.accelerator.startswith("nvidia-")
+        size = re.search(r"-(\d+)gb$", offer.accelerator)
+        if size:  # the accelerator's name says its memory
+            assert gpu.memory_gib == int(size.group(1))
+        assert offer.quota is None or re.fullmatch(r"NVIDIA_[A-Z0-9_]+_GPUS", offer.quota)
+        acc = GKE_ACCELERATORS.get(offer.accelerator)
+        if acc is not None:  # Autopilot offers only counts a machine type has
+            assert set(offer.autopilot) <= {c for counts in acc.machines.values() for c in counts}
+    if gpu.dra is not None and gpu.memory_gib:
+        # NVML reports a little less than the nominal memory, never more
+        assert 0.9 <= gpu.dra.memory_mib / (gpu.memory_gib * 1024) <= 1
+    assert bool(gpu.aws) == bool(gpu.aws_label)
+    assert gpu.aws_label is None or label_value_problem(gpu.aws_label) is None
+
+
+@given(st.sampled_from([n for n in GPU_RECORDS if GPU_MODELS[n].mig]))
+def test_mig_layouts_fill_at_most_one_gpu(name):
+    gpu = GPU_MODELS[name]
+    layout = dict(gpu.mig or {})
+    slices = {p: int(p.split("g.")[0]) for p in layout}
+    whole = max(slices.values())
+    for profile, instances in layout.items():
+        assert re.fullmatch(r"\d+g\.\d+gb", profile)
+        assert instances * slices[profile] <= whole
+        assert int(profile.split(".")[1][:-2]) <= (gpu.memory_gib or 0)
+    assert {int(p.split(".")[1][:-2]) for p, s in slices.items() if s == whole} == {gpu.memory_gib}
+    for offer in gpu.gke:
+        assert MIG_PROFILES[offer.accelerator] == layout
+        assert mig_instances(offer.accelerator, next(iter(layout))) == next(iter(layout.values()))
+
+
+def test_every_name_a_table_is_keyed_by_belongs_to_one_record():
+    """The derived tables key by GKE accelerator, the GKE and AWS model names: one record each."""
+    owners: dict[str, set[str]] = {}
+    for gpu in GPU_MODELS.values():
+        names = {o.accelerator for o in gpu.gke} | {o.model for o in gpu.gke}
+        if gpu.dra or gpu.mig:
+            names |= {gpu.aws} if gpu.aws else set()
+        for name in names:
+            owners.setdefault(name, set()).add(gpu.name)
+    assert {n: o for n, o in owners.items() if len(o) > 1} == {}
+    for name, device in GPUS.items():
+        assert GPU_MODELS[next(iter(owners[name]))].dra == device
+
+
+# ---------------------------------------------------------------------------------------------
+# GKE machine types: facts from the sources for chosen rows, invariants over every row
+# ---------------------------------------------------------------------------------------------
+
+GKE_GPU_ROWS = sorted(m for m, row in GCE_MACHINES.items() if row.accelerator)
+
+
+@pytest.mark.parametrize(
+    ("machine", "expected"),
+    # cluster-toolkit gpu-definition `accelerator_machines`; Compute Engine "GPU machine types"
+    [
+        ("g2-standard-4", ("nvidia-l4", 1)),
+        ("g2-standard-24", ("nvidia-l4", 2)),
+        ("g2-standard-96", ("nvidia-l4", 8)),
+        ("a2-highgpu-1g", ("nvidia-tesla-a100", 1)),
+        ("a2-megagpu-16g", ("nvidia-tesla-a100", 16)),
+        ("a2-ultragpu-8g", ("nvidia-a100-80gb", 8)),
+        ("a3-highgpu-8g", ("nvidia-h100-80gb", 8)),
+        ("a3-megagpu-8g", ("nvidia-h100-mega-80gb", 8)),
+        ("a3-ultragpu-8g", ("nvidia-h200-141gb", 8)),
+        ("g4-standard-48", ("nvidia-rtx-pro-6000", 1)),
+        ("g4-standard-384", ("nvidia-rtx-pro-6000", 8)),
+    ],
+)
+def test_gke_machine_types_from_the_sources(machine, expected):
     assert gke_gpus_for_machine(machine) == expected
-    assert gke_accelerator(accelerator).counts_for(machine) == (count,)
-    assert validate_gke_accelerator(accelerator, machine, None) == count
-    assert validate_gke_accelerator(accelerator, machine, count) == count
+
+
+@given(st.sampled_from(GKE_GPU_ROWS), st.integers(0, 20))
+def test_a_gke_gpu_machine_takes_its_accelerator_in_its_count_only(machine, count):
+    accelerator, gpus = gke_gpus_for_machine(machine) or ("", 0)
+    assert accelerator in GKE_ACCELERATORS and gpus >= 1
     assert is_gke_gpu_machine(machine)
+    assert gke_accelerator(accelerator).counts_for(machine) == (gpus,)
+    assert validate_gke_accelerator(accelerator, machine, None) == gpus
+    if count == gpus:
+        assert validate_gke_accelerator(accelerator, machine, count) == gpus
+    else:
+        with pytest.raises(InputError):
+            validate_gke_accelerator(accelerator, machine, count)
+    with pytest.raises(InputError, match="a CPU pool must not use a GPU machine type"):
+        validate_gke_cpu_machine_type(machine)
 
 
-def test_every_attached_shape_in_the_catalog_is_in_the_checked_table():
-    listed = {m for acc in GKE_ACCELERATORS.values() if acc.attached for m in acc.machines}
-    assert listed == set(ATTACHED_SHAPES)
+@given(st.sampled_from(GKE_GPU_ROWS), st.sampled_from(sorted(GKE_ACCELERATORS)))
+def test_no_other_accelerator_goes_on_a_gke_gpu_machine(machine, accelerator):
+    if accelerator != gke_gpus_for_machine(machine)[0]:  # type: ignore[index]
+        with pytest.raises(InputError):
+            validate_gke_accelerator(accelerator, machine, None)
 
 
-@pytest.mark.parametrize(("accelerator", "counts"), N1_COUNTS.items())
+def test_gke_gpu_machine_families_agree():
+    """One accelerator per family, and a `-<n>g` name says its GPUs."""
+    by_family: dict[str, list] = {}
+    for name in GKE_GPU_ROWS:
+        by_family.setdefault(name.rsplit("-", 1)[0], []).append(GCE_MACHINES[name])
+    for family, rows in by_family.items():
+        assert len({r.accelerator for r in rows}) == 1, family
+        assert gke_accelerator_for_family(family) == rows[0].accelerator
+        for row in rows:
+            named = re.fullmatch(r".*-(\d+)g", row.name)
+            assert named is None or int(named.group(1)) == row.gpus, row.name
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "counts"),
+    # Compute Engine "GPUs on N1"
+    [("nvidia-tesla-t4", (1, 2, 4)), ("nvidia-tesla-v100", (1, 2, 4, 8))],
+)
 @pytest.mark.parametrize(
     "machine", ["n1-standard-4", "n1-highmem-8", "n1-highcpu-4", "custom-4-5120"]
 )
@@ -125,6 +223,19 @@ def test_n1_accelerators_take_their_counts(accelerator, counts, machine):
     assert acc.counts_for(machine) == counts
     for count in counts:
         assert validate_gke_accelerator(accelerator, machine, count) == count
+
+
+N1_ACCELERATORS = sorted(n for n, a in GKE_ACCELERATORS.items() if not a.attached)
+
+
+@given(accelerator=st.sampled_from(N1_ACCELERATORS), count=st.integers(min_value=-3, max_value=20))
+def test_n1_counts_property(accelerator, count):
+    """On a small N1 machine a count passes exactly when the accelerator's N1 limits list it."""
+    if count in (gke_accelerator(accelerator).max_vcpus or {}):
+        assert validate_gke_accelerator(accelerator, "n1-standard-4", count) == count
+    else:
+        with pytest.raises(InputError):
+            validate_gke_accelerator(accelerator, "n1-standard-4", count)
 
 
 @pytest.mark.parametrize(
@@ -370,97 +481,33 @@ def test_cpu_pool_rejects_gpu_machines(machine, piece):
     assert "allowed:" in str(err.value)
 
 
-@given(
-    accelerator=st.sampled_from(sorted(N1_COUNTS)),
-    count=st.integers(min_value=-3, max_value=20),
+# ---------------------------------------------------------------------------------------------
+# AWS GPU instance types: facts from the sources for chosen rows, invariants over every row
+# ---------------------------------------------------------------------------------------------
+
+AWS_GPU_ROWS = sorted(AWS_GPU_INSTANCES)
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "expected"),
+    # (GPU model, GPUs, GPU memory GiB, arch): AWS Batch "Run GPU jobs" for g4dn.12xlarge,
+    # g5.48xlarge, g5g.16xlarge, g6.24xlarge; ec2instances.info gpu_data.go for the rest
+    [
+        ("g4dn.12xlarge", ("T4", 4, 16, "x86_64")),
+        ("g4dn.metal", ("T4", 8, 16, "x86_64")),
+        ("g5.48xlarge", ("A10G", 8, 24, "x86_64")),
+        ("g5g.16xlarge", ("T4G", 2, 16, "arm64")),
+        ("g6.24xlarge", ("L4", 4, 24, "x86_64")),
+        ("g6e.12xlarge", ("L40S", 4, 48, "x86_64")),
+        ("p3dn.24xlarge", ("V100", 8, 32, "x86_64")),
+        ("p4de.24xlarge", ("A100 80GB", 8, 80, "x86_64")),
+        ("p5.4xlarge", ("H100", 1, 80, "x86_64")),
+        ("p5en.48xlarge", ("H200", 8, 141, "x86_64")),
+    ],
 )
-def test_n1_counts_property(accelerator, count):
-    """On a small N1 machine a count passes exactly when it is one of the documented counts."""
-    if count in N1_COUNTS[accelerator]:
-        assert validate_gke_accelerator(accelerator, "n1-standard-4", count) == count
-    else:
-        with pytest.raises(InputError):
-            validate_gke_accelerator(accelerator, "n1-standard-4", count)
-
-
-@given(machine=st.sampled_from(sorted(ATTACHED_SHAPES)), count=st.integers(0, 20))
-def test_attached_counts_property(machine, count):
-    accelerator, fixed = ATTACHED_SHAPES[machine]
-    if count == fixed:
-        assert validate_gke_accelerator(accelerator, machine, count) == fixed
-    else:
-        with pytest.raises(InputError):
-            validate_gke_accelerator(accelerator, machine, count)
-
-
-# ---------------------------------------------------------------------------------------------
-# AWS data
-# ---------------------------------------------------------------------------------------------
-
-# instance type -> (GPU model, GPUs, GPU memory GiB, arch, k8s.amazonaws.com/accelerator)
-T4 = ("T4", 16, "x86_64", "nvidia-tesla-t4")
-A10G = ("A10G", 24, "x86_64", "nvidia-a10g")
-T4G = ("T4G", 16, "arm64", "nvidia-t4g")
-L4 = ("L4", 24, "x86_64", "nvidia-l4")
-L40S = ("L40S", 48, "x86_64", "nvidia-l40s")
-
-
-def _row(spec: tuple[str, int, str, str], gpus: int) -> tuple[str, int, int, str, str]:
-    model, memory, arch, label = spec
-    return (model, gpus, memory, arch, label)
-
-
-AWS_TABLE = {
-    "g4dn.xlarge": _row(T4, 1),
-    "g4dn.2xlarge": _row(T4, 1),
-    "g4dn.4xlarge": _row(T4, 1),
-    "g4dn.8xlarge": _row(T4, 1),
-    "g4dn.16xlarge": _row(T4, 1),
-    "g4dn.12xlarge": _row(T4, 4),
-    "g4dn.metal": _row(T4, 8),
-    **{f"g5.{s}": _row(A10G, 1) for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "16xlarge")},
-    "g5.12xlarge": _row(A10G, 4),
-    "g5.24xlarge": _row(A10G, 4),
-    "g5.48xlarge": _row(A10G, 8),
-    **{f"g5g.{s}": _row(T4G, 1) for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge")},
-    "g5g.16xlarge": _row(T4G, 2),
-    "g5g.metal": _row(T4G, 2),
-    **{f"g6.{s}": _row(L4, 1) for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "16xlarge")},
-    "g6.12xlarge": _row(L4, 4),
-    "g6.24xlarge": _row(L4, 4),
-    "g6.48xlarge": _row(L4, 8),
-    **{f"g6e.{s}": _row(L40S, 1) for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "16xlarge")},
-    "g6e.12xlarge": _row(L40S, 4),
-    "g6e.24xlarge": _row(L40S, 4),
-    "g6e.48xlarge": _row(L40S, 8),
-    "p3.2xlarge": ("V100", 1, 16, "x86_64", "nvidia-tesla-v100"),
-    "p3.8xlarge": ("V100", 4, 16, "x86_64", "nvidia-tesla-v100"),
-    "p3.16xlarge": ("V100", 8, 16, "x86_64", "nvidia-tesla-v100"),
-    "p3dn.24xlarge": ("V100", 8, 32, "x86_64", "nvidia-tesla-v100"),
-    "p4d.24xlarge": ("A100", 8, 40, "x86_64", "nvidia-a100"),
-    "p4de.24xlarge": ("A100 80GB", 8, 80, "x86_64", "nvidia-a100-80gb"),
-    "p5.4xlarge": ("H100", 1, 80, "x86_64", "nvidia-h100"),
-    "p5.48xlarge": ("H100", 8, 80, "x86_64", "nvidia-h100"),
-    "p5e.48xlarge": ("H200", 8, 141, "x86_64", "nvidia-h200"),
-    "p5en.48xlarge": ("H200", 8, 141, "x86_64", "nvidia-h200"),
-}
-
-
-def test_aws_catalog_is_exactly_the_checked_table():
-    assert set(AWS_GPU_INSTANCES) == set(AWS_TABLE)
-
-
-@pytest.mark.parametrize(("instance_type", "expected"), AWS_TABLE.items())
-def test_aws_instances(instance_type, expected):
+def test_aws_instances_from_the_sources(instance_type, expected):
     inst = aws_instance(instance_type)
-    assert inst.instance_type == instance_type
-    assert (inst.gpu_model, inst.gpus, inst.gpu_memory_gib, inst.arch, inst.accelerator_label) == (
-        expected
-    )
-    assert inst.family == aws_instance_family(instance_type) == instance_type.split(".")[0]
-    assert label_value_problem(inst.accelerator_label) is None
-    assert aws_instance_or_none(instance_type) is inst
-    assert is_gpu_instance(instance_type)
+    assert (inst.gpu_model, inst.gpus, inst.gpu_memory_gib, inst.arch) == expected
 
 
 def test_seed_001_t4_label():
@@ -468,21 +515,59 @@ def test_seed_001_t4_label():
     assert aws_instance("g4dn.xlarge").accelerator_label == "nvidia-tesla-t4"
 
 
-def test_aws_families():
-    assert aws_gpu_families() == [
-        "g4dn",
-        "g5",
-        "g5g",
-        "g6",
-        "g6e",
-        "p3",
-        "p3dn",
-        "p4d",
-        "p4de",
-        "p5",
-        "p5e",
-        "p5en",
-    ]
+@pytest.mark.parametrize(
+    ("instance_type", "name"),
+    # Karpenter v1.14.1 reference/instance-types.md, `karpenter.k8s.aws/instance-gpu-name`
+    [
+        ("g5.xlarge", "a10g"),
+        ("g5g.xlarge", "t4g"),
+        ("p4de.24xlarge", "a100"),
+        ("p5.48xlarge", "h100"),
+    ],
+)
+def test_the_gpu_name_karpenter_labels(instance_type, name):
+    assert ec2_gpu_name(aws_instance(instance_type)) == name
+
+
+@given(st.sampled_from(AWS_GPU_ROWS))
+def test_an_aws_gpu_instance_is_its_row_and_its_gpu_record(instance_type):
+    inst = aws_instance(instance_type)
+    row = EC2_INSTANCES[instance_type]
+    gpu = GPU_MODELS[str(row.gpu)]
+    assert (inst.instance_type, inst.gpus, inst.arch) == (instance_type, row.gpus, row.arch)
+    assert (inst.gpu_model, inst.gpu_memory_gib, inst.accelerator_label) == (
+        gpu.aws,
+        gpu.memory_gib,
+        gpu.aws_label,
+    )
+    assert inst.gpus >= 1
+    assert inst.family == aws_instance_family(instance_type) == instance_type.split(".")[0]
+    assert aws_instance_or_none(instance_type) is inst
+    assert is_gpu_instance(instance_type)
+    assert validate_aws_gpu_instance_types([instance_type]).gpus == inst.gpus
+    with pytest.raises(InputError, match="is a GPU instance type"):
+        validate_aws_cpu_instance_types([instance_type])
+
+
+def test_every_size_of_an_aws_gpu_family_has_its_gpu_model_and_architecture():
+    families = aws_gpu_families()
+    assert families[:2] == ["g4dn", "g5"] and "p5" in families
+    assert len(set(families)) == len(families)
+    for family in families:
+        sizes = [i for i in AWS_GPU_INSTANCES.values() if i.family == family]
+        assert len({(i.gpu_model, i.arch, i.accelerator_label) for i in sizes}) == 1, family
+    order = [i.family for i in AWS_GPU_INSTANCES.values()]
+    assert families == list(dict.fromkeys(order))
+    assert order == sorted(order, key=families.index)  # each family's rows together
+
+
+def test_the_config_reference_lists_every_aws_gpu_family():
+    text = reference_list("eks-gpu-families")
+    for family in aws_gpu_families():
+        inst = next(i for i in AWS_GPU_INSTANCES.values() if i.family == family)
+        assert f"`{family}.*` {inst.gpu_model} (`{inst.accelerator_label}`)" in text
+    with pytest.raises(KeyError, match="known: eks-gpu-families"):
+        reference_list("gke-machines")
 
 
 @pytest.mark.parametrize(
