@@ -236,7 +236,8 @@ GPU_MODELS: dict[str, GpuModel] = {
         GpuModel("B200", None, gke=(GkeGpu("nvidia-b200", "B200", None, (8,)),)),
     )
 }
-"""Every GPU model of the catalog, by its name (the machine rows name it), oldest first."""
+"""Every GPU model of the catalog, by its name (the machine rows name it), in the order the derived
+tables list them."""
 
 
 def gke_gpus() -> list[tuple[GpuModel, GkeGpu]]:
