@@ -193,6 +193,8 @@ from ..model.serving.llmisvc import (  # the LLMInferenceService annotations: on
 )
 from ..model.serving.llmisvc import MAX_MODEL_LEN_ANNOTATION as MAX_MODEL_LEN_ANNOTATION
 from ..model.serving.llmisvc import MODEL_ANNOTATION as MODEL_ANNOTATION
+from .registry import CODES as CODES  # derived from the rules' registry
+from .registry.rule import SEVERITIES as SEVERITIES
 
 # ---------------------------------------------------------------------------------------------
 # Contract
@@ -215,61 +217,6 @@ GPU_COUNT_KEYS = (
     "cloud.google.com/gke-accelerator-count",
 )
 """Annotation or label keys a NodePatch may carry to say how many GPUs the node has."""
-
-SEVERITIES = ("error", "warning", "info")
-
-CODES: dict[str, tuple[str, str]] = {
-    "GI001": ("error", "no-pool"),
-    "GI002": ("error", "wrong-pool"),
-    "GI003": ("error", "cpu-on-gpu-pool"),
-    "GI004": ("error", "too-many-gpus"),
-    "GI005": ("error", "knative-flag"),
-    "GI006": ("info", "knative-config-absent"),
-    "GI007": ("error", "device-plugin-taint"),
-    "GI008": ("warning", "never-scales-to-zero"),
-    "GI009": ("warning", "wildcard-toleration"),
-    "GI010": ("warning", "seldon-model-unmatched"),
-    "GI011": ("error", "wired-pool-unreachable"),
-    "GI012": ("warning", "device-plugin-absent"),
-    "GI013": ("error", "invalid-spec"),
-    "GI014": ("warning", "cold-pool-label"),
-    "GI015": ("warning", "max-scale-capacity"),
-    "GI016": ("error", "asg-node-template-tags"),
-    "GI017": ("error", "knative-config-reverted"),
-    "GI018": ("warning", "seldon-model-capacity"),
-    "GI019": ("error", "model-too-large"),
-    "GI020": ("warning", "progress-deadline-short"),
-    "GI021": ("error", "fits-no-node"),
-    "GI022": ("info", "fit-unknown"),
-    "GI023": ("error", "shared-gpu-request"),
-    "GI024": ("error", "model-exceeds-disk"),
-    "GI025": ("error", "mps-without-host-ipc"),
-    "GI026": ("error", "karpenter-will-not-launch"),
-    "GI027": ("error", "dra-not-provisioned"),
-    "GI028": ("error", "dra-driver-label"),
-    "GI029": ("error", "autopilot-request-out-of-range"),
-    "GI030": ("error", "tensor-parallel-heads"),
-    "GI031": ("error", "parallelism-gpus"),
-    "GI032": ("error", "data-parallel-pod-gpus"),
-    "GI033": ("error", "ca-template-ephemeral-storage"),
-    "GI034": ("error", "pool-never-has-nodes"),
-    "GI040": ("error", "capacity-short"),
-    "GI041": ("info", "capacity-headroom"),
-    "GI042": ("warning", "cold-capacity"),
-    "GI043": ("warning", "fragmentation"),
-    "GI044": ("info", "capacity-unknown"),
-    "GI045": ("error", "quota-max-nodes"),
-    "GI046": ("error", "quota-capacity"),
-    "GI050": ("error", "dra-claim-count"),
-    "GI051": ("error", "dra-claim-selector"),
-    "GI052": ("error", "dra-selector-error"),
-    "GI053": ("error", "dra-serverless"),
-    "GI054": ("error", "dra-no-driver"),
-    "GI055": ("error", "dra-not-autoscaled"),
-    "GI056": ("error", "dra-claim-unknown"),
-    "GI057": ("error", "dra-no-scale-from-zero"),
-    "GI058": ("error", "dra-no-gpu-driver"),
-}
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
