@@ -238,11 +238,6 @@ HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
 APPS_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 ISVC_COMPONENTS = ("predictor", "transformer", "explainer")
 
-KNATIVE_FEATURE_FOR_FIELD = {
-    "nodeSelector": "kubernetes.podspec-nodeselector",
-    "affinity": "kubernetes.podspec-affinity",
-    "tolerations": "kubernetes.podspec-tolerations",
-}
 SERVERLESS_MODES = ("Serverless", "Knative")
 RAW_MODES = ("RawDeployment", "Standard")
 DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.deploy.versions import GKE_DRIVER_INSTALLER_PATHS, GKE_DRIVER_INSTALLER_REPO
 from ..model.nodes.dra_devices import DRA_DRIVER, UNMODELLED_ATTRIBUTES
@@ -46,6 +46,9 @@ from ..model.scheduling import Placement
 from .read import Findings, Template
 from .readers.dra import Claim, DeviceRequest, DraIndex, DraUse, is_dra_node
 from .results import NodeTemplate, PoolFacts, WorkloadFacts
+
+if TYPE_CHECKING:
+    from .rules import CheckContext, PodContext
 
 
 def _installer_fix(images: Sequence[str]) -> str:
@@ -270,28 +273,13 @@ class DraCheck:
 
     def check(
         self,
-        t: Template,
         w: WorkloadFacts,
         use: DraUse,
         verdicts: Mapping[str, Allocation | None],
-        placed: Sequence[str],
         out: Findings,
     ) -> None:
-        """Findings for one pod template; `verdicts`: each pool it is placed on (labels, taints)
-        with the allocation that kept it out (None: it lands there); `placed`: every pool its
-        labels, taints and GPUs let it onto (autoscaled ones included)."""
-        claims = ", ".join(use.claims)
-        if t.serverless:
-            out.add(
-                "GI053",
-                w.resource,
-                f"takes devices through DRA ResourceClaim(s) ({claims}) in Serverless (Knative) "
-                "mode: Knative's webhook refuses `resources.claims` (\"must not set the "
-                'field(s): spec.template.spec.containers[0].resources.claims", knative/serving'
-                "#15332), so no revision is ever created",
-                "use deploymentMode Standard (RawDeployment) for a DRA component, or request "
-                "nvidia.com/gpu",
-            )
+        """GI050-GI052, GI056, GI057 for one pod template; `verdicts`: each pool it is placed
+        on (labels, taints) with the allocation that kept it out (None: it lands there)."""
         if use.missing:
             out.add(
                 "GI056",
@@ -302,47 +290,15 @@ class DraCheck:
                 severity="warning",
             )
             return
-        for pool in placed:
-            ignores = self.autoscaled_by.get(pool)
-            if ignores:
-                out.add(
-                    "GI055",
-                    w.resource,
-                    f"takes its devices through DRA ResourceClaim(s) ({claims}) and may land on "
-                    f"pool {pool}, whose nodes come from {ignores}: no node is made for it",
-                    "run DRA pods on node pools you create (GKE node pools, EKS managed node "
-                    "groups, existing nodes)",
-                )
-        if not verdicts:
-            return
         landed = [p for p, v in verdicts.items() if v is None]
         if landed:
             self._check_scale_from_zero(w, use, landed, out)
             return
         wanted = _describe(use.resolved)
+        claims = ", ".join(use.claims)
         for pool, v in verdicts.items():
             assert v is not None
-            if v.cause == "class":
-                code, fix = "GI056", "use gpu.nvidia.com / mig.nvidia.com or declare the class"
-            elif v.cause == "error":
-                if v.unmodelled:
-                    code = "GI052"
-                    fix = (
-                        "guard machine-dependent attributes with `'name' in device.attributes"
-                        "['gpu.nvidia.com']` (their values are not known offline)"
-                    )
-                else:
-                    code = "GI052"
-                    fix = (
-                        "guard the attribute with `'name' in device.attributes[...]` or fix "
-                        "the expression (a CEL error aborts the pod's scheduling on every node)"
-                    )
-            elif v.cause == "count":
-                code = "GI050"
-                fix = "ask for fewer devices per pod, or wire it to a pool with more GPUs per node"
-            else:
-                code = "GI051"
-                fix = "loosen the selectors, or wire it to a pool whose GPUs match them"
+            code, fix = _verdict_fix(v)
             out.add(
                 code,
                 w.resource,
@@ -391,7 +347,7 @@ class DraCheck:
             for p in pools
         }
 
-    def check_pools(
+    def check_drivers(
         self, pools: Sequence[PoolFacts], used: Mapping[str, bool], out: Findings
     ) -> None:
         """GI054: a DRA pool that no driver of the graph serves (only when DRA pods land there,
@@ -427,7 +383,6 @@ class DraCheck:
                     "give the driver's kubeletPlugin an Exists toleration for each pool taint and "
                     "an affinity that selects the pool's nodes",
                 )
-        self.check_gpu_drivers(pools, used, out)
 
     def check_gpu_drivers(
         self, pools: Sequence[PoolFacts], used: Mapping[str, bool], out: Findings
@@ -486,3 +441,77 @@ class DraCheck:
                 f"install {_installer_fix(images)}, tolerating the pool's taints and selecting "
                 "its nodes",
             )
+
+
+def _verdict_fix(v: Allocation) -> tuple[str, str]:
+    """The code and fix of an allocation that keeps a pod's claims off a pool."""
+    if v.cause == "class":
+        return "GI056", "use gpu.nvidia.com / mig.nvidia.com or declare the class"
+    if v.cause == "error" and v.unmodelled:
+        return "GI052", (
+            "guard machine-dependent attributes with `'name' in device.attributes"
+            "['gpu.nvidia.com']` (their values are not known offline)"
+        )
+    if v.cause == "error":
+        return "GI052", (
+            "guard the attribute with `'name' in device.attributes[...]` or fix "
+            "the expression (a CEL error aborts the pod's scheduling on every node)"
+        )
+    if v.cause == "count":
+        return (
+            "GI050",
+            "ask for fewer devices per pod, or wire it to a pool with more GPUs per node",
+        )
+    return "GI051", "loosen the selectors, or wire it to a pool whose GPUs match them"
+
+
+def claims(ctx: PodContext) -> None:
+    """GI050-GI052, GI056, GI057: whether the pod's claims are allocated on the pools it is
+    placed on (`DraCheck.check`)."""
+    if ctx.use.any:
+        ctx.check.dra.check(ctx.facts, ctx.use, ctx.dra_verdicts, ctx.out)
+
+
+def serverless(ctx: PodContext) -> None:
+    """GI053: a Serverless InferenceService component with claims."""
+    if ctx.use.any and ctx.template.serverless:
+        ctx.out.add(
+            "GI053",
+            ctx.facts.resource,
+            f"takes devices through DRA ResourceClaim(s) ({', '.join(ctx.use.claims)}) in "
+            "Serverless (Knative) mode: Knative's webhook refuses `resources.claims` (\"must "
+            'not set the field(s): spec.template.spec.containers[0].resources.claims", '
+            "knative/serving#15332), so no revision is ever created",
+            "use deploymentMode Standard (RawDeployment) for a DRA component, or request "
+            "nvidia.com/gpu",
+        )
+
+
+def not_autoscaled(ctx: PodContext) -> None:
+    """GI055: a pod with claims that may land on a pool whose autoscaler ignores claims (every
+    pool its labels, taints and GPUs let it onto, autoscaled ones included)."""
+    use = ctx.use
+    if not use.any or use.missing:
+        return
+    for pool in ctx.on_gpus:
+        ignores = ctx.check.dra.autoscaled_by.get(pool.name)
+        if ignores:
+            ctx.out.add(
+                "GI055",
+                ctx.facts.resource,
+                f"takes its devices through DRA ResourceClaim(s) ({', '.join(use.claims)}) and "
+                f"may land on pool {pool.name}, whose nodes come from {ignores}: no node is made "
+                "for it",
+                "run DRA pods on node pools you create (GKE node pools, EKS managed node "
+                "groups, existing nodes)",
+            )
+
+
+def no_driver(ctx: CheckContext) -> None:
+    """GI054 (`DraCheck.check_drivers`)."""
+    ctx.dra.check_drivers(ctx.pools, ctx.dra_pools, ctx.out)
+
+
+def no_gpu_driver(ctx: CheckContext) -> None:
+    """GI058 (`DraCheck.check_gpu_drivers`)."""
+    ctx.dra.check_gpu_drivers(ctx.pools, ctx.dra_pools, ctx.out)

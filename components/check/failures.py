@@ -1,12 +1,14 @@
-"""The failures users hit most, found before deploy (GI014-GI020): each a pure function of the
-graph and the catalog. `rules.check` calls them; codes and constants are in `contract`."""
+"""The failures users hit most, found before deploy: a cold pool's boot labels (GI014), the
+autoscalers' template nodes (GI016, GI033), Knative config the operator reverts (GI017), a model
+too large for its GPUs (GI019), a progress deadline shorter than a node's start-up (GI020), a
+pool that never has a node (GI034)."""
 
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
@@ -23,16 +25,14 @@ from .contract import (
     NODE_TEMPLATE_TAG,
     POOL_STARTUP_ANNOTATION,
     PROGRESS_DEADLINE_ANNOTATION,
-    SELDON_DEFAULT_OVERCOMMIT,
-    SELDON_OVERCOMMIT_ENV,
-    SELDON_SERVER_CONTAINERS,
 )
+from .llm import check_llm_fits
 from .read import (
     Findings,
-    Template,
     as_int,
     as_list,
     as_map,
+    dependency_key,
     is_type,
     kind_of,
     metadata,
@@ -43,6 +43,9 @@ from .readers.aks import agent_pools, tag_labels, tag_resources, template_labels
 from .readers.asg import asg_tags
 from .results import PoolFacts, WorkloadFacts
 
+if TYPE_CHECKING:
+    from .rules import CheckContext, PodContext
+
 KNATIVE_DEFAULT_PROGRESS_DEADLINE = 600
 """Knative Serving's `progress-deadline` default (config-deployment: "600s")."""
 
@@ -51,7 +54,7 @@ def _names(items: Sequence[str]) -> str:
     return ", ".join(items) if items else "none"
 
 
-def _keys(placement: Placement) -> list[str]:
+def label_keys(placement: Placement) -> list[str]:
     """Label keys the placement's nodeSelector and required node affinity name."""
     keys = list(placement.node_selector or {})
     req = placement.node_affinity.required if placement.node_affinity else None
@@ -74,7 +77,7 @@ def lands_once_booted(placement: Placement, pool: PoolFacts, gpus: int) -> list[
     if pool.provider == "existing" or not pool.fits(gpus):
         return []
     for node in pool.nodes:
-        missing = [k for k in _keys(placement) if _boot_label(k) and k not in node.labels]
+        missing = [k for k in label_keys(placement) if _boot_label(k) and k not in node.labels]
         if not missing or untolerated(node.taints, placement.tolerations or ()):
             continue
         skip = set(missing)
@@ -94,16 +97,16 @@ def lands_once_booted(placement: Placement, pool: PoolFacts, gpus: int) -> list[
     return []
 
 
-def check_cold_pools(
-    w: WorkloadFacts, booting: Sequence[tuple[PoolFacts, list[str]]], out: Findings
-) -> None:
-    for pool, labels in booting:
+def cold_pool_label(ctx: PodContext) -> None:
+    """GI014: a pod that would land on a pool at 0 nodes only with labels its nodes get after
+    they boot (`PodContext.booting`)."""
+    for pool, labels in ctx.booting:
         if pool.min_nodes != 0:
             continue  # a node is up: the labels appear once discovery has run on it
         instead = [f"{k}={pool.labels[k]}" for k in CREATION_GPU_LABELS if k in pool.labels]
-        out.add(
+        ctx.out.add(
             "GI014",
-            w.resource,
+            ctx.facts.resource,
             f"selects {_names(labels)}, label(s) GPU / node feature discovery put on a node only "
             f"after it boots; pool {pool.name} can be at 0 nodes and its node template lacks "
             "them, so the autoscaler never adds a node for it and it stays Pending",
@@ -154,7 +157,7 @@ def template_tags(
             continue
         inputs = as_map(entry.get("inputs"))
         asg = str(inputs.get("autoscalingGroupName") or "")
-        depends = {_dependency_key(str(d)) for d in as_list(entry.get("dependsOn"))}
+        depends = {dependency_key(str(d)) for d in as_list(entry.get("dependsOn"))}
         if (
             depends & set(pool.keys)
             or asg in names
@@ -176,7 +179,14 @@ def template_tags(
     return have
 
 
-def check_asg_tags(
+def node_template_tags(ctx: CheckContext) -> None:
+    """GI016: the template node cluster-autoscaler builds for a group at 0 nodes, on AWS and
+    on AKS."""
+    _asg_tags(ctx.entries, ctx.pools, ctx.selected_keys, ctx.out)
+    _aks_tags(ctx.entries, ctx.pools, ctx.selected_keys, ctx.out)
+
+
+def _asg_tags(
     graph: Sequence[Mapping[str, Any]],
     pools: Sequence[PoolFacts],
     selected_keys: Mapping[str, set[str]],
@@ -242,7 +252,7 @@ def check_asg_tags(
             )
 
 
-def check_aks_tags(
+def _aks_tags(
     graph: Sequence[Mapping[str, Any]],
     pools: Sequence[PoolFacts],
     selected_keys: Mapping[str, set[str]],
@@ -304,12 +314,7 @@ def check_aks_tags(
 EPHEMERAL_STORAGE_TAG = NODE_TEMPLATE_TAG + "resources/ephemeral-storage"
 
 
-def check_template_storage(
-    graph: Sequence[Mapping[str, Any]],
-    pools: Sequence[PoolFacts],
-    lands_on: Mapping[str, Sequence[WorkloadFacts]],
-    out: Findings,
-) -> None:
+def template_storage(ctx: CheckContext) -> None:
     """GI033: a pod asking ephemeral storage lands on a cluster-autoscaler group that can be at 0
     nodes, and the group's template node holds less than it asks. The template node
     (cluster-autoscaler-1.36.1 `cloudprovider/aws/aws_manager.go` `buildNodeFromTemplate`) has
@@ -318,14 +323,15 @@ def check_template_storage(
     Capacity; EKS DescribeNodegroup adds only a `diskSize` label. Without an ephemeral-storage
     tag its ephemeral storage is 0, so such a pod never triggers a scale-up from zero
     (kubernetes/autoscaler#1869)."""
-    groups = _group_pools(graph, pools)
+    graph = ctx.entries
+    groups = _group_pools(graph, ctx.pools)
     managed_groups = sum(1 for _, managed, _ in groups if managed)
     for pool, managed, own in groups:
         if pool.min_nodes != 0:
             continue
         asking = [
             w
-            for w in lands_on.get(pool.name, ())
+            for w in ctx.lands_on.get(pool.name, ())
             if w.requests is not None and w.requests.ephemeral_storage > 0 and not w.daemonset
         ]
         if not asking:
@@ -340,7 +346,7 @@ def check_template_storage(
             if w.requests.ephemeral_storage <= held:
                 continue
             tagged = f"tags it {have}" if have is not None else "has no such tag"
-            out.add(
+            ctx.out.add(
                 "GI033",
                 w.resource,
                 f"asks {format_resource('ephemeral-storage', w.requests.ephemeral_storage)} "
@@ -354,21 +360,14 @@ def check_template_storage(
             )
 
 
-def _dependency_key(ref: str) -> str:
-    """`type::name` of a dependsOn entry, given as that or as a URN
-    (`urn:pulumi:stack::project::parent$type::name`)."""
-    if not ref.startswith("urn:"):
-        return ref
-    *_, qualified, name = ref.split("::")
-    return f"{qualified.rsplit('$', 1)[-1]}::{name}"
-
-
 # -- GI017: Knative ConfigMaps the operator reverts --------------------------------------------
 
 
-def check_knative_config_reverted(graph: Sequence[Mapping[str, Any]], out: Findings) -> None:
-    """The Knative Operator owns `knative-serving/config-*` when a KnativeServing CR exists and
-    reverts other edits (knative/operator#431, #2062): set them in `spec.config.<name>`."""
+def knative_config_reverted(ctx: CheckContext) -> None:
+    """GI017: the Knative Operator owns `knative-serving/config-*` when a KnativeServing CR
+    exists and reverts other edits (knative/operator#431, #2062): set them in
+    `spec.config.<name>`."""
+    graph = ctx.entries
     crs = [
         str(e.get("name"))
         for e in graph
@@ -385,7 +384,7 @@ def check_knative_config_reverted(graph: Sequence[Mapping[str, Any]], out: Findi
         if md.get("namespace") != "knative-serving" or not name.startswith("config-"):
             continue
         section = name.removeprefix("config-")
-        out.add(
+        ctx.out.add(
             "GI017",
             resource_id(typ, str(entry.get("name"))),
             f"{kind_of(typ)} of knative-serving/{name} while KnativeServing {crs[0]} manages "
@@ -395,69 +394,20 @@ def check_knative_config_reverted(graph: Sequence[Mapping[str, Any]], out: Findi
         )
 
 
-# -- GI018: Seldon Model memory and replicas ----------------------------------------------------
-
-
-def server_capacity(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[int, int | None]:
-    """(replicas, bytes a replica may load) of a Seldon Server: replicas the most of `replicas`
-    (1 when absent) and `maxReplicas`; memory the server container's memory request x (1 +
-    SELDON_OVERCOMMIT_PERCENTAGE / 100), as the agent registers it. None: not stated."""
-    replicas = max(as_int(spec.get("replicas")) or 1, as_int(spec.get("maxReplicas")) or 0)
-    if as_int(spec.get("replicas")) == 0:
-        replicas = as_int(spec.get("maxReplicas")) or 0
-    containers = [as_map(c) for c in as_list(pod.get("containers"))]
-    overcommit = SELDON_DEFAULT_OVERCOMMIT
-    for c in containers:
-        for env in as_list(c.get("env")):
-            if as_map(env).get("name") == SELDON_OVERCOMMIT_ENV:
-                overcommit = as_int(as_map(env).get("value")) or 0
-    server = next((c for c in containers if c.get("name") in SELDON_SERVER_CONTAINERS), None)
-    res = as_map(as_map(server).get("resources")) if server else {}
-    memory = as_map(res.get("requests")).get("memory", as_map(res.get("limits")).get("memory"))
-    if memory is None:
-        return replicas, None
-    return replicas, int(parse_quantity(memory) * (100 + overcommit) / 100)
-
-
-def check_seldon_capacity(
-    model_rid: str,
-    spec: Mapping[str, Any],
-    candidates: Mapping[str, tuple[int, int | None]],
-    out: Findings,
-) -> None:
-    """Seldon Core 2 schedules a Model on one Server with at least `replicas` replicas, each with
-    `memory` free (docs-gb/models/scheduling.md); otherwise the Model is ScheduleFailed."""
-    if not candidates:
-        return
-    replicas = as_int(spec.get("replicas")) or 1
-    memory = spec.get("memory")
-    need = int(parse_quantity(memory)) if memory is not None else None
-    fits = [
-        n
-        for n, (r, m) in candidates.items()
-        if r >= replicas and (need is None or m is None or m >= need)
-    ]
-    if fits:
-        return
-    have = "; ".join(
-        f"{n}: {r} replica(s), "
-        + ("memory not stated" if m is None else f"{m / 2**30:.1f} GiB per replica")
-        for n, (r, m) in sorted(candidates.items())
-    )
-    want = f"{replicas} replica(s)" + (f" of {memory}" if memory is not None else "")
-    out.add(
-        "GI018",
-        model_rid,
-        f"needs {want} but no capable Server has room ({have}): it ends ScheduleFailed",
-        "lower the Model's replicas / memory, or give a capable Server more replicas or a "
-        "larger memory request",
-    )
-
-
 # -- GI019: model too large for the GPUs ---------------------------------------------------------
 
 
-def check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings) -> None:
+def model_too_large(ctx: PodContext) -> None:
+    """GI019: the model against the GPUs of the pools the pod lands on; for the vLLM pod of an
+    LLMInferenceService, as vLLM loads it (`llm.check_llm_fits`)."""
+    llm = ctx.template.llm
+    if llm is None:
+        _check_model_fits(ctx.facts, ctx.pools, ctx.out)
+    else:
+        check_llm_fits(llm, ctx.facts, ctx.pools, ctx.out)
+
+
+def _check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings) -> None:
     """Weights x (1 + MODEL_MEMORY_OVERHEAD) against the GPUs the pod requests x the memory of one
     GPU of each pool it can land on (the catalog's, nominal GB)."""
     gpus = w.gpu_devices
@@ -524,16 +474,15 @@ def knative_progress_deadline(graph: Sequence[Mapping[str, Any]]) -> float:
     return KNATIVE_DEFAULT_PROGRESS_DEADLINE
 
 
-def check_progress_deadline(
-    t: Template, w: WorkloadFacts, pools: Sequence[PoolFacts], default: float, out: Findings
-) -> None:
-    """A Serverless GPU component scaling to zero on a pool that can be at zero must survive a GPU
-    node's start-up (kserve/kserve#1247, knative/serving#9531): its progress deadline must cover
-    the pool's start-up (`POOL_STARTUP_ANNOTATION` when the workload states it, else the
+def progress_deadline(ctx: PodContext) -> None:
+    """GI020: a Serverless GPU component scaling to zero on a pool that can be at zero must
+    survive a GPU node's start-up (kserve/kserve#1247, knative/serving#9531): its progress
+    deadline must cover the pool's start-up (`POOL_STARTUP_ANNOTATION` when the workload states it, else the
     catalog's default per provider and GPU)."""
+    t, w, default = ctx.template, ctx.facts, ctx.check.deadline_default
     if not (t.serverless and w.scales_to_zero and w.gpus > 0):
         return
-    cold = [p for p in pools if p.name in w.pools and p.min_nodes == 0 and p.gpu]
+    cold = [p for p in ctx.pools if p.name in w.pools and p.min_nodes == 0 and p.gpu]
     if not cold:
         return
     stated = as_int(t.annotations.get(POOL_STARTUP_ANNOTATION))
@@ -552,7 +501,7 @@ def check_progress_deadline(
         if value is not None
         else (f"the cluster default {default:g}s")
     )
-    out.add(
+    ctx.out.add(
         "GI020",
         w.resource,
         f"scales to zero on pool(s) {_names([p.name for p in cold])} that can be at 0 nodes; a GPU "
@@ -574,22 +523,19 @@ def never_has_nodes(pool: PoolFacts) -> bool:
     return pool.max_nodes == 0 and all(k.split("::", 1)[0] in _GROUP_TYPES for k in pool.keys)
 
 
-def check_empty_pools(
-    workloads: Sequence[WorkloadFacts], pools: Sequence[PoolFacts], out: Findings
-) -> None:
+def pool_never_has_nodes(ctx: PodContext) -> None:
     """GI034: a pod that can land only on pools that never have a node stays Pending."""
-    by_name = {p.name: p for p in pools}
-    for w in workloads:
-        if w.daemonset or not w.pools:
-            continue
-        empty = [n for n in w.pools if n in by_name and never_has_nodes(by_name[n])]
-        if len(empty) < len(w.pools):
-            continue
-        out.add(
-            "GI034",
-            w.resource,
-            f"can land only on pool(s) {_names(empty)}, which never has a node (at most 0 nodes: "
-            "no autoscaling and a node count of 0, or a maximum of 0): it stays Pending",
-            f"give pool {empty[0]} nodes (autoscaling with maxNodes 1 or more, or a node count), "
-            "or wire it to a pool that has some",
-        )
+    w, by_name = ctx.facts, ctx.check.pool_by_name
+    if w.daemonset or not w.pools:
+        return
+    empty = [n for n in w.pools if n in by_name and never_has_nodes(by_name[n])]
+    if len(empty) < len(w.pools):
+        return
+    ctx.out.add(
+        "GI034",
+        w.resource,
+        f"can land only on pool(s) {_names(empty)}, which never has a node (at most 0 nodes: "
+        "no autoscaling and a node count of 0, or a maximum of 0): it stays Pending",
+        f"give pool {empty[0]} nodes (autoscaling with maxNodes 1 or more, or a node count), "
+        "or wire it to a pool that has some",
+    )

@@ -14,10 +14,11 @@ requests. GPUs stay with GI004 (placement); a node whose shape is unknown is giv
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from decimal import ROUND_CEILING
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.errors import InputError
 from ..model.nodes.shapes import (
@@ -36,6 +37,10 @@ from ..model.serving.requests import (
 from .pod import resource_quantity
 from .read import Findings, Template
 from .results import NodeTemplate, PoolFacts, WorkloadFacts
+from .shapes import fit_key
+
+if TYPE_CHECKING:
+    from .rules import CheckContext, PodContext
 
 GB = 1_000_000_000
 
@@ -73,6 +78,29 @@ def _without_gpus(ask: Resources) -> Resources:
 # ---------------------------------------------------------------------------------------------
 # The judgement
 # ---------------------------------------------------------------------------------------------
+
+
+def fits(ctx: PodContext) -> None:
+    """GI021, GI023, GI024, GI025 for the pod, decided once per shape (`shapes.Shapes.fit`);
+    its requests and the pools it cannot fit go into `ctx.facts` for the rules after it."""
+    t, check = ctx.template, ctx.check
+    ctx.facts = check.shapes.fit(
+        functools.partial(
+            fit_key, t, ctx.placement, ctx.gpus, ctx.facts.model_size_gb, ctx.use.any
+        ),
+        ctx.facts,
+        ctx.out,
+        check.unknown_fit,
+        functools.partial(
+            judge_fit,
+            t,
+            ctx.facts,
+            ctx.placement,
+            ctx.admitted,
+            ctx.pools,
+            launched=functools.partial(check.scale.launches_for, t, ctx.placement),
+        ),
+    )
 
 
 def node_holds(t: Template, need: Resources, node: NodeTemplate) -> bool:
@@ -419,12 +447,10 @@ def check_mps_host_ipc(
 # -- GI022: fit not judged ----------------------------------------------------------------------
 
 
-def check_fit_unknown(
-    pools: Sequence[PoolFacts], unknown: Mapping[str, list[str]], out: Findings
-) -> None:
-    """Pools with a node of unknown shape that pods land on: fit is not judged there."""
-    for pool in pools:
-        workloads = unknown.get(pool.name)
+def fit_unknown(ctx: CheckContext) -> None:
+    """GI022: pools with a node of unknown shape that pods land on: fit is not judged there."""
+    for pool in ctx.pools:
+        workloads = ctx.unknown_fit.get(pool.name)
         if not workloads:
             continue
         why = pool.shape_note or "its nodes' shape is unknown"
@@ -434,7 +460,7 @@ def check_fit_unknown(
             if pool.provider == "existing"
             else "use a machine / instance type the catalog knows, or check the fit by hand"
         )
-        out.add(
+        ctx.out.add(
             "GI022",
             pool.resource,
             f"fit of {', '.join(sorted(set(workloads)))} on pool {pool.name} is not judged: {why}",

@@ -22,6 +22,7 @@ warnings when more (GPUs sit idle). A pod asking more GPUs than a node has is GI
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..model.errors import InputError
 from ..model.serving.llm import (
@@ -40,6 +41,9 @@ from ..model.serving.llm import (
 from .contract import MODEL_ANNOTATION, MODEL_SIZE_ANNOTATION
 from .read import Findings, LLMPod
 from .results import PoolFacts, WorkloadFacts
+
+if TYPE_CHECKING:
+    from .rules import PodContext
 
 FIRST_ROLES = ("decode", "leader", "prefill", "prefill-leader")
 """The pod of each part that carries the part's own findings (not repeated on its workers)."""
@@ -60,13 +64,12 @@ def llm_shape(p: LLMPod) -> tuple[ModelShape | None, str | None]:
     return None, None
 
 
-def check_llm(
-    p: LLMPod,
-    w: WorkloadFacts,
-    pools: Sequence[PoolFacts],
-    out: Findings,
-) -> None:
-    """The LLM findings of one vLLM pod template (see the module docstring)."""
+def parallelism(ctx: PodContext) -> None:
+    """GI030-GI032 of one vLLM pod template (see the module docstring), and GI013 for what of
+    its model cannot be read."""
+    p, w, out = ctx.template.llm, ctx.facts, ctx.out
+    if p is None:
+        return
     for text in p.unreadable:
         out.add("GI013", w.resource, text, "write it as a number")
     shape, problem = llm_shape(p)
@@ -77,13 +80,6 @@ def check_llm(
             problem,
             f"name a row of the table in {MODEL_ANNOTATION}, or state {MODEL_SIZE_ANNOTATION}",
         )
-    _check_parallelism(p, w, shape, out)
-    _check_fits(p, w, shape, pools, out)
-
-
-def _check_parallelism(
-    p: LLMPod, w: WorkloadFacts, shape: ModelShape | None, out: Findings
-) -> None:
     issues = parallelism_issues(
         shape,
         tensor=p.tensor,
@@ -171,13 +167,9 @@ def _fit(p: LLMPod, w: WorkloadFacts, shape: ModelShape | None, pool: PoolFacts)
     )
 
 
-def _check_fits(
-    p: LLMPod,
-    w: WorkloadFacts,
-    shape: ModelShape | None,
-    pools: Sequence[PoolFacts],
-    out: Findings,
-) -> None:
+def check_llm_fits(p: LLMPod, w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings) -> None:
+    """GI019 of a vLLM pod: the model as vLLM loads it on the GPUs of each pool it lands on."""
+    shape = llm_shape(p)[0]
     if w.gpu_devices == 0 or (p.expert and shape is not None and shape.experts):
         return
     landing = [pool for pool in pools if pool.name in w.pools]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from .contract import (
-    SEVERITIES,
-)
+from .registry.rule import SEVERITIES
 from .results import (
     Report,
 )

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.autoscalers.karpenter_azure import AksNodeClassInfo
 from ..model.autoscalers.karpenter_launch import (
@@ -54,7 +54,10 @@ from .readers.daemonsets import graph_daemons
 from .readers.dra import DraIndex, DraUse, missing_dra_labels, read_dra
 from .readers.karpenter import karpenter_launch_spec, node_classes, node_overlays
 from .readers.nap import aks_node_classes, is_nap_nodepool, nap_launch_spec
-from .results import PoolFacts, WorkloadFacts
+from .results import PoolFacts
+
+if TYPE_CHECKING:
+    from .rules import PodContext
 
 # Reasons that hold whatever instance types exist: judged for every pod.
 _ANY_UNIVERSE = ("pod", "nodepool", "taints")
@@ -245,125 +248,116 @@ class ScaleUp:
         key = pod.key()
         return [p for p, kps in launching if any(kp.launch(pod, key).launches for kp in kps)]
 
-    def check(
-        self,
-        t: Template,
-        w: WorkloadFacts,
-        placement: Placement,
-        admitted: Sequence[PoolFacts],
-        out: Findings,
-    ) -> None:
-        if t.daemonset:
-            return
-        use = self.dra_use(t)
-        if use.any:
-            self._check_dra(w, use, admitted, out)
-        self._check_karpenter(t, w, placement, admitted, use, out)
-        if self.autopilot:
-            self._check_autopilot(w, placement, admitted, out)
 
-    def _check_karpenter(
-        self,
-        t: Template,
-        w: WorkloadFacts,
-        placement: Placement,
-        admitted: Sequence[PoolFacts],
-        use: DraUse,
-        out: Findings,
-    ) -> None:
-        if use.any:
-            return  # GI027 says it
-        try:
-            requests = karpenter_pod_requests(t)
-        except (InputError, TypeError, ValueError):
-            return  # GI013 names the quantity
-        pod = pending_pod(placement, requests, False)
-        for pool in admitted:
-            for kp in self.karpenter_pools(pool):
-                if kp.spec.static:
-                    continue
-                result = kp.launch(pod)
-                if result.launches:
-                    continue
-                if w.gpus == 0 and kp.admits_cpu and result.cause not in _ANY_UNIVERSE:
-                    continue
-                if result.cause == "requests" and pool.name in w.unfit:
-                    continue  # no node of the pool holds it: GI021 / GI024 say which resource
-                out.add(
-                    "GI026",
-                    w.resource,
-                    f"lands on pool {pool.name} but Karpenter would launch no node for it from "
-                    f"NodePool {kp.spec.name} ({result.cause}): {result.reason}",
-                    _fix(result, kp),
-                )
-
-    def _check_dra(
-        self, w: WorkloadFacts, use: DraUse, admitted: Sequence[PoolFacts], out: Findings
-    ) -> None:
-        claims = ", ".join(use.claims)
-        for pool in admitted:
-            nodepools = [kp.spec.name for kp in self.karpenter_pools(pool) if not kp.spec.static]
-            if nodepools:
-                out.add(
-                    "GI027",
-                    w.resource,
-                    f"takes its devices through DRA ResourceClaim(s) ({claims}) and lands on pool "
-                    f"{pool.name}, which Karpenter provisions (NodePool {', '.join(nodepools)}); "
-                    "Karpenter ignores pods with DRA requests (IGNORE_DRA_REQUESTS, default true "
-                    "in v1.14.1): no node is ever launched for it",
-                    "request nvidia.com/gpu instead of a ResourceClaim on Karpenter pools, or run "
-                    "it on a pool that keeps nodes up",
-                )
-            if use.gpu is not True or pool.provider != "gke":
+def karpenter_will_not_launch(ctx: PodContext) -> None:
+    """GI026: Karpenter's decision for the pod on each (dynamic) NodePool it lands on. A pod
+    asking no GPU on a NodePool that admits CPU instance types is judged only for the causes
+    that hold whatever the instance types (the catalog lists GPU types alone)."""
+    t, w, scale = ctx.template, ctx.facts, ctx.check.scale
+    if t.daemonset or ctx.use.any:
+        return  # a pod with claims is GI027's
+    try:
+        requests = karpenter_pod_requests(t)
+    except (InputError, TypeError, ValueError):
+        return  # GI013 names the quantity
+    pod = pending_pod(ctx.placement, requests, False)
+    for pool in ctx.on_gpus:
+        for kp in scale.karpenter_pools(pool):
+            if kp.spec.static:
                 continue
-            if _on_autopilot(pool):
-                out.add(
-                    "GI028",
-                    w.resource,
-                    f"takes its GPU(s) through DRA ResourceClaim(s) ({claims}) on Autopilot pool "
-                    f"{pool.name}: Autopilot clusters do not support DRA",
-                    "request nvidia.com/gpu on Autopilot, or use a GKE Standard node pool set up "
-                    "for DRA",
-                )
+            result = kp.launch(pod)
+            if result.launches:
                 continue
-            if not any(
-                _type_of(k) == GKE_NODE_POOL or _type_of(k).endswith(":ComputeClass")
-                for k in pool.keys
-            ):
+            if w.gpus == 0 and kp.admits_cpu and result.cause not in _ANY_UNIVERSE:
                 continue
-            missing = missing_dra_labels(pool.labels)
-            if missing:
-                out.add(
-                    "GI028",
-                    w.resource,
-                    f"takes its GPU(s) through DRA ResourceClaim(s) ({claims}) on GKE pool "
-                    f"{pool.name}, whose nodes lack {', '.join(missing)}: no DRA driver publishes "
-                    "their GPUs, so the claim is never allocated",
-                    f"label pool {pool.name}'s nodes {', '.join(missing)} (GKE's DRA setup; also "
-                    "gpu-driver-version=disabled), and install NVIDIA's DRA driver",
-                )
-
-    def _check_autopilot(
-        self,
-        w: WorkloadFacts,
-        placement: Placement,
-        admitted: Sequence[PoolFacts],
-        out: Findings,
-    ) -> None:
-        accelerator = _selected(placement, GKE_ACCELERATOR_LABEL)
-        count = _selected(placement, GKE_ACCELERATOR_COUNT_LABEL)
-        if accelerator == _SEVERAL or count == _SEVERAL:
-            return  # one of several: which one Autopilot sees is not known here
-        if not any(_on_autopilot(p) for p in admitted) and accelerator is None and w.gpus == 0:
-            return
-        problem = autopilot_gpu_problem(accelerator, count, w.gpus)
-        if problem:
-            out.add(
-                "GI029",
+            if result.cause == "requests" and pool.name in w.unfit:
+                continue  # no node of the pool holds it: GI021 / GI024 say which resource
+            ctx.out.add(
+                "GI026",
                 w.resource,
-                f"Autopilot would reject it: {problem[0]}",
-                f"request what Autopilot accepts ({problem[1]})",
+                f"lands on pool {pool.name} but Karpenter would launch no node for it from "
+                f"NodePool {kp.spec.name} ({result.cause}): {result.reason}",
+                _fix(result, kp),
             )
+
+
+def dra_not_provisioned(ctx: PodContext) -> None:
+    """GI027: a pod with DRA claims on a Karpenter pool, which Karpenter ignores."""
+    if ctx.template.daemonset or not ctx.use.any:
+        return
+    claims = ", ".join(ctx.use.claims)
+    for pool in ctx.on_gpus:
+        nodepools = [
+            kp.spec.name for kp in ctx.check.scale.karpenter_pools(pool) if not kp.spec.static
+        ]
+        if nodepools:
+            ctx.out.add(
+                "GI027",
+                ctx.facts.resource,
+                f"takes its devices through DRA ResourceClaim(s) ({claims}) and lands on pool "
+                f"{pool.name}, which Karpenter provisions (NodePool {', '.join(nodepools)}); "
+                "Karpenter ignores pods with DRA requests (IGNORE_DRA_REQUESTS, default true "
+                "in v1.14.1): no node is ever launched for it",
+                "request nvidia.com/gpu instead of a ResourceClaim on Karpenter pools, or run "
+                "it on a pool that keeps nodes up",
+            )
+
+
+def dra_driver_label(ctx: PodContext) -> None:
+    """GI028: a pod taking GPUs by claim on Autopilot, or on a GKE pool without DRA's labels."""
+    use, rid = ctx.use, ctx.facts.resource
+    if ctx.template.daemonset or use.gpu is not True:
+        return
+    claims = ", ".join(use.claims)
+    for pool in ctx.on_gpus:
+        if pool.provider != "gke":
+            continue
+        if _on_autopilot(pool):
+            ctx.out.add(
+                "GI028",
+                rid,
+                f"takes its GPU(s) through DRA ResourceClaim(s) ({claims}) on Autopilot pool "
+                f"{pool.name}: Autopilot clusters do not support DRA",
+                "request nvidia.com/gpu on Autopilot, or use a GKE Standard node pool set up "
+                "for DRA",
+            )
+            continue
+        if not any(
+            _type_of(k) == GKE_NODE_POOL or _type_of(k).endswith(":ComputeClass") for k in pool.keys
+        ):
+            continue
+        missing = missing_dra_labels(pool.labels)
+        if missing:
+            ctx.out.add(
+                "GI028",
+                rid,
+                f"takes its GPU(s) through DRA ResourceClaim(s) ({claims}) on GKE pool "
+                f"{pool.name}, whose nodes lack {', '.join(missing)}: no DRA driver publishes "
+                "their GPUs, so the claim is never allocated",
+                f"label pool {pool.name}'s nodes {', '.join(missing)} (GKE's DRA setup; also "
+                "gpu-driver-version=disabled), and install NVIDIA's DRA driver",
+            )
+
+
+def autopilot_request(ctx: PodContext) -> None:
+    """GI029: in a graph with Autopilot, a GPU pod Autopilot would reject."""
+    w, placement = ctx.facts, ctx.placement
+    if ctx.template.daemonset or not ctx.check.scale.autopilot:
+        return
+    accelerator = _selected(placement, GKE_ACCELERATOR_LABEL)
+    count = _selected(placement, GKE_ACCELERATOR_COUNT_LABEL)
+    if accelerator == _SEVERAL or count == _SEVERAL:
+        return  # one of several: which one Autopilot sees is not known here
+    if not any(_on_autopilot(p) for p in ctx.on_gpus) and accelerator is None and w.gpus == 0:
+        return
+    problem = autopilot_gpu_problem(accelerator, count, w.gpus)
+    if problem:
+        ctx.out.add(
+            "GI029",
+            w.resource,
+            f"Autopilot would reject it: {problem[0]}",
+            f"request what Autopilot accepts ({problem[1]})",
+        )
 
 
 _SEVERAL = "(several)"

@@ -1,15 +1,23 @@
-"""The rules' registry: every code the check reports is registered once, with what it judges."""
+"""The rules' registry: every code the check reports is registered once, with what it judges,
+and the check runs exactly the registry's functions; the pool kinds are told apart as the
+readers read them."""
 
 from __future__ import annotations
 
+import inspect
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from scale_graphs import asg, autopilot_cluster, launch_template, nodeclass, nodepool, req
 
-from components.check import CODES
+from components.check import CODES, check
 from components.check.registry import BY_CODE, QUOTA_POLICY, RULES, codes
-from components.check.registry.rule import Rule, checked
+from components.check.registry.kinds import pool_kinds, resource_kind
+from components.check.registry.rule import POOL_KIND_NAMES, Rule, checked
+from components.check.rules import resolve, runs
 
 CHECK = Path(__file__).resolve().parents[2] / "components" / "check"
 
@@ -37,6 +45,25 @@ def test_the_policy_code_sets():
         "GI045",
         "GI046",
     } == set(CODES)
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.run], ids=lambda r: r.code)
+def test_each_rules_function_takes_the_context_of_its_scope(rule):
+    function = resolve(rule.run)
+    (param,) = inspect.signature(function).parameters.values()
+    wanted = "PodContext" if rule.scope == "pod" else "CheckContext"
+    assert param.annotation == wanted, f"{rule.run}({param.annotation})"
+    assert function in runs((rule.scope,))
+
+
+def test_the_check_runs_each_function_once_in_the_registrys_order():
+    pod = runs(("pod",))
+    assert len(pod) == len(set(pod))
+    assert pod[0] is resolve("placement:no_pool")
+    fits = pod.index(resolve("fit:fits"))
+    # The fit records the requests and unfit pools GI026 reads.
+    assert fits < pod.index(resolve("scaleup:karpenter_will_not_launch"))
+    assert resolve("capacity.judge:capacity") in runs(("pool", "graph"))
 
 
 @pytest.mark.parametrize(
@@ -68,3 +95,63 @@ def test_a_bad_declaration_is_refused(change, problem):
     Rule(**good)
     with pytest.raises(ValueError, match=re.escape(problem)):
         Rule(**{**good, **change})
+
+
+# ---------------------------------------------------------------------------------------------
+# Pool kinds
+# ---------------------------------------------------------------------------------------------
+
+EXPECTED_KINDS = {
+    "aks-dev": {"a100": "aks", "t4-spot": "aks"},
+    "aks-esc": {"a100": "aks"},
+    "aks-nap": {"a100-h100": "nap", "t4": "nap"},
+    "eks-esc": {"t4": "eks"},
+    "eks-karpenter": {"cpu": "eks", "h100": "karpenter", "l4-a10g": "karpenter"},
+    "eks-prod": {"a10g": "eks", "l4": "eks", "t4": "eks"},
+    "gke-autopilot": {"l4": "autopilot", "l4-spot": "autopilot", "l4x4": "autopilot"},
+    "gke-computeclass": {"cpu": "gke", "h100": "compute_class", "l4": "compute_class"},
+    "gke-dev": dict.fromkeys(
+        ("cpu-transform", "gpu-inference-cluster-system", "infer-srv", "l4-ondemand", "l4-spot"),
+        "gke",
+    ),
+    "gke-dra": {"gpu-inference-cluster-system": "gke", "l4-dra": "gke"},
+    "gke-esc": {"l4-spot": "gke"},
+    "gke-llm": {"gpu-inference-cluster-system": "gke", "h100": "gke", "router": "gke"},
+    "onprem": {"cpu-edge": "existing", "rtx": "existing"},
+}
+
+
+def _kinds(graph: list[dict[str, Any]]) -> dict[str, tuple[str, ...]]:
+    entries = {f"{e['type']}::{e['name']}": e for e in graph}
+    return {p.name: pool_kinds(p, entries) for p in check(graph).pools}
+
+
+def test_each_example_stacks_pools_have_their_kind(example_previews):
+    found = {
+        stack: _kinds(json.loads((result.out_dir / "resources.json").read_text()))
+        for stack, result in example_previews.items()
+    }
+    assert found == {s: {p: (k,) for p, k in pools.items()} for s, pools in EXPECTED_KINDS.items()}
+
+
+def test_the_kinds_no_example_stack_has():
+    graph = [
+        launch_template(),
+        asg(),
+        nodeclass(),
+        nodepool("auto", [req("eks.amazonaws.com/instance-gpu-count", "Gt", "0")], auto_mode=True),
+        nodepool("ec2", [req("karpenter.k8s.aws/instance-gpu-count", "Gt", "0")]),
+        autopilot_cluster(),
+    ]
+    assert _kinds(graph) == {
+        "auto": ("auto_mode",),
+        "autopilot-1": ("autopilot",),
+        "ec2": ("karpenter",),
+        "gpu-asg": ("asg",),
+    }
+
+
+def test_every_kind_is_told_and_other_resources_are_none():
+    told = {k for stack in EXPECTED_KINDS.values() for k in stack.values()}
+    assert told | {"asg", "auto_mode"} == set(POOL_KIND_NAMES)
+    assert resource_kind({"type": "kubernetes:apps/v1:Deployment"}) is None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...model.nodes.catalog import node_startup_seconds
 from ...model.nodes.shapes import RESOURCE_NAMES, format_resource
@@ -49,6 +49,9 @@ from .packing import (
 from .quota import check_quotas
 from .scheduler import TooManyStates, find_strand
 
+if TYPE_CHECKING:
+    from ..rules import CheckContext
+
 STRAND_STATES = 3000
 """States the search for a stranding order visits before fragmentation is not judged."""
 STRAND_WORK = 40_000
@@ -60,6 +63,13 @@ _NAMES = tuple(RESOURCE_NAMES.values())
 
 def _names(items: Sequence[str]) -> str:
     return ", ".join(items) if items else "none"
+
+
+def capacity(ctx: CheckContext) -> None:
+    """GI015, GI040-GI046 for the graph; the cases judged go into the report (for the judges)."""
+    ctx.capacity = check_capacity(
+        ctx.demands, ctx.pools, ctx.out, graph=ctx.entries, quotas=ctx.quotas
+    )
 
 
 def check_capacity(

@@ -155,7 +155,7 @@ RULES: tuple[Rule, ...] = (
         pools=None,
         workloads=("Model",),
         judge=checked("Seldon Core 2 docs-gb/models/scheduling.md"),
-        run="seldon:seldon_models",
+        run="placement:seldon_models",
     ),
     Rule(
         code="GI011",
@@ -278,7 +278,7 @@ RULES: tuple[Rule, ...] = (
         pools=None,
         workloads=("Model",),
         judge=checked("Seldon Core 2 docs-gb/models/scheduling.md, models/mms.md (overcommit)"),
-        run="seldon:seldon_models",
+        run="placement:seldon_models",
     ),
     Rule(
         code="GI019",
