@@ -1,7 +1,7 @@
 """The placement check's rules, one entry each, in the order they run (kube-scheduler's plugin
 registry is the model): a new rule is its module (the function), its test and its entry here.
 What is said of the rules derives from this list: `CODES`, the findings table of docs/findings.md
-and the policy pack's code lists (`python -m components.check.docs` writes the docs)."""
+and the policy pack's code lists (`python -m components.check.registry.docs` writes the docs)."""
 
 from __future__ import annotations
 
