@@ -80,6 +80,7 @@ from components.check import (  # noqa: E402
     Finding,
     check,
 )
+from components.check.registry import QUOTA_POLICY, codes  # noqa: E402
 from components.model.errors import InputError  # noqa: E402
 from components.model.nodes.catalog import gke_gpus_for_machine, is_gke_gpu_machine, is_gpu_instance  # noqa: E402
 from components.model.nodes.quotas import validate_limits, validate_region  # noqa: E402
@@ -285,8 +286,8 @@ def _erto(config: Mapping[str, Any]) -> Optional[bool]:
     )
 
 
-QUOTA_CODES = ("GI045", "GI046")
-"""What `gpu-cloud-quota` reports (the placement policies leave them to it)."""
+QUOTA_CODES = codes("error", QUOTA_POLICY)
+"""What `gpu-cloud-quota` reports (the placement policies leave them to it): the registry's."""
 
 
 def _quotas(config: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -341,6 +342,12 @@ def _stack_validator(severity: str) -> Callable[[StackValidationArgs, ReportViol
     return validate
 
 
+def _placement_span() -> str:
+    """`GI001..GI058`: the first and last code the placement policies report."""
+    reported = sorted({*codes("error"), *codes("warning")})
+    return f"{reported[0]}..{reported[-1]}"
+
+
 _STACK_CONFIG = PolicyConfigSchema(
     properties={
         "extendedResourceToleration": {
@@ -352,14 +359,15 @@ _STACK_CONFIG = PolicyConfigSchema(
         "ignoreCodes": {
             "type": "array",
             "items": {"type": "string", "pattern": "^GI[0-9]{3}$"},
-            "description": "Finding codes (GI001..GI013) not to report.",
+            "description": f"Finding codes ({_placement_span()}) not to report.",
         },
     }
 )
 
 
 def _codes(severity: str) -> str:
-    return ", ".join(f"{c} {name}" for c, (s, name) in CODES.items() if s == severity)
+    """The codes the placement policy of `severity` reports, with their slugs (the registry's)."""
+    return ", ".join(f"{c} {CODES[c][1]}" for c in codes(severity))
 
 
 gpu_placement_errors = StackValidationPolicy(
@@ -415,7 +423,7 @@ gpu_cloud_quota = StackValidationPolicy(
             "ignoreCodes": {
                 "type": "array",
                 "items": {"type": "string", "pattern": "^GI[0-9]{3}$"},
-                "description": "Finding codes (GI045, GI046) not to report.",
+                "description": f"Finding codes ({', '.join(QUOTA_CODES)}) not to report.",
             },
         }
     ),

@@ -5,6 +5,7 @@ a gRPC server and blocks."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -591,7 +592,7 @@ PAIRS += [
 ]
 
 
-# The scale-up findings (issue 23), on the graphs of tests/check/scale_graphs.py.
+# The scale-up findings, on the graphs of tests/check/scale_graphs.py.
 _P5 = [req("node.kubernetes.io/instance-type", "In", "p5.48xlarge")]
 _G6 = [req("karpenter.k8s.aws/instance-family", "In", "g6")]
 _DRA_POD = spod("g6", gpus=0, claims=DRA_CLAIM)
@@ -649,7 +650,7 @@ PAIRS += [
 ]
 
 
-# The LLM findings (issue 24): an LLMInferenceService's pods, named Kind/name/<workload>[/role],
+# The LLM findings: an LLMInferenceService's pods, named Kind/name/<workload>[/role],
 # are tied to the LLMInferenceService's URN.
 _8B = {"model": "llama-3.1-8b"}
 PAIRS += [
@@ -677,7 +678,7 @@ PAIRS += [
 ]
 
 
-# The DRA findings (issue 32): the bad / good graphs of tests/check/test_dra.py.
+# The DRA findings: the bad / good graphs of tests/check/test_dra.py.
 from test_dra import DRA_PAIRS  # noqa: E402
 
 _DRA_RESOURCE = {
@@ -692,7 +693,7 @@ PAIRS += [
 ]
 
 
-# The fit proof part 3 findings (issue 29): their bad / good graphs of tests/check.
+# The fit findings GI033 and GI034: their bad / good graphs of tests/check.
 from test_field_failures import PAIRS as _FIELD_PAIRS  # noqa: E402
 from test_scale_up import SCALE_PAIRS as _SCALE_PAIRS  # noqa: E402
 
@@ -702,6 +703,21 @@ PAIRS += [
     for p in [*_SCALE_PAIRS, *_FIELD_PAIRS]
     if p.values[0] in _FIT3_RESOURCE
 ]
+
+
+def test_each_placement_policy_names_the_registrys_codes_of_its_severity():
+    """The policies' code lists are the registry's (they had drifted when kept by hand)."""
+    from components.check.registry import BY_CODE
+
+    for policy, severity in (
+        (gp.gpu_placement_errors, "error"),
+        (gp.gpu_placement_warnings, "warning"),
+    ):
+        named = set(re.findall(r"GI\d{3}", policy.description))
+        assert named == {
+            c for c, r in BY_CODE.items() if severity in r.severities and c not in gp.QUOTA_CODES
+        }
+    assert gp.QUOTA_CODES == ("GI045", "GI046")
 
 
 def test_every_reportable_code_has_a_pair():
