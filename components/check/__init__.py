@@ -1,5 +1,6 @@
 """The placement check: which pod template can land on which pool, and what is wrong. Pure Python.
-Imports only `components.model`. The rules and the finding codes are in `contract`."""
+Imports only `components.model`. The rules are the registry's (`registry.RULES`); what the check
+reads is in docs/findings.md."""
 
 from .contract import (
     CODES,

@@ -14,7 +14,7 @@ Unschedulable: `dynamicresources.go` Filter), on every node. A DeviceClass that 
 keeps the pod Pending. DynamicResources is the last filter, so only nodes whose labels, taints and
 resources let the pod in are read.
 
-Findings (codes in `contract.CODES`):
+Findings (declared in `registry.RULES`):
 - GI050 dra-claim-count: devices of the pool match the claims' classes and selectors, but no
   node has as many as the pod's claims ask for together.
 - GI051 dra-claim-selector: no device of the pool matches a request's class and selectors (a

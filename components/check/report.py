@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from .registry.rule import SEVERITIES
-from .results import (
-    Report,
-)
+from collections.abc import Iterable
 
-# ---------------------------------------------------------------------------------------------
-# Output
-# ---------------------------------------------------------------------------------------------
+from .registry.rule import SEVERITIES
+from .results import Report
 
 
 def _cell(text: str) -> str:
@@ -30,6 +26,24 @@ def render_markdown(report: Report) -> str:
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info. "
         f"ExtendedResourceToleration: {'on' if report.extended_resource_toleration else 'off'}.",
         "",
+        *_workloads(report),
+        "",
+        *_findings(report),
+        "",
+        *_pools(report),
+        "",
+        *_diagram(report),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(_cell(x) for x in cells) + " |"
+
+
+def _workloads(report: Report) -> list[str]:
+    lines = [
         "## Workloads",
         "",
         "| Workload | GPUs | Scales to zero | Wired to | Can land on | Findings |",
@@ -38,10 +52,8 @@ def render_markdown(report: Report) -> str:
     for w in report.workloads:
         codes = sorted({f.code for f in report.findings_for(w.resource)})
         lines.append(
-            "| "
-            + " | ".join(
-                _cell(x)
-                for x in (
+            _row(
+                (
                     w.resource,
                     f"{w.claimed_gpus} (claim)" if w.claimed_gpus else str(w.gpus),
                     "yes" if w.scales_to_zero else "no",
@@ -50,24 +62,25 @@ def render_markdown(report: Report) -> str:
                     ", ".join(codes) or "-",
                 )
             )
-            + " |"
         )
-    lines += ["", "## Findings", ""]
-    if report.findings:
-        lines += [
-            "| Severity | Code | Resource | Message | Fix |",
-            "| --- | --- | --- | --- | --- |",
-        ]
-        lines += [
-            "| "
-            + " | ".join(_cell(x) for x in (f.severity, f.code, f.resource, f.message, f.fix))
-            + " |"
-            for f in report.findings
-        ]
-    else:
-        lines.append("None.")
+    return lines
+
+
+def _findings(report: Report) -> list[str]:
+    lines = ["## Findings", ""]
+    if not report.findings:
+        return [*lines, "None."]
     lines += [
-        "",
+        "| Severity | Code | Resource | Message | Fix |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    return lines + [
+        _row((f.severity, f.code, f.resource, f.message, f.fix)) for f in report.findings
+    ]
+
+
+def _pools(report: Report) -> list[str]:
+    lines = [
         "## Pools",
         "",
         "| Pool | Provider | GPUs per node | Nodes | Labels | Taints |",
@@ -82,22 +95,13 @@ def render_markdown(report: Report) -> str:
             gpus += f" ({p.accelerator})"
         nodes = "-" if p.min_nodes is None else f"{p.min_nodes}..{p.max_nodes}"
         labels = ", ".join(f"{k}={v}" for k, v in sorted(p.labels.items()))
-        lines.append(
-            "| "
-            + " | ".join(
-                _cell(x)
-                for x in (
-                    p.name,
-                    p.provider,
-                    gpus,
-                    nodes,
-                    labels or "-",
-                    ", ".join(map(str, p.taints)) or "-",
-                )
-            )
-            + " |"
-        )
-    lines += ["", "## Diagram", "", "```mermaid", "flowchart LR"]
+        taints = ", ".join(map(str, p.taints)) or "-"
+        lines.append(_row((p.name, p.provider, gpus, nodes, labels or "-", taints)))
+    return lines
+
+
+def _diagram(report: Report) -> list[str]:
+    lines = ["## Diagram", "", "```mermaid", "flowchart LR"]
     pool_ids = {p.name: f"p{i}" for i, p in enumerate(report.pools)}
     for i, w in enumerate(report.workloads):
         lines.append(f"  w{i}[{_mermaid_label(w.resource)}]")
@@ -112,5 +116,4 @@ def render_markdown(report: Report) -> str:
         for name in w.wired:
             if name not in w.pools and name in pool_ids:
                 lines.append(f"  w{i} -- wired, cannot land --x {pool_ids[name]}")
-    lines += ["```", ""]
-    return "\n".join(lines)
+    return [*lines, "```"]

@@ -50,7 +50,7 @@ def asks_for(placement: Placement, labels: Mapping[str, str], node_name: str | N
 
 @dataclass(frozen=True)
 class Finding:
-    """One problem: a stable `code` (see the module docstring), its severity, the resource it is
+    """One problem: a stable `code` (`registry.RULES`), its severity, the resource it is
     about (`Kind/name[/component]`), a one-line message and a one-line fix."""
 
     code: str

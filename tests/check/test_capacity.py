@@ -1,4 +1,4 @@
-"""The capacity proof (issue #31, GI040-GI044 and GI015): every replica the stack keeps fits its
+"""The capacity proof (GI040-GI044 and GI015): every replica the stack keeps fits its
 pools at once, LeaderWorkerSet groups whole, and the default scheduler's one-at-a-time placement
 strands none. Graphs written by hand, each finding triggered and silenced by its fix; the scoring
 held against kube-scheduler v1.36.3's own test tables."""

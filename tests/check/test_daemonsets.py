@@ -1,4 +1,4 @@
-"""DaemonSet overhead (issue #29 item 10): the DaemonSet pods a node runs, each provider's own from
+"""DaemonSet overhead: the DaemonSet pods a node runs, each provider's own from
 its cited source, the graph's read from their tolerations, selectors and affinity, counted against
 cpu, memory and pods for fit (GI021) and for Karpenter's scale-up (GI026)."""
 

@@ -1,4 +1,4 @@
-"""Devices by claim (issue #32): each DRA finding (GI050-GI057) triggered by a hand-written graph and
+"""Devices by claim: each DRA finding (GI050-GI057) triggered by a hand-written graph and
 silenced by its fixed twin; the CEL selectors against Kubernetes' own library behaviour; the
 allocator's decisions that the rig's kube-scheduler made (kept as tests here)."""
 

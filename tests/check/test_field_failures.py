@@ -1,4 +1,4 @@
-"""The failures users hit most (issue 16, GI014-GI020): each triggered by a graph written by hand
+"""The failures users hit most (GI014-GI020): each triggered by a graph written by hand
 with no gpu-inference labels or wiring, and silenced by its fixed twin; then on our own stacks."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What an EC2NodeClass says of its nodes, in fit (GI021 / GI024) and in Karpenter's scale-up
-(GI026), issue #29 items 3-5: RAID0 instance store as ephemeral storage, kubelet kubeReserved /
+(GI026): RAID0 instance store as ephemeral storage, kubelet kubeReserved /
 systemReserved / evictionHard / maxPods, and a node class the graph does not hold (unknown: GI022,
 never a 20 GiB guess)."""
 

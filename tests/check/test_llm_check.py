@@ -1,4 +1,4 @@
-"""KServe LLMInferenceServices and LeaderWorkerSets in any graph (issue 24): every pod the
+"""KServe LLMInferenceServices and LeaderWorkerSets in any graph: every pod the
 controller makes is judged by every rule under the controller's name, and the model is held
 against its GPUs the way vLLM holds it (GI019 LLM-grade, GI030-GI032)."""
 

@@ -1,4 +1,4 @@
-"""The placement check on the broken copies of gke-llm (issue #24, item 5): each exits 1 with the
+"""The placement check on the broken copies of gke-llm: each exits 1 with the
 finding that names what the controller will create.
 
 Expected:
@@ -113,7 +113,7 @@ def test_a_hand_edited_graph_with_tensor_3_on_32_heads(graph):
 
 
 # ---------------------------------------------------------------------------------------------
-# Capacity (issue #31): the H100 pool at 2..2 and 3..3 nodes
+# Capacity: the H100 pool at 2..2 and 3..3 nodes
 # ---------------------------------------------------------------------------------------------
 
 SHIPPED_H100 = "      minNodes: 3\n      maxNodes: 4\n"

@@ -1,4 +1,4 @@
-"""NodeOverlays count only when Karpenter's NodeOverlay feature gate is on (issue #29 item 12): it
+"""NodeOverlays count only when Karpenter's NodeOverlay feature gate is on: it
 is alpha and off by default in the Karpenter 1.14.1 chart (aws/karpenter-provider-aws v1.14.1
 charts/karpenter/values.yaml `settings.featureGates.nodeOverlay: false`)."""
 

@@ -1,4 +1,4 @@
-"""Nothing that will stay Pending goes unreported (issue 15 item 1): a pod that selects a pool it
+"""Nothing that will stay Pending goes unreported: a pod that selects a pool it
 cannot enter is an error whatever it requests and whether it is wired or not. The graphs here are
 written by hand with no gpu-inference labels or annotations."""
 

@@ -1,4 +1,4 @@
-"""The scale-up proof (issue 23): for a pool at zero, will its autoscaler make a node for the pod?
+"""The scale-up proof: for a pool at zero, will its autoscaler make a node for the pod?
 Each finding (GI026-GI029, and GI016 on self-managed groups) triggered by a hand-written graph and
 silenced by its fixed twin, with the reason named; then the cases each rule leaves alone."""
 

@@ -165,19 +165,21 @@ DEVICE_PLUGIN_SOURCE = checked(
     "tolerations; its NFD worker's: NVIDIA/k8s-device-plugin#1934)"
 )
 DEVICE_PLUGIN_POOLS = on(
-    "eks",
     "asg",
     "existing",
+    eks="its amiType is not a Bottlerocket NVIDIA one",
     gke="its nodes carry gke-no-default-nvidia-gpu-device-plugin=true",
     karpenter="its AMI family is not Bottlerocket",
     aks="gpuProfile.driver is not None",
     nap="its AKSNodeClass gpu.mode is not None",
 )
-DEVICE_PLUGIN_GAPS = {
-    "compute_class": "GKE runs the device plugin",
-    "autopilot": "GKE runs the device plugin",
-    "auto_mode": "Auto Mode runs the device plugin",
-}
+DEVICE_PLUGIN_GAPS = MappingProxyType(
+    {
+        "compute_class": "GKE runs the device plugin",
+        "autopilot": "GKE runs the device plugin",
+        "auto_mode": "Auto Mode runs the device plugin",
+    }
+)
 FIT_POOLS = on(
     gke="its machine type in the catalog",
     compute_class="each priority's machine type in the catalog",
@@ -187,11 +189,13 @@ FIT_POOLS = on(
     nap="its VM sizes in the catalog",
     existing="nodeAllocatable declared",
 )
-FIT_GAPS = {
-    "asg": "its reader gives no node shape",
-    "autopilot": "Autopilot sizes the node to the pod; its limits are not in the catalog",
-    "auto_mode": "Auto Mode's node reservations are not modelled",
-}
+FIT_GAPS = MappingProxyType(
+    {
+        "asg": "its reader gives no node shape",
+        "autopilot": "Autopilot sizes the node to the pod; its limits are not in the catalog",
+        "auto_mode": "Auto Mode's node reservations are not modelled",
+    }
+)
 CAPACITY_POOLS = on(
     gke="its machine type in the catalog",
     eks="its instance type in the catalog",
@@ -199,17 +203,21 @@ CAPACITY_POOLS = on(
     existing="nodeAllocatable declared",
 )
 _SEVERAL_SHAPES = "nodes of several shapes (GI044 when limits.nodes is set; unbounded otherwise)"
-CAPACITY_GAPS = {
-    "karpenter": _SEVERAL_SHAPES,
-    "nap": _SEVERAL_SHAPES,
-    "compute_class": "no max nodes",
-    "autopilot": "no max nodes",
-    "asg": "no node shape",
-    "auto_mode": "no node shape",
-}
-QUOTA_GAPS = dict.fromkeys(
-    ("compute_class", "autopilot", "asg", "karpenter", "auto_mode", "aks", "nap", "existing"),
-    "no quota model",
+CAPACITY_GAPS = MappingProxyType(
+    {
+        "karpenter": _SEVERAL_SHAPES,
+        "nap": _SEVERAL_SHAPES,
+        "compute_class": "no max nodes",
+        "autopilot": "no max nodes",
+        "asg": "no node shape",
+        "auto_mode": "no node shape",
+    }
+)
+QUOTA_GAPS = MappingProxyType(
+    dict.fromkeys(
+        ("compute_class", "autopilot", "asg", "karpenter", "auto_mode", "aks", "nap", "existing"),
+        "no quota model",
+    )
 )
 VLLM_SOURCE = checked("vLLM (model.serving.llm: parallelism_issues and its sources)")
 SLICED = "the graph's NVIDIA device plugin chart time-slices its GPUs"
