@@ -693,16 +693,22 @@ PAIRS += [
 ]
 
 
-# The fit findings GI033 and GI034: their bad / good graphs of tests/check.
-from test_field_failures import PAIRS as _FIELD_PAIRS  # noqa: E402
-from test_scale_up import SCALE_PAIRS as _SCALE_PAIRS  # noqa: E402
+# Every other code the placement policies report: the first pair of tests/check that has it, on
+# the resource its finding names (so a new rule needs no pair here).
+from pairs import check_pairs  # noqa: E402
 
-_FIT3_RESOURCE = {"GI033": "Deployment/a", "GI034": "Deployment/w"}
-PAIRS += [
-    pytest.param(*p.values, _FIT3_RESOURCE[p.values[0]], id=p.values[0])
-    for p in [*_SCALE_PAIRS, *_FIELD_PAIRS]
-    if p.values[0] in _FIT3_RESOURCE
-]
+
+def _kind_name(code: str, bad: list[dict]) -> str:
+    found = next(f for f in gp.check(bad).findings if f.code == code)
+    return "/".join(found.resource.split("/")[:2])
+
+
+_HAND = {p.values[0] for p in PAIRS}
+_OWN = {c for c, (severity, _) in CODES.items() if severity != "info"} - set(gp.QUOTA_CODES)
+for _code, _bad, _good, _kwargs in check_pairs():
+    if _code in _OWN - _HAND and not _kwargs:
+        PAIRS.append(pytest.param(_code, _bad, _good, _kind_name(_code, _bad), id=_code))
+        _HAND.add(_code)
 
 
 def test_each_placement_policy_names_the_registrys_codes_of_its_severity():

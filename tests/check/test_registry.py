@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pairs import check_pairs
 from scale_graphs import asg, autopilot_cluster, launch_template, nodeclass, nodepool, req
 
 from components.check import CODES, check
@@ -28,6 +29,11 @@ def test_every_code_the_check_writes_is_registered_and_every_registered_one_writ
         if "registry" not in path.parts:
             written |= set(re.findall(r'"(GI\d{3})"', path.read_text()))
     assert written == set(BY_CODE)
+
+
+def test_every_code_has_a_pair_that_triggers_it_and_a_fix_that_silences_it():
+    """The pairs live beside each rule's tests (`pairs.check_pairs` finds them)."""
+    assert {code for code, *_ in check_pairs()} == set(BY_CODE)
 
 
 def test_codes_is_each_rules_own_severity_and_slug():
