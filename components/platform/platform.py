@@ -9,10 +9,11 @@ Every workload CR carries the wiring annotations the placement check reads
 Servers and ServerConfigs): the pool names the stack config wired it to, in preference order.
 """
 
+import importlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Optional
 
@@ -336,152 +337,27 @@ class InferencePlatform(pulumi.ComponentResource):
         )
 
     def _addons(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, Any]:
-        a = self.spec.addons
-        sources = self.sources
-        out: dict[str, Any] = {}
-        if self.karpenter is not None:
-            out["karpenter"] = self.karpenter
-        if a.cert_manager.enabled:
-            from ..serving.cert_manager import CertManager
-
-            cm_args = args_from(
-                a.cert_manager, CertManagerArgs, sources=sources, namespaces_made=True
-            )
-            with from_args("addons.certManager", CertManagerArgs):
-                out["certManager"] = CertManager(
-                    f"{name}-cert-manager",
-                    cm_args,
-                    opts=self._in_namespaces(
-                        opts, cert_manager_namespaces(f"{name}-cert-manager", cm_args)
-                    ),
-                )
-        if a.kserve.enabled:
-            from ..serving.kserve_install import KServeInstall
-
-            after = [out["certManager"].ready] if "certManager" in out else []
-            after += [self.knative.ready] if self.knative is not None else []
-            ks_args = args_from(a.kserve, KServeInstallArgs, sources=sources, namespaces_made=True)
-            with from_args("addons.kserve", KServeInstallArgs):
-                out["kserve"] = KServeInstall(
-                    f"{name}-kserve",
-                    ks_args,
-                    opts=self._in_namespaces(
-                        opts, kserve_namespaces(f"{name}-kserve", ks_args), after
-                    ),
-                )
-        if a.kserve.llm.enabled:
-            from ..serving.llm_install import LLMServingInstall
-
-            # After the stack's one cert-manager (never a second) and KServe, whose namespace
-            # and shared resources it uses.
-            after = [out[k].ready for k in ("certManager", "kserve") if k in out]
-            llm_args = args_from(
-                a.kserve.llm,
-                LLMServingInstallArgs,
-                sources=sources,
-                cert_manager=False,
-                namespaces_made=True,
-            )
-            with from_args("addons.kserve.llm", LLMServingInstallArgs):
-                out["kserveLlm"] = LLMServingInstall(
-                    f"{name}-kserve-llm",
-                    llm_args,
-                    opts=self._in_namespaces(
-                        opts, llm_namespaces(f"{name}-kserve-llm", llm_args), after
-                    ),
-                )
-        if a.seldon.enabled:
-            from ..serving.seldon_install import SeldonCoreInstall
-
-            sd_args = args_from(
-                a.seldon, SeldonCoreInstallArgs, sources=sources, namespaces_made=True
-            )
-            with from_args("addons.seldon", SeldonCoreInstallArgs):
-                out["seldon"] = SeldonCoreInstall(
-                    f"{name}-seldon",
-                    sd_args,
-                    opts=self._in_namespaces(opts, seldon_namespaces(f"{name}-seldon", sd_args)),
-                )
-        if a.gpu_driver_installer.enabled:
-            from ..serving.nvidia_dra_driver import GkeGpuDriverInstaller
-
-            gi_args = args_from(
-                a.gpu_driver_installer,
-                GkeGpuDriverInstallerArgs,
-                sources=sources,
-                # Only on the DRA pools (GKE installs the driver on the others).
-                pool_label=POOL_LABEL,
-                pool_label_values=[self.pools[n].facts.name for n in self._dra_pools()] or None,
-            )
-            with from_args("addons.gpuDriverInstaller", GkeGpuDriverInstallerArgs):
-                out["gpuDriverInstaller"] = GkeGpuDriverInstaller(
-                    f"{name}-gpu-driver-installer", gi_args, opts=opts
-                )
-        if a.dra_driver.enabled:
-            from ..serving.nvidia_dra_driver import NvidiaDraDriver
-
-            dra_pools = self._dra_pools()
-            dra_taints = sorted({t for n in dra_pools for t in self.pools[n].taints})
-            dra_args = args_from(
-                a.dra_driver,
-                NvidiaDraDriverArgs,
-                sources=sources,
-                pool_taints=dra_taints or None,
-                # Only on the DRA pools: a DRA driver must never publish GPUs a device plugin
-                # hands out too (nodeadm labels every EKS NVIDIA node nvidia.com/gpu.present).
-                pool_label=POOL_LABEL,
-                pool_label_values=[self.pools[n].facts.name for n in dra_pools] or None,
-                driver_root=GKE_DRIVER_ROOT if self.spec.provider == "gke" else None,
-                namespaces_made=True,
-            )
-            with from_args("addons.draDriver", NvidiaDraDriverArgs):
-                out["draDriver"] = NvidiaDraDriver(
-                    f"{name}-dra-driver",
-                    dra_args,
-                    # After the GPU driver, which its kubelet plugin reads GPUs through.
-                    opts=self._in_namespaces(
-                        opts,
-                        dra_driver_namespaces(f"{name}-dra-driver", dra_args),
-                        [out["gpuDriverInstaller"].ready] if "gpuDriverInstaller" in out else [],
-                    ),
-                )
-        if a.nvidia_device_plugin.enabled:
-            from ..serving.nvidia_device_plugin import NvidiaDevicePlugin
-
-            dra = set(self._dra_pools())
-            plugin_pools = [p for n, p in self.pools.items() if _needs_plugin(p) and n not in dra]
-            gpu_taints = sorted({t for p in plugin_pools for t in p.taints})
-            plugin = args_from(
-                a.nvidia_device_plugin,
-                NvidiaDevicePluginArgs,
-                sources=sources,
-                pool_taints=gpu_taints or None,
-                # Time-sliced EKS, AKS and existing pools: one config per replica count.
-                time_slicing_replicas=sorted(
-                    {
-                        p.sharing_clients
-                        for p in self.spec.pools
-                        if p.sharing_clients and self.spec.provider in ("eks", "aks", "existing")
-                    }
-                )
-                or None,
-                # Run on the GPU pools, found by their own label (the chart's default
-                # affinity wants node-feature-discovery labels a plain GPU node lacks).
-                pool_label=POOL_LABEL,
-                pool_label_values=sorted(p.facts.name for p in plugin_pools) or None,
-                dra_pool_label_values=sorted(self.pools[n].facts.name for n in dra) or None,
-                avoid_auto_mode=self.spec.provider == "eks",
-                namespaces_made=True,
-            )
-            with from_args("addons.nvidiaDevicePlugin", NvidiaDevicePluginArgs):
-                out["nvidiaDevicePlugin"] = NvidiaDevicePlugin(
-                    f"{name}-nvidia-device-plugin",
-                    plugin,
-                    opts=self._in_namespaces(
-                        opts, device_plugin_namespaces(f"{name}-nvidia-device-plugin", plugin)
-                    ),
+        """Each enabled add-on of `ADDONS`, in its order, after what it waits for."""
+        out: dict[str, Any] = {"karpenter": self.karpenter} if self.karpenter is not None else {}
+        for addon in ADDONS:
+            section = addon.section(self.spec.addons)
+            if not section.enabled:
+                continue
+            args = args_from(section, addon.args, sources=self.sources, **addon.inputs(self))
+            module, _, cls = addon.component.rpartition(".")
+            component = getattr(importlib.import_module(module), cls)
+            child = f"{name}-{addon.suffix}"
+            plans = addon.namespaces(child, args) if addon.namespaces is not None else {}
+            with from_args(addon.path, addon.args):
+                out[addon.key] = component(
+                    child, args, opts=self._in_namespaces(opts, plans, addon.after(self, out))
                 )
         return out
+
+    def _plugin_pools(self) -> list[Any]:
+        """The pools NVIDIA's device plugin runs on: those that need it, DRA pools never."""
+        dra = set(self._dra_pools())
+        return [p for n, p in self.pools.items() if _needs_plugin(p) and n not in dra]
 
     def _dra_pools(self) -> list[str]:
         """The DRA pools (`dra: true`), by name: NVIDIA's DRA driver runs there, the device
@@ -872,3 +748,166 @@ def _seldon_containers(w: Any, declared: Optional[Sequence[Any]]) -> Optional[li
             )
         )
     return out or None
+
+
+# -- add-ons -------------------------------------------------------------------------------------
+
+
+def _made(_: InferencePlatform) -> dict[str, Any]:
+    return {"namespaces_made": True}
+
+
+def _nothing(_: InferencePlatform, __: Mapping[str, Any]) -> list[pulumi.Resource]:
+    return []
+
+
+def _ready(out: Mapping[str, Any], *keys: str) -> list[pulumi.Resource]:
+    return [out[k].ready for k in keys if k in out]
+
+
+def _kserve_after(p: InferencePlatform, out: Mapping[str, Any]) -> list[pulumi.Resource]:
+    return _ready(out, "certManager") + ([p.knative.ready] if p.knative is not None else [])
+
+
+def _llm_inputs(_: InferencePlatform) -> dict[str, Any]:
+    # The stack's one cert-manager is `addons.certManager`, never a second.
+    return {"cert_manager": False, "namespaces_made": True}
+
+
+def _driver_installer_inputs(p: InferencePlatform) -> dict[str, Any]:
+    # Only on the DRA pools (GKE installs the driver on the others).
+    return {
+        "pool_label": POOL_LABEL,
+        "pool_label_values": [p.pools[n].facts.name for n in p._dra_pools()] or None,
+    }
+
+
+def _dra_driver_inputs(p: InferencePlatform) -> dict[str, Any]:
+    dra_pools = p._dra_pools()
+    return {
+        "pool_taints": sorted({t for n in dra_pools for t in p.pools[n].taints}) or None,
+        # Only on the DRA pools: a DRA driver must never publish GPUs a device plugin hands out
+        # too (nodeadm labels every EKS NVIDIA node nvidia.com/gpu.present).
+        "pool_label": POOL_LABEL,
+        "pool_label_values": [p.pools[n].facts.name for n in dra_pools] or None,
+        "driver_root": GKE_DRIVER_ROOT if p.spec.provider == "gke" else None,
+        "namespaces_made": True,
+    }
+
+
+def _device_plugin_inputs(p: InferencePlatform) -> dict[str, Any]:
+    plugin_pools = p._plugin_pools()
+    return {
+        "pool_taints": sorted({t for pool in plugin_pools for t in pool.taints}) or None,
+        # Time-sliced EKS, AKS and existing pools: one config per replica count.
+        "time_slicing_replicas": sorted(
+            {
+                pool.sharing_clients
+                for pool in p.spec.pools
+                if pool.sharing_clients and p.spec.provider in ("eks", "aks", "existing")
+            }
+        )
+        or None,
+        # Run on the GPU pools, found by their own label (the chart's default affinity wants
+        # node-feature-discovery labels a plain GPU node lacks).
+        "pool_label": POOL_LABEL,
+        "pool_label_values": sorted(pool.facts.name for pool in plugin_pools) or None,
+        "dra_pool_label_values": sorted(p.pools[n].facts.name for n in p._dra_pools()) or None,
+        "avoid_auto_mode": p.spec.provider == "eks",
+        "namespaces_made": True,
+    }
+
+
+@dataclass(frozen=True)
+class AddOn:
+    """One `addons.<key>` the platform installs: its config section, its component and Args,
+    the namespaces it makes, what else its Args take from the stack, and what it waits for."""
+
+    key: str
+    """Its key in the platform's `addons` output."""
+    path: str
+    """Its config section, named in errors about its inputs."""
+    section: Callable[[cfg.Addons], Any]
+    args: type
+    component: str
+    """The component class, `module.Class`, imported when the add-on is on."""
+    suffix: str
+    """Its child's name: `<platform>-<suffix>`."""
+    namespaces: Optional[Callable[[str, Any], Mapping[str, NamespacePlan]]] = None
+    inputs: Callable[[InferencePlatform], dict[str, Any]] = _made
+    after: Callable[[InferencePlatform, Mapping[str, Any]], list[pulumi.Resource]] = _nothing
+
+
+ADDONS: tuple[AddOn, ...] = (
+    AddOn(
+        "certManager",
+        "addons.certManager",
+        lambda a: a.cert_manager,
+        CertManagerArgs,
+        "components.serving.cert_manager.CertManager",
+        "cert-manager",
+        cert_manager_namespaces,
+    ),
+    AddOn(
+        "kserve",
+        "addons.kserve",
+        lambda a: a.kserve,
+        KServeInstallArgs,
+        "components.serving.kserve_install.KServeInstall",
+        "kserve",
+        kserve_namespaces,
+        after=_kserve_after,
+    ),
+    # After KServe, whose namespace and shared resources it uses.
+    AddOn(
+        "kserveLlm",
+        "addons.kserve.llm",
+        lambda a: a.kserve.llm,
+        LLMServingInstallArgs,
+        "components.serving.llm_install.LLMServingInstall",
+        "kserve-llm",
+        llm_namespaces,
+        inputs=_llm_inputs,
+        after=lambda _, out: _ready(out, "certManager", "kserve"),
+    ),
+    AddOn(
+        "seldon",
+        "addons.seldon",
+        lambda a: a.seldon,
+        SeldonCoreInstallArgs,
+        "components.serving.seldon_install.SeldonCoreInstall",
+        "seldon",
+        seldon_namespaces,
+    ),
+    AddOn(
+        "gpuDriverInstaller",
+        "addons.gpuDriverInstaller",
+        lambda a: a.gpu_driver_installer,
+        GkeGpuDriverInstallerArgs,
+        "components.serving.nvidia_dra_driver.GkeGpuDriverInstaller",
+        "gpu-driver-installer",
+        inputs=_driver_installer_inputs,
+    ),
+    # After the GPU driver, which its kubelet plugin reads GPUs through.
+    AddOn(
+        "draDriver",
+        "addons.draDriver",
+        lambda a: a.dra_driver,
+        NvidiaDraDriverArgs,
+        "components.serving.nvidia_dra_driver.NvidiaDraDriver",
+        "dra-driver",
+        dra_driver_namespaces,
+        inputs=_dra_driver_inputs,
+        after=lambda _, out: _ready(out, "gpuDriverInstaller"),
+    ),
+    AddOn(
+        "nvidiaDevicePlugin",
+        "addons.nvidiaDevicePlugin",
+        lambda a: a.nvidia_device_plugin,
+        NvidiaDevicePluginArgs,
+        "components.serving.nvidia_device_plugin.NvidiaDevicePlugin",
+        "nvidia-device-plugin",
+        device_plugin_namespaces,
+        inputs=_device_plugin_inputs,
+    ),
+)
