@@ -20,7 +20,6 @@ string `[secret]` and the runtime treats the key as a secret.
 from __future__ import annotations
 
 import gc
-import importlib
 import json
 import os
 import re
@@ -34,10 +33,11 @@ from typing import Any
 
 import yaml
 
+from ..check import check, render_markdown
 from ..model.errors import InputError
 from ..model.key_paths import child, deepest_line, path_steps
 from .jsontext import to_json_text as json_text
-from .manifests import is_kubernetes_object, pools_named, render_manifests
+from .manifests import render_manifests
 
 SECRET = "[secret]"
 OUTPUT_FILES = ("manifests.yaml", "resources.json", "placement.json", "placement.md")
@@ -677,12 +677,11 @@ class Finding:
 
 @dataclass
 class PlacementResult:
-    """placement.json / placement.md contents and the findings, whichever check made them."""
+    """placement.json / placement.md contents and the findings."""
 
     json: dict[str, Any]
     markdown: str
     findings: list[Finding]
-    checked: bool
 
     @property
     def errors(self) -> int:
@@ -693,26 +692,11 @@ class PlacementResult:
         return sum(1 for f in self.findings if f.severity == "warning")
 
 
-def _check_module() -> Any:
-    """`components.check` when it is there, else None."""
-    name = f"{__package__.rpartition('.')[0]}.check"
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as err:
-        if err.name == name:
-            return None
-        raise
-
-
 def run_placement(
     graph: Sequence[Mapping[str, Any]], *, extended_resource_toleration: bool | None = None
 ) -> PlacementResult:
-    """Run the placement check on a `resources.json`-shaped graph (or, without the check module,
-    list which pool each workload names)."""
-    module = _check_module()
-    if module is None:
-        return _pools_only(graph)
-    report = module.check(
+    """Run the placement check on a `resources.json`-shaped graph."""
+    report = check(
         [dict(e) for e in graph], extended_resource_toleration=extended_resource_toleration
     )
     findings = [
@@ -725,69 +709,12 @@ def run_placement(
         )
         for f in report.findings
     ]
-    markdown = module.render_markdown(report)
+    markdown = render_markdown(report)
     return PlacementResult(
         json=report.to_json(),  # plain data already: new dicts and lists, str keys
         markdown=markdown if markdown.endswith("\n") else markdown + "\n",
         findings=findings,
-        checked=True,
     )
-
-
-def _workload_label(entry: Mapping[str, Any]) -> str:
-    inputs = entry.get("inputs") or {}
-    md = inputs.get("metadata") or {}
-    name = md.get("name") or entry.get("name")
-    ns = md.get("namespace")
-    return f"{inputs.get('kind') or entry.get('type')} {ns + '/' if ns else ''}{name}"
-
-
-def _mermaid_text(text: str) -> str:
-    return text.replace('"', "#quot;")
-
-
-def _pools_only(graph: Sequence[Mapping[str, Any]]) -> PlacementResult:
-    workloads: list[dict[str, Any]] = [
-        {
-            "resource": f"{e['type']}::{e['name']}",
-            "workload": _workload_label(e),
-            "poolsNamed": pools_named(e),
-        }
-        for e in graph
-        if is_kubernetes_object(e) and pools_named(e)
-    ]
-    workloads.sort(key=lambda w: (w["workload"], w["resource"]))
-    note = (
-        "The placement check (components.check) is not installed: this lists only "
-        "the pool each workload names, nothing is checked."
-    )
-    doc = {"checked": False, "note": note, "workloads": workloads, "findings": []}
-    md = ["# Placement", "", f"> {note}", ""]
-    if workloads:
-        md += ["| Workload | Resource | Pools named |", "| --- | --- | --- |"]
-        md += [
-            f"| {w['workload']} | `{w['resource']}` | {', '.join(w['poolsNamed'])} |"
-            for w in workloads
-        ]
-        pools = sorted({p for w in workloads for p in w["poolsNamed"]})
-        pool_ids = {p: f"p{i}" for i, p in enumerate(pools)}
-        md += ["", "```mermaid", "flowchart LR"]
-        for i, w in enumerate(workloads):
-            md.append(f'  w{i}["{_mermaid_text(w["workload"])}"]')
-        for p in pools:
-            md.append(f'  {pool_ids[p]}[("pool {_mermaid_text(p)}")]')
-        for i, w in enumerate(workloads):
-            for rank, p in enumerate(w["poolsNamed"]):
-                arrow = "-->" if rank == 0 else "-.->"
-                md.append(f"  w{i} {arrow} {pool_ids[p]}")
-        md.append("```")
-    else:
-        md.append("No workload names a pool (annotation `gpu-inference.dev/pool`).")
-    return PlacementResult(json=doc, markdown="\n".join(md) + "\n", findings=[], checked=False)
-
-
-# ---------------------------------------------------------------------------------------------
-# The whole preview
 
 
 @dataclass

@@ -309,28 +309,16 @@ def test_helm_releases_and_pools_named() -> None:
     assert pools_named(GRAPH[4]) == []
 
 
-def test_pools_only_placement_lists_named_pools_with_mermaid() -> None:
-    result = pv._pools_only(GRAPH)
-    assert result.checked is False and result.findings == []
-    assert result.json["workloads"] == [
-        {
-            "poolsNamed": ["l4-spot", "l4"],
-            "resource": "kubernetes:mlops.seldon.io/v1alpha1:Server::triton",
-            "workload": "Server seldon/triton",
-        }
-    ]
-    assert "| Server seldon/triton |" in result.markdown
-    assert '  w0["Server seldon/triton"]\n' in result.markdown
-    assert "  w0 --> p1\n  w0 -.-> p0\n" in result.markdown
-
-
-def test_run_placement_uses_the_check_when_it_imports(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pv, "_check_module", lambda: FAKE_CHECK)
+def test_run_placement_turns_the_checks_report_into_findings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pv, "check", FAKE_CHECK.check)
+    monkeypatch.setattr(pv, "render_markdown", FAKE_CHECK.render_markdown)
     graph = [
         dict(GRAPH[3], inputs={"metadata": {"annotations": {"gpu-inference.dev/pool": "nowhere"}}})
     ]
     result = pv.run_placement(graph)
-    assert result.checked and result.errors == 1 and result.warnings == 0
+    assert result.errors == 1 and result.warnings == 0
     assert result.findings[0].line() == (
         "error no-pool kubernetes:mlops.seldon.io/v1alpha1:Server::triton: "
         "can land on no pool. Fix: name a pool"
@@ -453,9 +441,6 @@ def test_manifests_of_the_preview_parse_and_list_the_release(previewed) -> None:
 
 def test_placement_files_name_the_pool(previewed) -> None:
     result, files, _ = previewed
-    if result.placement.checked:  # the real check is installed: its report is written as is
-        assert json.loads(files["placement.json"]) == result.placement.json
-    else:
-        placement = json.loads(files["placement.json"])
-        assert placement["workloads"][0]["poolsNamed"] == ["l4"]
-        assert "```mermaid" in files["placement.md"].decode()
+    assert json.loads(files["placement.json"]) == result.placement.json
+    assert [w["wired"] for w in result.placement.json["workloads"]] == [["l4"]]
+    assert "```mermaid" in files["placement.md"].decode()
