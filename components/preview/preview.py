@@ -36,7 +36,6 @@ import yaml
 from ..check import check, render_markdown
 from ..model.errors import InputError
 from ..model.key_paths import child, deepest_line, path_steps
-from .jsontext import to_json_text as json_text
 from .manifests import render_manifests
 
 SECRET = "[secret]"
@@ -153,45 +152,6 @@ for _loader in (_UniqueKeyLoader, _FastUniqueKeyLoader):
 _STR, _MAP, _SEQ = (f"tag:yaml.org,2002:{t}" for t in ("str", "map", "seq"))
 
 
-class _NotPlain(Exception):
-    """A document `_plain_load` leaves to the loaders."""
-
-
-def _plain_load(text: str) -> Any:
-    """The document `_FastUniqueKeyLoader` loads, built straight from libyaml's nodes when its
-    mappings have text keys, each once, and it has no alias inside itself: PyYAML's
-    constructor bookkeeping was half the parse of a 1000-model stack file. Scalars other than
-    texts go through the loader's own constructors; anything else raises _NotPlain (merge keys,
-    other keys, a key given twice) or yaml.YAMLError, and the loaders decide as before."""
-    loader = _FastUniqueKeyLoader(text)
-    try:
-        node = loader.get_single_node()
-        return None if node is None else _plain_node(loader, node, set())
-    finally:
-        loader.dispose()
-
-
-def _plain_node(loader: Any, node: yaml.Node, inside: set[int]) -> Any:
-    kind = type(node)
-    if kind is yaml.ScalarNode:
-        return node.value if node.tag == _STR else loader.construct_object(node)
-    if id(node) in inside:  # an alias of a collection holding it
-        raise _NotPlain
-    inside.add(id(node))
-    if kind is yaml.MappingNode and node.tag == _MAP:
-        out: Any = {}
-        for key, value in node.value:
-            if type(key) is not yaml.ScalarNode or key.tag != _STR or key.value in out:
-                raise _NotPlain
-            out[key.value] = _plain_node(loader, value, inside)
-    elif kind is yaml.SequenceNode and node.tag == _SEQ:
-        out = [_plain_node(loader, v, inside) for v in node.value]
-    else:
-        raise _NotPlain
-    inside.discard(id(node))
-    return out
-
-
 def load_yaml_file(path: Path, what: str) -> Any:
     """Parse a YAML file; a missing file or bad YAML is a PreviewError naming file and line."""
     try:
@@ -200,10 +160,6 @@ def load_yaml_file(path: Path, what: str) -> Any:
         raise PreviewError(f"{show_path(path)}: {what} not found") from None
     except (OSError, UnicodeDecodeError) as err:
         raise PreviewError(f"{show_path(path)}: cannot read {what}: {err}") from None
-    try:
-        return _plain_load(text)
-    except (_NotPlain, yaml.YAMLError):
-        pass
     try:
         return yaml.load(text, Loader=_FastUniqueKeyLoader)
     except yaml.YAMLError:
@@ -630,9 +586,8 @@ def tree_order(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def to_json_text(value: Any) -> str:
-    """`json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)` and a newline (written
-    by `jsontext`, twice as fast for the plain data of a graph)."""
-    return json_text(value)
+    """Sorted, indented JSON and a newline: the same bytes for the same graph."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def render_tree(entries: Sequence[Mapping[str, Any]], root_label: str) -> str:
