@@ -24,6 +24,7 @@ from ..serving.llm_install import (
     LLMServingInstallArgs,
     check_local_manifest,
 )
+from .addons import check_karpenter_addon
 from .config import (
     HOST_LABEL_MAX,
     KNATIVE_PODSPEC_FLAGS,
@@ -33,7 +34,6 @@ from .config import (
     Spec,
 )
 from .derive import value_of
-from .karpenter_addon import check_karpenter_addon
 from .llm_workloads import check_llm_services
 from .pool_kinds import PoolConfig, check_gpu_request, kind_inputs, plan_pool
 from .syntax import key_path

@@ -11,9 +11,9 @@ Servers and ServerConfigs): the pool names the stack config wired it to, in pref
 
 import importlib
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 from typing import Any, Optional
 
@@ -26,7 +26,6 @@ from ..model.deploy.ownership import NamespacePlan, config_section
 from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
 from ..model.scheduling import (
-    POOL_LABEL,
     WIRED_POOL_ANNOTATION,
     NodeSelectorRequirement,
     Placement,
@@ -34,38 +33,22 @@ from ..model.scheduling import (
 )
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..pools.quota import CloudQuota, CloudQuotaArgs
-from ..serving.cert_manager import CertManagerArgs
-from ..serving.cert_manager import namespaces as cert_manager_namespaces
 from ..serving.karpenter_install import KarpenterInstallArgs
 from ..serving.karpenter_install import namespaces as karpenter_namespaces
 from ..serving.knative import KnativeServingArgs
 from ..serving.knative import namespaces as knative_namespaces
-from ..serving.kserve_install import KServeInstallArgs
-from ..serving.kserve_install import namespaces as kserve_namespaces
-from ..serving.llm_install import LLMServingInstallArgs
-from ..serving.llm_install import namespaces as llm_namespaces
 from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
 from ..serving.model_namespace import namespaces as model_namespaces
-from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
-from ..serving.nvidia_device_plugin import namespaces as device_plugin_namespaces
-from ..serving.nvidia_dra_driver import (
-    GKE_DRIVER_ROOT,
-    GkeGpuDriverInstallerArgs,
-    NvidiaDraDriverArgs,
-)
-from ..serving.nvidia_dra_driver import namespaces as dra_driver_namespaces
-from ..serving.seldon_install import SeldonCoreInstallArgs
-from ..serving.seldon_install import namespaces as seldon_namespaces
 from ..serving.workload import ContainerArgs
 from . import config as cfg
 from . import llm_workloads as llm
 from . import workloads as wl
+from .addons import ADDONS, karpenter_install_args
 from .cluster_access import ClusterAccess, ClusterAccessArgs
 from .config_checks import stack_sources, uses_mps
 from .config_errors import relocate
 from .derive import args_from, to_arg, value_of
 from .derive import relocate as relocate_arg
-from .karpenter_addon import karpenter_install_args
 from .load import load_spec
 from .namespaces import model_namespace_names, namespace_uses, stack_namespaces
 from .pool_kinds import PoolConfig, pool_args
@@ -354,12 +337,12 @@ class InferencePlatform(pulumi.ComponentResource):
                 )
         return out
 
-    def _plugin_pools(self) -> list[Any]:
+    def plugin_pools(self) -> list[Any]:
         """The pools NVIDIA's device plugin runs on: those that need it, DRA pools never."""
-        dra = set(self._dra_pools())
+        dra = set(self.dra_pools())
         return [p for n, p in self.pools.items() if _needs_plugin(p) and n not in dra]
 
-    def _dra_pools(self) -> list[str]:
+    def dra_pools(self) -> list[str]:
         """The DRA pools (`dra: true`), by name: NVIDIA's DRA driver runs there, the device
         plugin never."""
         return [n for n in self.pools if self.spec.pools_by_name[n].is_dra]
@@ -748,166 +731,3 @@ def _seldon_containers(w: Any, declared: Optional[Sequence[Any]]) -> Optional[li
             )
         )
     return out or None
-
-
-# -- add-ons -------------------------------------------------------------------------------------
-
-
-def _made(_: InferencePlatform) -> dict[str, Any]:
-    return {"namespaces_made": True}
-
-
-def _nothing(_: InferencePlatform, __: Mapping[str, Any]) -> list[pulumi.Resource]:
-    return []
-
-
-def _ready(out: Mapping[str, Any], *keys: str) -> list[pulumi.Resource]:
-    return [out[k].ready for k in keys if k in out]
-
-
-def _kserve_after(p: InferencePlatform, out: Mapping[str, Any]) -> list[pulumi.Resource]:
-    return _ready(out, "certManager") + ([p.knative.ready] if p.knative is not None else [])
-
-
-def _llm_inputs(_: InferencePlatform) -> dict[str, Any]:
-    # The stack's one cert-manager is `addons.certManager`, never a second.
-    return {"cert_manager": False, "namespaces_made": True}
-
-
-def _driver_installer_inputs(p: InferencePlatform) -> dict[str, Any]:
-    # Only on the DRA pools (GKE installs the driver on the others).
-    return {
-        "pool_label": POOL_LABEL,
-        "pool_label_values": [p.pools[n].facts.name for n in p._dra_pools()] or None,
-    }
-
-
-def _dra_driver_inputs(p: InferencePlatform) -> dict[str, Any]:
-    dra_pools = p._dra_pools()
-    return {
-        "pool_taints": sorted({t for n in dra_pools for t in p.pools[n].taints}) or None,
-        # Only on the DRA pools: a DRA driver must never publish GPUs a device plugin hands out
-        # too (nodeadm labels every EKS NVIDIA node nvidia.com/gpu.present).
-        "pool_label": POOL_LABEL,
-        "pool_label_values": [p.pools[n].facts.name for n in dra_pools] or None,
-        "driver_root": GKE_DRIVER_ROOT if p.spec.provider == "gke" else None,
-        "namespaces_made": True,
-    }
-
-
-def _device_plugin_inputs(p: InferencePlatform) -> dict[str, Any]:
-    plugin_pools = p._plugin_pools()
-    return {
-        "pool_taints": sorted({t for pool in plugin_pools for t in pool.taints}) or None,
-        # Time-sliced EKS, AKS and existing pools: one config per replica count.
-        "time_slicing_replicas": sorted(
-            {
-                pool.sharing_clients
-                for pool in p.spec.pools
-                if pool.sharing_clients and p.spec.provider in ("eks", "aks", "existing")
-            }
-        )
-        or None,
-        # Run on the GPU pools, found by their own label (the chart's default affinity wants
-        # node-feature-discovery labels a plain GPU node lacks).
-        "pool_label": POOL_LABEL,
-        "pool_label_values": sorted(pool.facts.name for pool in plugin_pools) or None,
-        "dra_pool_label_values": sorted(p.pools[n].facts.name for n in p._dra_pools()) or None,
-        "avoid_auto_mode": p.spec.provider == "eks",
-        "namespaces_made": True,
-    }
-
-
-@dataclass(frozen=True)
-class AddOn:
-    """One `addons.<key>` the platform installs: its config section, its component and Args,
-    the namespaces it makes, what else its Args take from the stack, and what it waits for."""
-
-    key: str
-    """Its key in the platform's `addons` output."""
-    path: str
-    """Its config section, named in errors about its inputs."""
-    section: Callable[[cfg.Addons], Any]
-    args: type
-    component: str
-    """The component class, `module.Class`, imported when the add-on is on."""
-    suffix: str
-    """Its child's name: `<platform>-<suffix>`."""
-    namespaces: Optional[Callable[[str, Any], Mapping[str, NamespacePlan]]] = None
-    inputs: Callable[[InferencePlatform], dict[str, Any]] = _made
-    after: Callable[[InferencePlatform, Mapping[str, Any]], list[pulumi.Resource]] = _nothing
-
-
-ADDONS: tuple[AddOn, ...] = (
-    AddOn(
-        "certManager",
-        "addons.certManager",
-        lambda a: a.cert_manager,
-        CertManagerArgs,
-        "components.serving.cert_manager.CertManager",
-        "cert-manager",
-        cert_manager_namespaces,
-    ),
-    AddOn(
-        "kserve",
-        "addons.kserve",
-        lambda a: a.kserve,
-        KServeInstallArgs,
-        "components.serving.kserve_install.KServeInstall",
-        "kserve",
-        kserve_namespaces,
-        after=_kserve_after,
-    ),
-    # After KServe, whose namespace and shared resources it uses.
-    AddOn(
-        "kserveLlm",
-        "addons.kserve.llm",
-        lambda a: a.kserve.llm,
-        LLMServingInstallArgs,
-        "components.serving.llm_install.LLMServingInstall",
-        "kserve-llm",
-        llm_namespaces,
-        inputs=_llm_inputs,
-        after=lambda _, out: _ready(out, "certManager", "kserve"),
-    ),
-    AddOn(
-        "seldon",
-        "addons.seldon",
-        lambda a: a.seldon,
-        SeldonCoreInstallArgs,
-        "components.serving.seldon_install.SeldonCoreInstall",
-        "seldon",
-        seldon_namespaces,
-    ),
-    AddOn(
-        "gpuDriverInstaller",
-        "addons.gpuDriverInstaller",
-        lambda a: a.gpu_driver_installer,
-        GkeGpuDriverInstallerArgs,
-        "components.serving.nvidia_dra_driver.GkeGpuDriverInstaller",
-        "gpu-driver-installer",
-        inputs=_driver_installer_inputs,
-    ),
-    # After the GPU driver, which its kubelet plugin reads GPUs through.
-    AddOn(
-        "draDriver",
-        "addons.draDriver",
-        lambda a: a.dra_driver,
-        NvidiaDraDriverArgs,
-        "components.serving.nvidia_dra_driver.NvidiaDraDriver",
-        "dra-driver",
-        dra_driver_namespaces,
-        inputs=_dra_driver_inputs,
-        after=lambda _, out: _ready(out, "gpuDriverInstaller"),
-    ),
-    AddOn(
-        "nvidiaDevicePlugin",
-        "addons.nvidiaDevicePlugin",
-        lambda a: a.nvidia_device_plugin,
-        NvidiaDevicePluginArgs,
-        "components.serving.nvidia_device_plugin.NvidiaDevicePlugin",
-        "nvidia-device-plugin",
-        device_plugin_namespaces,
-        inputs=_device_plugin_inputs,
-    ),
-)

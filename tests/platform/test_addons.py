@@ -1,4 +1,4 @@
-"""The platform's add-on registry (`components.platform.platform.ADDONS`): every `addons` section of
+"""The platform's add-on registry (`components.platform.addons.ADDONS`): every `addons` section of
 the stack config installs through exactly one entry, whose component and Args agree."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 
 from components.platform import config as cfg
-from components.platform.platform import ADDONS
+from components.platform.addons import ADDONS
 
 # Karpenter is installed before the pools it is pinned to (`InferencePlatform._karpenter`).
 BEFORE_POOLS = {"karpenter"}
