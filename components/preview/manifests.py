@@ -238,8 +238,6 @@ def _keys_first(value: Mapping[str, Any], first: tuple[str, ...]) -> list[Any]:
     return [k for k in first if k in value] + sorted((k for k in value if k not in first), key=str)
 
 
-
-
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     """Block style, multi-line strings as literal blocks, no aliases; libyaml's emitter where
     there is one. A writer of our own made the 1000-model manifests 0.32 s faster, 5% of that
