@@ -268,47 +268,13 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
             "leave the add-on out on Auto Mode",
             f"{base}.enabled",
         )
-    by_name = {p.name: p for p in spec.pools}
     fit = [
         p.name
         for p in spec.pools
         if p.kind.name == "eks" and p.facts.min_nodes and not _hard_taints(p)
     ]
     for i, name in enumerate(k.system_pools or ()):
-        path = f"{base}.systemPools[{i}]"
-        pool = by_name.get(name)
-        allowed = ", ".join(fit) or "none: no untainted node-group pool with minNodes >= 1 here"
-        if pool is None:
-            raise InputError(f"pool {name!r} does not exist", allowed, path)
-        if pool.kind.name == "karpenter":
-            raise InputError(
-                f"pool {name!r} is a Karpenter pool: the controller must not run on nodes it "
-                "manages (it could remove its own node)",
-                allowed,
-                path,
-            )
-        if pool.kind.name != "eks":
-            raise InputError(
-                f"pool {name!r} is existing nodes, not an EKS node group", allowed, path
-            )
-        hard = _hard_taints(pool)
-        if hard:
-            raise InputError(
-                f"pool {name!r} is tainted {', '.join(hard)}, which the controller does not "
-                "tolerate (the chart's tolerations: CriticalAddonsOnly only)",
-                allowed,
-                path,
-            )
-        if pool.facts.min_nodes == 0:
-            raise InputError(
-                f"pool {name!r} can be at 0 nodes (minNodes 0): the controller's pods would wait "
-                "for a node, and Karpenter launches none for itself",
-                f"a pool with minNodes >= 1 (set pools[{spec.pools.index(pool)}].minNodes), or "
-                "leave systemPools out (the chart keeps the controller off Karpenter's nodes)",
-                path,
-            )
-        if name in (k.system_pools or [])[:i]:
-            raise InputError(f"pool {name!r} is listed twice", "each pool once", path)
+        _check_system_pool(spec, base, i, name, fit)
     try:
         validate_karpenter_install_args(karpenter_install_args(spec))
     except InputError as e:
@@ -322,3 +288,41 @@ def check_karpenter_addon(spec: Spec, base: str) -> None:
             "(eks.amazonaws.com/nodegroup), or a node-group pool with minNodes >= 1 (systemPools)",
             f"{base}.nodeGroups",
         )
+
+
+def _check_system_pool(spec: Spec, base: str, i: int, name: str, fit: list[str]) -> None:
+    """`systemPools[i]`: a node-group pool of this stack that keeps an untainted node up, where
+    the controller runs before Karpenter can launch anything."""
+    k = spec.addons.karpenter
+    path = f"{base}.systemPools[{i}]"
+    pool = {p.name: p for p in spec.pools}.get(name)
+    allowed = ", ".join(fit) or "none: no untainted node-group pool with minNodes >= 1 here"
+    if pool is None:
+        raise InputError(f"pool {name!r} does not exist", allowed, path)
+    if pool.kind.name == "karpenter":
+        raise InputError(
+            f"pool {name!r} is a Karpenter pool: the controller must not run on nodes it "
+            "manages (it could remove its own node)",
+            allowed,
+            path,
+        )
+    if pool.kind.name != "eks":
+        raise InputError(f"pool {name!r} is existing nodes, not an EKS node group", allowed, path)
+    hard = _hard_taints(pool)
+    if hard:
+        raise InputError(
+            f"pool {name!r} is tainted {', '.join(hard)}, which the controller does not "
+            "tolerate (the chart's tolerations: CriticalAddonsOnly only)",
+            allowed,
+            path,
+        )
+    if pool.facts.min_nodes == 0:
+        raise InputError(
+            f"pool {name!r} can be at 0 nodes (minNodes 0): the controller's pods would wait "
+            "for a node, and Karpenter launches none for itself",
+            f"a pool with minNodes >= 1 (set pools[{spec.pools.index(pool)}].minNodes), or "
+            "leave systemPools out (the chart keeps the controller off Karpenter's nodes)",
+            path,
+        )
+    if name in (k.system_pools or [])[:i]:
+        raise InputError(f"pool {name!r} is listed twice", "each pool once", path)
