@@ -31,6 +31,7 @@ from ..model.scheduling import (
     Placement,
     Toleration,
 )
+from ..model.serving.annotations import NODE_STARTUP_ANNOTATION
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..pools.quota import CloudQuota, CloudQuotaArgs
 from ..serving.karpenter_install import KarpenterInstallArgs
@@ -57,7 +58,6 @@ from .workload_files import WorkloadSources, expand_workload_files, project_dir
 
 # Read by the placement check (components.check.contract): the pool start-up an InferenceService's
 # progress deadline covers, and the size of the predictor's model.
-NODE_STARTUP_ANNOTATION = "gpu-inference.dev/node-startup-seconds"
 NAMESPACE = "gpu-inference"
 
 PoolComponent = Any  # GkeGpuNodePool | EksGpuNodeGroup | ExistingGpuNodes (imported lazily)

@@ -49,6 +49,7 @@ from ..model.nodes.catalog import (
     validate_aws_gpu_instance_types,
 )
 from ..model.nodes.dra_devices import DRA_NODE_LABEL
+from ..model.nodes.labels import EKS_CAPACITY_LABEL
 from ..model.nodes.shapes import Mi, eks_node_shape_or_none
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.nodes.sharing import config_name, validate_replicas
@@ -66,7 +67,6 @@ from .pool import (
 )
 
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
-CAPACITY_TYPE_LABEL = "eks.amazonaws.com/capacityType"
 CAPACITY_TYPES = ("ON_DEMAND", "SPOT")
 GPU_AMI_TYPES = {
     "x86_64": ("AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA"),
@@ -404,7 +404,7 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
             "args.capacity_type",
         )
     capacity = args.capacity_type or ("SPOT" if args.spot else "ON_DEMAND")
-    cloud_labels[CAPACITY_TYPE_LABEL] = capacity
+    cloud_labels[EKS_CAPACITY_LABEL] = capacity
     if args.aws_partition not in ("aws", "aws-cn", "aws-us-gov"):
         raise InputError(
             f"partition {show(args.aws_partition)} is not an AWS partition",
@@ -526,7 +526,7 @@ def node_group_inputs(plan: EksPoolPlan, args: EksGpuNodeGroupArgs) -> dict[str,
             "max_size": facts.max_nodes,
             "desired_size": plan.desired_nodes,
         },
-        "labels": declared_labels(facts, [CAPACITY_TYPE_LABEL]),
+        "labels": declared_labels(facts, [EKS_CAPACITY_LABEL]),
         "taints": taints,
     }
 

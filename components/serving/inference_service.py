@@ -36,6 +36,11 @@ from ..model.scheduling import (
     validate_dns1123_label,
     validate_label_key,
 )
+from ..model.serving.annotations import (
+    DEPLOYMENT_MODE_ANNOTATION,
+    MODEL_SIZE_ANNOTATION,
+    PROGRESS_DEADLINE_ANNOTATION,
+)
 from ..model.serving.knative_features import HOST_IPC_FLAG, POD_FIELD_FLAGS
 from .claims import GpuClaimArgs, claim_template, part_claim, refuse_serverless_claim
 from .workload import (
@@ -52,7 +57,6 @@ from .workload import (
 
 API_VERSION = "serving.kserve.io/v1beta1"
 KIND = "InferenceService"
-DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 DEFAULT_NAMESPACE = "default"
 
 # The predefined predictor keys of the v1beta1 CRD (spec.predictor.<framework>).
@@ -264,9 +268,6 @@ class InferenceServiceArgs:
 # ---------------------------------------------------------------------------------------------
 
 
-PROGRESS_DEADLINE_ANNOTATION = "serving.knative.dev/progress-deadline"
-MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
-"""What the placement check reads for the model's size (GI019, GI024)."""
 MODEL_DISK_MARGIN = 0.10
 """Ephemeral storage asked beyond the weights: room for what the server writes next to them
 (logs, caches, compiled kernels). A margin we chose, not a measurement."""

@@ -44,6 +44,15 @@ from ..model.scheduling import (
     validate_label_key,
 )
 from ..model.serving import llm, llmisvc
+from ..model.serving.annotations import (
+    GPU_MEMORY_UTILIZATION_ANNOTATION,
+    MAX_MODEL_LEN_ANNOTATION,
+    MODEL_ANNOTATION,
+    MODEL_DTYPE_ANNOTATION,
+    MODEL_PARAMETERS_ANNOTATION,
+    MODEL_SIZE_ANNOTATION,
+    WIRED_COMPONENT_POOL_ANNOTATION,
+)
 from .claims import GpuClaimArgs, claim_template, claimed_gpus, part_claim
 from .workload import (
     container_resources,
@@ -59,13 +68,6 @@ DEFAULT_NAMESPACE = "default"
 STACK_NAMESPACE = "models"
 """A stack puts its models in its own namespace (made with its ServiceAccount), as for
 InferenceServices."""
-WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
-MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
-MODEL_PARAMETERS_ANNOTATION = "gpu-inference.dev/model-parameters"
-MODEL_DTYPE_ANNOTATION = "gpu-inference.dev/model-dtype"
-MODEL_ANNOTATION = "gpu-inference.dev/model"
-MAX_MODEL_LEN_ANNOTATION = "gpu-inference.dev/max-model-len"
-GPU_MEMORY_UTILIZATION_ANNOTATION = "gpu-inference.dev/gpu-memory-utilization"
 AUTOSCALERS = ("keda", "hpa")
 _GATEWAY_REF = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
