@@ -24,7 +24,7 @@ cluster-autoscaler tags on its Auto Scaling group.
   group's ASG (`propagate_at_launch` False: they describe the group, not the instances).
 - `desired_size` starts at `min_nodes` and is then ignored (`ignore_changes`): the autoscaler
   owns it, and `pulumi up` must not scale a busy group back.
-- Secure defaults (issue 6): a launch template requiring IMDSv2 with hop limit 1 (pods cannot
+- Secure defaults: a launch template requiring IMDSv2 with hop limit 1 (pods cannot
   borrow the node role through the metadata service; they use IRSA), an encrypted gp3 root/data
   volume (the disk size lives in the template: EKS refuses `disk_size` beside a launch template),
   and, when no `node_role_arn` is given, a role with only AmazonEKSWorkerNodePolicy,

@@ -18,7 +18,7 @@ Choices:
   spot pools (GPUs and spot capacity are scarce: take whichever zone has them), `BALANCED` else.
 - Cloud name: Pulumi's auto-name, `<resource name>-<7 hex>`, new on every replacement (no
   `name`, no `name_prefix`: see `components.pools.pool`), so replacement never collides.
-- Secure defaults (issue 6): workload metadata `GKE_METADATA` (pods reach Google APIs only via
+- Secure defaults: workload metadata `GKE_METADATA` (pods reach Google APIs only via
   Workload Identity, never the node's credentials), shielded nodes with secure boot and integrity
   monitoring, auto repair and auto upgrade, and the dedicated node service account when given
   (with the `cloud-platform` scope: access is then governed by the account's IAM roles).
