@@ -424,7 +424,7 @@ def test_program_ran_in_its_project_with_merged_config_and_secret_keys(previewed
 def test_no_secret_and_no_absolute_path_in_any_file(previewed) -> None:
     result, files, _ = previewed
     creds = next(e for e in result.entries if e["name"] == "creds")
-    assert creds["inputs"]["stringData"] == "[secret]"
+    assert creds["inputs"]["stringData"] == {"token": "[secret]", "canary": "[secret]"}
     for name, data in files.items():
         text = data.decode()
         assert CANARY_CONFIG not in text and CANARY_INPUT not in text, name
