@@ -47,7 +47,7 @@ SYNTAX_WORDS = {
     "quantity": 'quantity (`"500m"`, `2`, `"16Gi"`; not `0.5`, `"4GB"` or negative)',
     "version": "version (`v1.2.3` or `1.2.3`)",
     "storage-uri": "storage URI (`gs://`, `s3://`, `pvc://`, `hf://`, ...)",
-    "env": "map name -> string",
+    "env": "map name -> string, or `{valueFrom: {secretKeyRef: {name, key}}}`",
     "pool-ref": "pool name, or list of pool names",
     "capabilities": "list of capabilities (each once)",
     "resources": "map resource -> quantity",

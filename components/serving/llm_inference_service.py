@@ -46,6 +46,7 @@ from ..model.scheduling import (
 from ..model.serving import llm, llmisvc
 from .claims import GpuClaimArgs, claim_template, claimed_gpus, part_claim
 from .workload import (
+    EnvValue,
     container_resources,
     cr_metadata,
     effective_placement,
@@ -137,8 +138,10 @@ class LLMWorkloadArgs:
     """Data-parallel engines per pod (with data); the LWS group has data / data_local pods."""
     expert: Optional[bool] = None
     """Expert parallelism (MoE models)."""
-    env: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="env"))
-    """Environment of the `main` container (e.g. `VLLM_ADDITIONAL_ARGS`)."""
+    env: Optional[Mapping[str, EnvValue]] = field(default=None, metadata=stack(syntax="env"))
+    """Environment of the `main` container (e.g. `VLLM_ADDITIONAL_ARGS`): a string, or
+    `{valueFrom: {secretKeyRef: {name, key}}}`, a value read from a Secret (a gated model's
+    `HF_TOKEN`)."""
     args: Optional[Sequence[str]] = None
     """Extra vLLM arguments of the `main` container (after `--max-model-len`'s)."""
     placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))

@@ -118,6 +118,16 @@ def test_identity_and_keys_are_exclusive():
             "staticCredentials",
             "--secret",
         ),
+        (
+            # KServe's storage initializer reads one kind of credential from a Secret.
+            ModelNamespaceArgs(
+                "m",
+                static_credentials={"HF_TOKEN": "t", "https-host": "h"},
+                static_credentials_secret=True,
+            ),
+            "staticCredentials",
+            "(the first: 'https-host') and ignores 'HF_TOKEN'",
+        ),
     ],
 )
 def test_bad_args(args, path, piece):
