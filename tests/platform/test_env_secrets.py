@@ -217,3 +217,31 @@ def test_the_storage_initializer_credential_is_a_secret_the_stack_makes_and_neve
     )
     assert sa["inputs"]["secrets"] == [{"name": "model-reader-storage"}]
     assert problems(secret["inputs"]) == []
+
+
+def test_the_llm_services_pods_run_as_the_serviceaccount_holding_the_credentials(
+    gated, example_previews
+):
+    """KServe's LLMInferenceService storage initializer takes its credentials from the pods'
+    ServiceAccount (kserve v0.20.0 pkg/controller/v1alpha2/llmisvc/workload_storage.go): with
+    static credentials, decode, prefill and workers run as the model namespace's; without, the
+    stack sets none (KServe's own)."""
+    accounts = {}
+    for e in gated["gke-llm"]:
+        if e["type"] == LLMISVC:
+            spec = e["inputs"]["spec"]
+            accounts[e["inputs"]["metadata"]["name"]] = [
+                part.get("serviceAccountName")
+                for part in (
+                    spec["template"],
+                    spec.get("prefill", {}).get("template"),
+                    spec.get("worker"),
+                )
+                if part is not None
+            ]
+    assert accounts == {
+        "llama-70b": ["model-reader", "model-reader"],
+        "qwen-72b": ["model-reader", "model-reader"],
+    }
+    plain = [e for e in example_previews["gke-llm"].entries if e["type"] == LLMISVC]
+    assert plain and all("serviceAccountName" not in e["inputs"]["spec"]["template"] for e in plain)
