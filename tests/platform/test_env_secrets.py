@@ -245,3 +245,23 @@ def test_the_llm_services_pods_run_as_the_serviceaccount_holding_the_credentials
     }
     plain = [e for e in example_previews["gke-llm"].entries if e["type"] == LLMISVC]
     assert plain and all("serviceAccountName" not in e["inputs"]["spec"]["template"] for e in plain)
+
+
+def test_the_gated_model_example_of_the_llm_page_is_a_valid_config():
+    """docs/llm-serving.md's example, in gke-llm with the download token set, loads as written."""
+    import re
+
+    page = (ROOT / "docs" / "llm-serving.md").read_text()
+    (block,) = [
+        b for b in re.findall(r"^```yaml\n(.*?)^```", page, re.S | re.M) if "secretKeyRef" in b
+    ]
+    example = yaml.safe_load(block)
+    config = stack_config("gke-llm")
+    (llama,) = example["gpu-inference:llmInferenceServices"]
+    services = config["gpu-inference:llmInferenceServices"]
+    services[[s["name"] for s in services].index("llama-70b")] = llama
+    config["gpu-inference:namespaces"] = {"staticCredentials": {"HF_TOKEN": {"secure": "x"}}}
+    spec = load_spec(config)
+    (svc,) = [s for s in spec.llm_inference_services if s.name == "llama-70b"]
+    assert svc.decode.env == {"HF_TOKEN": HF}
+    assert spec.namespaces.static_credentials == {"HF_TOKEN": "x"}
