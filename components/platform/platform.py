@@ -515,9 +515,13 @@ class InferencePlatform(pulumi.ComponentResource):
             return placement
 
         after = self._after(svc.namespace, "kserveLlm")
+        args = llm.service_args(svc, placement_of)
+        if self.spec.namespaces.static_credentials:
+            # The storage initializer reads its credentials from the pods' ServiceAccount.
+            args.service_account_name = self._service_account(svc.namespace)
         return LLMInferenceService(
             f"{name}-llmisvc-{svc.namespace}-{svc.name}",
-            llm.service_args(svc, placement_of),
+            args,
             opts=self._workload_opts(after),
         )
 

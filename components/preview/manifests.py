@@ -14,6 +14,7 @@ kind by namespace and name.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Mapping, Sequence
 from types import NoneType
 from typing import Any
@@ -172,12 +173,47 @@ def _document(entry: Mapping[str, Any]) -> str:
             "# server-side-apply patch of an existing object, not a whole object: "
             "kubectl apply --server-side"
         )
+    if inputs.get("apiVersion") == "v1" and inputs.get("kind") == "Secret":
+        inputs, redacted, dropped = redacted_secret(inputs)
+        if redacted:
+            comments.append(
+                f"# values redacted: each {REDACTED!r} ({REDACTED_BASE64} in data, its base64)"
+            )
+        for key in dropped:
+            comments.append(f"# {key}: secret as a whole (its keys too), left out")
     metadata = inputs.get("metadata")
     if not isinstance(metadata, Mapping) or not metadata.get("name"):
         comments.append(
             f"# metadata.name is not set: Pulumi auto-names it {entry.get('name')}-<random>"
         )
     return "\n".join(comments) + "\n" + object_yaml(inputs)
+
+
+REDACTED = "[secret]"
+"""What the preview writes for a secret value (`mockrun.SECRET`)."""
+REDACTED_BASE64 = base64.b64encode(REDACTED.encode()).decode()
+
+
+def redacted_secret(inputs: Mapping[str, Any]) -> tuple[dict[str, Any], bool, list[str]]:
+    """A Secret's inputs as the API server takes them when their values are redacted: `data`
+    holds base64 (a `[secret]` there would be refused as "illegal base64 data"), so each redacted
+    `data` value is written as the base64 of `[secret]`; `stringData` keeps `[secret]`. Also says
+    whether a value was redacted, and which maps were left out (secret as a whole: no map to
+    write)."""
+    out = dict(inputs)
+    redacted = False
+    dropped = []
+    for key in ("data", "stringData"):
+        values = inputs.get(key)
+        if values == REDACTED:  # a whole map redacted: its keys are unknown here
+            out.pop(key)
+            dropped.append(key)
+        elif isinstance(values, Mapping):
+            hidden = [k for k, v in values.items() if v == REDACTED]
+            redacted = redacted or bool(hidden)
+            if key == "data" and hidden:
+                out[key] = {k: REDACTED_BASE64 if k in hidden else v for k, v in values.items()}
+    return out, redacted, dropped
 
 
 def _object_order(entry: Mapping[str, Any]) -> tuple[Any, ...]:

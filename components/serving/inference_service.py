@@ -45,6 +45,7 @@ from ..model.serving.knative_features import HOST_IPC_FLAG, POD_FIELD_FLAGS
 from .claims import GpuClaimArgs, claim_template, part_claim, refuse_serverless_claim
 from .workload import (
     ContainerArgs,
+    EnvValue,
     container_resources,
     containers_body,
     cr_metadata,
@@ -123,8 +124,9 @@ class PredictorArgs:
     """CPU request and limit of the model container (`"4"`, `"500m"`)."""
     memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory request and limit of the model container (`"16Gi"`)."""
-    env: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="env"))
-    """Environment of the model container, name -> value."""
+    env: Optional[Mapping[str, EnvValue]] = field(default=None, metadata=stack(syntax="env"))
+    """Environment of the model container, name -> a string, or
+    `{valueFrom: {secretKeyRef: {name, key}}}` (a value read from a Secret, e.g. `HF_TOKEN`)."""
     args: Optional[Sequence[str]] = None
     """Arguments of the model container."""
     min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, default=MIN_REPLICAS))

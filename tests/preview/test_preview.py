@@ -14,6 +14,7 @@ from preview_project import CANARY_CONFIG, CANARY_INPUT, FAKE_CHECK, make_projec
 from components.model.errors import InputError
 from components.preview import preview as pv
 from components.preview.manifests import helm_releases, pools_named, render_manifests
+from tests.preview.test_manifests_schemas import problems
 
 # ------------------------------------------------------------------------------ config loading
 
@@ -424,7 +425,7 @@ def test_program_ran_in_its_project_with_merged_config_and_secret_keys(previewed
 def test_no_secret_and_no_absolute_path_in_any_file(previewed) -> None:
     result, files, _ = previewed
     creds = next(e for e in result.entries if e["name"] == "creds")
-    assert creds["inputs"]["stringData"] == "[secret]"
+    assert creds["inputs"]["stringData"] == {"token": "[secret]", "canary": "[secret]"}
     for name, data in files.items():
         text = data.decode()
         assert CANARY_CONFIG not in text and CANARY_INPUT not in text, name
@@ -434,8 +435,18 @@ def test_no_secret_and_no_absolute_path_in_any_file(previewed) -> None:
 def test_manifests_of_the_preview_parse_and_list_the_release(previewed) -> None:
     _, files, _ = previewed
     text = files["manifests.yaml"].decode()
-    kinds = [d["kind"] for d in yaml.safe_load_all(text) if d]
-    assert kinds == ["Namespace", "Secret", "ConfigMap", "InferenceService", "ConfigMap"]
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    assert [d["kind"] for d in docs] == [
+        "Namespace",
+        "Secret",
+        "ConfigMap",
+        "InferenceService",
+        "ConfigMap",
+    ]
+    # The Secret keeps its keys, each value redacted, and is one the API server takes.
+    secret = docs[1]
+    assert secret["stringData"] == {"canary": "[secret]", "token": "[secret]"}
+    assert problems(secret) == []
     assert "#   knative-operator: chart knative-operator v1.16.0" in text
 
 
