@@ -254,6 +254,7 @@ class Template:
     always: int | None = None  # pods that run all the time (fixed / min replicas); None: unknown
     gang: Gang | None = None  # its pods belong to groups placed whole (a LeaderWorkerSet's)
     queue_proxy: Mapping[str, Any] | None = None  # Knative's, as the graph's config sizes it
+    added_node_selector: Mapping[str, str] = field(default_factory=dict)  # by a pod webhook
 
     @property
     def resource(self) -> str:

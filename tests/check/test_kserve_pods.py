@@ -8,11 +8,14 @@ from typing import Any
 
 import pytest
 
+from components.check import check
 from components.check.fit import pod_ask, pod_containers
 from components.check.graph import read_templates
 from components.model.nodes.shapes import Gi, Mi, Resources
 
 ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
+GKE_POOL = "gcp:container/nodePool:NodePool"
+TOL_GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 GPU = {"requests": {"nvidia.com/gpu": 1}, "limits": {"nvidia.com/gpu": 1}}
 
 
@@ -44,6 +47,21 @@ def knative_serving(config: dict) -> dict:
         "type": "kubernetes:operator.knative.dev/v1beta1:KnativeServing",
         "name": "knative-serving",
         "inputs": {"metadata": {"name": "knative-serving"}, "spec": {"config": config}},
+    }
+
+
+def gke_pool(name: str, machine: str, accelerator: str) -> dict:
+    return {
+        "type": GKE_POOL,
+        "name": name,
+        "inputs": {
+            "name": name,
+            "nodeConfig": {
+                "machineType": machine,
+                "guestAccelerators": [{"type": accelerator, "count": 1}],
+            },
+            "autoscaling": {"minNodeCount": 0, "maxNodeCount": 2},
+        },
     }
 
 
@@ -207,3 +225,22 @@ def test_the_namespaces_servingruntime_wins_over_the_clusterservingruntime():
     assert pod_ask(templates([cluster, isvc(spec, "RawDeployment")])["predictor"]).cpu == 2000
     graph = [cluster, runtime("ServingRuntime", "rt", RUNTIME_SPEC, "models")]
     assert pod_ask(templates([*graph, isvc(spec, "RawDeployment")])["predictor"]).cpu == 4050
+
+
+def test_kserves_pod_webhook_adds_the_gke_accelerator_selector_to_a_gpu_pod():
+    """accelerator_injector.go InjectGKEAcceleratorSelector: with `serving.kserve.io/
+    gke-accelerator` and a GPU limit the pod selects that accelerator, so it lands only on such
+    a pool (the check read the predictor's own nodeSelector alone); a pod without a GPU limit is
+    left as it is."""
+    pools = [
+        gke_pool("l4", "g2-standard-8", "nvidia-l4"),
+        gke_pool("t4", "n1-standard-8", "nvidia-tesla-t4"),
+    ]
+    note = {"serving.kserve.io/gke-accelerator": "nvidia-l4"}
+    gpu = {
+        "predictor": {"tolerations": [TOL_GPU], "containers": [{"image": "x", "resources": GPU}]}
+    }
+    assert check([*pools, isvc(gpu, "RawDeployment", note)]).workloads[0].pools == ("l4",)
+    assert check([*pools, isvc(gpu, "RawDeployment")]).workloads[0].pools == ("l4", "t4")
+    t = templates([isvc({"predictor": {"containers": [{"image": "x"}]}}, annotations=note)])
+    assert t["predictor"].added_node_selector == {}

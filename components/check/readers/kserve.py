@@ -13,6 +13,7 @@ from ...model.serving.isvc import (
     MODEL_KEY,
     chart_resources,
     component_containers,
+    gke_accelerator_selector,
     runtime_containers,
     runtime_pod_fields,
 )
@@ -159,6 +160,7 @@ def inference_service_templates(
         own_key = wired_annotation(comp)
         wired = split_pools(annotations[own_key]) if own_key in annotations else cr_wired
         pod_annotations = {**annotations, **as_map(component.get("annotations"))}
+        containers = isvc_containers(comp, component, settings.defaults, runtime)
         min_replicas = as_int(component.get("minReplicas"))
         min_replicas = 1 if min_replicas is None else min_replicas
         zero = serverless and min_replicas == 0 and scale_to_zero_allowed
@@ -169,7 +171,7 @@ def inference_service_templates(
                 component=comp,
                 namespace=namespace_of(inputs),
                 fragment=component,
-                containers=isvc_containers(comp, component, settings.defaults, runtime),
+                containers=containers,
                 init_containers=[as_map(c) for c in as_list(component.get("initContainers"))],
                 wired=wired,
                 scales_to_zero=zero,
@@ -185,6 +187,7 @@ def inference_service_templates(
                 queue_proxy=queue_proxy(settings.features, settings.deployment, pod_annotations)
                 if serverless
                 else None,
+                added_node_selector=gke_accelerator_selector(pod_annotations, containers),
             )
         )
     return out

@@ -38,6 +38,10 @@ Sources (kserve/kserve at tag v0.20.0, commit 1fb781055dd1567164358233e1125142ca
   tolerations, volumes, imagePullSecrets and schedulerName under the predictor's, as a strategic
   merge patch (utils.go MergePodSpec). A runtime that KServe picks by model format is not
   looked for in the graph.
+- The pod-mutating webhook's first mutator (`pkg/webhook/admission/pod/accelerator_injector.go`
+  InjectGKEAcceleratorSelector): a pod with a container whose limits give `nvidia.com/gpu` and
+  the annotation `serving.kserve.io/gke-accelerator` gets the nodeSelector
+  `cloud.google.com/gke-accelerator: <the annotation>`, over its own (`gke_accelerator_selector`).
 """
 
 from __future__ import annotations
@@ -201,3 +205,23 @@ def runtime_pod_fields(component: Mapping[str, Any], runtime: Mapping[str, Any])
     base = {k: runtime[k] for k in RUNTIME_POD_FIELDS if runtime.get(k) is not None}
     over = {k: component[k] for k in RUNTIME_POD_FIELDS if component.get(k) is not None}
     return {**component, **strategic_merge(base, over)}
+
+
+GKE_ACCELERATOR_ANNOTATION = "serving.kserve.io/gke-accelerator"
+"""pkg/constants InferenceServiceGKEAcceleratorAnnotationKey."""
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+"""accelerator_injector.go GkeAcceleratorNodeSelector."""
+
+
+def gke_accelerator_selector(
+    annotations: Mapping[str, Any], containers: Sequence[Mapping[str, Any]]
+) -> dict[str, str]:
+    """What KServe's pod webhook adds to the pod's nodeSelector (see the module docstring): the
+    pod's annotations (the InferenceService's and its component's) and its containers."""
+    if GKE_ACCELERATOR_ANNOTATION not in annotations:
+        return {}
+    for c in containers:
+        limits = _as_map(_as_map(c.get("resources")).get("limits"))
+        if "nvidia.com/gpu" in limits:
+            return {GKE_ACCELERATOR_LABEL: str(annotations[GKE_ACCELERATOR_ANNOTATION])}
+    return {}
