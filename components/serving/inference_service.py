@@ -41,6 +41,7 @@ from ..model.serving.annotations import (
     MODEL_SIZE_ANNOTATION,
     PROGRESS_DEADLINE_ANNOTATION,
 )
+from ..model.serving.isvc import FRAMEWORKS as ISVC_FRAMEWORKS
 from ..model.serving.knative_features import HOST_IPC_FLAG, POD_FIELD_FLAGS
 from .claims import GpuClaimArgs, claim_template, part_claim, refuse_serverless_claim
 from .workload import (
@@ -60,19 +61,7 @@ API_VERSION = "serving.kserve.io/v1beta1"
 KIND = "InferenceService"
 DEFAULT_NAMESPACE = "default"
 
-# The predefined predictor keys of the v1beta1 CRD (spec.predictor.<framework>).
-FRAMEWORKS = (
-    "huggingface",
-    "lightgbm",
-    "onnx",
-    "paddle",
-    "pmml",
-    "pytorch",
-    "sklearn",
-    "tensorflow",
-    "triton",
-    "xgboost",
-)
+FRAMEWORKS = ISVC_FRAMEWORKS
 PROTOCOL_VERSIONS = ("v1", "v2", "grpc-v1", "grpc-v2")
 SCALE_METRICS = ("cpu", "memory", "concurrency", "rps")
 MIN_REPLICAS = "resolved: 0 when Knative runs it (Serverless), else 1 (a raw Deployment)"
