@@ -147,12 +147,15 @@ def memory_range(ctx: CheckContext) -> None:
             if node is None:
                 continue
             assert w.requests is not None
+            low = _low_room(node)
+            assert low is not None
             ctx.out.add(
                 "GI063",
                 w.resource,
                 f"its pods ask {w.requests.memory / Gi:.2f} GiB of memory; a node of pool "
                 f"{pool.name} holds them only if its memory is near the top of what AKS nodes "
                 f"report: {_range_text(node)}. Not judged",
-                "ask for less memory (at most the bottom of the range), or a larger VM size",
+                f"ask at most {low / Gi:.2f} GiB of memory (the bottom of the range), or use a "
+                "larger VM size",
                 severity="warning",
             )

@@ -279,6 +279,10 @@ def test_gi063_names_the_range():
         "212.02-215.55 GiB of memory (MemTotal 1.69-3.29% below the VM size's 220 GiB on "
         "measured AKS nodes, 216.28 GiB at best). Not judged"
     )
+    assert (
+        f.fix
+        == "ask at most 212.02 GiB of memory (the bottom of the range), or use a larger VM size"
+    )
 
 
 def test_nap_keeps_karpenters_estimate():
