@@ -28,7 +28,7 @@ GPU_OPERATOR_CHART = "gpu-operator"
 driver, the container toolkit and the device plugin."""
 
 
-def _without_driver(graph: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def without_driver(graph: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Resource id -> the setting that leaves its nodes without a driver: agent pools with
     `gpuProfile.driver: None` and NAP NodePools whose AKSNodeClass has `gpu.mode: None`. AKS
     then installs neither the NVIDIA driver nor the device plugin (MicrosoftDocs/azure-aks-docs
@@ -57,7 +57,7 @@ def no_gpu_driver(ctx: CheckContext) -> None:
     from AKS: an error when the graph installs no GPU Operator (the nodes never advertise
     `nvidia.com/gpu`, the pods stay Pending); a warning when it does, as the Operator's
     DaemonSets' placement is not read (not judged)."""
-    bare = _without_driver(ctx.entries)
+    bare = without_driver(ctx.entries)
     if not bare:
         return
     operator = [

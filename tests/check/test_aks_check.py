@@ -345,7 +345,8 @@ def test_agent_pool_as_the_check_sees_it():
 
 
 def test_driver_none_leaves_the_device_plugin_to_the_gpu_operator():
-    """The device plugin rules stay off the pool (GI062 judges it: test_aks_facts)."""
+    """AKS brings no plugin there; the device plugin rules stay off the pool (GI062 judges it:
+    test_aks_facts), so no GI012 for the graph's lack of an nvidia-device-plugin release."""
     operator = {
         "type": "kubernetes:helm.sh/v3:Release",
         "name": "gpu-operator",
@@ -358,8 +359,9 @@ def test_driver_none_leaves_the_device_plugin_to_the_gpu_operator():
             deployment("model", pod("a100", tolerations=[TOL_SKU])),
         ]
     )
-    assert report.pools[0].builtin_device_plugin
+    assert not report.pools[0].builtin_device_plugin
     assert report.ok
+    assert [f.code for f in report.findings if f.code in ("GI007", "GI012", "GI062")] == ["GI062"]
 
 
 def test_an_h100_pool_at_zero_selected_by_the_accelerator_label_is_flagged():

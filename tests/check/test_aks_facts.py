@@ -22,6 +22,7 @@ from components.model.nodes.shapes import Gi, Ki, Mi
 from tests.check.scale_graphs import deployment, pod, req
 from tests.check.test_aks_check import (
     NVIDIA,
+    PLUGIN_TOLERATIONS,
     TOL_SKU,
     agent_pool,
     aks_node_class,
@@ -165,9 +166,10 @@ def test_an_unset_gpu_profile_is_aks_default_install():
     Install": such a pool needs the graph's device plugin, not GI062."""
     pool = agent_pool("a100")
     del pool["inputs"]["gpuProfile"]
-    report = check([pool, plugin(), deployment("model", pod("a100", tolerations=[TOL_SKU]))])
-    assert not report.pools[0].builtin_device_plugin
-    assert report.ok and "GI062" not in {f.code for f in report.findings}
+    gpu_pod = pod("a100", tolerations=[TOL_SKU])
+    report = check([pool, plugin(PLUGIN_TOLERATIONS[:2]), deployment("model", gpu_pod)])
+    # judged by the device plugin rules: the graph's plugin does not tolerate sku=gpu
+    assert [f.code for f in report.findings if f.code in ("GI007", "GI062")] == ["GI007"]
 
 
 # -- 2. ExtendedResourceToleration ---------------------------------------------------------

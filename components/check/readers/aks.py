@@ -2,9 +2,10 @@
 and taints AKS adds (`components.pools.aks`, from AKS's docs), GPUs per node from the VM size,
 the node's shape, and what cluster-autoscaler knows of the pool at zero (GI016).
 
-A pool with `gpuProfile.driver: None` gets neither driver nor device plugin from AKS: it is
-marked `builtin_device_plugin` only to keep the device plugin rules (GI007 / GI012, whose fix
-is a toleration on the graph's plugin) off it; GI062 (`check.aks`) judges its GPU pods instead."""
+AKS runs no device plugin of its own: a pool needs the graph's (GI007 / GI012), or, with
+`gpuProfile.driver: None`, a driver and a plugin from elsewhere (GI062, `check.aks`). An unset
+`gpuProfile.driver` is AKS's `Install` (pulumi-azure-native 3.29.0 `GPUProfileArgs`: "When it's
+not specified, default is Install")."""
 
 from __future__ import annotations
 
@@ -154,9 +155,6 @@ def aks_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         min_nodes=as_int(inputs.get("minCount")) if auto else count,
         max_nodes=as_int(inputs.get("maxCount")) if auto else count,
         spot=spot,
-        # driver unset is AKS's Install (pulumi-azure-native GPUProfileArgs: "When it's not
-        # specified, default is Install")
-        builtin_device_plugin=as_map(inputs.get("gpuProfile")).get("driver") == "None",
         gpu_memory_gib=float(vm.gpu_memory_gib) if vm is not None else None,
     )
 
