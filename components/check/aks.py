@@ -33,8 +33,11 @@ def without_driver(graph: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     `gpuProfile.driver: None` and NAP NodePools whose AKSNodeClass has `gpu.mode: None`. AKS
     then installs neither the NVIDIA driver nor the device plugin (MicrosoftDocs/azure-aks-docs
     `articles/aks/use-nvidia-gpu.md` @fb060abe "Skip GPU driver installation";
-    `aks-managed-gpu-nodes.md` "None (BYO)"; Azure/karpenter-provider-azure v1.14.2
-    `pkg/providers/imagefamily/bootstrap/aksbootstrap.go` enables no device plugin)."""
+    `aks-managed-gpu-nodes.md`: with `--gpu-driver None` "AKS installs no GPU software
+    components: no driver, no device plugin, and no metrics exporter"; Azure/karpenter-provider-
+    azure v1.14.2 `pkg/providers/imagefamily/bootstrap/aksbootstrap.go` sets up the driver only
+    when GPU driver installation is on, and `staticvalues.go` leaves
+    `EnableGPUDevicePluginIfNeeded` false)."""
     found: dict[str, str] = {}
     classes: dict[str, Mapping[str, Any]] | None = None
     for entry in graph:
