@@ -223,6 +223,9 @@ def test_the_os_sku_label_is_the_pools():
 
 
 def test_only_a_spot_pool_has_the_spot_priority_label():
+    """spot-node-pool.md: a spot pool has `kubernetes.azure.com/scalesetpriority: spot`; a regular
+    pool has none ("regular" is never written by AKS as a label: karpenter-provider-azure
+    v1.14.2 `pkg/apis/v1beta1/labels.go`)."""
     spot = check([agent_pool("t4", "Standard_NC8as_T4_v3", spot=True)]).pools[0].labels
     regular = check([agent_pool("t4", "Standard_NC8as_T4_v3")]).pools[0].labels
     assert spot["kubernetes.azure.com/scalesetpriority"] == "spot"
