@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..model.errors import InputError
 from ..model.scheduling import FILTERING_EFFECTS, Placement, Taint, parse_quantity, untolerated
 from ..model.serving.knative_features import POD_FIELD_FLAGS
+from .aks import without_driver
 from .contract import (
     DEVICE_PLUGIN_DEFAULT_TOLERATIONS,
     GKE_GPU_TAINT,
@@ -280,10 +281,14 @@ def never_scales_to_zero(ctx: CheckContext) -> None:
 def device_plugin_taints(ctx: CheckContext) -> None:
     """GI007 / GI012: a GPU pool whose nodes need a device plugin DaemonSet, against the
     tolerations of the graph's plugins (or the chart's defaults when it has none). A DRA pool's
-    GPUs are the DRA driver's (GI054), not a device plugin's."""
+    GPUs are the DRA driver's (GI054), not a device plugin's; an AKS pool without driver is
+    GI062's (a tolerating plugin would still find no GPU)."""
     plugins = device_plugins(ctx.entries, ctx.out)
+    bare = without_driver(ctx.entries)  # no driver either: GI062's, not a toleration's
     for pool in ctx.pools:
         if not pool.gpu or pool.builtin_device_plugin or is_dra_pool(pool):
+            continue
+        if any(r in bare for r in pool.resources):
             continue
         taints = _filtering(pool.taints)
         if not taints:

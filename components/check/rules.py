@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..model.errors import InputError
-from ..model.scheduling import Placement, extended_resource_tolerations
+from ..model.scheduling import ERT_PROVIDERS, Placement, extended_resource_tolerations
 from .capacity.model import CapacityCase, Demand
 from .contract import ERT_ANNOTATION, NODE_PATCH
 from .dra import Allocation, DraCheck
@@ -46,8 +46,8 @@ def check(
 
     `extended_resource_toleration`: whether the cluster runs Kubernetes' ExtendedResourceToleration
     admission plugin (GPU-requesting pods then tolerate `nvidia.com/gpu` taints by themselves);
-    None infers it: on when any pool is GKE or EKS or a NodePatch says so (`ERT_ANNOTATION`), off
-    when the graph has only other existing nodes.
+    None infers it: on when any pool is GKE, EKS or AKS or a NodePatch says so
+    (`ERT_ANNOTATION`), off when the graph has only other existing nodes.
     """
     ctx = CheckContext.of(graph, extended_resource_toleration, quotas, share_shapes)
     pod_rules = runs(("pod",))
@@ -360,9 +360,9 @@ def _facts(
 
 
 def _infer_ert(entries: Sequence[Mapping[str, Any]], pools: Sequence[PoolFacts]) -> bool:
-    """ExtendedResourceToleration: on when any pool is GKE or EKS or a NodePatch says so
-    (`ERT_ANNOTATION`), off when the graph has only other existing nodes."""
-    return any(p.provider in ("gke", "eks") for p in pools) or any(
+    """ExtendedResourceToleration: on when any pool is GKE's, EKS's or AKS's (`ERT_PROVIDERS`) or
+    a NodePatch says so (`ERT_ANNOTATION`), off when the graph has only other existing nodes."""
+    return any(p.provider in ERT_PROVIDERS for p in pools) or any(
         e["type"] == NODE_PATCH
         and str(str_map(metadata(as_map(e.get("inputs"))).get("annotations")).get(ERT_ANNOTATION))
         == "true"

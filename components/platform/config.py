@@ -28,6 +28,7 @@ from ..model.errors import InputError, show
 from ..model.inputs import class_doc, inputs, stack
 from ..model.nodes.aks_shapes import parse_kubernetes_version
 from ..model.nodes.quotas import validate_limits, validate_region
+from ..model.scheduling import ERT_PROVIDERS
 from ..model.serving.knative_features import KNATIVE_FEATURES, POD_FIELD_FLAGS, feature_values
 from ..pools.quota import CloudQuotaArgs
 from ..serving.cert_manager import CertManagerArgs
@@ -134,12 +135,13 @@ class ClusterSettings:
     extended_resource_toleration: Optional[bool] = field(
         default=None,
         metadata=stack(
-            default="resolved: true on gke and eks (false is refused there), else false"
+            default="resolved: true on gke, eks and aks (false is refused there), else false"
         ),
     )
     """Whether the ExtendedResourceToleration admission plugin is on: GKE enables it, EKS has since
-    1.19, upstream Kubernetes (and so most on-prem clusters) does not. Workloads'
-    `omitGpuToleration` relies on it."""
+    1.19, AKS runs it and its plugin list cannot be changed (AKS FAQ, `faq.yml`), upstream
+    Kubernetes (and so most on-prem clusters) does not. Workloads' `omitGpuToleration` relies on
+    it."""
     workload_identity: Optional[WorkloadIdentity] = None
     """The cloud identity the model namespaces' ServiceAccount is bound to (no storage keys), one
     at most: `gcpServiceAccount`, a Google service account email
@@ -186,11 +188,11 @@ class ClusterRules(ConfigModel):
                     _CLUSTER_KEY_HELP[key],
                     key,
                 )
-        if c.extended_resource_toleration is False and c.provider in ("gke", "eks"):
+        if c.extended_resource_toleration is False and c.provider in ERT_PROVIDERS:
             raise InputError(
                 f"extendedResourceToleration: false, but {c.provider.upper()} enables the "
                 "ExtendedResourceToleration admission plugin itself",
-                "true, or leave it out (it is a choice for providers aks and existing)",
+                "true, or leave it out (it is a choice for provider existing)",
                 "extendedResourceToleration",
             )
         if not c.gke_metadata and c.create:

@@ -11,6 +11,7 @@ from ..model.errors import InputError
 from ..model.inputs import inputs
 from ..model.nodes.autopilot import autopilot_gpu_problem
 from ..model.nodes.quotas import gce_region
+from ..model.scheduling import ERT_PROVIDERS
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..model.serving.seldon_servers import builtin_server_config
 from ..pools.aks import default_agent_pool_name
@@ -83,9 +84,7 @@ class Checker:
         if c.create is None:
             c.create = False if c.provider in ("gke", "aks") else None
         if c.extended_resource_toleration is None:
-            # GKE enables the ExtendedResourceToleration admission plugin, EKS has since 1.19;
-            # upstream Kubernetes (and so most on-prem clusters) does not.
-            c.extended_resource_toleration = c.provider in ("gke", "eks")
+            c.extended_resource_toleration = c.provider in ERT_PROVIDERS
 
     def resolve_addons(self) -> None:
         s, a = self.spec, self.spec.addons

@@ -15,7 +15,11 @@ zero.
   and not in pulumi-azure-native 3.x's stable API: not used.
 - What AKS puts on the nodes (AKS "Use labels", `use-labels.md`, reserved system labels):
   `kubernetes.azure.com/agentpool` and the older `agentpool` = the agent pool's name,
-  `kubernetes.azure.com/mode: user`, `node.kubernetes.io/instance-type` = the VM size,
+  `kubernetes.azure.com/mode: user`, `kubernetes.azure.com/role: agent`,
+  `kubernetes.azure.com/os-sku` = the OS SKU (`Ubuntu` by default), `kubernetes.io/os: linux`,
+  `kubernetes.io/arch: amd64` (every catalog size is x86-64; cluster-autoscaler-1.36.1
+  `azure_template.go` `buildGenericLabels` gives its template node the same arch and os),
+  `node.kubernetes.io/instance-type` = the VM size,
   `kubernetes.azure.com/accelerator: nvidia` (and the older `accelerator`) on NVIDIA sizes; a spot
   pool gets the label `kubernetes.azure.com/scalesetpriority: spot` and the taint
   `kubernetes.azure.com/scalesetpriority=spot:NoSchedule` (`spot-node-pool.md`), which pods must
@@ -35,7 +39,23 @@ zero.
   (upstream passes no agent pool spec for scale sets), and AKS puts a node pool's `tags` on its
   scale set (`use-tags.md`): every label and taint of the pool is tagged so. At most 50 tags
   (Azure's limit per resource).
+- Ephemeral OS disk: AKS refuses one larger than the VM size's cache or temp storage
+  (`concepts-storage.md` @074b3dae, "Ephemeral OS disk": a validation error; the API's
+  `VMCacheSizeTooSmall`, XenitAB/terraform-modules#543). The catalog's GPU size pages list temp
+  storage and no cache (e.g. MicrosoftDocs/azure-compute-docs `nca100v4-series.md` @1827cf35:
+  64 GiB on Standard_NC24ads_A100_v4), so `os_disk_size_gb` above the temp disk is refused with
+  `os_disk_type: Ephemeral` (not judged for a size whose temp disk the catalog lacks).
 - `count` starts at `min_nodes` and is then ignored (`ignore_changes`): the autoscaler owns it.
+- Fields AKS cannot change on an existing pool replace it (`replace_on_changes`, paths in
+  pulumi-azure-native 3.29.0 `AgentPool`'s property names): `scaleSetPriority`, `spotMaxPrice`
+  and `scaleSetEvictionPolicy` ("You can't change `ScaleSetPriority` or `SpotMaxPrice` after
+  creation", "The `priority` and `eviction-policy` values can only be set during node pool
+  creation": `spot-node-pool.md` @31e1f80a), `osDiskType` and `osDiskSizeGB` ("You can't change
+  the OS disk size after cluster or node pool creation": `concepts-storage.md` @074b3dae; the
+  disk type "May not be changed for this pool after creation": Azure CLI's `--node-osdisk-type`
+  help, Azure/azure-cli#16775, and Azure/AKS#1370), and
+  `gpuProfile.driver` (set at create: `use-nvidia-gpu.md` "Skip GPU driver installation" makes
+  a new pool). Otherwise a config change is an in-place update that AKS refuses.
 - Cloud name: AKS names agent pools 1-12 lowercase letters and digits, starting with a letter
   (`create-node-pools.md`), fixed (no prefix, no suffix): `agent_pool_name`, by default the pool
   name's letters and digits cut to 12. A replacement therefore deletes the old pool first
@@ -47,10 +67,14 @@ zero.
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Optional
 
 import pulumi
 
+from ..model.autoscalers.karpenter import ARCH_LABEL, OS_LABEL
+from ..model.autoscalers.karpenter_azure import OS_SKU as OS_SKU_LABEL
+from ..model.autoscalers.karpenter_azure import ROLE as ROLE_LABEL
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.aks_shapes import (
@@ -90,6 +114,18 @@ EVICTION_POLICIES = ("Delete", "Deallocate")
 OS_DISK_TYPES = ("Managed", "Ephemeral")
 OS_SKUS = ("Ubuntu", "AzureLinux")
 IGNORE_CHANGES = ["count"]
+REPLACE_ON_CHANGES = [
+    "scaleSetPriority",
+    "scaleSetEvictionPolicy",
+    "spotMaxPrice",
+    "osDiskType",
+    "osDiskSizeGB",
+    "gpuProfile.driver",
+]
+"""The AgentPool properties AKS takes at create only (the module docstring names the sources)."""
+SPOT_PRICE_DECIMALS = 5
+"""`SpotMaxPrice`: -1 or a positive value with up to five decimal places (`spot-node-pool.md`
+@31e1f80a, Limitations)."""
 CA_TAG = "k8s.io_cluster-autoscaler_node-template_"
 MAX_TAGS = 50
 TAG_KEY_MAX, TAG_VALUE_MAX = 512, 256
@@ -127,8 +163,8 @@ class AksGpuAgentPoolArgs:
     """Spot only: `Delete` (evicted nodes are deleted) or `Deallocate` (stopped, still counting
     against quota)."""
     spot_max_price: Optional[float] = None
-    """Spot only: the most to pay per hour in US dollars, or -1 (default): up to the on-demand
-    price, never evicted for price."""
+    """Spot only: the most to pay per hour in US dollars with at most five decimals (AKS's
+    limit), or -1 (default): up to the on-demand price, never evicted for price."""
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """Extra node labels (values are strings: quote numbers and booleans in YAML), also tagged on
     the scale set for scale-from-zero. Not `gpu-inference.dev/pool`, nor a key under
@@ -154,8 +190,9 @@ class AksGpuAgentPoolArgs:
     )
     """OS disk in GiB (30..2048): the nodes' ephemeral storage (model downloads land there)."""
     os_disk_type: Optional[str] = field(default=None, metadata=stack(choices=OS_DISK_TYPES))
-    """`Managed` or `Ephemeral`; default AKS's (Ephemeral when the VM's cache disk holds the OS
-    disk, else Managed)."""
+    """`Managed` or `Ephemeral`; default AKS's (Ephemeral when the VM's cache or temp disk holds
+    the OS disk, else Managed). `Ephemeral` needs `os_disk_size_gb` at most the VM size's temp
+    disk (AKS refuses a larger one at create)."""
     os_sku: Optional[str] = field(default=None, metadata=stack(choices=OS_SKUS))
     """`Ubuntu` or `AzureLinux`; default AKS's (Ubuntu)."""
     max_pods: Optional[int] = field(
@@ -174,10 +211,12 @@ class AksGpuAgentPoolArgs:
     """The agent pool's name in AKS: 1-12 lowercase letters and digits, starting with a letter;
     default the pool name's letters and digits, cut to 12."""
     extended_resource_toleration: Optional[bool] = field(
-        default=False, metadata=stack(source="cluster.extendedResourceToleration")
+        default=True, metadata=stack(source="cluster.extendedResourceToleration")
     )
-    """Whether the cluster runs the ExtendedResourceToleration admission plugin (AKS does not
-    document it: assumed off)."""
+    """Whether the cluster runs the ExtendedResourceToleration admission plugin: AKS always does
+    (AKS FAQ, MicrosoftDocs/azure-aks-docs `articles/aks/faq.yml` @61a5e579, "What Kubernetes
+    admission controllers does AKS support?": the list has it and cannot be modified), so false
+    is refused."""
     time_slicing_replicas: Optional[int] = field(
         default=None, metadata=stack("gpuSharing.maxClientsPerGpu", ge=2, le=48)
     )
@@ -241,6 +280,12 @@ def taint_text(t: Taint) -> str:
 def whole_in(value: object, low: int, high: int) -> bool:
     """A whole number (not a bool) from `low` to `high`."""
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _decimals_at_most(price: float, places: int) -> bool:
+    """The price, as written (its shortest decimal spelling), has at most `places` decimals."""
+    exponent = Decimal(repr(float(price))).normalize().as_tuple().exponent
+    return isinstance(exponent, int) and -exponent <= places
 
 
 def check_gpu_driver(value: object) -> None:
@@ -311,6 +356,20 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
             "a price in US dollars above 0, or -1 (up to the on-demand price)",
             "args.spot_max_price",
         )
+    if price is not None and price != -1 and not _decimals_at_most(price, SPOT_PRICE_DECIMALS):
+        raise InputError(
+            f"spot max price {show(price)} has more than {SPOT_PRICE_DECIMALS} decimals, which "
+            "AKS refuses",
+            f"a price with at most {SPOT_PRICE_DECIMALS} decimals (e.g. 0.98765), or -1",
+            "args.spot_max_price",
+        )
+    if args.extended_resource_toleration is False:
+        raise InputError(
+            "extended_resource_toleration is false, but AKS runs the ExtendedResourceToleration "
+            "admission plugin and its list of admission plugins cannot be changed",
+            "true, or leave it out",
+            "args.extended_resource_toleration",
+        )
     check_gpu_driver(args.gpu_driver)
     for value, key, allowed in (
         (args.os_disk_type, "os_disk_type", OS_DISK_TYPES),
@@ -325,6 +384,17 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
         raise InputError(
             f"OS disk size {show(disk)} GiB is out of range",
             f"a whole number of GiB from 30 to {AKS_OS_DISK_MAX_GB}",
+            "args.os_disk_size_gb",
+        )
+    if (
+        args.os_disk_type == "Ephemeral"
+        and vm.temp_disk_gib is not None
+        and disk > vm.temp_disk_gib
+    ):
+        raise InputError(
+            f"an ephemeral OS disk of {disk} GiB does not fit {vm.name}'s {vm.temp_disk_gib} GiB "
+            "temp disk; AKS refuses it at create",
+            f"os_disk_size_gb at most {vm.temp_disk_gib}, or os_disk_type Managed",
             "args.os_disk_size_gb",
         )
     low, high = AKS_MAX_PODS_RANGE
@@ -360,6 +430,10 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
         AGENTPOOL_LABEL: agent_pool,
         LEGACY_AGENTPOOL_LABEL: agent_pool,
         MODE_LABEL: "user",
+        ROLE_LABEL: "agent",
+        OS_SKU_LABEL: args.os_sku or "Ubuntu",
+        OS_LABEL: "linux",
+        ARCH_LABEL: "amd64",
         INSTANCE_TYPE_LABEL: vm.name,
         ACCELERATOR_LABEL: "nvidia",
         LEGACY_ACCELERATOR_LABEL: "nvidia",
@@ -416,6 +490,10 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
         AGENTPOOL_LABEL,
         LEGACY_AGENTPOOL_LABEL,
         MODE_LABEL,
+        ROLE_LABEL,
+        OS_SKU_LABEL,
+        OS_LABEL,
+        ARCH_LABEL,
         INSTANCE_TYPE_LABEL,
         ACCELERATOR_LABEL,
         LEGACY_ACCELERATOR_LABEL,
@@ -512,6 +590,7 @@ class AksGpuAgentPool(PoolComponent):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 ignore_changes=list(IGNORE_CHANGES),
+                replace_on_changes=list(REPLACE_ON_CHANGES),
                 delete_before_replace=True,
             ),
         )

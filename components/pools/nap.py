@@ -17,8 +17,14 @@ Choices:
   Azure/karpenter-provider-azure v1.14.2 `pkg/apis/v1beta1/labels.go`), in Karpenter's order
   (spot before on-demand).
 - Taint `sku=gpu:NoSchedule` unless others are given (AKS's GPU convention; Karpenter adds no GPU
-  taint, and a NAP spot node gets no spot taint: Karpenter on Azure sets the NodeClaim's taints
-  only, `pkg/utils/taints.go` `ExtractTaints`).
+  taint). A NAP spot node may carry AKS's spot taint `kubernetes.azure.com/scalesetpriority=
+  spot:NoSchedule`: Karpenter on Azure v1.14.2 puts only the NodeClaim's taints on the nodes it
+  creates (`pkg/utils/taints.go` `ExtractTaints`, `pkg/providers/instance/
+  aksmachineinstancehelpers.go` `configureTaints`), but in AKS machine API mode AKS creates the
+  machine with priority Spot itself (`aksmachineinstancehelpers.go`), and the provider's own
+  spot e2e pods tolerate that taint (`test/suites/spot/suite_test.go`). So the placement of a
+  pool that admits spot tolerates it (harmless where the taint is absent); the nodes are not
+  modelled with it.
 - Disruption `WhenEmpty` after `consolidate_after` (5m), `expireAfter: Never`, limits `nodes` and
   `nvidia.com/gpu`: as on EKS (see `components.pools.karpenter`).
 - AKSNodeClass: `imageFamily` (Ubuntu by the CRD's default), `osDiskSizeGB` (128), `maxPods`
@@ -31,7 +37,7 @@ Choices:
 """
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import pulumi
@@ -59,8 +65,8 @@ from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.aks_shapes import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_PODS_RANGE, AKS_OS_DISK_MAX_GB
 from ..model.nodes.azure_vms import AZURE_GPU_VMS, azure_vm
-from ..model.scheduling import Taint
-from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT, check_gpu_driver, whole_in
+from ..model.scheduling import Taint, Toleration
+from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT, SPOT_TAINT, check_gpu_driver, whole_in
 from .component import PoolComponent
 from .nodepool import (
     NODEPOOL_API,
@@ -268,10 +274,13 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
         spot=capacity == ["spot"],
         select_labels=args.select_labels,
         scheduling_style=args.scheduling_style,
-        extended_resource_toleration=False,
         name_path=name_path,
         reserved_domains=AKS_LABEL_DOMAINS,
     )
+    if "spot" in capacity:
+        facts = replace(
+            facts, placement=facts.placement.with_tolerations([Toleration.for_taint(SPOT_TAINT)])
+        )
     check_duration(args.consolidate_after, "consolidate_after", "30s, 5m, 720h, or Never", True)
     check_duration(args.expire_after, "expire_after", "30s, 5m, 720h, or Never")
     weight = nodepool_weight(args.weight)

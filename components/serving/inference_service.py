@@ -139,8 +139,8 @@ class PredictorArgs:
     seed 004's `Gt` on the GPU count."""
     omit_gpu_toleration: Optional[bool] = False
     """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
-    admission plugin to add it (GKE and EKS run it; refused where the cluster does not): only for
-    GPU-requesting pods, which are the ones it adds it to."""
+    admission plugin to add it (GKE, EKS and AKS run it; refused where the cluster does not):
+    only for GPU-requesting pods, which are the ones it adds it to."""
     model_size_gb: Optional[float] = field(default=None, metadata=stack(ge=0.001))
     """The model's weights in GB, checked against the GPUs' memory (GI019) and the node's disk
     (GI024). When KServe downloads the model (a storage URI other than pvc:// or oci://), the model
@@ -178,7 +178,7 @@ class TransformerArgs:
     `In` / `NotIn` (values), `Exists` / `DoesNotExist` (none), `Gt` / `Lt` (one integer)."""
     omit_gpu_toleration: Optional[bool] = False
     """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
-    admission plugin to add it (GKE and EKS run it; refused where the cluster does not):
+    admission plugin to add it (GKE, EKS and AKS run it; refused where the cluster does not):
     GPU-requesting pods only."""
     host_ipc: Optional[bool] = field(default=None, metadata=stack(hidden=True))
     """Run in the host's IPC namespace (GKE MPS pools need it: `hostIPC: true`)."""

@@ -125,7 +125,7 @@ class SeldonServerConfigArgs:
     `In` / `NotIn` (values), `Exists` / `DoesNotExist` (none), `Gt` / `Lt` (one integer)."""
     omit_gpu_toleration: Optional[bool] = False
     """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
-    admission plugin to add it (GKE and EKS run it; refused where the cluster does not):
+    admission plugin to add it (GKE, EKS and AKS run it; refused where the cluster does not):
     GPU-requesting pods only."""
     host_ipc: Optional[bool] = field(default=None, metadata=stack(hidden=True))
     """Run the server pods in the host's IPC namespace (GKE MPS pools need `hostIPC: true`)."""
@@ -194,7 +194,7 @@ class SeldonServerArgs:
     seed 004's `Gt`."""
     omit_gpu_toleration: Optional[bool] = False
     """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
-    admission plugin to add it (GKE and EKS run it; refused where the cluster does not):
+    admission plugin to add it (GKE, EKS and AKS run it; refused where the cluster does not):
     GPU-requesting pods only."""
     host_ipc: Optional[bool] = field(default=None, metadata=stack(hidden=True))
     """Run the server pods in the host's IPC namespace (GKE MPS pools need `hostIPC: true`)."""

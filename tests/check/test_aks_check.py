@@ -326,6 +326,10 @@ def test_agent_pool_as_the_check_sees_it():
         "kubernetes.azure.com/agentpool": "t4spot",
         "agentpool": "t4spot",
         "kubernetes.azure.com/mode": "user",
+        "kubernetes.azure.com/role": "agent",
+        "kubernetes.azure.com/os-sku": "Ubuntu",
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
         "node.kubernetes.io/instance-type": "Standard_NC8as_T4_v3",
         "kubernetes.azure.com/accelerator": "nvidia",
         "accelerator": "nvidia",
@@ -337,15 +341,27 @@ def test_agent_pool_as_the_check_sees_it():
     ]
     shape = pool.nodes[0].shape
     assert shape is not None and shape.kind == "aks" and shape.allocatable.pods == 30
-    assert not report.extended_resource_toleration  # AKS does not say it runs the plugin
+    assert report.extended_resource_toleration  # AKS runs the plugin (AKS FAQ, faq.yml)
 
 
 def test_driver_none_leaves_the_device_plugin_to_the_gpu_operator():
+    """AKS brings no plugin there; the device plugin rules stay off the pool (GI062 judges it:
+    test_aks_facts), so no GI012 for the graph's lack of an nvidia-device-plugin release."""
+    operator = {
+        "type": "kubernetes:helm.sh/v3:Release",
+        "name": "gpu-operator",
+        "inputs": {"chart": "gpu-operator", "namespace": "gpu-operator", "values": {}},
+    }
     report = check(
-        [agent_pool("a100", driver="None"), deployment("model", pod("a100", tolerations=[TOL_SKU]))]
+        [
+            agent_pool("a100", driver="None"),
+            operator,
+            deployment("model", pod("a100", tolerations=[TOL_SKU])),
+        ]
     )
-    assert report.pools[0].builtin_device_plugin
+    assert not report.pools[0].builtin_device_plugin
     assert report.ok
+    assert [f.code for f in report.findings if f.code in ("GI007", "GI012", "GI062")] == ["GI062"]
 
 
 def test_an_h100_pool_at_zero_selected_by_the_accelerator_label_is_flagged():

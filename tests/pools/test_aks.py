@@ -47,11 +47,15 @@ def args(**kw) -> AksGpuAgentPoolArgs:
 @pytest.fixture(scope="module")
 def world():
     pools: dict[str, AksGpuAgentPool] = {}
-    options: dict[str, tuple[list[str], bool]] = {}
+    options: dict[str, tuple[list[str], bool, list[str]]] = {}
     original = mockrun.Recorder.RegisterResource
 
     def spy(self, request):
-        options[request.name] = (list(request.ignoreChanges), bool(request.deleteBeforeReplace))
+        options[request.name] = (
+            list(request.ignoreChanges),
+            bool(request.deleteBeforeReplace),
+            list(request.replaceOnChanges),
+        )
         return original(self, request)
 
     def program():
@@ -104,6 +108,10 @@ def test_on_demand_agent_pool_inputs(world):
             f"{CA}label_kubernetes.azure.com_agentpool": "a100",
             f"{CA}label_agentpool": "a100",
             f"{CA}label_kubernetes.azure.com_mode": "user",
+            f"{CA}label_kubernetes.azure.com_role": "agent",
+            f"{CA}label_kubernetes.azure.com_os-sku": "Ubuntu",
+            f"{CA}label_kubernetes.io_os": "linux",
+            f"{CA}label_kubernetes.io_arch": "amd64",
             f"{CA}label_node.kubernetes.io_instance-type": "Standard_NC24ads_A100_v4",
             f"{CA}label_kubernetes.azure.com_accelerator": "nvidia",
             f"{CA}label_accelerator": "nvidia",
@@ -111,8 +119,20 @@ def test_on_demand_agent_pool_inputs(world):
         },
     }
     # The autoscaler owns the node count; a replacement deletes the old pool first (its name is
-    # fixed, and azure-native refuses to create over an existing one).
-    assert options["a100"] == (["count"], True)
+    # fixed, and azure-native refuses to create over an existing one); what AKS takes at create
+    # only replaces the pool (spot-node-pool.md, concepts-storage.md, azure-cli#16775).
+    assert options["a100"] == (
+        ["count"],
+        True,
+        [
+            "scaleSetPriority",
+            "scaleSetEvictionPolicy",
+            "spotMaxPrice",
+            "osDiskType",
+            "osDiskSizeGB",
+            "gpuProfile.driver",
+        ],
+    )
 
 
 def test_spot_agent_pool_declares_what_aks_adds(world):
@@ -151,14 +171,20 @@ def test_placements(world):
     assert pools["a100"].facts.custom_gpu_taint  # the device plugin must tolerate sku=gpu
     assert pools["t4"].builtin_device_plugin and not pools["a100"].builtin_device_plugin
     assert (pools["a100"].gpus_per_node, pools["a100"].facts.gpu_model) == (1, "A100")
-    assert not pools["a100"].facts.extended_resource_toleration
+    assert pools["a100"].facts.extended_resource_toleration  # AKS always runs it (AKS FAQ)
 
 
 @pytest.mark.parametrize(
     "kw",
     [
         {},
-        {"spot": True, "spot_max_price": 0.5, "os_disk_type": "Ephemeral", "os_sku": "AzureLinux"},
+        {
+            "spot": True,
+            "spot_max_price": 0.5,
+            "os_disk_type": "Ephemeral",
+            "os_disk_size_gb": 64,
+            "os_sku": "AzureLinux",
+        },
         {"time_slicing_replicas": 4, "vnet_subnet_id": "/subscriptions/s/x"},
     ],
 )
@@ -292,3 +318,97 @@ def test_whole_in_takes_whole_numbers_in_range(value, taken):
     """The disk and maxPods bounds of agent pools and AKSNodeClasses: bools and floats are not
     whole numbers."""
     assert whole_in(value, 30, 2048) is taken
+
+
+# -- What AKS refuses at create, and what it cannot change after --------------------------------
+
+
+def _ephemeral_cases():
+    """Every catalog size with a known temp disk (MicrosoftDocs/azure-compute-docs size pages, no
+    cache disk listed): an ephemeral OS disk of the temp disk's size is taken, one GiB more is
+    refused (concepts-storage.md "Ephemeral OS disk"), within AKS's 30..2048 GiB."""
+    from components.model.nodes.azure_vms import AZURE_GPU_VMS
+
+    for vm in AZURE_GPU_VMS.values():
+        if vm.temp_disk_gib is not None and vm.temp_disk_gib < 2048:
+            yield pytest.param(vm.name, vm.temp_disk_gib, id=vm.name)
+
+
+@pytest.mark.parametrize("vm_size,temp", list(_ephemeral_cases()))
+def test_an_ephemeral_os_disk_must_fit_the_temp_disk(vm_size, temp):
+    ok = args(vm_size=vm_size, os_disk_type="Ephemeral", os_disk_size_gb=max(temp, 30))
+    validate_aks_pool_args("p", ok)
+    with pytest.raises(InputError) as e:
+        validate_aks_pool_args(
+            "p", args(vm_size=vm_size, os_disk_type="Ephemeral", os_disk_size_gb=temp + 1)
+        )
+    assert e.value.path == "args.os_disk_size_gb"
+    # a managed OS disk of that size is fine
+    validate_aks_pool_args(
+        "p", args(vm_size=vm_size, os_disk_type="Managed", os_disk_size_gb=temp + 1)
+    )
+
+
+def test_the_a100_ephemeral_disk_error():
+    with pytest.raises(InputError) as e:
+        validate_aks_pool_args("p", args(os_disk_type="Ephemeral", os_disk_size_gb=256))
+    assert str(e.value) == (
+        "args.os_disk_size_gb: an ephemeral OS disk of 256 GiB does not fit "
+        "Standard_NC24ads_A100_v4's 64 GiB temp disk; AKS refuses it at create (allowed: "
+        "os_disk_size_gb at most 64, or os_disk_type Managed)"
+    )
+
+
+@pytest.mark.parametrize(
+    "price,taken",
+    [
+        # spot-node-pool.md Limitations: -1 or a positive value with up to five decimal places
+        (-1, True),
+        (0.98765, True),
+        (0.00001, True),
+        (2, True),
+        (1.5, True),
+        (0.987654, False),
+        (0.000001, False),
+    ],
+)
+def test_spot_max_price_has_at_most_five_decimals(price, taken):
+    a = args(spot=True, spot_max_price=price)
+    if taken:
+        assert agent_pool_inputs(validate_aks_pool_args("p", a), a)["spot_max_price"] == price
+        return
+    with pytest.raises(InputError) as e:
+        validate_aks_pool_args("p", a)
+    assert e.value.path == "args.spot_max_price"
+    assert e.value.problem == (
+        f"spot max price {price!r} has more than 5 decimals, which AKS refuses"
+    )
+
+
+def test_replaced_fields_are_agent_pool_properties():
+    """Each `replace_on_changes` path names a property of pulumi-azure-native 3.29.0's AgentPool
+    (its `pulumi.getter` names), and `gpuProfile.driver` one of GPUProfile's."""
+    from pulumi import _types
+    from pulumi_azure_native import containerservice
+
+    from components.pools.aks import REPLACE_ON_CHANGES
+
+    def names(cls):
+        return {
+            getattr(v.fget, _types._PULUMI_NAME, None)
+            for v in vars(cls).values()
+            if isinstance(v, property)
+        }
+
+    top = {p.split(".")[0] for p in REPLACE_ON_CHANGES}
+    assert top <= names(containerservice.AgentPool)
+    assert "driver" in names(containerservice.outputs.GPUProfileResponse)
+
+
+def test_extended_resource_toleration_false_is_refused():
+    """AKS FAQ (faq.yml): the admission controllers, ExtendedResourceToleration among them,
+    cannot be changed."""
+    with pytest.raises(InputError) as e:
+        validate_aks_pool_args("p", args(extended_resource_toleration=False))
+    assert e.value.path == "args.extended_resource_toleration"
+    assert "AKS runs the ExtendedResourceToleration admission plugin" in e.value.problem

@@ -132,12 +132,20 @@ def test_admitted_sizes_and_facts(world):
 
 def test_placement(world):
     pools, _ = world
+    sku = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+    # A pool that admits spot tolerates AKS's spot taint, which its nodes may carry (the spot
+    # e2e of karpenter-provider-azure v1.14.2 tolerates it); an on-demand one does not.
+    spot = {
+        "key": "kubernetes.azure.com/scalesetpriority",
+        "operator": "Equal",
+        "value": "spot",
+        "effect": "NoSchedule",
+    }
     assert pools["a100"].placement.to_pod_spec() == {
         "nodeSelector": {"gpu-inference.dev/pool": "a100"},
-        "tolerations": [
-            {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
-        ],
+        "tolerations": [sku, spot],
     }
+    assert pools["t4"].placement.to_pod_spec()["tolerations"] == [sku]
 
 
 @pytest.mark.skipif(not CRDS.exists(), reason="../shared/crds is absent")

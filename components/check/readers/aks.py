@@ -1,12 +1,20 @@
 """AKS agent pools (`azure-native:containerservice:AgentPool`) as the check sees them: the labels
 and taints AKS adds (`components.pools.aks`, from AKS's docs), GPUs per node from the VM size,
-the node's shape, and what cluster-autoscaler knows of the pool at zero (GI016)."""
+the node's shape, and what cluster-autoscaler knows of the pool at zero (GI016).
+
+AKS runs no device plugin of its own: a pool needs the graph's (GI007 / GI012), or, with
+`gpuProfile.driver: None`, a driver and a plugin from elsewhere (GI062, `check.aks`). An unset
+`gpuProfile.driver` is AKS's `Install` (pulumi-azure-native 3.29.0 `GPUProfileArgs`: "When it's
+not specified, default is Install")."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...model.autoscalers.karpenter import ARCH_LABEL, OS_LABEL
+from ...model.autoscalers.karpenter_azure import OS_SKU as OS_SKU_LABEL
+from ...model.autoscalers.karpenter_azure import ROLE as ROLE_LABEL
 from ...model.errors import InputError
 from ...model.nodes.aks_shapes import AKS_DEFAULT_OS_DISK_GB, aks_node_shape_or_none
 from ...model.nodes.azure_vms import azure_vm_or_none
@@ -71,7 +79,8 @@ def template_labels(inputs: Mapping[str, Any], vm_size: str) -> dict[str, str]:
     tags = str_map(inputs.get("tags"))
     labels = dict(tags)
     labels.update(tag_labels(tags)[0])
-    labels.update({INSTANCE_TYPE_LABEL: vm_size, "kubernetes.io/os": "linux"})
+    # buildGenericLabels: arch `cloudprovider.DefaultArch` (amd64), os the scale set's (linux).
+    labels.update({INSTANCE_TYPE_LABEL: vm_size, OS_LABEL: "linux", ARCH_LABEL: "amd64"})
     name = inputs.get("agentPoolName")
     if isinstance(name, str) and name:
         labels[AGENTPOOL_LABEL] = labels[LEGACY_AGENTPOOL_LABEL] = name
@@ -118,6 +127,12 @@ def aks_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
     if isinstance(agent_pool, str) and agent_pool:
         effective[AGENTPOOL_LABEL] = effective[LEGACY_AGENTPOOL_LABEL] = agent_pool
     effective[MODE_LABEL] = str(inputs.get("mode") or "User").lower()
+    # AKS's reserved system labels (`use-labels.md` @07fd2900): every node is an agent, Linux
+    # on amd64 (every catalog size is x86-64), with its OS SKU (AKS's default Ubuntu).
+    effective[ROLE_LABEL] = "agent"
+    effective[OS_LABEL] = str(inputs.get("osType") or "Linux").lower()
+    effective[ARCH_LABEL] = "amd64"
+    effective[OS_SKU_LABEL] = str(inputs.get("osSku") or "Ubuntu")
     if size:
         effective[INSTANCE_TYPE_LABEL] = size
     if vm is not None:
@@ -140,7 +155,6 @@ def aks_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         min_nodes=as_int(inputs.get("minCount")) if auto else count,
         max_nodes=as_int(inputs.get("maxCount")) if auto else count,
         spot=spot,
-        builtin_device_plugin=str(as_map(inputs.get("gpuProfile")).get("driver")) == "None",
         gpu_memory_gib=float(vm.gpu_memory_gib) if vm is not None else None,
     )
 

@@ -124,7 +124,6 @@ def nap_pool(
         min_nodes=min_nodes,
         max_nodes=max_nodes,
         spot=found.capacity_types == ("spot",),
-        builtin_device_plugin=nc.gpu_mode == "None",
         gpu_memory_gib=min((float(vm.gpu_memory_gib) for vm in found.vms), default=None),
         shape_note="VM sizes without GPUs are admitted (not in the catalog)"
         if admits_cpu

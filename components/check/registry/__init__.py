@@ -872,6 +872,45 @@ RULES: tuple[Rule, ...] = (
         ),
         run="isolation:ert_only_taint",
     ),
+    Rule(
+        code="GI062",
+        slug="aks-no-gpu-driver",
+        severities=("error", "warning"),
+        scope="pool",
+        doc=(
+            "GPU pods land on an AKS pool whose nodes get no NVIDIA driver and no device plugin "
+            "from AKS (an agent pool's `gpuProfile.driver: None`, an AKSNodeClass's `gpu.mode: "
+            "None`): an error when the graph installs no GPU Operator (the pods stay Pending), a "
+            "warning when it does (its DaemonSets' tolerations are not read)"
+        ),
+        pools=on(
+            aks="its gpuProfile.driver is None",
+            nap="its AKSNodeClass gpu.mode is None",
+        ),
+        workloads=PODS,
+        judge=checked(
+            "AKS docs use-nvidia-gpu.md (Skip GPU driver installation); karpenter-provider-azure "
+            "v1.14.2 aksbootstrap.go"
+        ),
+        run="aks:no_gpu_driver",
+    ),
+    Rule(
+        code="GI063",
+        slug="aks-memory-range",
+        severities=("warning",),
+        scope="pool",
+        doc=(
+            "not judged: an AKS agent pool's node holds the pod only if its memory is near the "
+            "top of what AKS nodes are measured to report (MemTotal 1.69-3.29% below the VM "
+            "size's; no AKS rule states it): the warning names the range; a pod that fits "
+            "nowhere in it is GI021"
+        ),
+        pools=on(aks="its VM size in the catalog"),
+        workloads=NO_DAEMONSETS,
+        judge=checked("AKS docs node-resource-reservations.md; measured AKS nodes (aks_shapes)"),
+        run="aks:memory_range",
+        not_judged={"nap": "Karpenter on Azure's own memory estimate is what it decides by"},
+    ),
 )
 
 

@@ -71,6 +71,7 @@ AKS_MODE = AKS_PREFIX + "mode"
 SCALESET_PRIORITY = AKS_PREFIX + "scalesetpriority"
 PRIORITY = AKS_PREFIX + "priority"
 OS_SKU = AKS_PREFIX + "os-sku"
+ROLE = AKS_PREFIX + "role"  # `agent` on every AKS node (`use-labels.md`, reserved labels)
 FIPS = AKS_PREFIX + "fips_enabled"
 
 NODE_CLASS_GROUP = "karpenter.azure.com"

@@ -9,6 +9,8 @@ INTERFACE:
   `aks_eviction_memory(version)`, `aks_ephemeral_capacity(os_disk_gib)`
 - `aks_node_shape(vm_size, *, os_disk_gb=128, max_pods=None, kubernetes_version=None)` and
   `aks_node_shape_or_none(...)`: a node of an agent pool
+- `AKS_MEASURED_MEMTOTAL`, `aks_memory_capacity(vm)`, `aks_memory_uncertainty(vm)`: its memory
+  capacity, from the measured nodes
 - `karpenter_azure_overhead(vm)`: (capacity, kube-reserved, eviction) as Karpenter on Azure
   computes them; `nap_node_shape(vm_size, *, os_disk_gb=128, max_pods=None)`: its node
 
@@ -25,9 +27,12 @@ Sources:
   pods) and 4 vCPU / 32 GiB (250 pods) from 1.29: CPU to the millicore, memory reserved to the
   MiB with "MB" read as MiB, the brackets applied to the VM size's memory and the result
   truncated to whole MiB.
-- Memory capacity: the kubelet reports the kernel's MemTotal, 1.7-3.3% below the VM size's
-  memory on those nodes; no AKS rule states it, so it is estimated as Karpenter on Azure does
-  (`VM_MEMORY_OVERHEAD_PERCENT` 7.5%, `CalculateMemoryWithoutOverhead`), which errs low.
+- Memory capacity: the kubelet reports the kernel's MemTotal, 1.69-3.29% below the VM size's
+  memory on those nodes (`AKS_MEASURED_MEMTOTAL`); no AKS rule states it. An agent pool's node
+  is taken at the top of that range (the A100 node's own 226783616Ki: allocatable 215.54 GiB
+  with 30 pods from 1.29), and `aks_memory_uncertainty` is what the bottom of the range takes
+  off it: a pod that fits only the top is not judged (the check's GI063), never an error. A NAP
+  node keeps Karpenter on Azure's estimate (below), which is what Karpenter itself decides by.
 - Ephemeral storage: the kubelet's filesystem on the OS disk. A 128 GiB OS disk reports
   129886128Ki (every AKS node in those outputs, managed or ephemeral OS disk) and allocatable
   119703055367 bytes: capacity less the kubelet's `nodefs.available<10%`. Other sizes are scaled
@@ -50,6 +55,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 
 from ..errors import InputError, show
 from .azure_vms import AzureGpuVm, azure_series_sizes, azure_vm, azure_vm_or_none
@@ -79,12 +85,26 @@ KARPENTER_EVICTION_MEMORY = 750 * Mi
 # One measured point: a 128 GiB OS disk gives a 129886128Ki filesystem.
 _MEASURED_DISK_GIB, _MEASURED_CAPACITY = 128, 129886128 * 1024
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+AKS_MEASURED_MEMTOTAL: tuple[tuple[str, int, int], ...] = (
+    ("Standard_D2_v2, kubelet v1.25.6", 7, 7098320),
+    ("Standard_NC24ads_A100_v4, kubelet v1.27", 220, 226783616),
+    ("8 vCPU / 32 GiB, v1.28 (AKS docs' describe node sample)", 32, 32863116),
+    ("2 vCPU / 8 GiB, v1.32", 8, 8129936),
+    ("4 vCPU / 32 GiB, v1.30", 32, 32865016),
+    ("Standard_DC4s_v3, v1.31", 32, 32864252),
+)
+"""(node, VM size memory GiB, the kubelet's memory capacity in Ki) of real AKS nodes
+(`kubectl describe node` outputs published on GitHub; the tests hold their reservations)."""
+_MEMTOTAL_RATIOS = sorted(Fraction(ki, gib * 1024 * 1024) for _, gib, ki in AKS_MEASURED_MEMTOTAL)
+MEMTOTAL_RANGE = (_MEMTOTAL_RATIOS[0], _MEMTOTAL_RATIOS[-1])
+"""The least and the most of the VM size's memory the measured nodes report (exact ratios)."""
 
 _SOURCE = (
     "AKS agent pool: Azure Resource SKU API (cluster-autoscaler-1.36.1 azure_instance_types.go); "
     "kube-reserved CPU and memory and eviction by AKS's node resource reservations (AKS docs, "
-    "1.29 rule); memory capacity less Karpenter on Azure's 7.5% VM overhead estimate; ephemeral "
-    "storage scaled from a measured 128 GiB OS disk, less 10% nodefs eviction"
+    "1.29 rule); memory capacity 1.69% below the VM size's, the least shortfall measured on AKS "
+    "nodes (1.69-3.29%); ephemeral storage scaled from a measured 128 GiB OS disk, less 10% "
+    "nodefs eviction"
 )
 _NAP_SOURCE = (
     "AKS node auto-provisioning: Karpenter on Azure v1.14.2 instancetype.go (its kube-reserved "
@@ -148,6 +168,18 @@ def aks_ephemeral_capacity(os_disk_gib: int) -> int:
     """The kubelet's ephemeral-storage capacity on an OS disk of this size (the filesystem, scaled
     from the 128 GiB point measured on AKS nodes; rounded down to KiB)."""
     return (_MEASURED_CAPACITY * os_disk_gib // _MEASURED_DISK_GIB) // 1024 * 1024
+
+
+def aks_memory_capacity(vm: AzureGpuVm, ratio: Fraction = MEMTOTAL_RANGE[1]) -> int:
+    """An agent pool node's memory capacity in bytes: the VM size's memory at `ratio` (default
+    the top of the measured range), rounded down to KiB as the kubelet reports it."""
+    return math.floor(vm.memory_mib * 1024 * ratio) * 1024
+
+
+def aks_memory_uncertainty(vm: AzureGpuVm) -> int:
+    """Bytes between the top and the bottom of the measured range for this VM size: what a node
+    may have less than its shape says."""
+    return aks_memory_capacity(vm) - aks_memory_capacity(vm, MEMTOTAL_RANGE[0])
 
 
 def _memory_capacity(vm: AzureGpuVm) -> int:
@@ -221,7 +253,7 @@ def _aks_shape(
     storage = aks_ephemeral_capacity(disk)
     capacity = Resources(
         cpu=vm.vcpus * 1000,
-        memory=_memory_capacity(vm),
+        memory=aks_memory_capacity(vm),
         ephemeral_storage=storage,
         pods=pods if pods is not None else AKS_DEFAULT_MAX_PODS[0],
         gpus=vm.gpus,

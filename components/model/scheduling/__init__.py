@@ -41,6 +41,7 @@ from .quantities import (
 from .taints import (
     CLOUD_EFFECTS,
     EFFECTS_FROM_CLOUD,
+    ERT_PROVIDERS,
     FILTERING_EFFECTS,
     GPU_RESOURCE,
     TAINT_EFFECTS,
@@ -58,6 +59,7 @@ __all__ = [
     "DNS1123_LABEL_RULE",
     "DNS1123_SUBDOMAIN_RULE",
     "EFFECTS_FROM_CLOUD",
+    "ERT_PROVIDERS",
     "FILTERING_EFFECTS",
     "GPU_RESOURCE",
     "LABEL_KEY_RULE",

@@ -246,6 +246,13 @@ def untolerated(taints: Iterable[Taint], tolerations: Iterable[Toleration]) -> l
     ]
 
 
+ERT_PROVIDERS: tuple[str, ...] = ("gke", "eks", "aks")
+"""Providers that run the ExtendedResourceToleration admission plugin themselves: GKE, EKS since
+1.19, and AKS, whose plugin list has it and cannot be changed (AKS FAQ,
+MicrosoftDocs/azure-aks-docs `articles/aks/faq.yml` @61a5e579, "What Kubernetes admission
+controllers does AKS support?"). Upstream Kubernetes (and so most on-prem clusters) does not."""
+
+
 def _is_extended_resource(name: str) -> bool:
     """`IsExtendedResourceName` (pkg/apis/core/v1/helper): has a domain, not `*kubernetes.io/`,
     not `requests.*`, and `requests.<name>` is a qualified name."""
