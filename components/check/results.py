@@ -98,6 +98,13 @@ class NodeTemplate:
     image (`cos`, `ubuntu`, `other`), which a GPU driver installer DaemonSet for that image must
     serve; None: not a GKE GPU node."""
 
+    gpu_memory_gib: float | None = None
+    """Memory of one of its GPUs, where the pool's nodes differ (a Karpenter NodePool's instance
+    types, a ComputeClass's priorities, Autopilot's accelerators); None: the pool's."""
+    origin: str | None = None
+    """What the autoscaler makes this node from, as a message names it (`instance type
+    g6.xlarge`, `priority 2 (g2-standard-8)`); None: the pool's one kind of node."""
+
     @functools.cached_property
     def room(self) -> Resources | None:
         """What the node leaves the pods that are not DaemonSets: its allocatable less what its

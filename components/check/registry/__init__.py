@@ -297,7 +297,7 @@ RULES: tuple[Rule, ...] = (
         pools=on("gke", "eks", "aks", "nap", existing="its nodes state their GPU memory"),
         workloads=PODS,
         judge=checked("vLLM (model.serving.llm: its memory rules and their sources)"),
-        run="failures:model_too_large",
+        run="model_fit:model_too_large",
         not_judged=dict.fromkeys(
             ("compute_class", "autopilot", "karpenter", "auto_mode", "asg"),
             "its reader sets no GPU memory",
@@ -848,6 +848,24 @@ RULES: tuple[Rule, ...] = (
         workloads=(),
         judge=checked("container-engine-accelerators nvidia-driver-installer/{cos,ubuntu}"),
         run="dra:no_gpu_driver",
+    ),
+    Rule(
+        code="GI059",
+        slug="model-fit-unknown",
+        severities=("info",),
+        scope="pod",
+        doc=(
+            "whether a GPU pod's model fits its GPUs (GI019) is not judged, and why: its model's "
+            "size is not given (a pod that loads a model: a `storageUri`, an "
+            "LLMInferenceService's vLLM), the memory of a GPU it may get is unknown (a GPU the "
+            "catalog lacks, existing nodes without `nvidia.com/gpu.memory`), or a "
+            "mixture-of-experts model spreads its experts (expert parallelism); the fix says "
+            "what to state"
+        ),
+        pools=EVERY_KIND,
+        workloads=PODS,
+        judge=None,
+        run="model_fit:model_too_large",
     ),
 )
 
