@@ -315,6 +315,15 @@ class Report:
     extended_resource_toleration: bool
     capacity: list[Any] = field(default_factory=list)
     """The capacity proof's cases (`capacity.model.CapacityCase`), for the judges; not in JSON."""
+    not_judged: tuple[str, ...] = ()
+    """The pod templates (`WorkloadFacts.resource`) some rule could not judge (GI022, GI059...)."""
+
+    @property
+    def judged_clean(self) -> list[WorkloadFacts]:
+        """The pod templates every rule judged, with no error or warning of their own."""
+        flagged = {f.resource for f in self.findings if f.severity in ("error", "warning")}
+        skipped = set(self.not_judged)
+        return [w for w in self.workloads if w.resource not in flagged | skipped]
 
     @property
     def errors(self) -> list[Finding]:
@@ -347,8 +356,11 @@ class Report:
                 "summary": {
                     "errors": counts["error"],
                     "info": counts["info"],
+                    "judgedClean": len(self.judged_clean),
+                    "notJudged": len(self.not_judged),
                     "warnings": counts["warning"],
                 },
+                "notJudged": list(self.not_judged),
                 "workloads": [w.to_json() for w in self.workloads],
             }
         )

@@ -705,15 +705,20 @@ def _check_module() -> Any:
 
 
 def run_placement(
-    graph: Sequence[Mapping[str, Any]], *, extended_resource_toleration: bool | None = None
+    graph: Sequence[Mapping[str, Any]],
+    *,
+    extended_resource_toleration: bool | None = None,
+    not_judged: str = "info",
 ) -> PlacementResult:
     """Run the placement check on a `resources.json`-shaped graph (or, without the check module,
-    list which pool each workload names)."""
+    list which pool each workload names); `not_judged`: `check`'s."""
     module = _check_module()
     if module is None:
         return _pools_only(graph)
     report = module.check(
-        [dict(e) for e in graph], extended_resource_toleration=extended_resource_toleration
+        [dict(e) for e in graph],
+        extended_resource_toleration=extended_resource_toleration,
+        not_judged=not_judged,
     )
     findings = [
         Finding(

@@ -6,6 +6,7 @@ auto-provisioning, EKS Auto Mode; the messages exact."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -13,7 +14,8 @@ from llm_graphs import CPU, llmisvc, vllm
 from scale_graphs import autopilot_cluster, deployment, nodeclass, nodepool, pod, req
 from test_aks_check import agent_pool, aks_node_class, nap_nodepool
 
-from components.check import Finding, check
+from components.check import Finding, check, render_markdown
+from components.preview.cli import main
 
 SIZE = "gpu-inference.dev/model-size-gb"
 W70 = {"gpu-inference.dev/model-parameters": "70B", "gpu-inference.dev/model-dtype": "bf16"}
@@ -311,3 +313,49 @@ MODEL_FIT_PAIRS = [
         id="GI059-model-size-not-given",
     ),
 ]
+
+
+# -- Saying it: the three counts, and "not judged" as an error for a CI gate --------------------
+
+
+def test_the_summary_counts_pods_judged_clean_not_judged_and_errors():
+    graph = [G6_ONE_GPU, nodeclass(), isvc(), sized(deployment("w", pod("g6")), {SIZE: "8"})]
+    report = check(graph)
+    assert [w.resource for w in report.judged_clean] == ["Deployment/w"]
+    assert report.not_judged == ("InferenceService/m/predictor",)
+    summary = report.to_json()["summary"]
+    assert (summary["judgedClean"], summary["notJudged"], summary["errors"]) == (1, 1, 0)
+    assert report.to_json()["notJudged"] == ["InferenceService/m/predictor"]
+    first = render_markdown(report).splitlines()[2]
+    assert first.startswith(
+        "0 error(s), 1 warning(s), 1 info. Pod templates: 1 judged clean, 1 not judged by some "
+        "rule (GI006, GI022, GI044, GI059 say which and why). "
+    )
+
+
+def test_not_judged_as_an_error_for_a_ci_gate():
+    graph = [G6_ONE_GPU, nodeclass(), isvc()]
+    assert check(graph).errors == []
+    strict = check(graph, not_judged="error")
+    assert [(f.code, f.severity, f.resource) for f in strict.errors] == [
+        ("GI059", "error", "InferenceService/m/predictor")
+    ]
+    with pytest.raises(ValueError, match="not_judged 'warn': give one of info, error"):
+        check(graph, not_judged="warn")
+
+
+def test_the_cli_gate_exits_1_on_what_was_not_judged(tmp_path, capsys):
+    file = tmp_path / "graph.json"
+    file.write_text(json.dumps([G6_ONE_GPU, nodeclass(), isvc()]))
+    assert main(["check", str(file)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "3 resources; placement: 0 errors, 1 warning; pods: 0 judged clean, 1 not judged by "
+        "some rule"
+    )
+    assert main(["check", str(file), "--not-judged", "error"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "3 resources; placement: 1 error, 1 warning; pods: 0 judged clean, 1 not judged by some "
+        "rule"
+    )
+    assert lines[1].startswith("  error GI059 InferenceService/m/predictor: whether its model")

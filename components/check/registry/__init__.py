@@ -103,13 +103,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         code="GI006",
         slug="knative-config-absent",
-        severities=("info",),
+        severities=("info", "error"),
         scope="pod",
         doc="the graph has no Knative config (the cluster may have it: not guessed)",
         pools=None,
         workloads=("InferenceService",),
         judge=KNATIVE_FEATURES_SOURCE,
         run="placement:knative_flags",
+        says_not_judged=True,
     ),
     Rule(
         code="GI007",
@@ -345,7 +346,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         code="GI022",
         slug="fit-unknown",
-        severities=("info",),
+        severities=("info", "error"),
         scope="pool",
         doc=(
             "fit not judged on a pool: a machine / instance type the node-shape catalog lacks, "
@@ -357,6 +358,7 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=None,
         run="fit:fit_unknown",
+        says_not_judged=True,
     ),
     Rule(
         code="GI023",
@@ -641,7 +643,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         code="GI044",
         slug="capacity-unknown",
-        severities=("info",),
+        severities=("info", "error"),
         scope="graph",
         doc=(
             "capacity or fragmentation not judged: a pool with a max but nodes of several kinds (a "
@@ -652,6 +654,7 @@ RULES: tuple[Rule, ...] = (
         judge=None,
         run="capacity.judge:capacity",
         not_judged=CAPACITY_GAPS,
+        says_not_judged=True,
     ),
     Rule(
         code="GI045",
@@ -852,7 +855,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         code="GI059",
         slug="model-fit-unknown",
-        severities=("info",),
+        severities=("info", "error"),
         scope="pod",
         doc=(
             "whether a GPU pod's model fits its GPUs (GI019) is not judged, and why: its model's "
@@ -866,6 +869,7 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=None,
         run="model_fit:model_too_large",
+        says_not_judged=True,
     ),
 )
 
@@ -885,6 +889,9 @@ def _valid(rules: tuple[Rule, ...]) -> dict[str, Rule]:
 BY_CODE: Mapping[str, Rule] = _valid(RULES)
 
 CODES: dict[str, tuple[str, str]] = {r.code: (r.severity, r.slug) for r in RULES}
+
+NOT_JUDGED_CODES: tuple[str, ...] = tuple(r.code for r in RULES if r.says_not_judged)
+"""The codes whose finding says a rule could not judge (info, or errors for a CI gate)."""
 """Code -> (its own severity, slug)."""
 
 

@@ -31,7 +31,12 @@ def findings_table() -> str:
     lines = ["| code | severity | finding | held against |", "| --- | --- | --- | --- |"]
     for r in sorted(RULES, key=lambda r: r.code):
         judge = r.judge or "-"
-        cells = (r.code, " / ".join(r.severities), r.doc, judge)
+        severity = (
+            "info (error with `--not-judged error`)"
+            if r.says_not_judged
+            else (" / ".join(r.severities))
+        )
+        cells = (r.code, severity, r.doc, judge)
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 SEVERITIES = ("error", "warning", "info")
+NOT_JUDGED_MODES = ("info", "error")
+"""How a finding that says a rule could not judge is reported (`check(not_judged=...)`)."""
 
 SCOPES = ("pod", "pool", "graph")
 """`pod`: run once per pod template with its `rules.PodContext`; `pool` and `graph`: run once
@@ -119,6 +121,9 @@ class Rule:
     """Pool kind -> why the rule cannot judge it today."""
     policy: str | None = None
     """The policy pack's policy that reports it; None: the placement policy of its severity."""
+    says_not_judged: bool = False
+    """Its finding says a rule could not judge (what is missing, how to give it): an info finding
+    that `check(not_judged="error")` (`--not-judged error`, for CI gates) reports as an error."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -141,6 +146,8 @@ class Rule:
             problems.append(f"judge {self.judge!r}")
         if self.run is not None and not re.fullmatch(r"[a-z_.]+:[a-z_]+", self.run):
             problems.append(f"run {self.run!r} is not module:function")
+        if self.says_not_judged and self.severities != ("info", "error"):
+            problems.append("a not-judged finding is info, or an error under --not-judged error")
         if problems:
             raise ValueError(f"rule {self.code}: " + "; ".join(problems))
 
