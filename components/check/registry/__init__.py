@@ -34,6 +34,38 @@ from .rule import (
 )
 
 QUOTA_POLICY = "gpu-cloud-quota"
+
+KARPENTER_NO_DRA = "Karpenter provisions no pod with DRA claims (GI027)"
+
+GPU_MEMORY_POOLS = on(
+    gke="its accelerator's memory (the catalog's GPU records)",
+    compute_class="each priority's GPU the pod can land on",
+    autopilot="the accelerator the pod selects",
+    eks="the least GPU memory of its instance types",
+    asg="the least GPU memory of its instance types",
+    karpenter="every instance type Karpenter's launch decision lists for the pod",
+    auto_mode="every instance type Karpenter's launch decision lists for the pod",
+    aks="its VM size's GPU",
+    nap="every VM size Karpenter's launch decision lists for the pod",
+    existing="its nodes state their GPU memory (nvidia.com/gpu.memory)",
+)
+"""Where GI019 reads the memory of the GPUs a pod gets; GI059 says when it is unknown."""
+
+
+def _by_autoscaler(gke: str, karpenter: str) -> Mapping[str, str]:
+    """Why a cluster-autoscaler rule does not apply: GKE's and Karpenter's pools read no tags,
+    existing nodes have no autoscaler."""
+    return {
+        "gke": gke,
+        "compute_class": gke,
+        "autopilot": gke,
+        "karpenter": karpenter,
+        "auto_mode": karpenter,
+        "nap": karpenter,
+        "existing": "existing nodes have no autoscaler",
+    }
+
+
 """The policy pack's policy of the cloud quotas (the placement policies leave its codes to it)."""
 
 RULES: tuple[Rule, ...] = (
@@ -207,6 +239,7 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=checked("NVIDIA/k8s-device-plugin tests/e2e expectedLabelPatterns"),
         run="failures:cold_pool_label",
+        not_applicable={"existing": "existing nodes are up: their labels are there"},
     ),
     Rule(
         code="GI015",
@@ -252,6 +285,10 @@ RULES: tuple[Rule, ...] = (
         workloads=(),
         judge=checked("cluster-autoscaler-1.36.1 aws_manager.go, azure_template.go"),
         run="failures:node_template_tags",
+        not_applicable=_by_autoscaler(
+            gke="GKE's autoscaler reads the node pool's own config, not tags",
+            karpenter="Karpenter reads the NodePool, not tags",
+        ),
     ),
     Rule(
         code="GI017",
@@ -293,16 +330,15 @@ RULES: tuple[Rule, ...] = (
             "x pipeline GPUs plus the KV cache of one `max-model-len` sequence (layers, KV heads, "
             "head dim, dtype of the model's row in `components/model/serving/llm.py`) above "
             "`gpu-memory-utilization` (vLLM's 0.9) x one GPU's memory on every pool it can land "
-            "on; the message states the numbers"
+            "on. Where a pool may give it nodes of several kinds, each is judged: every instance "
+            "type (VM size) Karpenter's launch decision lists for the pod, each ComputeClass "
+            "priority it can land on; the message names those that cannot hold the model and "
+            "states the numbers (GI059 when it cannot judge)"
         ),
-        pools=on("gke", "eks", "aks", "nap", existing="its nodes state their GPU memory"),
+        pools=GPU_MEMORY_POOLS,
         workloads=PODS,
         judge=checked("vLLM (model.serving.llm: its memory rules and their sources)"),
         run="model_fit:model_too_large",
-        not_judged=dict.fromkeys(
-            ("compute_class", "autopilot", "karpenter", "auto_mode", "asg"),
-            "its reader sets no GPU memory",
-        ),
     ),
     Rule(
         code="GI020",
@@ -415,6 +451,9 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=checked("container-engine-accelerators @992db81 pkg/gpu/nvidia/manager.go"),
         run="fit:fits",
+        not_judged=dict.fromkeys(("compute_class", "autopilot"), "its GPU sharing is not read"),
+        not_applicable="GKE's MPS only: NVIDIA's device plugin mounts the MPS daemon's shared "
+        "memory itself (k8s-device-plugin v0.17.1 internal/plugin/mps.go)",
     ),
     Rule(
         code="GI026",
@@ -443,6 +482,7 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=KARPENTER,
         run="scaleup:karpenter_will_not_launch",
+        not_applicable="no Karpenter NodePool: its autoscaler is not Karpenter",
     ),
     Rule(
         code="GI027",
@@ -458,6 +498,7 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=KARPENTER,
         run="scaleup:dra_not_provisioned",
+        not_applicable="no Karpenter NodePool: its autoscaler is not Karpenter",
     ),
     Rule(
         code="GI028",
@@ -473,6 +514,7 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=checked("GKE's DRA setup page (the node labels: readers.dra.GKE_DRA_LABELS)"),
         run="scaleup:dra_driver_label",
+        not_applicable="the labels are GKE's DRA setup's (GKE pools only)",
     ),
     Rule(
         code="GI029",
@@ -488,6 +530,7 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=checked("GKE docs how-to/autopilot-gpus (model.nodes.autopilot)"),
         run="scaleup:autopilot_request",
+        not_applicable="Autopilot's GPU request rules (Autopilot only)",
     ),
     Rule(
         code="GI030",
@@ -558,6 +601,13 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=checked("cluster-autoscaler-1.36.1 aws_manager.go buildNodeFromTemplate"),
         run="failures:template_storage",
+        not_judged={
+            "aks": "cluster-autoscaler on Azure's template ephemeral storage is not modelled"
+        },
+        not_applicable=_by_autoscaler(
+            gke="GKE's autoscaler takes the template's disk from the node pool's config",
+            karpenter="Karpenter counts each instance type's ephemeral storage (GI026)",
+        ),
     ),
     Rule(
         code="GI034",
@@ -573,6 +623,15 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=None,
         run="failures:pool_never_has_nodes",
+        not_judged={"aks": "an agent pool's fixed count of 0 is not read"},
+        not_applicable={
+            "compute_class": "GKE creates its nodes on demand",
+            "autopilot": "GKE creates its nodes on demand",
+            "karpenter": "Karpenter launches nodes on demand (a static NodePool is GI026's)",
+            "auto_mode": "Karpenter launches nodes on demand (a static NodePool is GI026's)",
+            "nap": "Karpenter launches nodes on demand (a static NodePool is GI026's)",
+            "existing": "existing nodes are there",
+        },
     ),
     Rule(
         code="GI040",
@@ -705,6 +764,15 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=KUBE_SCHEDULER,
         run="dra:claims",
+        not_judged=dict.fromkeys(
+            ("compute_class", "asg", "aks"), "the DRA devices of its nodes are not modelled"
+        ),
+        not_applicable={
+            "karpenter": KARPENTER_NO_DRA,
+            "auto_mode": KARPENTER_NO_DRA,
+            "nap": KARPENTER_NO_DRA,
+            "autopilot": "Autopilot has no DRA (GI028)",
+        },
     ),
     Rule(
         code="GI051",
@@ -728,6 +796,11 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=KUBE_SCHEDULER,
         run="dra:claims",
+        not_applicable={
+            "karpenter": KARPENTER_NO_DRA,
+            "auto_mode": KARPENTER_NO_DRA,
+            "nap": KARPENTER_NO_DRA,
+        },
     ),
     Rule(
         code="GI052",
@@ -744,6 +817,15 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=KUBE_SCHEDULER,
         run="dra:claims",
+        not_judged=dict.fromkeys(
+            ("compute_class", "asg", "aks"), "the DRA devices of its nodes are not modelled"
+        ),
+        not_applicable={
+            "karpenter": KARPENTER_NO_DRA,
+            "auto_mode": KARPENTER_NO_DRA,
+            "nap": KARPENTER_NO_DRA,
+            "autopilot": "Autopilot has no DRA (GI028)",
+        },
     ),
     Rule(
         code="GI053",
@@ -776,6 +858,15 @@ RULES: tuple[Rule, ...] = (
         workloads=(),
         judge=checked("dra-driver-nvidia-gpu chart 0.4.1 (its kubelet plugin's placement)"),
         run="dra:no_driver",
+        not_judged=dict.fromkeys(
+            ("compute_class", "asg", "aks"), "the DRA devices of its nodes are not modelled"
+        ),
+        not_applicable={
+            "karpenter": KARPENTER_NO_DRA,
+            "auto_mode": KARPENTER_NO_DRA,
+            "nap": KARPENTER_NO_DRA,
+            "autopilot": "Autopilot has no DRA (GI028)",
+        },
     ),
     Rule(
         code="GI055",
@@ -791,6 +882,8 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=checked("GKE's DRA setup page, Limitations"),
         run="dra:not_autoscaled",
+        not_applicable="GKE node auto-provisioning only (Karpenter's is GI027; other pools "
+        "create no node pools)",
     ),
     Rule(
         code="GI056",
@@ -826,6 +919,18 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=checked("cluster-autoscaler-1.36.1 aws_cloud_provider.go TemplateNodeInfo"),
         run="dra:claims",
+        not_judged={
+            "gke": "GKE's autoscaler on a DRA pool at 0 nodes is not modelled",
+            "aks": "cluster-autoscaler on Azure's template node for DRA is not modelled",
+        },
+        not_applicable={
+            "compute_class": "its node auto-provisioning is GI055's",
+            "autopilot": "Autopilot has no DRA (GI028)",
+            "karpenter": KARPENTER_NO_DRA,
+            "auto_mode": KARPENTER_NO_DRA,
+            "nap": KARPENTER_NO_DRA,
+            "existing": "existing nodes are there",
+        },
     ),
     Rule(
         code="GI058",
@@ -851,6 +956,7 @@ RULES: tuple[Rule, ...] = (
         workloads=(),
         judge=checked("container-engine-accelerators nvidia-driver-installer/{cos,ubuntu}"),
         run="dra:no_gpu_driver",
+        not_applicable="GKE's GPU driver installers (GKE node pools only)",
     ),
     Rule(
         code="GI059",
