@@ -359,3 +359,44 @@ def test_the_cli_gate_exits_1_on_what_was_not_judged(tmp_path, capsys):
         "rule"
     )
     assert lines[1].startswith("  error GI059 InferenceService/m/predictor: whether its model")
+
+
+# -- The example stacks: judged, and an error when the model grows ------------------------------
+
+
+def _grown(example_previews, stack: str, name: str, size: str) -> list[dict[str, Any]]:
+    graph = json.loads((example_previews[stack].out_dir / "resources.json").read_text())
+    for e in graph:
+        if "serving.kserve.io" in e["type"] and e["name"].endswith(name):
+            e["inputs"]["metadata"]["annotations"]["gpu-inference.dev/model-size-gb"] = size
+    return graph
+
+
+@pytest.mark.parametrize(
+    ("stack", "name", "size", "have"),
+    [
+        pytest.param(
+            "gke-computeclass",
+            "gemma-9b",
+            "60",
+            "l4 (priorities 1 (g2-standard-12), 2 (g2-standard-12), 3 (g2-standard-12), 4 "
+            "(g2-standard-12)): 1 x 24 GB",
+            id="computeclass-priorities",
+        ),
+        pytest.param(
+            "eks-karpenter",
+            "llama-8b",
+            "30",
+            "l4-a10g (instance types g5.xlarge, g5.2xlarge, g5.4xlarge, g5.8xlarge, g5.16xlarge, "
+            "g6.xlarge, g6.2xlarge, g6.4xlarge, g6.8xlarge, g6.16xlarge): 1 x 24 GB",
+            id="karpenter-instance-types",
+        ),
+    ],
+)
+def test_an_example_stack_is_judged_and_a_larger_model_is_an_error(
+    example_previews, stack, name, size, have
+):
+    graph = json.loads((example_previews[stack].out_dir / "resources.json").read_text())
+    assert [f for f in check(graph).findings if f.code in ("GI019", "GI059")] == []
+    (grown,) = found(_grown(example_previews, stack, name, size), "GI019")
+    assert grown.message.endswith(f"but the GPUs it requests have less ({have}): it fails to load")
