@@ -1,7 +1,7 @@
 """The failures users hit most, found before deploy: a cold pool's boot labels (GI014), the
-autoscalers' template nodes (GI016, GI033), Knative config the operator reverts (GI017), a model
-too large for its GPUs (GI019), a progress deadline shorter than a node's start-up (GI020), a
-pool that never has a node (GI034)."""
+autoscalers' template nodes (GI016, GI033), Knative config the operator reverts (GI017), a
+progress deadline shorter than a node's start-up (GI020), a pool that never has a node (GI034).
+A model too large for its GPUs (GI019) is `model_fit`'s."""
 
 from __future__ import annotations
 
@@ -389,9 +389,6 @@ def knative_config_reverted(ctx: CheckContext) -> None:
             f"set these keys in spec.config.{section} of KnativeServing {crs[0]} and drop the "
             f"{kind_of(typ)}",
         )
-
-
-# -- GI019: model too large for the GPUs ---------------------------------------------------------
 
 
 # -- GI020: progress deadline vs GPU node start-up ----------------------------------------------
