@@ -18,7 +18,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..model.autoscalers.karpenter import INSTANCE_TYPE_LABEL
+from ..model.autoscalers.karpenter import GPU_NAME, INSTANCE_TYPE_LABEL, auto_mode_key
+from ..model.autoscalers.karpenter_azure import SKU_GPU_NAME
 from ..model.errors import InputError
 from ..model.serving.llm import Fit
 from .contract import (
@@ -49,6 +50,10 @@ class GpuChoice(NamedTuple):
         return places([self])[0]
 
 
+_GPU_NAME_LABELS = (GPU_NAME, auto_mode_key(GPU_NAME), SKU_GPU_NAME, GKE_ACCELERATOR_LABEL)
+"""The node labels that name its GPU: Karpenter's (AWS, Auto Mode, Azure), GKE's."""
+
+
 def _gpu_node(pool: PoolFacts, node: NodeTemplate) -> bool:
     count = node.gpus if node.gpus is not None else pool.gpus_per_node
     return count != 0 or node.dra_devices is not None
@@ -56,12 +61,7 @@ def _gpu_node(pool: PoolFacts, node: NodeTemplate) -> bool:
 
 def _choice(pool: PoolFacts, node: NodeTemplate) -> GpuChoice:
     memory = node.gpu_memory_gib if node.gpu_memory_gib is not None else pool.gpu_memory_gib
-    labels = node.labels
-    gpu = (
-        labels.get("karpenter.k8s.aws/instance-gpu-name")
-        or labels.get(GKE_ACCELERATOR_LABEL)
-        or pool.accelerator
-    )
+    gpu = next((node.labels[k] for k in _GPU_NAME_LABELS if k in node.labels), pool.accelerator)
     return GpuChoice(pool, node.origin, gpu, memory if memory else None)
 
 
@@ -117,8 +117,7 @@ def model_too_large(ctx: PodContext) -> None:
                 + (f"; or {MODEL_ANNOTATION} naming a row of the model table" if llm else ""),
             )
         return
-    landing = [p for p in ctx.admitted if p.name in w.pools]
-    choices = [(p, gpu_choices(ctx, p)) for p in landing]
+    choices = [(p, gpu_choices(ctx, p)) for p in ctx.admitted]
     choices = [(p, cs) for p, cs in choices if cs]
     if not choices:
         return
@@ -145,7 +144,7 @@ def model_too_large(ctx: PodContext) -> None:
             f"the memory of {names} is unknown",
             "use a GPU the catalog knows (components/model/nodes/gpus.py), or on existing nodes "
             "label them with GPU feature discovery's nvidia.com/gpu.memory (MiB)",
-            pool=unknown[0].pool.name,
+            pool=unknown[0].pool.name if len({c.pool.name for c in unknown}) == 1 else None,
         )
         return
     failing = [(c, v) for _, vs, _ in verdicts for c, v in vs if v is not None and not v.fits]
