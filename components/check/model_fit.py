@@ -15,7 +15,7 @@ memory of a GPU it may get is unknown, or a mixture-of-experts model spreads its
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..model.autoscalers.karpenter import GPU_NAME, INSTANCE_TYPE_LABEL, auto_mode_key
@@ -92,16 +92,43 @@ def gpu_choices(ctx: PodContext, pool: PoolFacts) -> list[GpuChoice]:
     return list(found.values())
 
 
+Said = list[tuple[str, str, str]]
+"""(code, message, fix) of the findings of one pod template, its resource apart."""
+
+
 def model_too_large(ctx: PodContext) -> None:
-    """GI019 / GI059 for the pod (see the module docstring)."""
+    """GI019 / GI059 for the pod (see the module docstring), decided once for the pods that
+    share what decides it (`_key`: the pods of a stack repeat a few shapes)."""
     w, t = ctx.facts, ctx.template
     if w.gpu_devices == 0 or t.daemonset:
         return
+    key = _key(ctx)
+    said = ctx.check.model_fits.get(key) if key is not None else None
+    if said is None:
+        said = []
+        _judge(ctx, said)
+        if key is not None:
+            ctx.check.model_fits[key] = said
+    for code, message, fix in said:
+        ctx.out.add(code, w.resource, message, fix)
+
+
+def _key(ctx: PodContext) -> Hashable | None:
+    """What decides a pod's GI019 / GI059 (None: decided alone): its shape (its pod spec, which
+    decides its placement, GPUs and requests; no LLM pod has one), weights and the pools it
+    lands on."""
+    if ctx.shape is None:
+        return None
+    return (ctx.shape, ctx.facts.model_size_gb, ctx.facts.pools)
+
+
+def _judge(ctx: PodContext, said: Said) -> None:
+    w, t = ctx.facts, ctx.template
     llm = t.llm
     shape, unreadable = llm_shape(llm) if llm is not None else (None, None)
     if llm is not None and llm.expert and shape is not None and shape.experts:
         _not_judged(
-            ctx,
+            said,
             f"{shape.name} is a mixture-of-experts model with expert parallelism, whose experts "
             "are spread over data x tensor GPUs (not modelled)",
             "check its memory by hand (vLLM's log states the KV cache it could allocate)",
@@ -110,7 +137,7 @@ def model_too_large(ctx: PodContext) -> None:
     if w.model_size_gb is None and shape is None:
         if (llm is not None or t.storage_uri is not None) and not unreadable:  # else GI013
             _not_judged(
-                ctx,
+                said,
                 "its model's size is not given",
                 f"state it on the workload: {MODEL_SIZE_ANNOTATION} (GB of weights), or "
                 f"{MODEL_PARAMETERS_ANNOTATION} and {MODEL_DTYPE_ANNOTATION}"
@@ -127,7 +154,7 @@ def model_too_large(ctx: PodContext) -> None:
             for p, cs in choices
         ]
     except InputError as e:
-        ctx.out.add("GI013", w.resource, f"its model cannot be judged: {e}", "fix the value named")
+        said.append(("GI013", f"its model cannot be judged: {e}", "fix the value named"))
         return
     holding = [
         p
@@ -140,7 +167,7 @@ def model_too_large(ctx: PodContext) -> None:
     if unknown:
         names = ", ".join(dict.fromkeys(f"{c.gpu or 'the GPU'} on {c.where}" for c in unknown))
         _not_judged(
-            ctx,
+            said,
             f"the memory of {names} is unknown",
             "use a GPU the catalog knows (components/model/nodes/gpus.py), or on existing nodes "
             "label them with GPU feature discovery's nvidia.com/gpu.memory (MiB)",
@@ -152,9 +179,9 @@ def model_too_large(ctx: PodContext) -> None:
         return
     kinds = {p.name: len(cs) for p, cs in choices}
     if llm is None:
-        _report_weights(ctx, [c for c, _ in failing], [p for p, _ in choices], kinds)
+        _report_weights(ctx, said, [c for c, _ in failing], [p for p, _ in choices], kinds)
     else:
-        _report_llm(ctx, failing, kinds)
+        _report_llm(ctx, said, failing, kinds)
 
 
 def _verdict(ctx: PodContext, c: GpuChoice) -> Fit | None:
@@ -233,6 +260,7 @@ def _narrow_fix(failing: Sequence[GpuChoice], kinds: Mapping[str, int]) -> str:
 
 def _report_weights(
     ctx: PodContext,
+    said: Said,
     failing: Sequence[GpuChoice],
     landing: Sequence[PoolFacts],
     kinds: Mapping[str, int],
@@ -257,18 +285,19 @@ def _report_weights(
     )
     fix = f"{more}, use a pool with larger GPUs, or a smaller dtype (fp8 / int4)"
     narrow = _narrow_fix(failing, kinds)
-    ctx.out.add(
-        "GI019",
-        w.resource,
-        f"its model needs {need:.1f} GB of GPU memory ({w.model_size_gb:g} GB of weights + "
-        f"{MODEL_MEMORY_OVERHEAD:.0%}) but the GPUs it requests have less ({have}): it fails to "
-        "load",
-        f"{narrow}; or {fix}" if narrow else fix,
+    said.append(
+        (
+            "GI019",
+            f"its model needs {need:.1f} GB of GPU memory ({w.model_size_gb:g} GB of weights + "
+            f"{MODEL_MEMORY_OVERHEAD:.0%}) but the GPUs it requests have less ({have}): it fails to "
+            "load",
+            f"{narrow}; or {fix}" if narrow else fix,
+        )
     )
 
 
 def _report_llm(
-    ctx: PodContext, failing: Sequence[tuple[GpuChoice, Fit]], kinds: Mapping[str, int]
+    ctx: PodContext, said: Said, failing: Sequence[tuple[GpuChoice, Fit]], kinds: Mapping[str, int]
 ) -> None:
     llm = ctx.template.llm
     assert llm is not None
@@ -277,20 +306,18 @@ def _report_llm(
     others = places([c for c, f in failing if f.budget_per_gpu != best.budget_per_gpu])
     fix = llm_fit_fix(llm, llm_shape(llm)[0], best)
     narrow = _narrow_fix([c for c, _ in failing], kinds)
-    ctx.out.add(
-        "GI019",
-        ctx.facts.resource,
-        f"its model does not fit its GPUs on pool {', '.join(places(alike))}{_also(others)}: "
-        f"{best.message}",
-        f"{narrow}; or {fix}" if narrow else fix,
+    said.append(
+        (
+            "GI019",
+            f"its model does not fit its GPUs on pool {', '.join(places(alike))}{_also(others)}: "
+            f"{best.message}",
+            f"{narrow}; or {fix}" if narrow else fix,
+        )
     )
 
 
-def _not_judged(ctx: PodContext, why: str, fix: str, pool: str | None = None) -> None:
+def _not_judged(said: Said, why: str, fix: str, pool: str | None = None) -> None:
     where = f" on pool {pool}" if pool else ""
-    ctx.out.add(
-        "GI059",
-        ctx.facts.resource,
-        f"whether its model fits its GPUs (GI019) is not judged{where}: {why}",
-        fix,
+    said.append(
+        ("GI059", f"whether its model fits its GPUs (GI019) is not judged{where}: {why}", fix)
     )

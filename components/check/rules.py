@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -170,6 +170,8 @@ class CheckContext:
     """The pools pods with DRA claims land on (GI054, GI058)."""
     capacity: list[CapacityCase] = field(default_factory=list)
     """The capacity proof's cases (the capacity rule sets them)."""
+    model_fits: dict[Hashable, list[tuple[str, str, str]]] = field(default_factory=dict)
+    """GI019 / GI059 decided once per pod shape (`model_fit._key`)."""
     _wheres: dict[tuple[Placement, int], Where] = field(default_factory=dict)
 
     @classmethod
@@ -276,6 +278,7 @@ class CheckContext:
             launched=launched,
             dra_verdicts=verdicts,
             booting=booting,
+            shape=shape,
         )
 
     def _pod_of(self, t: Template) -> Pod:
@@ -346,6 +349,8 @@ class PodContext:
     """Pool -> the allocation that keeps its claims out (None: they are allocated)."""
     booting: list[tuple[PoolFacts, list[str]]]
     """Cloud pools it would land on once discovery labels their nodes, with those labels."""
+    shape: bytes | None = None
+    """Its shape key (`shapes.Shapes.key`; None: decided alone): what it shares with its twins."""
 
     @property
     def out(self) -> Findings:
