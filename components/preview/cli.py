@@ -276,7 +276,6 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
 
 def _report(count: int, placement: PlacementResult, out: TextIO) -> None:
-    note = "" if placement.checked else " (placement check not installed: pools as named only)"
     summary = placement.json.get("summary", {})
     pods = (
         f"; pods: {summary['judgedClean']} judged clean, {summary['notJudged']} not judged by "
@@ -286,7 +285,7 @@ def _report(count: int, placement: PlacementResult, out: TextIO) -> None:
     )
     print(
         f"{count} resources; placement: {_plural(placement.errors, 'error')}, "
-        f"{_plural(placement.warnings, 'warning')}{pods}{note}",
+        f"{_plural(placement.warnings, 'warning')}{pods}",
         file=out,
     )
     for finding in placement.findings:

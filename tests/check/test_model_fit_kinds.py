@@ -328,7 +328,7 @@ def test_the_summary_counts_pods_judged_clean_not_judged_and_errors():
     assert report.to_json()["notJudged"] == ["InferenceService/m/predictor"]
     first = render_markdown(report).splitlines()[2]
     assert first.startswith(
-        "0 error(s), 1 warning(s), 1 info. Pod templates: 1 judged clean, 1 not judged by some "
+        "0 error(s), 2 warning(s), 1 info. Pod templates: 1 judged clean, 1 not judged by some "
         "rule (GI006, GI022, GI044, GI059 say which and why). "
     )
 
@@ -349,14 +349,14 @@ def test_the_cli_gate_exits_1_on_what_was_not_judged(tmp_path, capsys):
     file.write_text(json.dumps([G6_ONE_GPU, nodeclass(), isvc()]))
     assert main(["check", str(file)]) == 0
     assert capsys.readouterr().out.splitlines()[0] == (
-        "3 resources; placement: 0 errors, 1 warning; pods: 0 judged clean, 1 not judged by "
+        "3 resources; placement: 0 errors, 2 warnings; pods: 0 judged clean, 1 not judged by "
         "some rule"
     )
     assert main(["check", str(file), "--not-judged", "error"]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
-        "3 resources; placement: 1 error, 1 warning; pods: 0 judged clean, 1 not judged by some "
-        "rule"
+        "3 resources; placement: 1 error, 2 warnings; pods: 0 judged clean, 1 not judged by "
+        "some rule"
     )
     assert lines[1].startswith("  error GI059 InferenceService/m/predictor: whether its model")
 

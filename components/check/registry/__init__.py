@@ -977,6 +977,26 @@ RULES: tuple[Rule, ...] = (
         run="model_fit:model_too_large",
         says_not_judged=True,
     ),
+    Rule(
+        code="GI061",
+        slug="ert-only-taint",
+        severities=("warning",),
+        scope="pool",
+        doc=(
+            "a GPU pool whose only taint is one the ExtendedResourceToleration admission plugin "
+            "makes every GPU pod tolerate (`nvidia.com/gpu:NoSchedule`, the plugin on), while "
+            "GPU workloads of the graph not wired to it exist: only labels keep them, and any GPU "
+            "pod of the cluster, off it; a taint of its own (`dedicated=<pool>:NoSchedule`) "
+            "isolates it"
+        ),
+        pools=every_kind_but("autopilot"),
+        workloads=NO_DAEMONSETS,
+        not_judged={"autopilot": "an Autopilot pool takes no taint of its own"},
+        judge=checked(
+            "kubernetes v1.34.0 plugin/pkg/admission/extendedresourcetoleration/admission.go"
+        ),
+        run="isolation:ert_only_taint",
+    ),
 )
 
 

@@ -67,11 +67,6 @@ LORA_URI_SCHEMES = ("hf", "s3", "pvc")
 
 # What the serving component writes for the placement check, and the check reads (one spelling,
 # here: the check may import the model layer, the serving layer may too).
-WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
-MODEL_ANNOTATION = "gpu-inference.dev/model"
-"""The model's row in `llm.MODELS` (its shape: layers, heads, KV heads)."""
-MAX_MODEL_LEN_ANNOTATION = "gpu-inference.dev/max-model-len"
-GPU_MEMORY_UTILIZATION_ANNOTATION = "gpu-inference.dev/gpu-memory-utilization"
 WIRING_COMPONENTS = ("decode", "worker", "prefill", "prefill-worker", "scheduler")
 """The `<component>` of `gpu-inference.dev/pool.<component>` on an LLMInferenceService."""
 ROLE_WIRING: dict[str, tuple[str, ...]] = {
