@@ -10,7 +10,7 @@ Policies:
   error / warning finding is one violation `CODE: resource: message (fix: ...)` tied to the
   resource's URN. Info findings are not violations. A stack policy has one enforcement level, so
   the two severities are two policies, each configurable on its own (`enforcementLevel`, and the
-  properties `extendedResourceToleration` and `ignoreCodes`).
+  properties `extendedResourceToleration`, `ignoreCodes` and `notJudged`).
 - `gpu-cloud-quota` (mandatory): stack validation of the cloud quotas (GI045, GI046): the pools'
   max nodes against the quotas the policy config declares (`quotas`: the stack config section's
   shape, `[{provider, region, limits}]`) and those the stack registers (our `CloudQuota`
@@ -286,6 +286,15 @@ def _erto(config: Mapping[str, Any]) -> Optional[bool]:
     )
 
 
+def _not_judged(config: Mapping[str, Any]) -> str:
+    value = config.get("notJudged", "info")
+    if value in ("info", "error"):
+        return str(value)
+    raise ValueError(
+        f"policy config notJudged is {value!r}: give info, error, or leave it out (info)"
+    )
+
+
 QUOTA_CODES = codes("error", QUOTA_POLICY)
 """What `gpu-cloud-quota` reports (the placement policies leave them to it): the registry's."""
 
@@ -320,7 +329,12 @@ def placement_violations(
     (only `codes` when given; the quota codes only then)."""
     graph, urns, unknown = stack_graph(resources)
     ignored = {str(c).strip().upper() for c in _seq(config.get("ignoreCodes"))}
-    report = check(graph, extended_resource_toleration=_erto(config), quotas=_quotas(config))
+    report = check(
+        graph,
+        extended_resource_toleration=_erto(config),
+        quotas=_quotas(config),
+        not_judged=_not_judged(config),
+    )
     out = []
     for finding in report.findings:
         if finding.severity != severity or finding.code in ignored:
@@ -360,6 +374,13 @@ _STACK_CONFIG = PolicyConfigSchema(
             "type": "array",
             "items": {"type": "string", "pattern": "^GI[0-9]{3}$"},
             "description": f"Finding codes ({_placement_span()}) not to report.",
+        },
+        "notJudged": {
+            "type": "string",
+            "enum": ["info", "error"],
+            "description": "How a finding that says a rule could not judge a pod (GI006, GI022, "
+            "GI044, GI059) is reported: info (not a violation; the default), or error (a "
+            "violation of gpu-placement-errors, for a gate that passes only what was judged).",
         },
     }
 )

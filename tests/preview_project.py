@@ -161,7 +161,10 @@ class FakeReport:
 
 
 def _fake_check(
-    graph: list[dict[str, Any]], *, extended_resource_toleration: bool | None = None
+    graph: list[dict[str, Any]],
+    *,
+    extended_resource_toleration: bool | None = None,
+    not_judged: str = "info",
 ) -> FakeReport:
     """Errors for a workload naming pool `nowhere`, a warning for pool `shared`."""
     findings = []

@@ -821,7 +821,7 @@ def test_enforcement_levels_and_config_schema():
     schema = gp.gpu_placement_errors.config_schema
     assert schema is not None
     props = schema.properties
-    assert set(props) == {"extendedResourceToleration", "ignoreCodes"}
+    assert set(props) == {"extendedResourceToleration", "ignoreCodes", "notJudged"}
     assert [p.name for p in gp.POLICIES] == [
         "gpu-placement-errors",
         "gpu-placement-warnings",
@@ -853,6 +853,10 @@ ONPREM = [
         ({"extendedResourceToleration": False}, {"GI001"}),
         ({"extendedResourceToleration": True}, set()),
         ({"ignoreCodes": ["gi001"]}, set()),
+        # What no rule could judge, as errors for a gate: the nodes declare no allocatable
+        # (GI022), the model no size (GI059).
+        ({"extendedResourceToleration": True, "notJudged": "error"}, {"GI022", "GI059"}),
+        ({"extendedResourceToleration": True, "notJudged": "info"}, set()),
     ],
 )
 def test_config_extended_resource_toleration_and_ignore_codes(config, codes):
@@ -863,6 +867,8 @@ def test_config_extended_resource_toleration_and_ignore_codes(config, codes):
 def test_bad_config_value_names_the_setting():
     with pytest.raises(ValueError, match="extendedResourceToleration is 'yes'"):
         validate_stack(gp.gpu_placement_errors, ONPREM, {"extendedResourceToleration": "yes"})
+    with pytest.raises(ValueError, match="notJudged is 'warn': give info, error"):
+        validate_stack(gp.gpu_placement_errors, ONPREM, {"notJudged": "warn"})
 
 
 def test_unknown_values_during_preview_are_left_out_and_named():

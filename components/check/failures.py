@@ -1,11 +1,10 @@
 """The failures users hit most, found before deploy: a cold pool's boot labels (GI014), the
-autoscalers' template nodes (GI016, GI033), Knative config the operator reverts (GI017), a model
-too large for its GPUs (GI019), a progress deadline shorter than a node's start-up (GI020), a
-pool that never has a node (GI034)."""
+autoscalers' template nodes (GI016, GI033), Knative config the operator reverts (GI017), a
+progress deadline shorter than a node's start-up (GI020), a pool that never has a node (GI034).
+A model too large for its GPUs (GI019) is `model_fit`'s."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,12 +20,10 @@ from .contract import (
     CREATION_GPU_LABELS,
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
-    MODEL_MEMORY_OVERHEAD,
     NODE_TEMPLATE_TAG,
     POOL_STARTUP_ANNOTATION,
     PROGRESS_DEADLINE_ANNOTATION,
 )
-from .llm import check_llm_fits
 from .read import (
     Findings,
     as_int,
@@ -41,7 +38,7 @@ from .read import (
 )
 from .readers.aks import agent_pools, tag_labels, tag_resources, template_labels
 from .readers.asg import asg_tags
-from .results import PoolFacts, WorkloadFacts
+from .results import PoolFacts
 
 if TYPE_CHECKING:
     from .rules import CheckContext, PodContext
@@ -392,50 +389,6 @@ def knative_config_reverted(ctx: CheckContext) -> None:
             f"set these keys in spec.config.{section} of KnativeServing {crs[0]} and drop the "
             f"{kind_of(typ)}",
         )
-
-
-# -- GI019: model too large for the GPUs ---------------------------------------------------------
-
-
-def model_too_large(ctx: PodContext) -> None:
-    """GI019: the model against the GPUs of the pools the pod lands on; for the vLLM pod of an
-    LLMInferenceService, as vLLM loads it (`llm.check_llm_fits`)."""
-    llm = ctx.template.llm
-    if llm is None:
-        _check_model_fits(ctx.facts, ctx.pools, ctx.out)
-    else:
-        check_llm_fits(llm, ctx.facts, ctx.pools, ctx.out)
-
-
-def _check_model_fits(w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings) -> None:
-    """Weights x (1 + MODEL_MEMORY_OVERHEAD) against the GPUs the pod requests x the memory of one
-    GPU of each pool it can land on (the catalog's, nominal GB)."""
-    gpus = w.gpu_devices
-    if w.model_size_gb is None or gpus == 0:
-        return
-    landing = [p for p in pools if p.name in w.pools]
-    if not landing or any(p.gpu_memory_gib is None for p in landing):
-        return
-    need = w.model_size_gb * (1 + MODEL_MEMORY_OVERHEAD)
-    if any(gpus * (p.gpu_memory_gib or 0) >= need for p in landing):
-        return
-    most = max(p.gpu_memory_gib or 0 for p in landing)
-    count = math.ceil(need / most)
-    per_node = max(p.gpus_per_node or 0 for p in landing)
-    more = (
-        f"request {count} GPU(s)"
-        if count <= per_node
-        else f"request {count} GPU(s) on a pool with {count}+ GPUs per node"
-    )
-    have = ", ".join(f"{p.name}: {gpus} x {p.gpu_memory_gib:g} GB" for p in landing)
-    out.add(
-        "GI019",
-        w.resource,
-        f"its model needs {need:.1f} GB of GPU memory ({w.model_size_gb:g} GB of weights + "
-        f"{MODEL_MEMORY_OVERHEAD:.0%}) but the GPUs it requests have less ({have}): it fails to "
-        "load",
-        f"{more}, use a pool with larger GPUs, or a smaller dtype (fp8 / int4)",
-    )
 
 
 # -- GI020: progress deadline vs GPU node start-up ----------------------------------------------

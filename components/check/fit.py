@@ -35,7 +35,7 @@ from ..model.serving.requests import (
     container_requests,
 )
 from .pod import resource_quantity
-from .read import Findings, Template
+from .read import Findings, Template, is_type
 from .results import NodeTemplate, PoolFacts, WorkloadFacts
 from .shapes import fit_key
 
@@ -344,7 +344,7 @@ def check_model_disk(
     disk = disk_to_hold(best, Resources(ephemeral_storage=size) + node.daemons.total)
     unit = "GB" if best.kind == "gke" else "GiB"
     fix = (
-        f"give pool {pool.name} a boot disk of at least {disk} {unit} (diskSizeGb)"
+        f"give pool {pool.name} a boot disk of at least {disk} {unit} ({disk_key(pool)})"
         if disk is not None
         else "serve the weights from a PVC (pvc://) or a modelcar (oci://) instead"
     )
@@ -357,6 +357,17 @@ def check_model_disk(
         fix,
     )
     return True
+
+
+def disk_key(pool: PoolFacts) -> str:
+    """The stack config key of the pool's boot disk: a ComputeClass's is under `computeClass:`
+    (its node pool keys, `diskSizeGb` among them, are refused), an AKS pool's (agent pool or node
+    auto-provisioning) is its OS disk."""
+    if any(
+        is_type(key.rsplit("::", 1)[0], "cloud.google.com", "ComputeClass") for key in pool.keys
+    ):
+        return "computeClass.bootDiskSizeGb"
+    return "osDiskSizeGb" if pool.provider == "aks" else "diskSizeGb"
 
 
 # -- GI023: more than one shared GPU in a container ---------------------------------------------

@@ -2,9 +2,9 @@
 its parallelism and the GPUs of the pools the pod can land on (`model.serving.llm` has vLLM's rules and
 their sources).
 
-- GI019, LLM-grade: `llm.fit`: the weights split over tensor x pipeline GPUs and the KV cache of
-  one max-model-len sequence within gpu_memory_utilization x one GPU's memory, on each pool the
-  pod can land on (GPU memory known on all of them); reported when it fits on none. The shape is
+- GI019, LLM-grade: `llm_fit`: the weights split over tensor x pipeline GPUs and the KV cache of
+  one max-model-len sequence within gpu_memory_utilization x one GPU's memory, on each GPU the
+  pod can get (`model_fit` judges every pool kind and says when it cannot). The shape is
   the `MODEL_ANNOTATION` row of `llm.MODELS`, else the row whose Hugging Face repo the `hf://`
   URI names; stated weights (`MODEL_SIZE_ANNOTATION`, or parameters x dtype) win over the shape's
   parameters (a quantized checkpoint); with no shape, the weights alone (`llm.fit_weights`). Not
@@ -21,7 +21,6 @@ warnings when more (GPUs sit idle). A pod asking more GPUs than a node has is GI
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..model.errors import InputError
@@ -39,8 +38,8 @@ from ..model.serving.llm import (
     tensor_sizes,
 )
 from .contract import MODEL_ANNOTATION, MODEL_SIZE_ANNOTATION
-from .read import Findings, LLMPod
-from .results import PoolFacts, WorkloadFacts
+from .read import LLMPod
+from .results import WorkloadFacts
 
 if TYPE_CHECKING:
     from .rules import PodContext
@@ -137,9 +136,11 @@ def stated_weights(p: LLMPod, stated_gb: float | None, shape: ModelShape | None)
         return None
 
 
-def _fit(p: LLMPod, w: WorkloadFacts, shape: ModelShape | None, pool: PoolFacts) -> Fit | None:
-    gpu = pool.accelerator or f"GPU of pool {pool.name}"
-    memory = pool.gpu_memory_gib or 0
+def llm_fit(
+    p: LLMPod, w: WorkloadFacts, shape: ModelShape | None, gpu: str, memory: float
+) -> Fit | None:
+    """The model as vLLM loads it on GPUs of `memory` GB (`gpu` names them); None: neither its
+    shape nor its weights are known."""
     util = (
         {}
         if p.gpu_memory_utilization is None
@@ -167,34 +168,7 @@ def _fit(p: LLMPod, w: WorkloadFacts, shape: ModelShape | None, pool: PoolFacts)
     )
 
 
-def check_llm_fits(p: LLMPod, w: WorkloadFacts, pools: Sequence[PoolFacts], out: Findings) -> None:
-    """GI019 of a vLLM pod: the model as vLLM loads it on the GPUs of each pool it lands on."""
-    shape = llm_shape(p)[0]
-    if w.gpu_devices == 0 or (p.expert and shape is not None and shape.experts):
-        return
-    landing = [pool for pool in pools if pool.name in w.pools]
-    if not landing or any(pool.gpu_memory_gib is None for pool in landing):
-        return
-    try:
-        fits = [(pool, _fit(p, w, shape, pool)) for pool in landing]
-    except InputError as e:
-        out.add("GI013", w.resource, f"its model cannot be judged: {e}", "fix the value named")
-        return
-    verdicts = [(pool, f) for pool, f in fits if f is not None]
-    if not verdicts or any(f.fits for _, f in verdicts):
-        return
-    pool, best = max(verdicts, key=lambda pf: pf[1].budget_per_gpu)
-    others = [q.name for q, _ in verdicts if q is not pool]
-    also = f" (nor on {', '.join(others)})" if others else ""
-    out.add(
-        "GI019",
-        w.resource,
-        f"its model does not fit its GPUs on pool {pool.name}{also}: {best.message}",
-        _fit_fix(p, shape, best),
-    )
-
-
-def _fit_fix(p: LLMPod, shape: ModelShape | None, best: Fit) -> str:
+def llm_fit_fix(p: LLMPod, shape: ModelShape | None, best: Fit) -> str:
     """What would make it fit: more tensor parallelism, a shorter max-model-len, larger GPUs."""
     fixes = []
     if best.weights_per_gpu <= best.budget_per_gpu and shape is not None:

@@ -39,6 +39,7 @@ from .read import (
 )
 from .readers.daemonsets import device_plugins
 from .readers.seldon import merge_seldon_pod_specs
+from .registry.kinds import pool_kinds
 from .results import PoolFacts
 
 if TYPE_CHECKING:
@@ -264,18 +265,46 @@ def never_scales_to_zero(ctx: CheckContext) -> None:
     for pool in ctx.pools:
         if pool.min_nodes != 0 or never_has_nodes(pool):
             continue
-        pinned = sorted(
-            w.resource for w in ctx.lands_on[pool.name] if not w.scales_to_zero and not w.daemonset
-        )
-        if pinned:
+        staying = [w for w in ctx.lands_on[pool.name] if not w.scales_to_zero and not w.daemonset]
+        if staying:
             ctx.out.add(
                 "GI008",
                 pool.resource,
                 f"pool {pool.name} has min 0 nodes but hosts workloads that never scale to "
-                f"zero: {_names(pinned)}",
-                "let them scale to zero (a Serverless InferenceService with minReplicas 0) "
-                "or give the pool the minimum of nodes they keep busy",
+                f"zero: {_names(sorted(w.resource for w in staying))}",
+                never_scales_fix(pool_kinds(pool, ctx.entry_by_key), {w.kind for w in staying}),
             )
+
+
+# Pools whose autoscaler has no minimum of nodes: gpu-inference refuses `minNodes` on them.
+_NO_MINIMUM = {
+    "karpenter": "Karpenter has no minimum of nodes (minNodes is refused on a Karpenter pool)",
+    "auto_mode": "Karpenter has no minimum of nodes (minNodes is refused on a Karpenter pool)",
+    "nap": "Karpenter has no minimum of nodes (minNodes is refused on a node auto-provisioning "
+    "pool)",
+    "compute_class": "a ComputeClass has no minimum of nodes (GKE creates its node pools; "
+    "minNodes is refused on it)",
+    "autopilot": "Autopilot has no minimum of nodes (it makes a node per pod)",
+}
+
+
+def never_scales_fix(pool_kind: Sequence[str], kinds: set[str]) -> str:
+    """GI008's fix for the pool's kind and the workloads that keep it up: scale to zero only for
+    InferenceServices (Serverless, minReplicas 0; an LLMInferenceService needs minReplicas >= 1,
+    RawDeployment and the other kinds never scale to zero); a minimum only where the pool has
+    one."""
+    fixes = []
+    if "InferenceService" in kinds:
+        fixes.append("let the InferenceServices scale to zero (Serverless, with minReplicas 0)")
+    no_minimum = next((_NO_MINIMUM[k] for k in pool_kind if k in _NO_MINIMUM), None)
+    if no_minimum is None:
+        fixes.append("give the pool the minimum of nodes they keep busy (minNodes)")
+        return " or ".join(fixes)
+    fixes.append(
+        f"accept that its nodes stay up while they run: {no_minimum}; to keep nodes warm for "
+        "them, run them on a node pool or node group with minNodes"
+    )
+    return "; or ".join(fixes)
 
 
 def device_plugin_taints(ctx: CheckContext) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .registry import NOT_JUDGED_CODES
 from .registry.rule import SEVERITIES
 from .results import Report
 
@@ -24,6 +25,8 @@ def render_markdown(report: Report) -> str:
         "# Placement check",
         "",
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info. "
+        f"Pod templates: {len(report.judged_clean)} judged clean, {len(report.not_judged)} not "
+        f"judged by some rule ({', '.join(NOT_JUDGED_CODES)} say which and why). "
         f"ExtendedResourceToleration: {'on' if report.extended_resource_toleration else 'off'}.",
         "",
         *_workloads(report),

@@ -98,6 +98,13 @@ class NodeTemplate:
     image (`cos`, `ubuntu`, `other`), which a GPU driver installer DaemonSet for that image must
     serve; None: not a GKE GPU node."""
 
+    gpu_memory_gib: float | None = None
+    """Memory of one of its GPUs, where the pool's nodes differ (a Karpenter NodePool's instance
+    types, a ComputeClass's priorities, Autopilot's accelerators); None: the pool's."""
+    origin: str | None = None
+    """What the autoscaler makes this node from, as a message names it (`instance type
+    g6.xlarge`, `priority 2 (g2-standard-8)`); None: the pool's one kind of node."""
+
     @functools.cached_property
     def room(self) -> Resources | None:
         """What the node leaves the pods that are not DaemonSets: its allocatable less what its
@@ -308,6 +315,15 @@ class Report:
     extended_resource_toleration: bool
     capacity: list[Any] = field(default_factory=list)
     """The capacity proof's cases (`capacity.model.CapacityCase`), for the judges; not in JSON."""
+    not_judged: tuple[str, ...] = ()
+    """The pod templates (`WorkloadFacts.resource`) some rule could not judge (GI022, GI059...)."""
+
+    @property
+    def judged_clean(self) -> list[WorkloadFacts]:
+        """The pod templates every rule judged, with no error or warning of their own."""
+        flagged = {f.resource for f in self.findings if f.severity in ("error", "warning")}
+        skipped = set(self.not_judged)
+        return [w for w in self.workloads if w.resource not in flagged | skipped]
 
     @property
     def errors(self) -> list[Finding]:
@@ -340,8 +356,11 @@ class Report:
                 "summary": {
                     "errors": counts["error"],
                     "info": counts["info"],
+                    "judgedClean": len(self.judged_clean),
+                    "notJudged": len(self.not_judged),
                     "warnings": counts["warning"],
                 },
+                "notJudged": list(self.not_judged),
                 "workloads": [w.to_json() for w in self.workloads],
             }
         )

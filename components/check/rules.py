@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from ..model.errors import InputError
@@ -23,8 +23,9 @@ from .read import Findings, Template, as_map, is_type, kind_of, metadata, str_ma
 from .readers.compute_class import compute_class_tolerations
 from .readers.dra import DraUse
 from .readers.kserve import knative_settings
-from .registry import RULES
-from .results import PoolFacts, Report, WorkloadFacts
+from .registry import NOT_JUDGED_CODES, RULES
+from .registry.rule import NOT_JUDGED_MODES
+from .results import Finding, PoolFacts, Report, WorkloadFacts
 from .scaleup import ScaleUp
 from .shapes import Pod, Shapes, landing_key
 
@@ -35,8 +36,12 @@ def check(
     extended_resource_toleration: bool | None = None,
     quotas: Iterable[Mapping[str, Any]] = (),
     share_shapes: bool = True,
+    not_judged: str = "info",
 ) -> Report:
     """Where every pod template in `graph` can land, and the findings (docs/findings.md).
+
+    `not_judged`: how a finding that says a rule could not judge (`NOT_JUDGED_CODES`) is
+    reported: `info`, or `error` (a CI gate that accepts only what was judged).
 
     `share_shapes`: decide the pods of one shape once (`shapes`); False decides every template
     alone, with the same report.
@@ -49,6 +54,8 @@ def check(
     None infers it: on when any pool is GKE, EKS or AKS or a NodePatch says so
     (`ERT_ANNOTATION`), off when the graph has only other existing nodes.
     """
+    if not_judged not in NOT_JUDGED_MODES:
+        raise ValueError(f"not_judged {not_judged!r}: give one of {', '.join(NOT_JUDGED_MODES)}")
     ctx = CheckContext.of(graph, extended_resource_toleration, quotas, share_shapes)
     pod_rules = runs(("pod",))
     for t in read_templates(ctx.entries, ctx.scale_to_zero_allowed):
@@ -61,9 +68,29 @@ def check(
     for rule in runs(("pool", "graph")):
         rule(ctx)
     ctx.workloads.sort(key=lambda w: w.resource)
+    findings = ctx.out.sorted()
+    if not_judged == "error":
+        findings = sorted(
+            (replace(f, severity="error") if f.code in NOT_JUDGED_CODES else f for f in findings),
+            key=Finding.sort_key,
+        )
     return Report(
-        ctx.pools, ctx.workloads, ctx.out.sorted(), ctx.extended_resource_toleration, ctx.capacity
+        ctx.pools,
+        ctx.workloads,
+        findings,
+        ctx.extended_resource_toleration,
+        ctx.capacity,
+        not_judged=_not_judged_pods(ctx, findings),
     )
+
+
+def _not_judged_pods(ctx: CheckContext, findings: Sequence[Finding]) -> tuple[str, ...]:
+    """The pod templates some rule did not judge: those GI022 names on a pool, and those a
+    not-judged finding is about."""
+    names = {w.resource for w in ctx.workloads}
+    found = {r for rs in ctx.unknown_fit.values() for r in rs}
+    found |= {f.resource for f in findings if f.code in NOT_JUDGED_CODES and f.resource in names}
+    return tuple(sorted(found & names))
 
 
 @functools.cache
@@ -143,6 +170,8 @@ class CheckContext:
     """The pools pods with DRA claims land on (GI054, GI058)."""
     capacity: list[CapacityCase] = field(default_factory=list)
     """The capacity proof's cases (the capacity rule sets them)."""
+    model_fits: dict[Hashable, list[tuple[str, str, str]]] = field(default_factory=dict)
+    """GI019 / GI059 decided once per pod shape (`model_fit._key`)."""
     _wheres: dict[tuple[Placement, int], Where] = field(default_factory=dict)
 
     @classmethod
@@ -249,6 +278,7 @@ class CheckContext:
             launched=launched,
             dra_verdicts=verdicts,
             booting=booting,
+            shape=shape,
         )
 
     def _pod_of(self, t: Template) -> Pod:
@@ -321,6 +351,8 @@ class PodContext:
     """Pool -> the allocation that keeps its claims out (None: they are allocated)."""
     booting: list[tuple[PoolFacts, list[str]]]
     """Cloud pools it would land on once discovery labels their nodes, with those labels."""
+    shape: bytes | None = None
+    """Its shape key (`shapes.Shapes.key`; None: decided alone): what it shares with its twins."""
 
     @property
     def out(self) -> Findings:

@@ -1,7 +1,9 @@
 """`gpu-inference`: preview a stack offline, or run the placement check on a graph file.
 
-    gpu-inference preview STACK [--out DIR] [--project-dir DIR] [--env-file FILE] [--debug]
-    gpu-inference check FILE [--json] [--[no-]extended-resource-toleration] [--debug]
+    gpu-inference preview STACK [--out DIR] [--project-dir DIR] [--env-file FILE]
+                              [--not-judged {info,error}] [--debug]
+    gpu-inference check FILE [--json] [--[no-]extended-resource-toleration]
+                             [--not-judged {info,error}] [--debug]
     gpu-inference recover STACK [--yes] [--project-dir DIR] [--debug]
 
 Exit codes: 0 clean (for `recover`: the stack converged); 1 the placement check found an error
@@ -73,10 +75,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="show the traceback of an unexpected error",
     )
+    judged = _Parser(add_help=False)
+    judged.add_argument(
+        "--not-judged",
+        choices=("info", "error"),
+        default="info",
+        help="how a finding that says a rule could not judge a pod (GI006, GI022, GI044, GI059: "
+        "what is missing and how to give it) is reported: info (default), or error, for a CI "
+        "gate that passes only what every rule judged (exit 1)",
+    )
 
     pre = sub.add_parser(
         "preview",
-        parents=[debug],
+        parents=[debug, judged],
         help="run the stack program under Pulumi mocks and write what `pulumi up` would create",
         description=(
             "Run the project's __main__.py under Pulumi's mock runtime with "
@@ -109,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     chk = sub.add_parser(
         "check",
-        parents=[debug],
+        parents=[debug, judged],
         help="run the placement check on a resources.json-shaped graph file",
         description=(
             "Run the placement check on a graph file: a JSON list of {type, name, inputs} "
@@ -244,7 +255,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
                 raise
             progress.phase("checking placement")
             entries = graph_entries(graph.resources)
-            placement = run_placement(entries)
+            placement = run_placement(entries, not_judged=args.not_judged)
             out_dir = args.out if args.out is not None else project.dir / "build" / args.stack
             progress.phase("writing files")
             title = f"gpu-inference preview {args.stack}: project {project.name}"
@@ -265,9 +276,16 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
 
 def _report(count: int, placement: PlacementResult, out: TextIO) -> None:
+    summary = placement.json.get("summary", {})
+    pods = (
+        f"; pods: {summary['judgedClean']} judged clean, {summary['notJudged']} not judged by "
+        "some rule"
+        if "judgedClean" in summary
+        else ""
+    )
     print(
         f"{count} resources; placement: {_plural(placement.errors, 'error')}, "
-        f"{_plural(placement.warnings, 'warning')}",
+        f"{_plural(placement.warnings, 'warning')}{pods}",
         file=out,
     )
     for finding in placement.findings:
@@ -319,7 +337,9 @@ def load_graph_file(file: str) -> list[dict[str, Any]]:
 def cmd_check(args: argparse.Namespace) -> int:
     entries = load_graph_file(args.file)
     placement = run_placement(
-        entries, extended_resource_toleration=args.extended_resource_toleration
+        entries,
+        extended_resource_toleration=args.extended_resource_toleration,
+        not_judged=args.not_judged,
     )
     if args.json:
         sys.stdout.write(to_json_text(placement.json))

@@ -648,11 +648,16 @@ class PlacementResult:
 
 
 def run_placement(
-    graph: Sequence[Mapping[str, Any]], *, extended_resource_toleration: bool | None = None
+    graph: Sequence[Mapping[str, Any]],
+    *,
+    extended_resource_toleration: bool | None = None,
+    not_judged: str = "info",
 ) -> PlacementResult:
-    """Run the placement check on a `resources.json`-shaped graph."""
+    """Run the placement check on a `resources.json`-shaped graph; `not_judged`: `check`'s."""
     report = check(
-        [dict(e) for e in graph], extended_resource_toleration=extended_resource_toleration
+        [dict(e) for e in graph],
+        extended_resource_toleration=extended_resource_toleration,
+        not_judged=not_judged,
     )
     findings = [
         Finding(

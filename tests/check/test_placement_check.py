@@ -576,11 +576,22 @@ def test_clean_stack_places_each_workload_on_exactly_its_pool():
         gke_pool("l4"),
         gke_pool("h100", machine="a3-highgpu-8g", accelerator="nvidia-h100-80gb", count=8),
         knative(),
-        isvc("small", predictor=on_pool("l4"), wired="l4"),
-        isvc("big", predictor=on_pool("h100", gpus=8), wired="h100"),
+        isvc(
+            "small",
+            predictor=on_pool("l4"),
+            wired="l4",
+            annotations={"gpu-inference.dev/model-size-gb": "8"},
+        ),
+        isvc(
+            "big",
+            predictor=on_pool("h100", gpus=8),
+            wired="h100",
+            annotations={"gpu-inference.dev/model-size-gb": "8"},
+        ),
     ]
     report = check(graph)
     assert report.findings == []
+    assert len(report.judged_clean) == 2 and report.not_judged == ()
     assert only(report, "InferenceService/small/predictor").pools == ("l4",)
     assert only(report, "InferenceService/big/predictor").pools == ("h100",)
     assert only(report, "InferenceService/big/predictor").gpus == 8
@@ -947,7 +958,11 @@ def test_spot_fallback_lands_on_exactly_both_pools():
         gke_pool("l4-spot", spot=True),
         gke_pool("h100", machine="a3-highgpu-8g", accelerator="nvidia-h100-80gb", count=8),
         knative(),
-        isvc(wired="l4-spot,l4", predictor=component(**SPOT_FALLBACK)),
+        isvc(
+            wired="l4-spot,l4",
+            predictor=component(**SPOT_FALLBACK),
+            annotations={"gpu-inference.dev/model-size-gb": "8"},
+        ),
     ]
     report = check(graph)
     w = only(report, "InferenceService/llm/predictor")
@@ -1017,7 +1032,10 @@ def test_findings_are_sorted_errors_first():
 def test_markdown_table_and_mermaid():
     text = render_markdown(check(BUSY))
     assert "| Workload | GPUs | Scales to zero | Wired to | Can land on | Findings |" in text
-    assert "| InferenceService/a/predictor | 1 | yes | l4-spot, l4 | l4, l4-spot | GI005 |" in text
+    assert (
+        "| InferenceService/a/predictor | 1 | yes | l4-spot, l4 | l4, l4-spot | GI005, GI059 |"
+        in (text)
+    )
     assert "InferenceService/b\\|c/predictor" in text  # table cells escape '|'
     assert "```mermaid\nflowchart LR\n" in text
     diagram = text.split("```mermaid\n", 1)[1].split("```", 1)[0]

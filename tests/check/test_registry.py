@@ -15,7 +15,7 @@ from pairs import check_pairs
 from scale_graphs import asg, autopilot_cluster, launch_template, nodeclass, nodepool, req
 
 from components.check import CODES, check
-from components.check.registry import BY_CODE, QUOTA_POLICY, RULES, codes
+from components.check.registry import BY_CODE, QUOTA_POLICY, RULES, codes, docs
 from components.check.registry.kinds import pool_kinds, resource_kind
 from components.check.registry.rule import POOL_KIND_NAMES, Rule, checked
 from components.check.rules import resolve, runs
@@ -84,6 +84,12 @@ def test_the_check_runs_each_function_once_in_the_registrys_order():
         ({"judge": "kubelet"}, "judge 'kubelet'"),
         ({"judge": checked("")}, "judge"),
         ({"run": "placement.no_pool"}, "module:function"),
+        ({"not_applicable": {"gke": "x"}}, "both n/a and judged or not judged"),
+        ({"not_applicable": {"gcp": "x"}}, "pool kinds ['gcp'] unknown"),
+        (
+            {"severities": ("info",), "says_not_judged": True},
+            "a not-judged finding is info, or an error under --not-judged error",
+        ),
     ],
 )
 def test_a_bad_declaration_is_refused(change, problem):
@@ -101,6 +107,56 @@ def test_a_bad_declaration_is_refused(change, problem):
     Rule(**good)
     with pytest.raises(ValueError, match=re.escape(problem)):
         Rule(**{**good, **change})
+
+
+# ---------------------------------------------------------------------------------------------
+# Coverage: every rule says what it does on every pool kind
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_no_rule_leaves_a_pool_kind_unsaid(rule):
+    """Each cell of the coverage table is judged, not judged (why), n/a (why) or any."""
+    for kind in POOL_KIND_NAMES:
+        found = rule.cell(kind)
+        assert found is not None, f"{rule.code} says nothing of {kind}"
+        state, why = found
+        assert state in ("judged", "not judged", "n/a", "any")
+        if state in ("not judged", "n/a"):
+            assert why, f"{rule.code} on {kind}: {state} without a reason"
+
+
+def test_the_coverage_table_has_a_row_per_rule_and_a_column_per_kind():
+    table = docs.coverage_table().splitlines()
+    assert table[0].split(" | ")[1 : 1 + len(POOL_KIND_NAMES)] == [
+        f"`{k}`" for k in POOL_KIND_NAMES
+    ]
+    rows = {line.split(" | ")[0].removeprefix("| ").split()[0]: line for line in table[2:]}
+    assert list(rows) == sorted(BY_CODE)
+    assert all(line.count(" | ") == len(POOL_KIND_NAMES) + 2 for line in rows.values())
+    assert (
+        "| judged: every instance type Karpenter's launch decision lists for the pod |"
+        in (rows["GI019"])
+    )
+
+
+def test_a_silent_cell_fails_the_table(monkeypatch):
+    silent = Rule(
+        code="GI099",
+        slug="x",
+        severities=("error",),
+        scope="pod",
+        doc="x",
+        pools={"gke": ""},
+        workloads=("Deployment",),
+        judge=None,
+        run="placement:no_pool",
+    )
+    assert silent.cell("gke") == ("judged", "")
+    assert silent.cell("compute_class") is None
+    monkeypatch.setattr(docs, "RULES", (*RULES, silent))
+    with pytest.raises(ValueError, match="rule GI099 says nothing of pool kind compute_class"):
+        docs.coverage_table()
 
 
 # ---------------------------------------------------------------------------------------------

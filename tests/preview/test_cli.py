@@ -258,7 +258,8 @@ def test_check_refuses_an_llm_service_whose_workers_do_not_tolerate_their_pool(
     code, out, _ = _run(capsys, "check", str(graph))
     assert code == 1
     assert out.splitlines() == [
-        "2 resources; placement: 1 error, 0 warnings",
+        "2 resources; placement: 1 error, 0 warnings; pods: 0 judged clean, 2 not judged by "
+        "some rule",
         "  error GI001 LLMInferenceService/deepseek/deepseek-kserve-mn/worker: selects pool(s) "
         "h100 by label but none admits it (pool h100: taint dedicated=llm:NoSchedule not "
         "tolerated): it stays Pending. Fix: tolerate dedicated=llm:NoSchedule or select the "

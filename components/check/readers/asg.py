@@ -130,7 +130,10 @@ def asg_pool(
     types += [
         str(as_map(o).get("instanceType")) for o in overrides if as_map(o).get("instanceType")
     ]
-    counts = [i.gpus if (i := aws_instance_or_none(t)) else None for t in types]
+    instances = [aws_instance_or_none(t) for t in types]
+    counts = [i.gpus if i else None for i in instances]
+    # Its GPUs' memory, the least of its instance types (the group launches any of them).
+    memories = [float(i.gpu_memory_gib) for i in instances if i and i.gpu_memory_gib]
     gpus: int | None
     if counts and None not in counts:
         gpus = min(c for c in counts if c is not None)
@@ -145,5 +148,6 @@ def asg_pool(
         gpu=(gpus or 0) > 0 or (gpus is None and any(t.key == GPU_RESOURCE for t in taints)),
         min_nodes=as_int(inputs.get("minSize")),
         max_nodes=as_int(inputs.get("maxSize")),
+        gpu_memory_gib=min(memories) if memories and len(memories) == len(types) else None,
         daemon_kind="eks",
     )

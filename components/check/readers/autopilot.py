@@ -28,6 +28,7 @@ from ..read import (
 from ..results import (
     NodeTemplate,
 )
+from .gke import gke_memory
 
 
 def autopilot_pool(entry: Mapping[str, Any]) -> PoolDraft:
@@ -60,6 +61,7 @@ def autopilot_pool(entry: Mapping[str, Any]) -> PoolDraft:
         gpus=count,
         gpu=True,
         accelerator=accelerator or None,
+        gpu_memory_gib=gke_memory(accelerator or None) or None,
         min_nodes=0,
         max_nodes=None,
         spot=spot,
@@ -98,6 +100,8 @@ def autopilot_cluster_pool(entry: Mapping[str, Any]) -> PoolDraft:
             },
             (GKE_GPU_TAINT,),
             count,
+            gpu_memory_gib=gke_memory(accelerator) or None,
+            origin=f"accelerator {accelerator}",
         )
         for accelerator, counts in AUTOPILOT_GPU_QUANTITIES.items()
         for count in counts

@@ -25,6 +25,7 @@ from ..read import (
     as_int,
     as_list,
     as_map,
+    least,
     metadata,
     read_taints,
     resource_id,
@@ -33,7 +34,7 @@ from ..read import (
 from ..results import (
     NodeTemplate,
 )
-from .gke import gke_shape
+from .gke import gke_memory, gke_shape
 
 # A priority without `storage.bootDiskSize` gets the disk of a node pool GKE auto-creates: the
 # GKE API's AutoprovisioningNodePoolDefaults `diskSizeGb` "If unspecified, the default disk size
@@ -57,7 +58,7 @@ def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
     taints = read_taints(config.get("taints"), rid, out)
     class_taint = Taint(COMPUTE_CLASS_LABEL, class_name, "NoSchedule")
     nodes, counts, accelerators, spots, notes = [], [], set(), [], []
-    for rule in as_list(spec.get("priorities")) or [{}]:
+    for index, rule in enumerate(as_list(spec.get("priorities")) or [{}], 1):
         rule = as_map(rule)
         gpu = as_map(rule.get("gpu"))
         accelerator = str(gpu["type"]) if gpu.get("type") else None
@@ -85,8 +86,18 @@ def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         )
         if note:
             notes.append(note)
+        machine = rule.get("machineType")
+        what = machine if isinstance(machine, str) else (accelerator or "")
         nodes.append(
-            NodeTemplate(None, labels, tuple(dict.fromkeys(node_taints)), count, shape=shape)
+            NodeTemplate(
+                None,
+                labels,
+                tuple(dict.fromkeys(node_taints)),
+                count,
+                shape=shape,
+                gpu_memory_gib=(gke_memory(accelerator) or None) if count else None,
+                origin=f"priority {index}" + (f" ({what})" if what else ""),
+            )
         )
     return PoolDraft(
         name=base.get(POOL_LABEL) or class_name,
@@ -97,6 +108,7 @@ def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         gpus=max(counts),
         gpu=all(c > 0 for c in counts),
         accelerator=accelerators.pop() if len(accelerators) == 1 else None,
+        gpu_memory_gib=least([n.gpu_memory_gib for n in nodes]) if all(counts) else None,
         min_nodes=0,
         max_nodes=None,  # a ComputeClass sets no node limit
         spot=all(spots),

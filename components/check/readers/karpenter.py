@@ -176,6 +176,8 @@ def karpenter_pool(
             tuple(taints),
             i.gpus,
             shape=shapes[i.instance_type][0],
+            gpu_memory_gib=float(i.gpu_memory_gib) or None,
+            origin=f"instance type {i.instance_type}",
         )
         for i in found.instances
         for c in found.capacity_types

@@ -105,7 +105,17 @@ def nap_pool(
             node_labels = {**sku_labels(vm, nc.image_family), **labels, CAPACITY_TYPE_LABEL: c}
             if c in _PRIORITY:
                 node_labels[SCALESET_PRIORITY] = node_labels[PRIORITY] = _PRIORITY[c]
-            nodes.append(NodeTemplate(None, node_labels, tuple(pool.taints), vm.gpus, shape=shape))
+            nodes.append(
+                NodeTemplate(
+                    None,
+                    node_labels,
+                    tuple(pool.taints),
+                    vm.gpus,
+                    shape=shape,
+                    gpu_memory_gib=float(vm.gpu_memory_gib) or None,
+                    origin=f"VM size {vm.name}",
+                )
+            )
     nodes, admits_cpu = with_cpu_template(pool, nodes, AZURE_PREFIX)
     gpus: int | None = max((vm.gpus for vm in found.vms), default=0)
     if not found.vms and any(r.key.startswith(AZURE_PREFIX + "sku-gpu") for r in reqs):

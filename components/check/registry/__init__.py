@@ -34,6 +34,38 @@ from .rule import (
 )
 
 QUOTA_POLICY = "gpu-cloud-quota"
+
+KARPENTER_NO_DRA = "Karpenter provisions no pod with DRA claims (GI027)"
+
+GPU_MEMORY_POOLS = on(
+    gke="its accelerator's memory (the catalog's GPU records)",
+    compute_class="each priority's GPU the pod can land on",
+    autopilot="the accelerator the pod selects",
+    eks="the least GPU memory of its instance types",
+    asg="the least GPU memory of its instance types",
+    karpenter="every instance type Karpenter's launch decision lists for the pod",
+    auto_mode="every instance type Karpenter's launch decision lists for the pod",
+    aks="its VM size's GPU",
+    nap="every VM size Karpenter's launch decision lists for the pod",
+    existing="its nodes state their GPU memory (nvidia.com/gpu.memory)",
+)
+"""Where GI019 reads the memory of the GPUs a pod gets; GI059 says when it is unknown."""
+
+
+def _by_autoscaler(gke: str, karpenter: str) -> Mapping[str, str]:
+    """Why a cluster-autoscaler rule does not apply: GKE's and Karpenter's pools read no tags,
+    existing nodes have no autoscaler."""
+    return {
+        "gke": gke,
+        "compute_class": gke,
+        "autopilot": gke,
+        "karpenter": karpenter,
+        "auto_mode": karpenter,
+        "nap": karpenter,
+        "existing": "existing nodes have no autoscaler",
+    }
+
+
 """The policy pack's policy of the cloud quotas (the placement policies leave its codes to it)."""
 
 RULES: tuple[Rule, ...] = (
@@ -103,13 +135,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         code="GI006",
         slug="knative-config-absent",
-        severities=("info",),
+        severities=("info", "error"),
         scope="pod",
         doc="the graph has no Knative config (the cluster may have it: not guessed)",
         pools=None,
         workloads=("InferenceService",),
         judge=KNATIVE_FEATURES_SOURCE,
         run="placement:knative_flags",
+        says_not_judged=True,
     ),
     Rule(
         code="GI007",
@@ -206,6 +239,7 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=checked("NVIDIA/k8s-device-plugin tests/e2e expectedLabelPatterns"),
         run="failures:cold_pool_label",
+        not_applicable={"existing": "existing nodes are up: their labels are there"},
     ),
     Rule(
         code="GI015",
@@ -251,6 +285,10 @@ RULES: tuple[Rule, ...] = (
         workloads=(),
         judge=checked("cluster-autoscaler-1.36.1 aws_manager.go, azure_template.go"),
         run="failures:node_template_tags",
+        not_applicable=_by_autoscaler(
+            gke="GKE's autoscaler reads the node pool's own config, not tags",
+            karpenter="Karpenter reads the NodePool, not tags",
+        ),
     ),
     Rule(
         code="GI017",
@@ -292,16 +330,15 @@ RULES: tuple[Rule, ...] = (
             "x pipeline GPUs plus the KV cache of one `max-model-len` sequence (layers, KV heads, "
             "head dim, dtype of the model's row in `components/model/serving/llm.py`) above "
             "`gpu-memory-utilization` (vLLM's 0.9) x one GPU's memory on every pool it can land "
-            "on; the message states the numbers"
+            "on. Where a pool may give it nodes of several kinds, each is judged: every instance "
+            "type (VM size) Karpenter's launch decision lists for the pod, each ComputeClass "
+            "priority it can land on; the message names those that cannot hold the model and "
+            "states the numbers (GI059 when it cannot judge)"
         ),
-        pools=on("gke", "eks", "aks", "nap", existing="its nodes state their GPU memory"),
+        pools=GPU_MEMORY_POOLS,
         workloads=PODS,
         judge=checked("vLLM (model.serving.llm: its memory rules and their sources)"),
-        run="failures:model_too_large",
-        not_judged=dict.fromkeys(
-            ("compute_class", "autopilot", "karpenter", "auto_mode", "asg"),
-            "its reader sets no GPU memory",
-        ),
+        run="model_fit:model_too_large",
     ),
     Rule(
         code="GI020",
@@ -348,7 +385,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         code="GI022",
         slug="fit-unknown",
-        severities=("info",),
+        severities=("info", "error"),
         scope="pool",
         doc=(
             "fit not judged on a pool: a machine / instance type the node-shape catalog lacks, "
@@ -360,6 +397,7 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=None,
         run="fit:fit_unknown",
+        says_not_judged=True,
     ),
     Rule(
         code="GI023",
@@ -416,6 +454,9 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=checked("container-engine-accelerators @992db81 pkg/gpu/nvidia/manager.go"),
         run="fit:fits",
+        not_judged=dict.fromkeys(("compute_class", "autopilot"), "its GPU sharing is not read"),
+        not_applicable="GKE's MPS only: NVIDIA's device plugin mounts the MPS daemon's shared "
+        "memory itself (k8s-device-plugin v0.17.1 internal/plugin/mps.go)",
     ),
     Rule(
         code="GI026",
@@ -444,6 +485,7 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=KARPENTER,
         run="scaleup:karpenter_will_not_launch",
+        not_applicable="no Karpenter NodePool: its autoscaler is not Karpenter",
     ),
     Rule(
         code="GI027",
@@ -459,6 +501,7 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=KARPENTER,
         run="scaleup:dra_not_provisioned",
+        not_applicable="no Karpenter NodePool: its autoscaler is not Karpenter",
     ),
     Rule(
         code="GI028",
@@ -474,6 +517,7 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=checked("GKE's DRA setup page (the node labels: readers.dra.GKE_DRA_LABELS)"),
         run="scaleup:dra_driver_label",
+        not_applicable="the labels are GKE's DRA setup's (GKE pools only)",
     ),
     Rule(
         code="GI029",
@@ -489,6 +533,7 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=checked("GKE docs how-to/autopilot-gpus (model.nodes.autopilot)"),
         run="scaleup:autopilot_request",
+        not_applicable="Autopilot's GPU request rules (Autopilot only)",
     ),
     Rule(
         code="GI030",
@@ -559,6 +604,13 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=checked("cluster-autoscaler-1.36.1 aws_manager.go buildNodeFromTemplate"),
         run="failures:template_storage",
+        not_judged={
+            "aks": "cluster-autoscaler on Azure's template ephemeral storage is not modelled"
+        },
+        not_applicable=_by_autoscaler(
+            gke="GKE's autoscaler takes the template's disk from the node pool's config",
+            karpenter="Karpenter counts each instance type's ephemeral storage (GI026)",
+        ),
     ),
     Rule(
         code="GI034",
@@ -574,6 +626,15 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=None,
         run="failures:pool_never_has_nodes",
+        not_judged={"aks": "an agent pool's fixed count of 0 is not read"},
+        not_applicable={
+            "compute_class": "GKE creates its nodes on demand",
+            "autopilot": "GKE creates its nodes on demand",
+            "karpenter": "Karpenter launches nodes on demand (a static NodePool is GI026's)",
+            "auto_mode": "Karpenter launches nodes on demand (a static NodePool is GI026's)",
+            "nap": "Karpenter launches nodes on demand (a static NodePool is GI026's)",
+            "existing": "existing nodes are there",
+        },
     ),
     Rule(
         code="GI040",
@@ -644,7 +705,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         code="GI044",
         slug="capacity-unknown",
-        severities=("info",),
+        severities=("info", "error"),
         scope="graph",
         doc=(
             "capacity or fragmentation not judged: a pool with a max but nodes of several kinds (a "
@@ -655,6 +716,7 @@ RULES: tuple[Rule, ...] = (
         judge=None,
         run="capacity.judge:capacity",
         not_judged=CAPACITY_GAPS,
+        says_not_judged=True,
     ),
     Rule(
         code="GI045",
@@ -705,6 +767,15 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=KUBE_SCHEDULER,
         run="dra:claims",
+        not_judged=dict.fromkeys(
+            ("compute_class", "asg", "aks"), "the DRA devices of its nodes are not modelled"
+        ),
+        not_applicable={
+            "karpenter": KARPENTER_NO_DRA,
+            "auto_mode": KARPENTER_NO_DRA,
+            "nap": KARPENTER_NO_DRA,
+            "autopilot": "Autopilot has no DRA (GI028)",
+        },
     ),
     Rule(
         code="GI051",
@@ -728,6 +799,11 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=KUBE_SCHEDULER,
         run="dra:claims",
+        not_applicable={
+            "karpenter": KARPENTER_NO_DRA,
+            "auto_mode": KARPENTER_NO_DRA,
+            "nap": KARPENTER_NO_DRA,
+        },
     ),
     Rule(
         code="GI052",
@@ -744,6 +820,15 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=KUBE_SCHEDULER,
         run="dra:claims",
+        not_judged=dict.fromkeys(
+            ("compute_class", "asg", "aks"), "the DRA devices of its nodes are not modelled"
+        ),
+        not_applicable={
+            "karpenter": KARPENTER_NO_DRA,
+            "auto_mode": KARPENTER_NO_DRA,
+            "nap": KARPENTER_NO_DRA,
+            "autopilot": "Autopilot has no DRA (GI028)",
+        },
     ),
     Rule(
         code="GI053",
@@ -776,6 +861,15 @@ RULES: tuple[Rule, ...] = (
         workloads=(),
         judge=checked("dra-driver-nvidia-gpu chart 0.4.1 (its kubelet plugin's placement)"),
         run="dra:no_driver",
+        not_judged=dict.fromkeys(
+            ("compute_class", "asg", "aks"), "the DRA devices of its nodes are not modelled"
+        ),
+        not_applicable={
+            "karpenter": KARPENTER_NO_DRA,
+            "auto_mode": KARPENTER_NO_DRA,
+            "nap": KARPENTER_NO_DRA,
+            "autopilot": "Autopilot has no DRA (GI028)",
+        },
     ),
     Rule(
         code="GI055",
@@ -791,6 +885,8 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=checked("GKE's DRA setup page, Limitations"),
         run="dra:not_autoscaled",
+        not_applicable="GKE node auto-provisioning only (Karpenter's is GI027; other pools "
+        "create no node pools)",
     ),
     Rule(
         code="GI056",
@@ -826,6 +922,18 @@ RULES: tuple[Rule, ...] = (
         workloads=PODS,
         judge=checked("cluster-autoscaler-1.36.1 aws_cloud_provider.go TemplateNodeInfo"),
         run="dra:claims",
+        not_judged={
+            "gke": "GKE's autoscaler on a DRA pool at 0 nodes is not modelled",
+            "aks": "cluster-autoscaler on Azure's template node for DRA is not modelled",
+        },
+        not_applicable={
+            "compute_class": "its node auto-provisioning is GI055's",
+            "autopilot": "Autopilot has no DRA (GI028)",
+            "karpenter": KARPENTER_NO_DRA,
+            "auto_mode": KARPENTER_NO_DRA,
+            "nap": KARPENTER_NO_DRA,
+            "existing": "existing nodes are there",
+        },
     ),
     Rule(
         code="GI058",
@@ -851,6 +959,26 @@ RULES: tuple[Rule, ...] = (
         workloads=(),
         judge=checked("container-engine-accelerators nvidia-driver-installer/{cos,ubuntu}"),
         run="dra:no_gpu_driver",
+        not_applicable="GKE's GPU driver installers (GKE node pools only)",
+    ),
+    Rule(
+        code="GI059",
+        slug="model-fit-unknown",
+        severities=("info", "error"),
+        scope="pod",
+        doc=(
+            "whether a GPU pod's model fits its GPUs (GI019) is not judged, and why: its model's "
+            "size is not given (a pod that loads a model: a `storageUri`, an "
+            "LLMInferenceService's vLLM), the memory of a GPU it may get is unknown (a GPU the "
+            "catalog lacks, existing nodes without `nvidia.com/gpu.memory`), or a "
+            "mixture-of-experts model spreads its experts (expert parallelism); the fix says "
+            "what to state"
+        ),
+        pools=EVERY_KIND,
+        workloads=PODS,
+        judge=None,
+        run="model_fit:model_too_large",
+        says_not_judged=True,
     ),
     Rule(
         code="GI061",
@@ -893,6 +1021,8 @@ RULES: tuple[Rule, ...] = (
             "v1.14.2 aksbootstrap.go"
         ),
         run="aks:no_gpu_driver",
+        not_applicable="AKS only: the other kinds' driver and device plugin are judged by GI007, "
+        "GI012 and GI058",
     ),
     Rule(
         code="GI063",
@@ -909,7 +1039,9 @@ RULES: tuple[Rule, ...] = (
         workloads=NO_DAEMONSETS,
         judge=checked("AKS docs node-resource-reservations.md; measured AKS nodes (aks_shapes)"),
         run="aks:memory_range",
-        not_judged={"nap": "Karpenter on Azure's own memory estimate is what it decides by"},
+        not_applicable="AKS agent pools only: a NAP node's memory is Karpenter on Azure's own "
+        "estimate, what it launches by; the other kinds' node memory is the node-shape "
+        "catalog's rule (GI021)",
     ),
 )
 
@@ -929,6 +1061,9 @@ def _valid(rules: tuple[Rule, ...]) -> dict[str, Rule]:
 BY_CODE: Mapping[str, Rule] = _valid(RULES)
 
 CODES: dict[str, tuple[str, str]] = {r.code: (r.severity, r.slug) for r in RULES}
+
+NOT_JUDGED_CODES: tuple[str, ...] = tuple(r.code for r in RULES if r.says_not_judged)
+"""The codes whose finding says a rule could not judge (info, or errors for a CI gate)."""
 """Code -> (its own severity, slug)."""
 
 

@@ -31,7 +31,30 @@ def findings_table() -> str:
     lines = ["| code | severity | finding | held against |", "| --- | --- | --- | --- |"]
     for r in sorted(RULES, key=lambda r: r.code):
         judge = r.judge or "-"
-        cells = (r.code, " / ".join(r.severities), r.doc, judge)
+        severity = (
+            "info (error with `--not-judged error`)"
+            if r.says_not_judged
+            else (" / ".join(r.severities))
+        )
+        cells = (r.code, severity, r.doc, judge)
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def coverage_table() -> str:
+    """Each rule on each pool kind: judged (and on what), not judged (why), n/a (why), or any
+    (the pool plays no part); `Rule.cell`, so no cell is left blank."""
+    head = ["code", *(f"`{k.name}`" for k in POOL_KINDS), "judged by", "held against"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for r in sorted(RULES, key=lambda r: r.code):
+        cells = [f"{r.code} {r.slug}"]
+        for k in POOL_KINDS:
+            found = r.cell(k.name)
+            if found is None:
+                raise ValueError(f"rule {r.code} says nothing of pool kind {k.name}")
+            state, why = found
+            cells.append(state if state == "any" or not why else f"{state}: {why}")
+        cells += [f"`{r.run}`" if r.run else "where the input is read", r.judge or "-"]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -72,6 +95,7 @@ def policy_codes() -> str:
 BLOCKS: dict[str, Callable[[], str]] = {
     "findings-table": findings_table,
     "pool-kinds": pool_kinds_table,
+    "coverage-table": coverage_table,
     "policy-codes": policy_codes,
 }
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 SEVERITIES = ("error", "warning", "info")
+NOT_JUDGED_MODES = ("info", "error")
+"""How a finding that says a rule could not judge is reported (`check(not_judged=...)`)."""
 
 SCOPES = ("pod", "pool", "graph")
 """`pod`: run once per pod template with its `rules.PodContext`; `pool` and `graph`: run once
@@ -116,9 +118,16 @@ class Rule:
     (several codes may share one function: it runs once); None: reported wherever the input is
     read (GI013)."""
     not_judged: Mapping[str, str] = field(default_factory=dict)
-    """Pool kind -> why the rule cannot judge it today."""
+    """Pool kind -> why the rule cannot judge it today (a failure it could miss)."""
+    not_applicable: Mapping[str, str] | str = field(default_factory=dict)
+    """Pool kind -> why the rule's failure cannot happen there; a string: the reason for every
+    kind neither judged nor not judged. Every kind is one of the three (the coverage table of
+    docs/findings.md has no silent cell: `cell`)."""
     policy: str | None = None
     """The policy pack's policy that reports it; None: the placement policy of its severity."""
+    says_not_judged: bool = False
+    """Its finding says a rule could not judge (what is missing, how to give it): an info finding
+    that `check(not_judged="error")` (`--not-judged error`, for CI gates) reports as an error."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -128,7 +137,10 @@ class Rule:
             problems.append(f"severities {self.severities} not of {SEVERITIES}")
         if self.scope not in SCOPES:
             problems.append(f"scope {self.scope!r} not of {SCOPES}")
-        kinds = set(self.pools or ()) | set(self.not_judged)
+        na = () if isinstance(self.not_applicable, str) else set(self.not_applicable)
+        if set(na) & (set(self.pools or ()) | set(self.not_judged)):
+            problems.append("a pool kind both n/a and judged or not judged")
+        kinds = set(self.pools or ()) | set(self.not_judged) | set(na)
         if not kinds <= set(POOL_KIND_NAMES):
             problems.append(f"pool kinds {sorted(kinds - set(POOL_KIND_NAMES))} unknown")
         if set(self.pools or ()) & set(self.not_judged):
@@ -141,6 +153,8 @@ class Rule:
             problems.append(f"judge {self.judge!r}")
         if self.run is not None and not re.fullmatch(r"[a-z_.]+:[a-z_]+", self.run):
             problems.append(f"run {self.run!r} is not module:function")
+        if self.says_not_judged and self.severities != ("info", "error"):
+            problems.append("a not-judged finding is info, or an error under --not-judged error")
         if problems:
             raise ValueError(f"rule {self.code}: " + "; ".join(problems))
 
@@ -148,6 +162,22 @@ class Rule:
     def severity(self) -> str:
         """The code's own severity."""
         return self.severities[0]
+
+    def cell(self, kind: str) -> tuple[str, str] | None:
+        """(`judged` / `not judged` / `n/a` / `any`, the condition or the reason) of the rule on
+        a pool kind; None: the registry says nothing (a silent cell)."""
+        if self.pools is None:
+            return "any", "the pool plays no part (it reads the pod spec or the graph)"
+        if kind in self.pools:
+            return "judged", self.pools[kind]
+        if kind in self.not_judged:
+            return "not judged", self.not_judged[kind]
+        rest = self.not_applicable
+        if isinstance(rest, str):
+            return "n/a", rest
+        if kind in rest:
+            return "n/a", rest[kind]
+        return None
 
 
 def checked(source: str) -> str:
