@@ -35,6 +35,7 @@ from ..kube.objects import sdk_options
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.catalog import (
+    GKE_MAX_NODES,
     gke_accelerator,
     gke_gpus_for_machine,
     mig_instances,
@@ -136,7 +137,7 @@ class GkeGpuNodePoolArgs:
     driver, `addons.gpuDriverInstaller` NVIDIA's GPU driver (GKE's installer DaemonSet)."""
     min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
     """Fewest nodes in the whole pool (0: scale to zero); at most `max_nodes`."""
-    max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))
+    max_nodes: Optional[int] = field(default=1, metadata=stack(required=True, le=GKE_MAX_NODES))
     """Most nodes in the whole pool (total over its zones), at least 1."""
     spot: Optional[bool] = False
     """Spot VMs (GKE labels them `cloud.google.com/gke-spot=true`)."""
