@@ -230,11 +230,11 @@ def out_of_range(
 def plain_number_type(tp: Any) -> Optional[type]:
     """int or float when the field's type is one (inside Optional / pulumi.Input), else None."""
     if tp in (int, float):
-        return tp  # type: ignore[no-any-return]
+        return tp
     if typing.get_origin(tp) is typing.Union:
         for a in typing.get_args(tp):
             if a in (int, float):
-                return a  # type: ignore[no-any-return]
+                return a
     return None
 
 
