@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from components.check import check
-from components.check.api_ranges import COUNTS, INT32_MIN
+from components.check.capacity.api_ranges import COUNTS, INT32_MIN
 from components.check.capacity.model import per_node
 from components.model.inputs import INT32_MAX
 from components.model.serving.llm import model_shape, tensor_sizes

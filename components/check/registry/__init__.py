@@ -864,7 +864,7 @@ RULES: tuple[Rule, ...] = (
         pools=None,
         workloads=tuple(k for k in WORKLOAD_KINDS if k != "DaemonSet"),
         judge=checked("apps/v1 int32 fields and validation; the CRDs' format: int32, minimum"),
-        run="api_ranges:api_ranges",
+        run="capacity.api_ranges:api_ranges",
     ),
 )
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..model.inputs import INT32_MAX
-from .read import as_map, group_of, is_type, kind_of, resource_id
+from ...model.inputs import INT32_MAX
+from ..read import as_map, group_of, is_type, kind_of, resource_id
 
 if TYPE_CHECKING:
-    from .rules import CheckContext
+    from ..rules import CheckContext
 
 INT32_MIN = -(2**31)
 
