@@ -43,6 +43,7 @@ from ..model.nodes.catalog import (
     validate_gke_cpu_machine_type,
     validate_shared_clients,
 )
+from ..model.nodes.shapes import MAX_DISK
 from ..model.scheduling import Taint, validate_dns1035_label
 from .component import PoolComponent
 from .pool import (
@@ -161,7 +162,7 @@ class GkeGpuNodePoolArgs:
     label `gpu-inference.dev/pool`, unique to the pool and known before it exists."""
     scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
-    disk_size_gb: Optional[int] = field(default=100, metadata=stack(ge=10))
+    disk_size_gb: Optional[int] = field(default=100, metadata=stack(ge=10, le=MAX_DISK))
     """Boot disk size in GB, at least 10 (model images are large)."""
     disk_type: Optional[str] = None
     """Boot disk type (e.g. `pd-balanced`, `pd-ssd`); default: GKE's."""
