@@ -1189,3 +1189,21 @@ def test_plain_gives_integral_numbers_back_as_integers():
         "n": [2, True],
     }
     assert type(gp.plain(1.0)) is int
+
+
+def test_a_huge_count_in_a_programs_resources_is_a_violation_not_a_hang():
+    """The policy pack runs the same bounded check inside `pulumi preview`: a Deployment at
+    2**31 replicas (past the int32 the API server takes) is reported at once, not laid out."""
+    import time
+
+    graph = [cnodepool("h100", 1, 2), cdeployment("a", "h100", 8, replicas=2**31)]
+    start = time.process_time()
+    found = violations(graph)
+    assert time.process_time() - start < 5
+    assert sorted(m.split()[0] for m, _ in found["error"]) == ["GI040:", "GI065:"]
+    assert (
+        "GI065: Deployment/a: spec.replicas is 2147483648, outside what its API takes "
+        "(0..2147483647): the API server refuses the object, or its controller cannot read it, so "
+        "none of its pods run (fix: set spec.replicas to at most 2147483647)",
+        urn_of("kubernetes:apps/v1:Deployment", "a"),
+    ) in found["error"]

@@ -7,7 +7,7 @@ metadata=stack(...))`. From that one declaration the platform derives the sectio
 component's arguments from a parsed section, where a component's error about `args.<field>` points
 in the stack file, and the config reference (`docs/config-reference.md`).
 
-Pure: imports nothing but the standard library.
+Pure: imports nothing but the standard library and the library's error type.
 """
 
 from __future__ import annotations
@@ -23,10 +23,22 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .errors import InputError
+
 STACK = "gpu-inference.stack"
 """The metadata key of a field's `Stack` declaration."""
 
 REQUIRED = dataclasses.MISSING
+
+INT32_MAX = 2**31 - 1
+"""The most an integer input may be unless its field declares less (`Stack.le`): every count the
+Args take lands in an int32 of the API that receives it: Kubernetes' replicas (k8s.io/api v0.36.3
+apps/v1 `DeploymentSpec.Replicas *int32`), the CRDs' `format: int32` fields (KServe v0.20.0
+`minReplicas`/`maxReplicas`/`parallelism.tensor`, Seldon Core 2.6.0 Server `replicas`,
+LeaderWorkerSet `size`), GKE's `NodePoolAutoscaling.total_max_node_count` (`int32` in
+google/container/v1 cluster_service.proto), EKS's `NodegroupScalingConfig.maxSize` (a 32-bit
+`Integer` in the EKS API model). A value past it is refused where it is given, never carried
+into work that grows with it."""
 
 
 class _NotGiven:
@@ -142,6 +154,88 @@ class Input:
     @property
     def required(self) -> bool:
         return self.default is REQUIRED or self.decl.required
+
+
+def int_bounds(decl: Stack) -> tuple[Optional[float], float]:
+    """(least, most) an integer input may be: its declared `ge` and `le`, `le` at most
+    `INT32_MAX`."""
+    return decl.ge, INT32_MAX if decl.le is None else min(decl.le, INT32_MAX)
+
+
+def range_error(value: Any, tp: Any, decl: Stack) -> Optional[InputError]:
+    """The error for a number outside its field's declared range (worded as the stack config's
+    own refusal words it), or None. `tp`: the field's plain type (int or float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    ge, le = int_bounds(decl) if tp is int else (decl.ge, decl.le)
+    if ge is not None and value < ge:
+        return InputError(f"{value} is out of range", f"a number >= {number_text(ge)}")
+    if le is not None and value > le:
+        return InputError(f"{value} is out of range", f"a number <= {number_text(le)}")
+    return None
+
+
+def number_text(x: float) -> str:
+    """`2147483647`, `0.001`: a bound as the errors and the reference write it."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def check_ranges(args: Any, path: str = "args", keys: bool = False) -> None:
+    """Raise the `InputError` of `out_of_range` at its path, if any. `keys`: the path in the
+    config's keys (`predictor.gpuClaim.count`), for a component whose errors are relative to
+    its args and name them so; else in field names under `path` (`args.max_nodes`)."""
+    found = out_of_range(args, path, keys)
+    if found is not None:
+        raise found[1].at(found[0])
+
+
+def out_of_range(
+    args: Any, path: str = "args", keys: bool = False
+) -> Optional[tuple[str, InputError]]:
+    """The first field of an Args value (and of the Args inside it: a field, a list's or a
+    mapping's items) whose number is outside its declared range, as (its path under `path`,
+    the error); None when all are in range. The Python entry point's half of the one check the
+    stack config makes when it is read (`components.platform.derive.config_type`)."""
+    if not dataclasses.is_dataclass(args) or isinstance(args, type):
+        return None
+    for inp in inputs(type(args)):
+        value = getattr(args, inp.field, None)
+        step = (inp.path or camel(inp.field)) if keys else inp.field
+        at = f"{path}.{step}" if path else step
+        if isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                found = out_of_range(item, f"{at}[{i}]", keys)
+                if found:
+                    return found
+            continue
+        if isinstance(value, dict):
+            for k, item in value.items():
+                found = out_of_range(item, f"{at}.{k}", keys)
+                if found:
+                    return found
+            continue
+        if dataclasses.is_dataclass(value):
+            found = out_of_range(value, at, keys)
+            if found:
+                return found
+            continue
+        tp = plain_number_type(inp.annotation)
+        if tp is not None:
+            bad = range_error(value, tp, inp.decl)
+            if bad is not None:
+                return at, bad
+    return None
+
+
+def plain_number_type(tp: Any) -> Optional[type]:
+    """int or float when the field's type is one (inside Optional / pulumi.Input), else None."""
+    if tp in (int, float):
+        return tp
+    if typing.get_origin(tp) is typing.Union:
+        for a in typing.get_args(tp):
+            if a in (int, float):
+                return a
+    return None
 
 
 def camel(name: str) -> str:

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origi
 from pydantic import Field, create_model
 
 from ..model.errors import InputError
-from ..model.inputs import REQUIRED, Input, Stack, arg_path, camel, inputs
+from ..model.inputs import REQUIRED, Input, Stack, arg_path, camel, inputs, int_bounds
 from .syntax import CONFIG_TYPES, SYNTAX, ConfigModel, key_path
 
 _COMPONENT = re.compile(r"^[A-Z]\w*\('(?:[^'\\]|\\.)*'\)\.?")
@@ -70,7 +70,8 @@ def config_type(tp: Any, decl: Stack) -> Any:
     if tp is bool:
         return Annotated[bool, Field(strict=True)]
     if tp is int:
-        return Annotated[int, Field(strict=True, ge=decl.ge, le=decl.le)]
+        ge, le = int_bounds(decl)
+        return Annotated[int, Field(strict=True, ge=ge, le=le)]
     if tp is float:
         return Annotated[float, Field(strict=True, ge=decl.ge, le=decl.le)]
     if tp is str:

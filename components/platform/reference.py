@@ -22,7 +22,7 @@ from typing import Any, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ..model.inputs import REQUIRED, Input, inputs
+from ..model.inputs import REQUIRED, Input, inputs, number_text
 from ..model.nodes.catalog import reference_list
 from . import config, llm_workloads, workloads
 from .derive import ARGS, INPUTS, keys_named, section_model
@@ -127,9 +127,9 @@ def _type_words(tp: Any, decl: Any) -> str:
     if tp is int or tp is float:
         word = "int" if tp is int else "number"
         if decl.ge is not None and decl.le is not None:
-            return f"{word} {decl.ge:g}..{decl.le:g}"
+            return f"{word} {number_text(decl.ge)}..{number_text(decl.le)}"
         if decl.ge is not None:
-            return f"{word} ≥ {decl.ge:g}"
+            return f"{word} ≥ {number_text(decl.ge)}"
         return word
     if tp is str:
         return "string"

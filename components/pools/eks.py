@@ -44,6 +44,7 @@ import pulumi
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.catalog import (
+    EKS_MAX_NODES,
     is_gpu_instance,
     validate_aws_cpu_instance_types,
     validate_aws_gpu_instance_types,
@@ -143,7 +144,7 @@ class EksGpuNodeGroupArgs:
     on-demand fallback, declare two pools and wire workloads to both, spot first."""
     min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
     """Fewest nodes (0: scale to zero); at most `max_nodes`."""
-    max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))
+    max_nodes: Optional[int] = field(default=1, metadata=stack(required=True, le=EKS_MAX_NODES))
     """Most nodes, at least 1."""
     desired_nodes: Optional[int] = field(default=None, metadata=stack(ge=0))
     """Nodes at creation; default `min_nodes`. Later owned by the autoscaler (ignored)."""

@@ -35,6 +35,7 @@ from ..kube.objects import sdk_options
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.catalog import (
+    GKE_MAX_NODES,
     gke_accelerator,
     gke_gpus_for_machine,
     mig_instances,
@@ -50,6 +51,7 @@ from ..model.nodes.labels import (
     GKE_SHARING_LABEL,
     GKE_SPOT_LABEL,
 )
+from ..model.nodes.shapes import MAX_DISK
 from ..model.scheduling import Taint, validate_dns1035_label
 from .component import PoolComponent
 from .pool import (
@@ -138,7 +140,7 @@ class GkeGpuNodePoolArgs:
     driver, `addons.gpuDriverInstaller` NVIDIA's GPU driver (GKE's installer DaemonSet)."""
     min_nodes: Optional[int] = field(default=0, metadata=stack(ge=0))
     """Fewest nodes in the whole pool (0: scale to zero); at most `max_nodes`."""
-    max_nodes: Optional[int] = field(default=1, metadata=stack(required=True))
+    max_nodes: Optional[int] = field(default=1, metadata=stack(required=True, le=GKE_MAX_NODES))
     """Most nodes in the whole pool (total over its zones), at least 1."""
     spot: Optional[bool] = False
     """Spot VMs (GKE labels them `cloud.google.com/gke-spot=true`)."""
@@ -162,7 +164,7 @@ class GkeGpuNodePoolArgs:
     label `gpu-inference.dev/pool`, unique to the pool and known before it exists."""
     scheduling_style: Optional[str] = field(default="nodeSelector", metadata=stack(hidden=True))
     """How the placement selects: `nodeSelector` or `nodeAffinity` (required, In)."""
-    disk_size_gb: Optional[int] = field(default=100, metadata=stack(ge=10))
+    disk_size_gb: Optional[int] = field(default=100, metadata=stack(ge=10, le=MAX_DISK))
     """Boot disk size in GB, at least 10 (model images are large)."""
     disk_type: Optional[str] = None
     """Boot disk type (e.g. `pd-balanced`, `pd-ssd`); default: GKE's."""

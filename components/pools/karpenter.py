@@ -61,7 +61,13 @@ from ..model.autoscalers.karpenter import (
 )
 from ..model.errors import InputError, show
 from ..model.inputs import stack
-from ..model.nodes.catalog import AWS_GPU_INSTANCES, aws_gpu_families, aws_instance
+from ..model.nodes.catalog import (
+    AWS_GPU_INSTANCES,
+    AWS_MAX_GPUS,
+    EKS_MAX_NODES,
+    aws_gpu_families,
+    aws_instance,
+)
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.nodes.sharing import config_name, validate_replicas
 from ..model.scheduling import GPU_RESOURCE, Taint
@@ -126,9 +132,9 @@ class KarpenterGpuNodePoolArgs:
     instance_types: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
     """EC2 GPU instance types of the catalog, each once, as `node.kubernetes.io/instance-type` In,
     e.g. `["g6.xlarge"]`."""
-    min_gpus: Optional[int] = field(default=1, metadata=stack(ge=1))
+    min_gpus: Optional[int] = field(default=1, metadata=stack(ge=1, le=AWS_MAX_GPUS))
     """Fewest GPUs per node: `karpenter.k8s.aws/instance-gpu-count` Gt `min_gpus - 1`."""
-    max_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
+    max_gpus: Optional[int] = field(default=None, metadata=stack(ge=1, le=AWS_MAX_GPUS))
     """Most GPUs per node, at least `min_gpus`: `instance-gpu-count` Lt `max_gpus + 1` (none:
     any)."""
     capacity_types: Optional[Sequence[str]] = field(
@@ -137,9 +143,13 @@ class KarpenterGpuNodePoolArgs:
     """`reserved` / `spot` / `on-demand` (`karpenter.sh/capacity-type` In), in priority order,
     which must be Karpenter's own within one NodePool (reserved, spot, on-demand): another order
     is refused (use two pools, wired in your order); `reserved` not on `auto_mode`."""
-    max_nodes: Optional[int] = field(default=1, metadata=stack(root=True, required=True))
+    max_nodes: Optional[int] = field(
+        default=1, metadata=stack(root=True, required=True, le=EKS_MAX_NODES)
+    )
     """Most nodes, at least 1 (NodePool `limits.nodes`)."""
-    max_total_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
+    max_total_gpus: Optional[int] = field(
+        default=None, metadata=stack(ge=1, le=EKS_MAX_NODES * AWS_MAX_GPUS)
+    )
     """Most physical GPUs over the whole pool (`limits["nvidia.com/gpu"]`). Karpenter counts the
     `nvidia.com/gpu` its nodes have as it sees them; a time-sliced pool's NodeOverlays make that
     GPUs x `time_slicing_replicas`, so the limit written is this times the replicas."""

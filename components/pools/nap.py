@@ -65,6 +65,7 @@ from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.aks_shapes import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_PODS_RANGE, AKS_OS_DISK_MAX_GB
 from ..model.nodes.azure_vms import AZURE_GPU_VMS, azure_vm
+from ..model.nodes.catalog import AKS_MAX_CLUSTER_NODES
 from ..model.scheduling import Taint, Toleration
 from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT, SPOT_TAINT, check_gpu_driver, whole_in
 from .component import PoolComponent
@@ -102,6 +103,11 @@ RESTRICTED_DOMAINS = ("karpenter.sh", "karpenter.azure.com", "kubernetes.azure.c
 _PRIORITY = {"spot": "spot", "on-demand": "regular"}
 
 
+AZURE_MAX_GPUS = max(vm.gpus for vm in AZURE_GPU_VMS.values())
+"""The most GPUs an Azure VM size of the catalog has (8): a NodePool's GPUs per node are at most
+this."""
+
+
 @dataclass
 class AksNapGpuNodePoolArgs:
     """Inputs of an `AksNapGpuNodePool`; every default is here."""
@@ -117,9 +123,9 @@ class AksNapGpuNodePoolArgs:
     vm_sizes: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
     """GPU VM sizes of the catalog (`karpenter.azure.com/sku-name` In), each once, e.g.
     `["Standard_NC24ads_A100_v4"]`."""
-    min_gpus: Optional[int] = field(default=1, metadata=stack(ge=1))
+    min_gpus: Optional[int] = field(default=1, metadata=stack(ge=1, le=AZURE_MAX_GPUS))
     """Fewest GPUs per node: `karpenter.azure.com/sku-gpu-count` Gt `min_gpus - 1`."""
-    max_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
+    max_gpus: Optional[int] = field(default=None, metadata=stack(ge=1, le=AZURE_MAX_GPUS))
     """Most GPUs per node, at least `min_gpus`: `sku-gpu-count` Lt `max_gpus + 1` (none: any)."""
     capacity_types: Optional[Sequence[str]] = field(
         default=None, metadata=stack(choices=CAPACITY_TYPES, min_items=1, default="`[on-demand]`")
@@ -127,9 +133,13 @@ class AksNapGpuNodePoolArgs:
     """`spot` / `on-demand` (`karpenter.sh/capacity-type` In), in priority order, which must be
     Karpenter's own within one NodePool (spot before on-demand): another order is refused (use two
     pools, wired in your order)."""
-    max_nodes: Optional[int] = field(default=1, metadata=stack(root=True, required=True))
+    max_nodes: Optional[int] = field(
+        default=1, metadata=stack(root=True, required=True, le=AKS_MAX_CLUSTER_NODES)
+    )
     """Most nodes, at least 1 (NodePool `limits.nodes`)."""
-    max_total_gpus: Optional[int] = field(default=None, metadata=stack(ge=1))
+    max_total_gpus: Optional[int] = field(
+        default=None, metadata=stack(ge=1, le=AKS_MAX_CLUSTER_NODES * AZURE_MAX_GPUS)
+    )
     """Most GPUs over the whole pool (`limits["nvidia.com/gpu"]`)."""
     labels: Optional[Mapping[str, str]] = field(
         default=None, metadata=stack(root=True, syntax="labels")

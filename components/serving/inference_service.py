@@ -28,7 +28,8 @@ import pulumi_kubernetes as k8s
 from ..kube.provider import create_opts, owned
 from ..model.deploy import versions
 from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_ranges, stack
+from ..model.nodes.catalog import MAX_REPLICAS
 from ..model.scheduling import (
     NodeSelectorRequirement,
     Placement,
@@ -118,10 +119,12 @@ class PredictorArgs:
     `{valueFrom: {secretKeyRef: {name, key}}}` (a value read from a Secret, e.g. `HF_TOKEN`)."""
     args: Optional[Sequence[str]] = None
     """Arguments of the model container."""
-    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, default=MIN_REPLICAS))
+    min_replicas: Optional[int] = field(
+        default=None, metadata=stack(ge=0, le=MAX_REPLICAS, default=MIN_REPLICAS)
+    )
     """Minimum replicas (0: scale to zero, Serverless only: a raw Deployment does not scale to
     zero, kserve/kserve#3514); KServe's default is 1."""
-    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1, le=MAX_REPLICAS))
     """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's
     max-scale capacity (GI015) counts it."""
     scale_target: Optional[int] = field(default=None, metadata=stack(ge=1))
@@ -159,9 +162,11 @@ class TransformerArgs:
 
     containers: Sequence[ContainerArgs] = field(metadata=stack(min_items=1))
     """The containers (the first one is the transformer or explainer)."""
-    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, default=MIN_REPLICAS))
+    min_replicas: Optional[int] = field(
+        default=None, metadata=stack(ge=0, le=MAX_REPLICAS, default=MIN_REPLICAS)
+    )
     """Minimum replicas (0: scale to zero, Serverless only, kserve/kserve#3514)."""
-    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1, le=MAX_REPLICAS))
     """Maximum replicas, at least `min_replicas` (unset: no maximum); the placement check's
     max-scale capacity (GI015) counts it."""
     scale_target: Optional[int] = field(default=None, metadata=stack(ge=1))
@@ -656,6 +661,7 @@ def _build(
             "PredictorArgs(...)",
             "predictor",
         )
+    check_ranges(args, "", keys=True)
     isvc, namespace, spelled = _validate_header(name, args)
     if (args.ingress or "kourier") not in ("kourier", "istio"):
         raise InputError(

@@ -35,7 +35,8 @@ import pulumi_kubernetes as k8s
 
 from ..kube.provider import create_opts, owned
 from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_ranges, stack
+from ..model.nodes.catalog import MAX_REPLICAS
 from ..model.scheduling import (
     NodeSelectorRequirement,
     Placement,
@@ -119,12 +120,12 @@ class LLMWorkloadArgs:
     """CPU request and limit of the `main` container (`"8"`, `"500m"`)."""
     memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory request and limit of the `main` container (`"64Gi"`)."""
-    replicas: Optional[int] = field(default=None, metadata=stack(ge=0))
+    replicas: Optional[int] = field(default=None, metadata=stack(ge=0, le=MAX_REPLICAS))
     """Fixed replicas (0 stops it); exclusive with max_replicas (autoscaling). KServe's default
     is 1."""
-    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
+    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=1, le=MAX_REPLICAS))
     """Autoscaling floor (1 or more; KServe's default 1)."""
-    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1, le=MAX_REPLICAS))
     """Autoscaling ceiling: setting it turns on WVA autoscaling (`spec.scaling`)."""
     autoscaler: Optional[str] = field(default="keda", metadata=stack(choices=AUTOSCALERS))
     """The WVA actuator when autoscaling: keda or hpa (hpa needs a Prometheus Adapter)."""
@@ -174,7 +175,7 @@ class LLMRouterArgs:
     scheduler: Optional[bool] = field(default=True, metadata=stack("scheduler.enabled"))
     """Run the endpoint picker (an InferencePool in front of the pods)."""
     scheduler_replicas: Optional[int] = field(
-        default=None, metadata=stack("scheduler.replicas", ge=1)
+        default=None, metadata=stack("scheduler.replicas", ge=1, le=MAX_REPLICAS)
     )
     """Scheduler replicas (1 or more; more turn on leader election)."""
     scheduler_placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
@@ -641,6 +642,7 @@ def _worker_pools(w: LLMWorkloadArgs) -> object:
 def _build(
     name: str, args: LLMInferenceServiceArgs
 ) -> tuple[dict[str, Any], dict[str, Optional[Placement]], list[dict[str, Any]]]:
+    check_ranges(args, "")  # this component's errors name the fields
     svc = args.name or name
     try:
         validate_dns1035_label(svc)

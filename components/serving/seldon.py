@@ -26,7 +26,8 @@ import pulumi_kubernetes as k8s
 from ..kube.provider import create_opts, owned
 from ..model.deploy.versions import SELDON_BUILTIN_CAPABILITIES
 from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_ranges, stack
+from ..model.nodes.catalog import MAX_REPLICAS
 from ..model.scheduling import (
     NodeSelectorRequirement,
     Placement,
@@ -166,11 +167,11 @@ class SeldonServerArgs:
         ),
     )
     """The ServerConfig it uses (e.g. `mlserver`); the CRD requires it."""
-    replicas: Optional[int] = field(default=None, metadata=stack(ge=0, value=1))
+    replicas: Optional[int] = field(default=None, metadata=stack(ge=0, le=MAX_REPLICAS, value=1))
     """Number of server replicas (Seldon's default 1)."""
-    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0))
+    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, le=MAX_REPLICAS))
     """Minimum replicas (autoscaling)."""
-    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1, le=MAX_REPLICAS))
     """Maximum replicas (autoscaling)."""
     extra_capabilities: Optional[Sequence[str]] = field(
         default=None, metadata=stack("capabilities", syntax="capabilities")
@@ -230,11 +231,11 @@ class SeldonModelArgs:
     server: Optional[str] = None
     """Pin to this Server, which must be declared (no fallback to another server when it cannot
     load, even with `requirements`)."""
-    replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
+    replicas: Optional[int] = field(default=None, metadata=stack(ge=1, le=MAX_REPLICAS))
     """Model replicas (Seldon's default 1)."""
-    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0))
+    min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, le=MAX_REPLICAS))
     """Minimum replicas (autoscaling)."""
-    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1))
+    max_replicas: Optional[int] = field(default=None, metadata=stack(ge=1, le=MAX_REPLICAS))
     """Maximum replicas (autoscaling)."""
     memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory the model needs (`"20Gi"`), used by the scheduler to pick a server."""
@@ -401,6 +402,7 @@ def _base_capabilities(
 
 def server_config_body(name: str, args: SeldonServerConfigArgs) -> dict[str, Any]:
     """The ServerConfig CR as a plain dict. Raises InputError (path relative to the args)."""
+    check_ranges(args, "", keys=True)
     metadata = _metadata(name, args)
     if args.base is not None:
         return _based_server_config(metadata, args)
@@ -504,6 +506,7 @@ def _based_server_config(metadata: dict[str, Any], args: SeldonServerConfigArgs)
 
 def server_body(name: str, args: SeldonServerArgs) -> dict[str, Any]:
     """The Server CR as a plain dict. Raises InputError (path relative to the args)."""
+    check_ranges(args, "", keys=True)
     metadata = _metadata(name, args)
     spec: dict[str, Any] = _replicas(args, ("replicas", "min_replicas", "max_replicas"))
     if args.server_config is not None:
@@ -541,6 +544,7 @@ def server_body(name: str, args: SeldonServerArgs) -> dict[str, Any]:
 
 def model_body(name: str, args: SeldonModelArgs) -> dict[str, Any]:
     """The Model CR as a plain dict. Raises InputError (path relative to the args)."""
+    check_ranges(args, "", keys=True)
     metadata = _metadata(name, args)
     spec: dict[str, Any] = {}
     if args.storage_uri is not None:

@@ -181,7 +181,7 @@ def test_custom_containers_and_a_transformer_claim_on_their_first_container():
         (
             _isvc(framework="triton", storage_uri="gs://b/m", gpu_claim=GpuClaimArgs(count=0)),
             "predictor.gpuClaim.count",
-            "is not a number of devices",
+            "0 is out of range",
         ),
     ],
 )

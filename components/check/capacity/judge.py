@@ -26,13 +26,17 @@ from ..contract import POOL_STARTUP_ANNOTATION
 from ..read import Findings, as_int
 from ..results import PoolFacts
 from .model import (
+    SEARCH_WORK,
     CapacityCase,
     Demand,
+    bounded_view,
     build_case,
     counted,
     landing,
     node_copies,
+    past_bound,
     pool_sets,
+    sums_short,
     vector,
 )
 from .packing import (
@@ -111,7 +115,7 @@ def check_capacity(
                 "give the pool one node shape, or check by hand that its pods fit",
             )
             continue
-        case = build_case(members, copies, mine, daemonsets)
+        case = bounded_view(build_case(members, copies, mine, daemonsets))
         cases.append(case)
         _judge(case, out)
     check_quotas(graph, pools, cases, out, quotas)
@@ -123,8 +127,14 @@ def check_capacity(
 # ---------------------------------------------------------------------------------------------
 
 
+def _real(case: CapacityCase) -> CapacityCase:
+    """The case a bounded view stands for (what the findings count and name)."""
+    return case.real or case
+
+
 def _pool_nodes(case: CapacityCase, at: str = "most") -> str:
     """`h100 2 x a3-highgpu-8g (8 GPUs each)`, per pool of the case."""
+    case = _real(case)
     parts = []
     for pool in case.pools:
         mine = [c for c in case.classes if c.pool.name == pool.name]
@@ -136,11 +146,18 @@ def _pool_nodes(case: CapacityCase, at: str = "most") -> str:
     return "; ".join(parts)
 
 
-def _pods(case: CapacityCase, kinds: Sequence[int]) -> str:
-    """`LLMInferenceService/x/decode x1 (4 GPUs)`, per kind, in kind order."""
+def _pods(
+    case: CapacityCase, kinds: Sequence[int], laid: Sequence[int] = (), real: Sequence[int] = ()
+) -> str:
+    """`LLMInferenceService/x/decode x1 (4 GPUs)`, per kind, in kind order. `kinds`: a kind per
+    pod left out of the pieces laid out (`laid` of each kind, of the `real` counts: the pods of a
+    bounded view's kind past what it laid out are left out too)."""
     counts: dict[int, int] = {}
     for k in kinds:
         counts[k] = counts.get(k, 0) + 1
+    for k, (n, m) in enumerate(zip(laid, real, strict=True)):
+        if m > n:
+            counts[k] = counts.get(k, 0) + m - n
     parts = []
     for k in sorted(counts):
         kind = case.kinds[k]
@@ -149,19 +166,57 @@ def _pods(case: CapacityCase, kinds: Sequence[int]) -> str:
     return "; ".join(parts)
 
 
-def _short(case: CapacityCase, bins: Sequence[Bin], pieces: Sequence[Piece]) -> str:
-    """What the pods ask beyond what the nodes hold, resource by resource, when a sum says it."""
-    for r, name in enumerate(_NAMES):
-        asked = sum(p.ask[r] for p in pieces)
-        held = sum(b.room[r] for b in bins)
-        if asked > held:
-            taken = any(vector(c.overhead)[r] for c in case.classes)
-            after = " after their DaemonSets" if taken else ""
-            return (
-                f"they ask {format_resource(name, asked)} {name}, the nodes hold "
-                f"{format_resource(name, held)}{after}"
-            )
-    return ""
+def _short(case: CapacityCase, counts: Sequence[int], at: str = "most") -> str:
+    """What the pods (`counts` of each kind of the real case) ask beyond what the nodes hold, for
+    the first resource whose sum says it (from counts: never one pod at a time)."""
+    case = _real(case)
+    r = sums_short(case, counts, at)
+    if r is None:
+        return ""
+    name = _NAMES[r]
+    asked = sum(n * vector(k.ask)[r] for k, n in zip(case.kinds, counts, strict=True))
+    held = sum(getattr(c, at) * vector(c.allocatable - c.overhead)[r] for c in case.classes)
+    taken = any(vector(c.overhead)[r] for c in case.classes)
+    after = " after their DaemonSets" if taken else ""
+    return (
+        f"they ask {format_resource(name, asked)} {name}, the nodes hold "
+        f"{format_resource(name, held)}{after}"
+    )
+
+
+def _real_counts(case: CapacityCase, at: str = "always") -> list[int]:
+    real = _real(case)
+    if at == "always":
+        return [n or 0 for n in real.counts("always")]
+    return [k.always if k.most is None else k.most for k in real.kinds]
+
+
+def _by_sums(case: CapacityCase, out: Findings) -> None:
+    """A case past the bound even as counts (both its pods and its nodes many): the resource
+    sums say whether the pods that run all the time can fit; which do is not worked out."""
+    real = _real(case)
+    always = _real_counts(case)
+    names = _names([p.name for p in case.pools])
+    nodes = sum(c.most for c in real.classes)
+    why = _short(case, always)
+    if why:
+        case.fits = False
+        out.add(
+            "GI040",
+            case.pools[0].resource,
+            f"the pods that run all the time cannot run at once on pool(s) {names} at their max "
+            f"({_pool_nodes(case)}): {why} ({sum(always)} pods: which of them run together is "
+            "not worked out)",
+            "lower their replicas, or give them more nodes",
+        )
+        return
+    out.add(
+        "GI044",
+        case.pools[0].resource,
+        f"capacity of pool(s) {names} not judged: {sum(always)} pods on {nodes} nodes are past "
+        f"the search's bound ({SEARCH_WORK} pods x nodes), and their resource sums fit",
+        "check by hand that the pods that run all the time fit the pools' max nodes",
+    )
 
 
 def _fewest(case: CapacityCase, counts: Sequence[int], start: int, stop: int) -> int | None:
@@ -234,6 +289,9 @@ def _judge(case: CapacityCase, out: Findings) -> None:
         case.fits = True
         _max_scale(case, always, out)
         return
+    if past_bound(case):
+        _by_sums(case, out)
+        return
     bins = case.bins("most")
     pairs = case.pieces(always)
     pieces = [p for _, p in pairs]
@@ -269,13 +327,14 @@ def _no_packing(
     pieces = [p for _, p in pairs]
     best = fullest(bins, pieces)
     left = [k for (k, _), b in zip(pairs, best.where, strict=True) if b < 0]
-    why = _short(case, bins, pieces) or (
+    why = _short(case, _real_counts(case)) or (
         "no packing exists (" + (no_packing_reason(bins, pieces) or "exact search") + ")"
     )
     why = why.replace("kind ", "")
     most = "at most" if best.proven else "the fullest packing found runs"
     names = _names([p.name for p in case.pools])
-    grow = _grow(case, always)
+    # Past what the max nodes hold (a bounded view's kind): a few nodes more would not do.
+    grow = _grow(case, always) if list(always) == _real_counts(case) else None
     fix = "lower their replicas, or give them more nodes"
     if grow is not None:
         fix = f"raise {grow} (the fewest nodes that hold them), or lower their replicas"
@@ -283,8 +342,9 @@ def _no_packing(
         "GI040",
         case.pools[0].resource,
         f"the pods that run all the time cannot run at once on pool(s) {names} at their max "
-        f"({_pool_nodes(case)}): {why}; {most} {best.placed} of {len(pieces)} pods together "
-        f"(LeaderWorkerSet groups whole), leaving Pending: {_pods(case, left)}",
+        f"({_pool_nodes(case)}): {why}; {most} {best.placed} of {sum(_real_counts(case))} pods "
+        f"together (LeaderWorkerSet groups whole), leaving Pending: "
+        f"{_pods(case, left, always, _real_counts(case))}",
         fix,
     )
 
@@ -306,14 +366,23 @@ def _headroom(case: CapacityCase, packing: Packing, always: Sequence[int], out: 
         )
         need = len(used) if fewest is None else fewest
         how = "the fewest that hold them" if fewest is not None else "in the packing found"
+        # A bounded view lays out only the nodes its pods may use: the rest are headroom too.
+        real = [c for c in _real(case).classes if c.pool.name == pool.name]
+        count = sum(c.most for c in real)
+        gpus += sum(c.most * c.allocatable.gpus for c in real) - gpus_laid(case, pool.name)
         gpu_text = f", {gpus - taken} of {gpus} GPU(s) free" if gpus else ""
         out.add(
             "GI041",
             pool.resource,
-            f"pool {pool.name} at its max ({len(mine)} node(s)): the pods that run all the time "
-            f"take {need} node(s) ({how}): headroom {len(mine) - need} node(s){gpu_text}",
+            f"pool {pool.name} at its max ({count} node(s)): the pods that run all the time "
+            f"take {need} node(s) ({how}): headroom {count - need} node(s){gpu_text}",
             "none needed (for information)",
         )
+
+
+def gpus_laid(case: CapacityCase, pool: str) -> int:
+    """The GPUs of the pool's nodes the case lays out (at their max)."""
+    return sum(c.most * c.allocatable.gpus for c in case.classes if c.pool.name == pool)
 
 
 def _startup(case: CapacityCase) -> int:
@@ -342,10 +411,11 @@ def _warm(case: CapacityCase, always: Sequence[int], out: Findings) -> None:
     need = f" need {n} node(s)" if n is not None else " need more nodes"
     grow = _grow(case, always, "least")
     fix = f"raise {grow}" if grow is not None else "raise the pools' minNodes"
+    kept = sum(c.least for c in _real(case).classes)
     out.add(
         "GI042",
         case.pools[0].resource,
-        f"pool(s) {names} keep {len(least)} node(s) at their min ({_pool_nodes(case, 'least')}) "
+        f"pool(s) {names} keep {kept} node(s) at their min ({_pool_nodes(case, 'least')}) "
         f"but the pods that run all the time{need}: the rest wait for a node to start (about "
         f"{_startup(case)}s) every time they are created, and every scale-up from min is a cold "
         "start",
@@ -357,6 +427,17 @@ def _max_scale(case: CapacityCase, always: Sequence[int], out: Findings) -> None
     most = [always[k] if m is None else m for k, m in enumerate(case.counts("most"))]
     if list(most) == list(always):
         return
+    if past_bound(case):
+        why = _short(case, _real_counts(case, "most"))
+        if why:
+            out.add(
+                "GI015",
+                case.pools[0].resource,
+                f"at max scale the workloads on pool(s) {_names([p.name for p in case.pools])} "
+                f"do not fit their max ({_pool_nodes(case)}): {why}",
+                "lower maxReplicas or raise the pools' maxNodes",
+            )
+        return  # a warning only: not judged is said by nothing louder
     bins = case.bins("most")
     pairs = case.pieces(most)
     pieces = [p for _, p in pairs]
@@ -368,33 +449,38 @@ def _max_scale(case: CapacityCase, always: Sequence[int], out: Findings) -> None
     best = fullest(bins, pieces)
     left = [k for (k, _), b in zip(pairs, best.where, strict=True) if b < 0]
     names = _names([p.name for p in case.pools])
-    where = _grow(case, most) or f"maxNodes of {names}"
+    real_most, real_always = _real_counts(case, "most"), _real_counts(case)
+    where = (_grow(case, most) if most == real_most else None) or f"maxNodes of {names}"
     grown = "; ".join(
-        f"{case.kinds[k].resource}: {most[k]}" for k in range(len(most)) if most[k] != always[k]
+        f"{case.kinds[k].resource}: {real_most[k]}"
+        for k in range(len(most))
+        if real_most[k] != real_always[k]
     )
     out.add(
         "GI015",
         case.pools[0].resource,
         f"at max scale ({grown} pods) the workloads on pool(s) {names} do not fit their max "
-        f"({_pool_nodes(case)}): {_short(case, bins, pieces) or 'no packing exists'}; "
+        f"({_pool_nodes(case)}): {_short(case, real_most) or 'no packing exists'}; "
         f"{'at most' if best.proven else 'the fullest packing found runs'} {best.placed} of "
-        f"{len(pieces)} pods together, leaving Pending: {_pods(case, left)}",
+        f"{sum(real_most)} pods together, leaving Pending: "
+        f"{_pods(case, left, most, real_most)}",
         f"raise {where} or lower maxReplicas",
     )
 
 
 def _fragmentation(case: CapacityCase, always: Sequence[int], out: Findings) -> None:
-    nodes = case.nodes("most")
     names = _names([p.name for p in case.pools])
-    if sum(always) * len(nodes) > STRAND_WORK:
+    count = sum(c.most for c in _real(case).classes)
+    if sum(always) * count > STRAND_WORK:
         out.add(
             "GI044",
             case.pools[0].resource,
-            f"fragmentation on pool(s) {names} not judged: {sum(always)} pods on {len(nodes)} "
+            f"fragmentation on pool(s) {names} not judged: {sum(always)} pods on {count} "
             f"nodes are past the search's bound ({STRAND_WORK} pods x nodes)",
             "check by hand that the default scheduler's spreading strands no large pod",
         )
         return
+    nodes = case.nodes("most")
     sched = case.scheduler("most")
     try:
         strand = find_strand(sched, always, case.after(), STRAND_STATES)

@@ -138,6 +138,7 @@ class CapacityCase:
     fits: bool | None = None
     packing: Packing | None = None
     strand: Strand | None = None
+    real: CapacityCase | None = None  # of a `bounded_view`: the case it bounds
 
     def nodes(self, at: str = "most") -> list[int]:
         """Node classes, one entry per node (`at`: "most" the pools' max, "least" their min)."""
@@ -440,3 +441,87 @@ def _alike(case: CapacityCase) -> list[int]:
         )
         out.append(keys.setdefault(key, len(keys)))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Bounded work: identical pods as counts
+# ---------------------------------------------------------------------------------------------
+
+VIEW_WORK = 10_000
+"""Pods x nodes above which the capacity proof works on the case's `bounded_view`."""
+SEARCH_WORK = 200_000
+"""Pods x nodes of a bounded view above which the proof lays out no pod one by one: it judges by
+the resource sums alone (what counts say without a packing), or not at all (GI044)."""
+
+
+def per_node(ask: Vector, room: Vector) -> int:
+    """How many pods asking `ask` one node with `room` holds at most, resource by resource (a pod
+    asks one of the node's pods, so this is finite)."""
+    return min((room[r] // a for r, a in enumerate(ask) if a > 0), default=0)
+
+
+def _whole_groups(kind: Kind, n: int) -> int:
+    """`n` rounded up to whole LeaderWorkerSet groups of the kind's template."""
+    gang = kind.gang
+    if gang is None or gang.per_group <= 1:
+        return n
+    return -(-n // gang.per_group) * gang.per_group
+
+
+def bounded_view(case: CapacityCase) -> CapacityCase:
+    """The case with no more pods of a kind than the pools' max nodes can hold (plus one, so that
+    a kind past it still shows it does not fit) and no more nodes of a class than pods may land
+    there. Each answer the proof gives on it is the answer on the case: pods past what all the
+    nodes hold never run, and nodes past the pods that may use them stay empty. So its work
+    grows with the distinct pods and node classes, not with replicas or max nodes (a Server at
+    2147483647 replicas is a few pods here). `CapacityCase.real` is the case itself. A case
+    whose pods x nodes are within `VIEW_WORK` is its own view."""
+    if _work(case) <= VIEW_WORK:
+        return case
+    rooms = [vector(c.allocatable - c.overhead) for c in case.classes]
+    kinds = []
+    for k in case.kinds:
+        ask = vector(k.ask)
+        hold = sum(case.classes[c].most * per_node(ask, rooms[c]) for c in k.classes)
+        cap = _whole_groups(k, hold + 1)
+        kinds.append(
+            replace(
+                k,
+                always=min(k.always, cap),
+                most=None if k.most is None else min(k.most, cap),
+            )
+        )
+    classes = []
+    for c, cls in enumerate(case.classes):
+        users = sum(max(k.always, k.most or 0) for k in kinds if c in k.classes or c in k.placed)
+        classes.append(replace(cls, most=min(cls.most, users), least=min(cls.least, users)))
+    view = CapacityCase(case.pools, classes, kinds, case.groups)
+    view.real = case
+    return view
+
+
+def _work(case: CapacityCase) -> int:
+    pods = sum(max(k.always, k.most or 0) for k in case.kinds)
+    return pods * sum(max(c.most, c.least) for c in case.classes)
+
+
+def past_bound(case: CapacityCase) -> bool:
+    """Whether even the bounded view is too large to lay out pod by pod."""
+    return _work(case) > SEARCH_WORK
+
+
+def sums_short(case: CapacityCase, counts: Sequence[int], at: str = "most") -> int | None:
+    """The first resource (index) the pods (`counts` of each kind) ask more of in all than the
+    nodes (`at` their max or min) hold, or None: from counts, never one pod at a time."""
+    held = [0] * 5
+    for cls in case.classes:
+        room = vector(cls.allocatable - cls.overhead)
+        n = getattr(cls, at)
+        for r in range(5):
+            held[r] += n * room[r]
+    asked = [0] * 5
+    for k, n in zip(case.kinds, counts, strict=True):
+        ask = vector(k.ask)
+        for r in range(5):
+            asked[r] += n * ask[r]
+    return next((r for r in range(5) if asked[r] > held[r]), None)

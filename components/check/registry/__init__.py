@@ -1043,6 +1043,23 @@ RULES: tuple[Rule, ...] = (
         "estimate, what it launches by; the other kinds' node memory is the node-shape "
         "catalog's rule (GI021)",
     ),
+    Rule(
+        code="GI065",
+        slug="count-out-of-api-range",
+        severities=("error",),
+        scope="graph",
+        doc=(
+            "a workload's replica or parallelism count is outside what its API takes: past the "
+            "int32 maximum (2147483647) of its field, or below its least value (a negative "
+            "Deployment or StatefulSet `replicas`, an LLMInferenceService `parallelism` below "
+            "1, a LeaderWorkerSet past 1000000 replicas): the API server refuses the object or "
+            "its controller cannot read it"
+        ),
+        pools=None,
+        workloads=tuple(k for k in WORKLOAD_KINDS if k != "DaemonSet"),
+        judge=checked("apps/v1 int32 fields and validation; the CRDs' format: int32, minimum"),
+        run="capacity.api_ranges:api_ranges",
+    ),
 )
 
 

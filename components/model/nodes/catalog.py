@@ -542,6 +542,29 @@ def _join_or(parts: Sequence[str]) -> str:
 
 NODE_STARTUP_SECONDS: dict[str, int] = {"gke": 900, "eks": 900, "aks": 900, "existing": 0}
 
+GKE_MAX_NODES = 15_000
+"""The most nodes a GKE Standard node pool can have in all: a cluster holds at most 15,000 nodes
+(GKE "Quotas and limits", cloud.google.com/kubernetes-engine/quotas: nodes per cluster 15,000
+for GKE 1.18 and later, 1,000 per node pool zone)."""
+EKS_MAX_NODES = 100_000
+"""The most nodes an EKS node group or Karpenter NodePool can have: an EKS cluster holds at most
+100,000 ("Amazon EKS enables ultra scale AI/ML workloads with support for 100K nodes per
+cluster", AWS Containers blog, 2025-07-16). "Nodes per managed node group" is an adjustable
+quota (450 by default: docs.aws.amazon.com/eks/latest/userguide/service-quotas.html), so the
+cluster's limit is the bound."""
+AKS_MAX_CLUSTER_NODES = 5_000
+"""The most nodes an AKS cluster holds, so the most a node auto-provisioning NodePool can
+launch (AKS "Quotas, virtual machine size restrictions, and region availability": 5,000 nodes
+per cluster with Virtual Machine Scale Sets; 1,000 per node pool)."""
+AWS_MAX_GPUS = max(i.gpus for i in AWS_GPU_INSTANCES.values())
+"""The most GPUs an EC2 instance type of the catalog has (8): a Karpenter NodePool's GPUs per
+node are at most this."""
+MAX_REPLICAS = 1_000_000
+"""The most replicas a workload count may ask for: LeaderWorkerSet v0.8.0's CRD caps its
+`spec.replicas` there (`maximum: 1000000`), the only cap an upstream workload API of this stack
+declares, and it is above the pods any cluster runs (Kubernetes' "Considerations for large
+clusters": at most 150,000 pods)."""
+
 
 def node_startup_seconds(provider: str, accelerator: str | None = None) -> int:
     """Default seconds from scale-up to an allocatable GPU for a pool of this provider / GPU."""

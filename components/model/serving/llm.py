@@ -283,10 +283,11 @@ def kv_heads_split(kv_heads: int, tensor: int) -> bool:
 
 def tensor_sizes(shape: ModelShape, most: int = 64) -> list[int]:
     """The tensor parallel sizes up to `most` vLLM accepts for the model: dividing its attention
-    heads, and dividing its KV heads or a multiple of them."""
+    heads, and dividing its KV heads or a multiple of them. None is past the heads, so the search
+    stops there whatever `most` is (a stack's `tensor: 2147483647` asks for no longer a list)."""
     return [
         t
-        for t in range(1, most + 1)
+        for t in range(1, min(most, shape.attention_heads) + 1)
         if shape.attention_heads % t == 0 and kv_heads_split(shape.kv_heads, t)
     ]
 
