@@ -24,7 +24,7 @@ from dra_graphs import (
 
 from components.check import CODES, check
 from components.check.dra import allocate
-from components.check.dra_cel import CelError, compile_error, evaluate
+from components.check.dra.cel import CelError, compile_error, evaluate
 from components.check.readers.dra import Claim, DeviceRequest
 from components.model.nodes.dra_devices import BUILTIN_DEVICE_CLASSES, node_devices
 

@@ -65,20 +65,17 @@ def test_the_check_command_fails_on_a_stale_file(tmp_path, monkeypatch):
 
 
 def test_the_committed_config_summary_is_the_generated_one():
-    from components.platform import summary
-
     text = reference.SUMMARY.read_text()
-    assert text == summary.render(text), (
+    assert text == reference.render_summary(text), (
         "docs/config.md's summary is stale: run python -m components.platform.reference"
     )
 
 
 def test_the_summary_names_every_provider_every_section_and_every_pool_kinds_keys():
-    from components.platform import summary
     from components.platform.config import CLUSTER_KEYS_BY_PROVIDER, SECTIONS
     from components.platform.pool_kinds import KINDS, pool_model
 
-    rows = dict(summary.rows())
+    rows = dict(reference.summary_rows())
     assert list(rows) == [
         f"gpu-inference:{s}" for s in (*SECTIONS[:7], "workloadFiles", *SECTIONS[7:])
     ]
@@ -89,7 +86,7 @@ def test_the_summary_names_every_provider_every_section_and_every_pool_kinds_key
     pools = rows["gpu-inference:pools"]
     for kind in KINDS:
         assert f"{kind.title} (`{kind.provider}`): " in pools
-        for key in summary._keys(pool_model(kind)):
+        for key in reference._keys(pool_model(kind)):
             assert f"`{key}`" in pools, (kind.name, key)
     assert "AKS agent pool (`aks`): `vmSize`" in pools
 

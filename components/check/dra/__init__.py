@@ -40,15 +40,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..model.deploy.versions import GKE_DRIVER_INSTALLER_PATHS, GKE_DRIVER_INSTALLER_REPO
-from ..model.nodes.dra_devices import DRA_DRIVER, UNMODELLED_ATTRIBUTES
-from ..model.scheduling import Placement
-from .read import Findings, Template
-from .readers.dra import Claim, DeviceRequest, DraIndex, DraUse, is_dra_node
-from .results import NodeTemplate, PoolFacts, WorkloadFacts
+from ...model.deploy.versions import GKE_DRIVER_INSTALLER_PATHS, GKE_DRIVER_INSTALLER_REPO
+from ...model.nodes.dra_devices import DRA_DRIVER, UNMODELLED_ATTRIBUTES
+from ...model.scheduling import Placement
+from ..read import Findings, Template
+from ..readers.dra import Claim, DeviceRequest, DraIndex, DraUse, is_dra_node
+from ..results import NodeTemplate, PoolFacts, WorkloadFacts
 
 if TYPE_CHECKING:
-    from .rules import CheckContext, PodContext
+    from ..rules import CheckContext, PodContext
 
 
 def _installer_fix(images: Sequence[str]) -> str:
@@ -107,7 +107,7 @@ class _Allocator:
         key = (rid, r.name, i)
         if key in self.cache:
             return self.cache[key]
-        from .dra_cel import CelError, evaluate
+        from .cel import CelError, evaluate
 
         device = self.devices[i]
         ok = True

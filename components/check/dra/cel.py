@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..model.errors import InputError
-from ..model.scheduling.quantities import parse_quantity
+from ...model.errors import InputError
+from ...model.scheduling.quantities import parse_quantity
 
 _Q = "kubernetes.Quantity"
 _V = "kubernetes.Semver"
