@@ -51,6 +51,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..kube.sdks import cloud_sdk
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.aks_shapes import (
@@ -502,7 +503,7 @@ class AksGpuAgentPool(PoolComponent):
         plan = self._start(
             "gpu-inference:index:AksGpuAgentPool", name, validate_aks_pool_args, args, opts
         )
-        from pulumi_azure_native import containerservice  # only AKS stacks import the Azure SDK
+        containerservice = cloud_sdk("pulumi_azure_native.containerservice")  # AKS stacks only
 
         self.builtin_device_plugin: bool = plan.builtin_device_plugin
         # The SDK's keyword is `resource_name_` (its `resource_name` is the Pulumi name).
