@@ -478,11 +478,16 @@ def error_message(err: BaseException) -> str:
     return str(err).strip() or type(err).__name__
 
 
+CONFIG_KEY = re.compile(r"^([\w.-]+:[\w.-]+?)(?=$|[.\[])")
+"""The config key a key path starts with (`gpu-inference:pools` of `gpu-inference:pools[0].name`);
+a component's argument path (`GkeGpuNodePool('l4').args.accelerator`) has none."""
+
+
 def config_line(config: StackConfig, key_path: str) -> int | None:
     """The line in the stack file of the key at a key path like `gpu-inference:pools[0].name`
     (of the deepest part of it that the file has: a missing key's parent, a missing section's
     `config:`); None when the file has no `config:`."""
-    m = re.match(r"^([\w.-]+:[\w.-]+?)(?=$|[.\[])", key_path)
+    m = CONFIG_KEY.match(key_path)
     if not m:
         return None
     try:
@@ -858,6 +863,7 @@ def preview(
 
 
 __all__ = [
+    "CONFIG_KEY",
     "OUTPUT_FILES",
     "Finding",
     "PlacementResult",
