@@ -25,6 +25,7 @@ import pulumi
 
 from .sdks import missing_sdk
 
+
 @dataclass(frozen=True)
 class CoreKind:
     """One core/v1 kind as its SDK class registers it."""

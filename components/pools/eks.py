@@ -597,9 +597,7 @@ class EksGpuNodeGroup(PoolComponent):
             ),
         )
         self.cloud_name = self.node_group.node_group_name
-        asg_name = self.node_group.resources.apply(
-            lambda rs: rs[0].autoscaling_groups[0].name
-        )
+        asg_name = self.node_group.resources.apply(lambda rs: rs[0].autoscaling_groups[0].name)
         self.asg_name = asg_name
         self.asg_tags = [
             aws.autoscaling.Tag(

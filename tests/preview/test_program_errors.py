@@ -40,8 +40,7 @@ def _project(root: Path, program: str, **modules: str) -> Path:
 
 def _preview(capsys: pytest.CaptureFixture[str], root: Path) -> tuple[int, str]:
     code = main(["preview", "dev", "--project-dir", str(root), "--out", str(root / "out")])
-    out, err = capsys.readouterr()
-    return code, err
+    return code, capsys.readouterr().err
 
 
 @pytest.fixture(autouse=True)
