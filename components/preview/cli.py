@@ -21,12 +21,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from .errors import error_message, program_error, user_error
 from .preview import (
     OUTPUT_FILES,
     PlacementResult,
     PreviewError,
     collector_paused,
-    error_message,
     find_project_dir,
     graph_entries,
     load_project,
@@ -36,10 +36,8 @@ from .preview import (
     run_stack,
     show_path,
     to_json_text,
-    user_error,
     write_outputs,
 )
-from .program import program_error
 
 EXIT_OK = 0
 EXIT_PLACEMENT = 1

@@ -145,6 +145,24 @@ def test_bad_usage_and_bad_config_exit_2_with_one_message(
     assert not (tmp_path / "build" / "dev").exists()
 
 
+def test_a_stack_file_without_its_config_wrapper_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, fake_check
+) -> None:
+    """Not `cluster: required key is missing`: the keys are there, one level too high."""
+    unwrapped = (
+        "gpu-inference:spec:\n  pool: l4\ngpu-inference:team: ml\nsecretsprovider: passphrase\n"
+    )
+    make_project(tmp_path, stack_yaml=unwrapped)
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys, "preview", "dev") == (
+        2,
+        "",
+        "error: stacks/Pulumi.dev.yaml: no `config:` key: a stack file's settings go under "
+        "`config:`, indented below it (found at the top level: gpu-inference:spec, "
+        "gpu-inference:team)\n",
+    )
+
+
 def test_project_dir_without_pulumi_yaml_exits_2(tmp_path: Path, capsys) -> None:
     code, _, err = _run(capsys, "preview", "dev", "--project-dir", str(tmp_path))
     assert code == 2

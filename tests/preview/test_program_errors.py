@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from components.kube.objects import plugin_version
 from components.preview.cli import main
 
 POOL = """\
@@ -91,6 +92,7 @@ def test_a_cloud_sdk_missing_under_a_program_names_the_extra_and_the_line(
     tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "pulumi_gcp", None)  # as if not installed
+    plugin_version.cache_clear()  # the version an earlier test of this process read
     root = _project(tmp_path / "infra", POOL.format(cluster="cluster", accelerator="nvidia-l4"))
     assert _preview(capsys, root) == (
         2,
