@@ -6,6 +6,7 @@ reads"); the finding codes are the rules' registry's (`registry.RULES`)."""
 from __future__ import annotations
 
 from ..model.deploy.versions import SELDON_BUILTIN_CAPABILITIES
+from ..model.nodes import labels
 from ..model.scheduling import (
     GPU_RESOURCE,
     Taint,
@@ -13,24 +14,35 @@ from ..model.scheduling import (
 )
 from ..model.scheduling import POOL_LABEL as POOL_LABEL  # one spelling: the model's
 from ..model.scheduling import WIRED_POOL_ANNOTATION as WIRED_POOL_ANNOTATION
-from ..model.serving.llmisvc import (  # the LLMInferenceService annotations: one spelling, the model's
-    GPU_MEMORY_UTILIZATION_ANNOTATION as GPU_MEMORY_UTILIZATION_ANNOTATION,
-)
-from ..model.serving.llmisvc import MAX_MODEL_LEN_ANNOTATION as MAX_MODEL_LEN_ANNOTATION
-from ..model.serving.llmisvc import MODEL_ANNOTATION as MODEL_ANNOTATION
+from ..model.serving import annotations as notes
 from .registry import CODES as CODES  # derived from the rules' registry
 from .registry.rule import SEVERITIES as SEVERITIES
 
-WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
-"""Per-component wiring on an InferenceService (`component`: predictor, transformer, explainer);
-wins over `WIRED_POOL_ANNOTATION`."""
-PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
-ERT_ANNOTATION = "gpu-inference.dev/extended-resource-toleration"
-"""Annotation `"true"` on a NodePatch: the cluster of these existing nodes runs the
-ExtendedResourceToleration admission plugin (what `ExistingGpuNodes` writes when told so)."""
-ALLOCATABLE_ANNOTATION = "gpu-inference.dev/allocatable"
-"""Annotation on a NodePatch: what the node has allocatable, JSON quantities by resource name
-(`{"cpu": "32", "memory": "250Gi", "ephemeral-storage": "400Gi"}`): its node shape (fit)."""
+# The labels and annotations the check reads: one spelling each, the model's.
+GKE_ACCELERATOR_LABEL = labels.GKE_ACCELERATOR_LABEL
+GKE_ACCELERATOR_COUNT_LABEL = labels.GKE_ACCELERATOR_COUNT_LABEL
+GKE_SPOT_LABEL = labels.GKE_SPOT_LABEL
+COMPUTE_CLASS_LABEL = labels.COMPUTE_CLASS_LABEL
+GKE_SHARING_LABEL = labels.GKE_SHARING_LABEL
+GKE_MAX_CLIENTS_LABEL = labels.GKE_MAX_CLIENTS_LABEL
+GKE_PARTITION_LABEL = labels.GKE_PARTITION_LABEL
+EKS_NODEGROUP_LABEL = labels.EKS_NODEGROUP_LABEL
+EKS_CAPACITY_LABEL = labels.EKS_CAPACITY_LABEL
+PRESENT_LABELS_ANNOTATION = labels.PRESENT_LABELS_ANNOTATION
+ERT_ANNOTATION = labels.ERT_ANNOTATION
+ALLOCATABLE_ANNOTATION = labels.ALLOCATABLE_ANNOTATION
+WIRED_COMPONENT_POOL_ANNOTATION = notes.WIRED_COMPONENT_POOL_ANNOTATION
+MODEL_SIZE_ANNOTATION = notes.MODEL_SIZE_ANNOTATION
+MODEL_PARAMETERS_ANNOTATION = notes.MODEL_PARAMETERS_ANNOTATION
+MODEL_DTYPE_ANNOTATION = notes.MODEL_DTYPE_ANNOTATION
+DEPLOYMENT_MODE_ANNOTATION = notes.DEPLOYMENT_MODE_ANNOTATION
+PROGRESS_DEADLINE_ANNOTATION = notes.PROGRESS_DEADLINE_ANNOTATION
+SELDON_CAPABILITIES_ENV = notes.SELDON_CAPABILITIES_ENV
+MODEL_ANNOTATION = notes.MODEL_ANNOTATION
+MAX_MODEL_LEN_ANNOTATION = notes.MAX_MODEL_LEN_ANNOTATION
+GPU_MEMORY_UTILIZATION_ANNOTATION = notes.GPU_MEMORY_UTILIZATION_ANNOTATION
+POOL_STARTUP_ANNOTATION = notes.NODE_STARTUP_ANNOTATION
+
 GPU_COUNT_KEYS = (
     "gpu-inference.dev/gpus-per-node",
     "nvidia.com/gpu.count",
@@ -60,21 +72,11 @@ ISVC_COMPONENTS = ("predictor", "transformer", "explainer")
 
 SERVERLESS_MODES = ("Serverless", "Knative")
 RAW_MODES = ("RawDeployment", "Standard")
-DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
 GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
-GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
-COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
-GKE_SHARING_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
-GKE_MAX_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
-GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
 GKE_PREEMPTIBLE_LABEL = "cloud.google.com/gke-preemptible"
 GKE_NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 GKE_GPU_TAINT = Taint(GPU_RESOURCE, "present", "NoSchedule")
-EKS_NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
-EKS_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
 
 DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
 DEVICE_PLUGIN_DEFAULT_TOLERATIONS = (
@@ -123,7 +125,6 @@ DCGM_EXPORTER_DEFAULTS = {
     ],
 }
 
-SELDON_CAPABILITIES_ENV = "SELDON_SERVER_CAPABILITIES"
 SELDON_DEFAULT_CAPABILITIES: dict[str, frozenset[str]] = {
     name: frozenset(caps) for name, caps in SELDON_BUILTIN_CAPABILITIES.items()
 }
@@ -172,9 +173,6 @@ MAX_REPLICAS_ANNOTATION = "gpu-inference.dev/max-replicas"
 
 # Model size (GI019): a workload states it with these annotations (on the InferenceService, the
 # Seldon Server / Model, or the Deployment): the weights in GB, or parameters and dtype.
-MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
-MODEL_PARAMETERS_ANNOTATION = "gpu-inference.dev/model-parameters"
-MODEL_DTYPE_ANNOTATION = "gpu-inference.dev/model-dtype"
 DTYPE_BYTES = {
     "fp32": 4.0,
     "float32": 4.0,
@@ -193,8 +191,6 @@ DTYPE_BYTES = {
 MODEL_MEMORY_OVERHEAD = 0.2
 
 # Knative revision annotation: how long a new revision may take to become ready (GI020).
-PROGRESS_DEADLINE_ANNOTATION = "serving.knative.dev/progress-deadline"
-POOL_STARTUP_ANNOTATION = "gpu-inference.dev/node-startup-seconds"
 
 # Seldon Core 2 agent: a server replica may register models up to its server container's memory
 # request x (1 + SELDON_OVERCOMMIT_PERCENTAGE / 100), 10 by default (Seldon docs, models/mms.md).

@@ -22,7 +22,11 @@ from .readers.eks import eks_pool, launch_templates
 from .readers.existing import node_pool
 from .readers.gke import gke_pool
 from .readers.karpenter import karpenter_pool, node_classes
-from .readers.kserve import inference_service_templates, kserve_default_mode
+from .readers.kserve import (
+    inference_service_templates,
+    kserve_default_mode,
+    kserve_settings,
+)
 from .readers.llmisvc import llm_configs, llm_inference_service_templates
 from .readers.nap import aks_node_classes, is_nap_nodepool, nap_pool
 from .readers.seldon import server_configs, server_template
@@ -140,12 +144,13 @@ def read_templates(
     the gateway and makes no pod, so it has nothing to place."""
     out: list[Template] = []
     default_mode = kserve_default_mode(graph)
+    kserve = kserve_settings(graph)
     configs = server_configs(graph)
     llm_bases = llm_configs(graph)
     for entry in graph:
         typ = str(entry.get("type", ""))
         if is_type(typ, "serving.kserve.io", "InferenceService"):
-            out += inference_service_templates(entry, default_mode, scale_to_zero_allowed)
+            out += inference_service_templates(entry, default_mode, scale_to_zero_allowed, kserve)
         elif is_type(typ, "mlops.seldon.io", "Server"):
             out.append(server_template(entry, configs))
         elif is_type(typ, "serving.kserve.io", "LLMInferenceService"):

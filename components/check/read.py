@@ -37,7 +37,6 @@ from .results import (
 # is on in the chart's values): only other schemes get the storage-initializer init container,
 # which writes the model into an emptyDir on the node's ephemeral storage.
 NOT_DOWNLOADED = ("pvc://", "oci://")
-KSERVE_CONTAINER = "kserve-container"
 
 
 def as_map(value: Any) -> Mapping[str, Any]:
@@ -254,6 +253,8 @@ class Template:
     llm: LLMPod | None = None  # a vLLM pod of an LLMInferenceService
     always: int | None = None  # pods that run all the time (fixed / min replicas); None: unknown
     gang: Gang | None = None  # its pods belong to groups placed whole (a LeaderWorkerSet's)
+    queue_proxy: Mapping[str, Any] | None = None  # Knative's, as the graph's config sizes it
+    added_node_selector: Mapping[str, str] = field(default_factory=dict)  # by a pod webhook
 
     @property
     def resource(self) -> str:
@@ -285,16 +286,10 @@ class Template:
         """(containers, init containers, names of those a controller adds) of its pods: made
         once (the fit, the scale-up proof and their findings all read them)."""
         containers = list(self.containers)
-        if is_type(self.type, "serving.kserve.io", "InferenceService"):
-            # KServe names the container of a model / framework spec `kserve-container`
-            # (kserve v0.20.0 pkg/constants InferenceServiceContainerName).
-            containers = [
-                c if c.get("name") else {**c, "name": KSERVE_CONTAINER} for c in containers
-            ]
         inits = list(self.init_containers)
         added = list(self.added)
         if self.serverless:
-            containers.append(QUEUE_PROXY.as_container())
+            containers.append(self.queue_proxy or QUEUE_PROXY.as_container())
             added.append(QUEUE_PROXY.name)
         if self.storage_uri:
             inits.append(STORAGE_INITIALIZER.as_container())

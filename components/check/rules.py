@@ -257,6 +257,8 @@ class CheckContext:
         placement = base
         if self.extended_resource_toleration:
             placement = base.with_tolerations(extended_resource_tolerations(extended_resources(t)))
+        if t.added_node_selector:  # KServe's pod webhook (model.serving.isvc)
+            placement = placement.with_node_selector(t.added_node_selector)
         if self.gke:  # GKE's admission: a pod selecting a ComputeClass tolerates its taint
             placement = placement.with_tolerations(compute_class_tolerations(base))
         return Pod(base, gpus, placement)

@@ -36,8 +36,9 @@ from .results import Finding, PoolFacts, WorkloadFacts
 
 def shape_key(t: Template) -> bytes | None:
     """What the check reads of the template's pods beside its name, namespace and annotations:
-    its type, pod spec fragment, containers, init containers and what controllers add, each
-    `storageUri` as its reading. None: not shared (see the module docstring)."""
+    its type, pod spec fragment, containers, init containers, what controllers add (and the
+    queue-proxy and the webhook's nodeSelector, which annotations decide), each `storageUri` as
+    its reading. None: not shared (see the module docstring)."""
     if t.daemonset or t.llm is not None:
         return None
     inputs: Any = (
@@ -47,6 +48,8 @@ def shape_key(t: Template) -> bytes | None:
         t.init_containers,
         t.added,
         t.serverless,
+        t.queue_proxy,
+        t.added_node_selector,
     )
     try:
         return marshal.dumps(inputs, 2)

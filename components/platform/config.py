@@ -34,7 +34,7 @@ from ..serving.karpenter_install import KarpenterInstallArgs
 from ..serving.knative import KnativeServingArgs
 from ..serving.kserve_install import KServeInstallArgs
 from ..serving.llm_install import LLMServingInstallArgs
-from ..serving.model_namespace import ModelNamespaceArgs
+from ..serving.model_namespace import ModelNamespaceArgs, credential_conflict
 from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
 from ..serving.nvidia_dra_driver import GkeGpuDriverInstallerArgs, NvidiaDraDriverArgs
 from ..serving.seldon_install import SeldonCoreInstallArgs
@@ -395,6 +395,9 @@ class NamespacesRules(ConfigModel):
             raise InputError(
                 "staticCredentials is empty", "leave it out, or give the keys", "staticCredentials"
             )
+        conflict = credential_conflict(creds)
+        if conflict is not None:
+            raise conflict
         return self
 
 

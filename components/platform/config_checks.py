@@ -24,6 +24,7 @@ from ..serving.llm_install import (
     LLMServingInstallArgs,
     check_local_manifest,
 )
+from .addons import check_karpenter_addon
 from .config import (
     HOST_LABEL_MAX,
     KNATIVE_PODSPEC_FLAGS,
@@ -33,7 +34,6 @@ from .config import (
     Spec,
 )
 from .derive import value_of
-from .karpenter_addon import check_karpenter_addon
 from .llm_workloads import check_llm_services
 from .pool_kinds import PoolConfig, check_gpu_request, kind_inputs, plan_pool
 from .syntax import key_path
@@ -399,6 +399,13 @@ class Checker:
     # -- Seldon ------------------------------------------------------------------------------
 
     def check_seldon(self) -> None:
+        self._seldon_unique_names()
+        for i, sc in enumerate(self.spec.seldon.server_configs):
+            self._seldon_server_config(i, sc)
+        self._seldon_servers()
+        self._seldon_models()
+
+    def _seldon_unique_names(self) -> None:
         sel = self.spec.seldon
         for section, names in (
             ("serverConfigs", [c.name for c in sel.server_configs]),
@@ -414,72 +421,73 @@ class Checker:
                         self.p(f"seldon.{section}[{i}].name"),
                     )
                 seen[name] = i
-        configs = {c.name: c for c in sel.server_configs}
-        for i, sc in enumerate(sel.server_configs):
-            if sc.name in SELDON_BUILTIN_SERVER_CONFIGS and not sc.replaces_builtin:
-                raise InputError(
-                    f"ServerConfig {sc.name!r} has the name of Seldon's own {sc.name!r} "
-                    "ServerConfig and would replace it for every Server that uses it",
-                    "another name (Servers name it in serverConfig), or replacesBuiltin: true "
-                    "to replace Seldon's on purpose",
-                    self.p(f"seldon.serverConfigs[{i}].name"),
-                )
-            if sc.replaces_builtin and sc.name not in SELDON_BUILTIN_SERVER_CONFIGS:
-                raise InputError(
-                    f"replacesBuiltin: true, but {sc.name!r} is not one of Seldon's own "
-                    "ServerConfigs",
-                    "replacesBuiltin only on a ServerConfig named "
-                    + " or ".join(SELDON_BUILTIN_SERVER_CONFIGS),
-                    self.p(f"seldon.serverConfigs[{i}].replacesBuiltin"),
-                )
-            base = getattr(sc, "base", None)
-            base_names = (
-                [c["name"] for c in builtin_server_config(base)["podSpec"]["containers"]]
-                if base
-                else []
+
+    def _seldon_server_config(self, i: int, sc: Any) -> None:
+        """A ServerConfig is the server pod's whole template: its name, its base, its containers."""
+        if sc.name in SELDON_BUILTIN_SERVER_CONFIGS and not sc.replaces_builtin:
+            raise InputError(
+                f"ServerConfig {sc.name!r} has the name of Seldon's own {sc.name!r} "
+                "ServerConfig and would replace it for every Server that uses it",
+                "another name (Servers name it in serverConfig), or replacesBuiltin: true "
+                "to replace Seldon's on purpose",
+                self.p(f"seldon.serverConfigs[{i}].name"),
             )
-            own = list(sc.containers or ())
-            if not own and not base:
+        if sc.replaces_builtin and sc.name not in SELDON_BUILTIN_SERVER_CONFIGS:
+            raise InputError(
+                f"replacesBuiltin: true, but {sc.name!r} is not one of Seldon's own ServerConfigs",
+                "replacesBuiltin only on a ServerConfig named "
+                + " or ".join(SELDON_BUILTIN_SERVER_CONFIGS),
+                self.p(f"seldon.serverConfigs[{i}].replacesBuiltin"),
+            )
+        base = getattr(sc, "base", None)
+        base_names = (
+            [c["name"] for c in builtin_server_config(base)["podSpec"]["containers"]]
+            if base
+            else []
+        )
+        own = list(sc.containers or ())
+        if not own and not base:
+            raise InputError(
+                "required key is missing",
+                "containers (the whole server pod), or base: mlserver or triton",
+                self.p(f"seldon.serverConfigs[{i}].containers"),
+            )
+        names = [*base_names, *(c.name for c in own if c.name not in base_names)]
+        for j, c in enumerate(own):
+            if not c.image and c.name not in base_names:
+                # a ServerConfig is the whole pod: no image to fall back to (but its base's)
                 raise InputError(
-                    "required key is missing",
-                    "containers (the whole server pod), or base: mlserver or triton",
-                    self.p(f"seldon.serverConfigs[{i}].containers"),
+                    f"container {c.name!r} has no image",
+                    "an image reference" + (f", or the name of a {base} container" if base else ""),
+                    self.p(f"seldon.serverConfigs[{i}].containers[{j}].image"),
                 )
-            names = [*base_names, *(c.name for c in own if c.name not in base_names)]
-            for j, c in enumerate(own):
-                if not c.image and c.name not in base_names:
-                    # a ServerConfig is the whole pod: no image to fall back to (but its base's)
-                    raise InputError(
-                        f"container {c.name!r} has no image",
-                        "an image reference"
-                        + (f", or the name of a {base} container" if base else ""),
-                        self.p(f"seldon.serverConfigs[{i}].containers[{j}].image"),
-                    )
-            missing = [c for c in SELDON_SERVER_POD_CONTAINERS if c not in names]
-            if missing:
-                # A ServerConfig is the server pod's whole template: without the agent (scheduler
-                # connection, capabilities) and rclone (model download) containers of the
-                # setup chart's own ServerConfigs no model ever loads.
-                raise InputError(
-                    f"ServerConfig {sc.name!r} has no {' and no '.join(missing)} container: a "
-                    "ServerConfig is the whole server pod, and Seldon's agent and rclone "
-                    "containers (their env, ports and volume mounts, as in the "
-                    "seldon-core-v2-setup chart's mlserver ServerConfig) are not made for you",
-                    "base: mlserver or triton (Seldon's pod as its chart makes it, with your "
-                    "containers, capabilities and placement on top), or base the Server on a "
-                    "built-in ServerConfig (servers[].serverConfig: mlserver or triton), or give "
-                    "all of agent, rclone and the server container",
-                    self.p(f"seldon.serverConfigs[{i}].containers"),
-                )
-            if (
-                sc.gpus or sc.cpu or sc.memory or sc.ephemeral_storage
-            ) and sc.container not in names:
-                raise InputError(
-                    f"container {sc.container!r} (which gets the resources) is not among the "
-                    "containers",
-                    ", ".join(names),
-                    self.p(f"seldon.serverConfigs[{i}].container"),
-                )
+        missing = [c for c in SELDON_SERVER_POD_CONTAINERS if c not in names]
+        if missing:
+            # A ServerConfig is the server pod's whole template: without the agent (scheduler
+            # connection, capabilities) and rclone (model download) containers of the
+            # setup chart's own ServerConfigs no model ever loads.
+            raise InputError(
+                f"ServerConfig {sc.name!r} has no {' and no '.join(missing)} container: a "
+                "ServerConfig is the whole server pod, and Seldon's agent and rclone "
+                "containers (their env, ports and volume mounts, as in the "
+                "seldon-core-v2-setup chart's mlserver ServerConfig) are not made for you",
+                "base: mlserver or triton (Seldon's pod as its chart makes it, with your "
+                "containers, capabilities and placement on top), or base the Server on a "
+                "built-in ServerConfig (servers[].serverConfig: mlserver or triton), or give "
+                "all of agent, rclone and the server container",
+                self.p(f"seldon.serverConfigs[{i}].containers"),
+            )
+        if (sc.gpus or sc.cpu or sc.memory or sc.ephemeral_storage) and sc.container not in names:
+            raise InputError(
+                f"container {sc.container!r} (which gets the resources) is not among the "
+                "containers",
+                ", ".join(names),
+                self.p(f"seldon.serverConfigs[{i}].container"),
+            )
+
+    def _seldon_servers(self) -> None:
+        sel = self.spec.seldon
+        configs = {c.name: c for c in sel.server_configs}
         for i, srv in enumerate(sel.servers):
             path = self.p(f"seldon.servers[{i}]")
             if (
@@ -503,6 +511,9 @@ class Checker:
                     PLACEMENT_HELP,
                     f"{path}.pool",
                 )
+
+    def _seldon_models(self) -> None:
+        sel = self.spec.seldon
         servers = [s.name for s in sel.servers]
         for i, m in enumerate(sel.models):
             if m.server is not None and m.server not in servers:

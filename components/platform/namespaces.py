@@ -31,9 +31,9 @@ from ..serving import (
     nvidia_dra_driver,
     seldon_install,
 )
+from .addons import karpenter_install_args
 from .config import Spec
 from .derive import args_from
-from .karpenter_addon import karpenter_install_args
 
 TOKEN = "gpu-inference:index:"
 NAMESPACE = "gpu-inference"

@@ -9,6 +9,7 @@ Every workload CR carries the wiring annotations the placement check reads
 Servers and ServerConfigs): the pool names the stack config wired it to, in preference order.
 """
 
+import importlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -25,46 +26,30 @@ from ..model.deploy.ownership import NamespacePlan, config_section
 from ..model.errors import InputError
 from ..model.nodes.catalog import node_startup_seconds
 from ..model.scheduling import (
-    POOL_LABEL,
     WIRED_POOL_ANNOTATION,
     NodeSelectorRequirement,
     Placement,
     Toleration,
 )
+from ..model.serving.annotations import NODE_STARTUP_ANNOTATION
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..pools.quota import CloudQuota, CloudQuotaArgs
-from ..serving.cert_manager import CertManagerArgs
-from ..serving.cert_manager import namespaces as cert_manager_namespaces
 from ..serving.karpenter_install import KarpenterInstallArgs
 from ..serving.karpenter_install import namespaces as karpenter_namespaces
 from ..serving.knative import KnativeServingArgs
 from ..serving.knative import namespaces as knative_namespaces
-from ..serving.kserve_install import KServeInstallArgs
-from ..serving.kserve_install import namespaces as kserve_namespaces
-from ..serving.llm_install import LLMServingInstallArgs
-from ..serving.llm_install import namespaces as llm_namespaces
 from ..serving.model_namespace import ModelNamespace, ModelNamespaceArgs
 from ..serving.model_namespace import namespaces as model_namespaces
-from ..serving.nvidia_device_plugin import NvidiaDevicePluginArgs
-from ..serving.nvidia_device_plugin import namespaces as device_plugin_namespaces
-from ..serving.nvidia_dra_driver import (
-    GKE_DRIVER_ROOT,
-    GkeGpuDriverInstallerArgs,
-    NvidiaDraDriverArgs,
-)
-from ..serving.nvidia_dra_driver import namespaces as dra_driver_namespaces
-from ..serving.seldon_install import SeldonCoreInstallArgs
-from ..serving.seldon_install import namespaces as seldon_namespaces
 from ..serving.workload import ContainerArgs
 from . import config as cfg
 from . import llm_workloads as llm
 from . import workloads as wl
+from .addons import ADDONS, karpenter_install_args
 from .cluster_access import ClusterAccess, ClusterAccessArgs
 from .config_checks import stack_sources, uses_mps
 from .config_errors import relocate
 from .derive import args_from, to_arg, value_of
 from .derive import relocate as relocate_arg
-from .karpenter_addon import karpenter_install_args
 from .load import load_spec
 from .namespaces import model_namespace_names, namespace_uses, stack_namespaces
 from .pool_kinds import PoolConfig, pool_args
@@ -73,7 +58,6 @@ from .workload_files import WorkloadSources, expand_workload_files, project_dir
 
 # Read by the placement check (components.check.contract): the pool start-up an InferenceService's
 # progress deadline covers, and the size of the predictor's model.
-NODE_STARTUP_ANNOTATION = "gpu-inference.dev/node-startup-seconds"
 NAMESPACE = "gpu-inference"
 
 PoolComponent = Any  # GkeGpuNodePool | EksGpuNodeGroup | ExistingGpuNodes (imported lazily)
@@ -336,154 +320,29 @@ class InferencePlatform(pulumi.ComponentResource):
         )
 
     def _addons(self, name: str, opts: pulumi.ResourceOptions) -> dict[str, Any]:
-        a = self.spec.addons
-        sources = self.sources
-        out: dict[str, Any] = {}
-        if self.karpenter is not None:
-            out["karpenter"] = self.karpenter
-        if a.cert_manager.enabled:
-            from ..serving.cert_manager import CertManager
-
-            cm_args = args_from(
-                a.cert_manager, CertManagerArgs, sources=sources, namespaces_made=True
-            )
-            with from_args("addons.certManager", CertManagerArgs):
-                out["certManager"] = CertManager(
-                    f"{name}-cert-manager",
-                    cm_args,
-                    opts=self._in_namespaces(
-                        opts, cert_manager_namespaces(f"{name}-cert-manager", cm_args)
-                    ),
-                )
-        if a.kserve.enabled:
-            from ..serving.kserve_install import KServeInstall
-
-            after = [out["certManager"].ready] if "certManager" in out else []
-            after += [self.knative.ready] if self.knative is not None else []
-            ks_args = args_from(a.kserve, KServeInstallArgs, sources=sources, namespaces_made=True)
-            with from_args("addons.kserve", KServeInstallArgs):
-                out["kserve"] = KServeInstall(
-                    f"{name}-kserve",
-                    ks_args,
-                    opts=self._in_namespaces(
-                        opts, kserve_namespaces(f"{name}-kserve", ks_args), after
-                    ),
-                )
-        if a.kserve.llm.enabled:
-            from ..serving.llm_install import LLMServingInstall
-
-            # After the stack's one cert-manager (never a second) and KServe, whose namespace
-            # and shared resources it uses.
-            after = [out[k].ready for k in ("certManager", "kserve") if k in out]
-            llm_args = args_from(
-                a.kserve.llm,
-                LLMServingInstallArgs,
-                sources=sources,
-                cert_manager=False,
-                namespaces_made=True,
-            )
-            with from_args("addons.kserve.llm", LLMServingInstallArgs):
-                out["kserveLlm"] = LLMServingInstall(
-                    f"{name}-kserve-llm",
-                    llm_args,
-                    opts=self._in_namespaces(
-                        opts, llm_namespaces(f"{name}-kserve-llm", llm_args), after
-                    ),
-                )
-        if a.seldon.enabled:
-            from ..serving.seldon_install import SeldonCoreInstall
-
-            sd_args = args_from(
-                a.seldon, SeldonCoreInstallArgs, sources=sources, namespaces_made=True
-            )
-            with from_args("addons.seldon", SeldonCoreInstallArgs):
-                out["seldon"] = SeldonCoreInstall(
-                    f"{name}-seldon",
-                    sd_args,
-                    opts=self._in_namespaces(opts, seldon_namespaces(f"{name}-seldon", sd_args)),
-                )
-        if a.gpu_driver_installer.enabled:
-            from ..serving.nvidia_dra_driver import GkeGpuDriverInstaller
-
-            gi_args = args_from(
-                a.gpu_driver_installer,
-                GkeGpuDriverInstallerArgs,
-                sources=sources,
-                # Only on the DRA pools (GKE installs the driver on the others).
-                pool_label=POOL_LABEL,
-                pool_label_values=[self.pools[n].facts.name for n in self._dra_pools()] or None,
-            )
-            with from_args("addons.gpuDriverInstaller", GkeGpuDriverInstallerArgs):
-                out["gpuDriverInstaller"] = GkeGpuDriverInstaller(
-                    f"{name}-gpu-driver-installer", gi_args, opts=opts
-                )
-        if a.dra_driver.enabled:
-            from ..serving.nvidia_dra_driver import NvidiaDraDriver
-
-            dra_pools = self._dra_pools()
-            dra_taints = sorted({t for n in dra_pools for t in self.pools[n].taints})
-            dra_args = args_from(
-                a.dra_driver,
-                NvidiaDraDriverArgs,
-                sources=sources,
-                pool_taints=dra_taints or None,
-                # Only on the DRA pools: a DRA driver must never publish GPUs a device plugin
-                # hands out too (nodeadm labels every EKS NVIDIA node nvidia.com/gpu.present).
-                pool_label=POOL_LABEL,
-                pool_label_values=[self.pools[n].facts.name for n in dra_pools] or None,
-                driver_root=GKE_DRIVER_ROOT if self.spec.provider == "gke" else None,
-                namespaces_made=True,
-            )
-            with from_args("addons.draDriver", NvidiaDraDriverArgs):
-                out["draDriver"] = NvidiaDraDriver(
-                    f"{name}-dra-driver",
-                    dra_args,
-                    # After the GPU driver, which its kubelet plugin reads GPUs through.
-                    opts=self._in_namespaces(
-                        opts,
-                        dra_driver_namespaces(f"{name}-dra-driver", dra_args),
-                        [out["gpuDriverInstaller"].ready] if "gpuDriverInstaller" in out else [],
-                    ),
-                )
-        if a.nvidia_device_plugin.enabled:
-            from ..serving.nvidia_device_plugin import NvidiaDevicePlugin
-
-            dra = set(self._dra_pools())
-            plugin_pools = [p for n, p in self.pools.items() if _needs_plugin(p) and n not in dra]
-            gpu_taints = sorted({t for p in plugin_pools for t in p.taints})
-            plugin = args_from(
-                a.nvidia_device_plugin,
-                NvidiaDevicePluginArgs,
-                sources=sources,
-                pool_taints=gpu_taints or None,
-                # Time-sliced EKS, AKS and existing pools: one config per replica count.
-                time_slicing_replicas=sorted(
-                    {
-                        p.sharing_clients
-                        for p in self.spec.pools
-                        if p.sharing_clients and self.spec.provider in ("eks", "aks", "existing")
-                    }
-                )
-                or None,
-                # Run on the GPU pools, found by their own label (the chart's default
-                # affinity wants node-feature-discovery labels a plain GPU node lacks).
-                pool_label=POOL_LABEL,
-                pool_label_values=sorted(p.facts.name for p in plugin_pools) or None,
-                dra_pool_label_values=sorted(self.pools[n].facts.name for n in dra) or None,
-                avoid_auto_mode=self.spec.provider == "eks",
-                namespaces_made=True,
-            )
-            with from_args("addons.nvidiaDevicePlugin", NvidiaDevicePluginArgs):
-                out["nvidiaDevicePlugin"] = NvidiaDevicePlugin(
-                    f"{name}-nvidia-device-plugin",
-                    plugin,
-                    opts=self._in_namespaces(
-                        opts, device_plugin_namespaces(f"{name}-nvidia-device-plugin", plugin)
-                    ),
+        """Each enabled add-on of `ADDONS`, in its order, after what it waits for."""
+        out: dict[str, Any] = {"karpenter": self.karpenter} if self.karpenter is not None else {}
+        for addon in ADDONS:
+            section = addon.section(self.spec.addons)
+            if not section.enabled:
+                continue
+            args = args_from(section, addon.args, sources=self.sources, **addon.inputs(self))
+            module, _, cls = addon.component.rpartition(".")
+            component = getattr(importlib.import_module(module), cls)
+            child = f"{name}-{addon.suffix}"
+            plans = addon.namespaces(child, args) if addon.namespaces is not None else {}
+            with from_args(addon.path, addon.args):
+                out[addon.key] = component(
+                    child, args, opts=self._in_namespaces(opts, plans, addon.after(self, out))
                 )
         return out
 
-    def _dra_pools(self) -> list[str]:
+    def plugin_pools(self) -> list[Any]:
+        """The pools NVIDIA's device plugin runs on: those that need it, DRA pools never."""
+        dra = set(self.dra_pools())
+        return [p for n, p in self.pools.items() if _needs_plugin(p) and n not in dra]
+
+    def dra_pools(self) -> list[str]:
         """The DRA pools (`dra: true`), by name: NVIDIA's DRA driver runs there, the device
         plugin never."""
         return [n for n in self.pools if self.spec.pools_by_name[n].is_dra]
@@ -656,9 +515,13 @@ class InferencePlatform(pulumi.ComponentResource):
             return placement
 
         after = self._after(svc.namespace, "kserveLlm")
+        args = llm.service_args(svc, placement_of)
+        if self.spec.namespaces.static_credentials:
+            # The storage initializer reads its credentials from the pods' ServiceAccount.
+            args.service_account_name = self._service_account(svc.namespace)
         return LLMInferenceService(
             f"{name}-llmisvc-{svc.namespace}-{svc.name}",
-            llm.service_args(svc, placement_of),
+            args,
             opts=self._workload_opts(after),
         )
 

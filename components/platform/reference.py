@@ -5,6 +5,9 @@ config sections derive them). The prose around the tables is `docs/config-refere
 
     python -m components.platform.reference          # rewrite docs/config-reference.md
     python -m components.platform.reference --check  # exit 1 when it is stale
+
+It also writes docs/config.md's summary table (`components.platform.summary`), between its
+`<!-- generated: summary -->` markers.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ CATALOG_LIST = re.compile(r"<!-- catalog: (\S+) -->")  # a list from the GPU cat
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "docs" / "config-reference.in.md"
 OUTPUT = ROOT / "docs" / "config-reference.md"
+SUMMARY = ROOT / "docs" / "config.md"
 
 SYNTAX_WORDS = {
     "pool-name": "DNS-1123 label, ≤ 40 chars (GKE node pools: DNS-1035)",
@@ -43,7 +47,7 @@ SYNTAX_WORDS = {
     "quantity": 'quantity (`"500m"`, `2`, `"16Gi"`; not `0.5`, `"4GB"` or negative)',
     "version": "version (`v1.2.3` or `1.2.3`)",
     "storage-uri": "storage URI (`gs://`, `s3://`, `pvc://`, `hf://`, ...)",
-    "env": "map name -> string",
+    "env": "map name -> string, or `{valueFrom: {secretKeyRef: {name, key}}}`",
     "pool-ref": "pool name, or list of pool names",
     "capabilities": "list of capabilities (each once)",
     "resources": "map resource -> quantity",
@@ -203,19 +207,23 @@ def render(template: str) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from . import summary  # it reads `sections` from here
+
     parser = argparse.ArgumentParser(prog="python -m components.platform.reference")
-    parser.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a file is stale")
     args = parser.parse_args(argv)
-    text = render(TEMPLATE.read_text())
+    wanted = {
+        OUTPUT: render(TEMPLATE.read_text()),
+        SUMMARY: summary.render(SUMMARY.read_text()),
+    }
+    stale = [path for path, text in wanted.items() if path.read_text() != text]
     if args.check:
-        if OUTPUT.read_text() != text:
-            print(
-                f"{OUTPUT} is stale: run python -m components.platform.reference", file=sys.stderr
-            )
-            return 1
-        return 0
-    OUTPUT.write_text(text)
-    print(f"wrote {OUTPUT}")
+        for path in stale:
+            print(f"{path} is stale: run python -m components.platform.reference", file=sys.stderr)
+        return 1 if stale else 0
+    for path in stale:
+        path.write_text(wanted[path])
+        print(f"wrote {path}")
     return 0
 
 

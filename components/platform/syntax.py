@@ -29,6 +29,7 @@ from ..model.scheduling import (
     validate_dns1035_label,
     validate_dns1123_label,
 )
+from ..model.serving.env import SECRET_ONLY, env_value
 
 POOL_NAME_MAX = 40  # GKE node pool names are at most 40 characters; EKS allows more.
 SERVER_NAME_MAX = 52  # a StatefulSet's pods get label `controller-revision-hash: <name>-<hash>`,
@@ -138,14 +139,19 @@ def _storage_uri(v: str) -> str:
     return v
 
 
-def _env(v: dict[str, str]) -> dict[str, str]:
-    for name in v:
+def _env(v: dict[str, Any]) -> dict[str, Any]:
+    """Names checked; each value a string or a value from a Secret (`model.serving.env`)."""
+    for name, value in v.items():
         if not _ENV_NAME.match(name):
             raise InputError(
                 f"{show(name)} is not an environment variable name",
                 "letters, digits, '_', '-' or '.', not starting with a digit",
                 key_path(name),
             )
+        try:
+            env_value(value, SECRET_ONLY)
+        except InputError as e:
+            raise e.at(key_path(name)) from None
     return v
 
 
@@ -212,7 +218,7 @@ Effect = Annotated[str, AfterValidator(_effect)]
 Quantity = Annotated[Any, AfterValidator(_quantity)]
 Version = Annotated[str, AfterValidator(_version)]
 StorageUri = Annotated[str, AfterValidator(_storage_uri)]
-Env = Annotated[dict[str, str], AfterValidator(_env)]
+Env = Annotated[dict[str, Any], AfterValidator(_env)]
 PoolRef = Annotated[Any, AfterValidator(_pool_ref)]
 Int = Annotated[int, Field(strict=True)]
 Bool = Annotated[bool, Field(strict=True)]

@@ -25,6 +25,7 @@ from ..serving.inference_service import (
     TransformerArgs,
 )
 from ..serving.seldon import SeldonModelArgs, SeldonServerArgs, SeldonServerConfigArgs
+from ..serving.workload import EnvValue
 from .derive import section_model
 from .syntax import ConfigModel, Dns1123, Labels, ModelFormat, StorageUri, TolerationSpec
 
@@ -169,8 +170,8 @@ class ServerSettings:
 
     image: Optional[str] = None
     """Override of `container`'s image."""
-    env: Optional[dict[str, str]] = field(default=None, metadata=stack(syntax="env"))
-    """Extra env of `container`."""
+    env: Optional[dict[str, EnvValue]] = field(default=None, metadata=stack(syntax="env"))
+    """Extra env of `container`: a string, or `{valueFrom: {secretKeyRef: {name, key}}}`."""
 
 
 class PlacedRules(ConfigModel):

@@ -41,6 +41,7 @@ import pulumi
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.catalog import gke_accelerator, validate_gke_accelerator
+from ..model.nodes.labels import COMPUTE_CLASS_LABEL
 from ..model.scheduling import Taint
 from .component import PoolComponent
 from .gke import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL, GKE_SPOT_LABEL
@@ -57,7 +58,6 @@ from .pool import (
 )
 
 API_VERSION = "cloud.google.com/v1"
-COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 PRIORITY_KINDS = ("reservation", "on-demand", "flex-start", "spot")
 DRIVER_VERSIONS = ("default", "latest")
 RESERVED_PREFIXES = ("gke", "autopilot")

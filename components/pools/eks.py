@@ -24,7 +24,7 @@ cluster-autoscaler tags on its Auto Scaling group.
   group's ASG (`propagate_at_launch` False: they describe the group, not the instances).
 - `desired_size` starts at `min_nodes` and is then ignored (`ignore_changes`): the autoscaler
   owns it, and `pulumi up` must not scale a busy group back.
-- Secure defaults (issue 6): a launch template requiring IMDSv2 with hop limit 1 (pods cannot
+- Secure defaults: a launch template requiring IMDSv2 with hop limit 1 (pods cannot
   borrow the node role through the metadata service; they use IRSA), an encrypted gp3 root/data
   volume (the disk size lives in the template: EKS refuses `disk_size` beside a launch template),
   and, when no `node_role_arn` is given, a role with only AmazonEKSWorkerNodePolicy,
@@ -50,6 +50,7 @@ from ..model.nodes.catalog import (
     validate_aws_gpu_instance_types,
 )
 from ..model.nodes.dra_devices import DRA_NODE_LABEL
+from ..model.nodes.labels import EKS_CAPACITY_LABEL
 from ..model.nodes.shapes import Mi, eks_node_shape_or_none
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.nodes.sharing import config_name, validate_replicas
@@ -67,7 +68,6 @@ from .pool import (
 )
 
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
-CAPACITY_TYPE_LABEL = "eks.amazonaws.com/capacityType"
 CAPACITY_TYPES = ("ON_DEMAND", "SPOT")
 GPU_AMI_TYPES = {
     "x86_64": ("AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA"),
@@ -405,7 +405,7 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
             "args.capacity_type",
         )
     capacity = args.capacity_type or ("SPOT" if args.spot else "ON_DEMAND")
-    cloud_labels[CAPACITY_TYPE_LABEL] = capacity
+    cloud_labels[EKS_CAPACITY_LABEL] = capacity
     if args.aws_partition not in ("aws", "aws-cn", "aws-us-gov"):
         raise InputError(
             f"partition {show(args.aws_partition)} is not an AWS partition",
@@ -527,7 +527,7 @@ def node_group_inputs(plan: EksPoolPlan, args: EksGpuNodeGroupArgs) -> dict[str,
             "max_size": facts.max_nodes,
             "desired_size": plan.desired_nodes,
         },
-        "labels": declared_labels(facts, [CAPACITY_TYPE_LABEL]),
+        "labels": declared_labels(facts, [EKS_CAPACITY_LABEL]),
         "taints": taints,
     }
 

@@ -62,6 +62,7 @@ from ..model.nodes.dra_devices import (
     GPUS,
     node_devices,
 )
+from ..model.nodes.labels import ALLOCATABLE_ANNOTATION, ERT_ANNOTATION, PRESENT_LABELS_ANNOTATION
 from ..model.nodes.shapes import existing_node_shape
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from ..model.nodes.sharing import config_name, validate_replicas
@@ -73,12 +74,6 @@ from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts, pool_name_of
 PATCH_FORCE = "pulumi.com/patchForce"
 GPUS_ANNOTATION = "gpu-inference.dev/gpus-per-node"
 """Annotation telling the placement check how many GPUs each node has (it cannot ask the node)."""
-PRESENT_LABELS_ANNOTATION = "gpu-inference.dev/present-labels"
-"""Labels the nodes already carry (NFD, GFD), recorded so the placement check knows them."""
-ERT_ANNOTATION = "gpu-inference.dev/extended-resource-toleration"
-"""On the nodes of a cluster said to run ExtendedResourceToleration: the placement check reads it."""
-ALLOCATABLE_ANNOTATION = "gpu-inference.dev/allocatable"
-"""What each node has allocatable (JSON quantities), declared by the stack: the check reads it."""
 
 
 @dataclass

@@ -18,7 +18,7 @@ Choices:
   spot pools (GPUs and spot capacity are scarce: take whichever zone has them), `BALANCED` else.
 - Cloud name: Pulumi's auto-name, `<resource name>-<7 hex>`, new on every replacement (no
   `name`, no `name_prefix`: see `components.pools.pool`), so replacement never collides.
-- Secure defaults (issue 6): workload metadata `GKE_METADATA` (pods reach Google APIs only via
+- Secure defaults: workload metadata `GKE_METADATA` (pods reach Google APIs only via
   Workload Identity, never the node's credentials), shielded nodes with secure boot and integrity
   monitoring, auto repair and auto upgrade, and the dedicated node service account when given
   (with the `cloud-platform` scope: access is then governed by the account's IAM roles).
@@ -42,6 +42,14 @@ from ..model.nodes.catalog import (
     validate_gke_cpu_machine_type,
     validate_shared_clients,
 )
+from ..model.nodes.labels import (
+    GKE_ACCELERATOR_COUNT_LABEL,
+    GKE_ACCELERATOR_LABEL,
+    GKE_MAX_CLIENTS_LABEL,
+    GKE_PARTITION_LABEL,
+    GKE_SHARING_LABEL,
+    GKE_SPOT_LABEL,
+)
 from ..model.scheduling import Taint, validate_dns1035_label
 from .component import PoolComponent
 from .pool import (
@@ -58,12 +66,6 @@ from .pool import (
 GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
 LOCATION_POLICIES = ("ANY", "BALANCED")
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
-GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
-GKE_SHARING_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
-GKE_MAX_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
-GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
 GKE_ADDED_LABELS = (
     GKE_ACCELERATOR_LABEL,
     GKE_ACCELERATOR_COUNT_LABEL,

@@ -14,7 +14,7 @@ Pure Python (imports no Pulumi). The pool components are thin shells over these 
   exactly this taint itself). A GPU pool must have a NoSchedule / NoExecute taint: without one,
   any pod lands on the GPU nodes and keeps them from scaling down.
 
-Replacement-safe cloud names (issue 6.3)
+Replacement-safe cloud names
 ----------------------------------------
 A pool's cloud name is never fixed. Pulumi replaces a resource create-before-delete by default;
 a fixed name would make the new pool collide with the old one still holding it (the cloud API

@@ -260,10 +260,9 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
 
 def _report(count: int, placement: PlacementResult, out: TextIO) -> None:
-    note = "" if placement.checked else " (placement check not installed: pools as named only)"
     print(
         f"{count} resources; placement: {_plural(placement.errors, 'error')}, "
-        f"{_plural(placement.warnings, 'warning')}{note}",
+        f"{_plural(placement.warnings, 'warning')}",
         file=out,
     )
     for finding in placement.findings:

@@ -62,8 +62,15 @@ class Registered:
 
 
 def _scrub(value: Any) -> Any:
-    """Replace secrets and unknowns; turn numbers that are whole back into ints (mocks send floats)."""
+    """Replace secrets and unknowns; turn numbers that are whole back into ints (mocks send floats).
+
+    A secret map (a Secret's `data` or `stringData`) keeps its keys, each value `[secret]`: the
+    object stays one the API server takes (a map where it needs a map), and says which keys it
+    holds; keys are names, never values."""
     if rpc.is_rpc_secret(value):
+        inner = value.get("value")
+        if isinstance(inner, dict) and rpc._special_sig_key not in inner:
+            return dict.fromkeys(inner, SECRET)
         return SECRET
     if isinstance(value, pulumi.output.Unknown):
         return UNKNOWN

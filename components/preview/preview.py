@@ -20,7 +20,6 @@ string `[secret]` and the runtime treats the key as a secret.
 from __future__ import annotations
 
 import gc
-import importlib
 import json
 import os
 import re
@@ -34,8 +33,8 @@ from typing import Any
 
 import yaml
 
-from .jsontext import to_json_text as json_text
-from .manifests import is_kubernetes_object, pools_named, render_manifests
+from ..check import check, render_markdown
+from .manifests import render_manifests
 
 SECRET = "[secret]"
 OUTPUT_FILES = ("manifests.yaml", "resources.json", "placement.json", "placement.md")
@@ -151,45 +150,6 @@ for _loader in (_UniqueKeyLoader, _FastUniqueKeyLoader):
 _STR, _MAP, _SEQ = (f"tag:yaml.org,2002:{t}" for t in ("str", "map", "seq"))
 
 
-class _NotPlain(Exception):
-    """A document `_plain_load` leaves to the loaders."""
-
-
-def _plain_load(text: str) -> Any:
-    """The document `_FastUniqueKeyLoader` loads, built straight from libyaml's nodes when its
-    mappings have text keys, each once, and it has no alias inside itself: PyYAML's
-    constructor bookkeeping was half the parse of a 1000-model stack file. Scalars other than
-    texts go through the loader's own constructors; anything else raises _NotPlain (merge keys,
-    other keys, a key given twice) or yaml.YAMLError, and the loaders decide as before."""
-    loader = _FastUniqueKeyLoader(text)
-    try:
-        node = loader.get_single_node()
-        return None if node is None else _plain_node(loader, node, set())
-    finally:
-        loader.dispose()
-
-
-def _plain_node(loader: Any, node: yaml.Node, inside: set[int]) -> Any:
-    kind = type(node)
-    if kind is yaml.ScalarNode:
-        return node.value if node.tag == _STR else loader.construct_object(node)
-    if id(node) in inside:  # an alias of a collection holding it
-        raise _NotPlain
-    inside.add(id(node))
-    if kind is yaml.MappingNode and node.tag == _MAP:
-        out: Any = {}
-        for key, value in node.value:
-            if type(key) is not yaml.ScalarNode or key.tag != _STR or key.value in out:
-                raise _NotPlain
-            out[key.value] = _plain_node(loader, value, inside)
-    elif kind is yaml.SequenceNode and node.tag == _SEQ:
-        out = [_plain_node(loader, v, inside) for v in node.value]
-    else:
-        raise _NotPlain
-    inside.discard(id(node))
-    return out
-
-
 def load_yaml_file(path: Path, what: str) -> Any:
     """Parse a YAML file; a missing file or bad YAML is a PreviewError naming file and line."""
     try:
@@ -198,10 +158,6 @@ def load_yaml_file(path: Path, what: str) -> Any:
         raise PreviewError(f"{show_path(path)}: {what} not found") from None
     except (OSError, UnicodeDecodeError) as err:
         raise PreviewError(f"{show_path(path)}: cannot read {what}: {err}") from None
-    try:
-        return _plain_load(text)
-    except (_NotPlain, yaml.YAMLError):
-        pass
     try:
         return yaml.load(text, Loader=_FastUniqueKeyLoader)
     except yaml.YAMLError:
@@ -562,9 +518,8 @@ def tree_order(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def to_json_text(value: Any) -> str:
-    """`json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)` and a newline (written
-    by `jsontext`, twice as fast for the plain data of a graph)."""
-    return json_text(value)
+    """Sorted, indented JSON and a newline: the same bytes for the same graph."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def render_tree(entries: Sequence[Mapping[str, Any]], root_label: str) -> str:
@@ -609,12 +564,11 @@ class Finding:
 
 @dataclass
 class PlacementResult:
-    """placement.json / placement.md contents and the findings, whichever check made them."""
+    """placement.json / placement.md contents and the findings."""
 
     json: dict[str, Any]
     markdown: str
     findings: list[Finding]
-    checked: bool
 
     @property
     def errors(self) -> int:
@@ -625,26 +579,11 @@ class PlacementResult:
         return sum(1 for f in self.findings if f.severity == "warning")
 
 
-def _check_module() -> Any:
-    """`components.check` when it is there, else None."""
-    name = f"{__package__.rpartition('.')[0]}.check"
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as err:
-        if err.name == name:
-            return None
-        raise
-
-
 def run_placement(
     graph: Sequence[Mapping[str, Any]], *, extended_resource_toleration: bool | None = None
 ) -> PlacementResult:
-    """Run the placement check on a `resources.json`-shaped graph (or, without the check module,
-    list which pool each workload names)."""
-    module = _check_module()
-    if module is None:
-        return _pools_only(graph)
-    report = module.check(
+    """Run the placement check on a `resources.json`-shaped graph."""
+    report = check(
         [dict(e) for e in graph], extended_resource_toleration=extended_resource_toleration
     )
     findings = [
@@ -657,69 +596,12 @@ def run_placement(
         )
         for f in report.findings
     ]
-    markdown = module.render_markdown(report)
+    markdown = render_markdown(report)
     return PlacementResult(
         json=report.to_json(),  # plain data already: new dicts and lists, str keys
         markdown=markdown if markdown.endswith("\n") else markdown + "\n",
         findings=findings,
-        checked=True,
     )
-
-
-def _workload_label(entry: Mapping[str, Any]) -> str:
-    inputs = entry.get("inputs") or {}
-    md = inputs.get("metadata") or {}
-    name = md.get("name") or entry.get("name")
-    ns = md.get("namespace")
-    return f"{inputs.get('kind') or entry.get('type')} {ns + '/' if ns else ''}{name}"
-
-
-def _mermaid_text(text: str) -> str:
-    return text.replace('"', "#quot;")
-
-
-def _pools_only(graph: Sequence[Mapping[str, Any]]) -> PlacementResult:
-    workloads: list[dict[str, Any]] = [
-        {
-            "resource": f"{e['type']}::{e['name']}",
-            "workload": _workload_label(e),
-            "poolsNamed": pools_named(e),
-        }
-        for e in graph
-        if is_kubernetes_object(e) and pools_named(e)
-    ]
-    workloads.sort(key=lambda w: (w["workload"], w["resource"]))
-    note = (
-        "The placement check (components.check) is not installed: this lists only "
-        "the pool each workload names, nothing is checked."
-    )
-    doc = {"checked": False, "note": note, "workloads": workloads, "findings": []}
-    md = ["# Placement", "", f"> {note}", ""]
-    if workloads:
-        md += ["| Workload | Resource | Pools named |", "| --- | --- | --- |"]
-        md += [
-            f"| {w['workload']} | `{w['resource']}` | {', '.join(w['poolsNamed'])} |"
-            for w in workloads
-        ]
-        pools = sorted({p for w in workloads for p in w["poolsNamed"]})
-        pool_ids = {p: f"p{i}" for i, p in enumerate(pools)}
-        md += ["", "```mermaid", "flowchart LR"]
-        for i, w in enumerate(workloads):
-            md.append(f'  w{i}["{_mermaid_text(w["workload"])}"]')
-        for p in pools:
-            md.append(f'  {pool_ids[p]}[("pool {_mermaid_text(p)}")]')
-        for i, w in enumerate(workloads):
-            for rank, p in enumerate(w["poolsNamed"]):
-                arrow = "-->" if rank == 0 else "-.->"
-                md.append(f"  w{i} {arrow} {pool_ids[p]}")
-        md.append("```")
-    else:
-        md.append("No workload names a pool (annotation `gpu-inference.dev/pool`).")
-    return PlacementResult(json=doc, markdown="\n".join(md) + "\n", findings=[], checked=False)
-
-
-# ---------------------------------------------------------------------------------------------
-# The whole preview
 
 
 @dataclass

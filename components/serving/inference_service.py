@@ -36,10 +36,17 @@ from ..model.scheduling import (
     validate_dns1123_label,
     validate_label_key,
 )
+from ..model.serving.annotations import (
+    DEPLOYMENT_MODE_ANNOTATION,
+    MODEL_SIZE_ANNOTATION,
+    PROGRESS_DEADLINE_ANNOTATION,
+)
+from ..model.serving.isvc import FRAMEWORKS as ISVC_FRAMEWORKS
 from ..model.serving.knative_features import HOST_IPC_FLAG, POD_FIELD_FLAGS
 from .claims import GpuClaimArgs, claim_template, part_claim, refuse_serverless_claim
 from .workload import (
     ContainerArgs,
+    EnvValue,
     container_resources,
     containers_body,
     cr_metadata,
@@ -52,22 +59,9 @@ from .workload import (
 
 API_VERSION = "serving.kserve.io/v1beta1"
 KIND = "InferenceService"
-DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 DEFAULT_NAMESPACE = "default"
 
-# The predefined predictor keys of the v1beta1 CRD (spec.predictor.<framework>).
-FRAMEWORKS = (
-    "huggingface",
-    "lightgbm",
-    "onnx",
-    "paddle",
-    "pmml",
-    "pytorch",
-    "sklearn",
-    "tensorflow",
-    "triton",
-    "xgboost",
-)
+FRAMEWORKS = ISVC_FRAMEWORKS
 PROTOCOL_VERSIONS = ("v1", "v2", "grpc-v1", "grpc-v2")
 SCALE_METRICS = ("cpu", "memory", "concurrency", "rps")
 MIN_REPLICAS = "resolved: 0 when Knative runs it (Serverless), else 1 (a raw Deployment)"
@@ -119,8 +113,9 @@ class PredictorArgs:
     """CPU request and limit of the model container (`"4"`, `"500m"`)."""
     memory: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
     """Memory request and limit of the model container (`"16Gi"`)."""
-    env: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="env"))
-    """Environment of the model container, name -> value."""
+    env: Optional[Mapping[str, EnvValue]] = field(default=None, metadata=stack(syntax="env"))
+    """Environment of the model container, name -> a string, or
+    `{valueFrom: {secretKeyRef: {name, key}}}` (a value read from a Secret, e.g. `HF_TOKEN`)."""
     args: Optional[Sequence[str]] = None
     """Arguments of the model container."""
     min_replicas: Optional[int] = field(default=None, metadata=stack(ge=0, default=MIN_REPLICAS))
@@ -264,9 +259,6 @@ class InferenceServiceArgs:
 # ---------------------------------------------------------------------------------------------
 
 
-PROGRESS_DEADLINE_ANNOTATION = "serving.knative.dev/progress-deadline"
-MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
-"""What the placement check reads for the model's size (GI019, GI024)."""
 MODEL_DISK_MARGIN = 0.10
 """Ephemeral storage asked beyond the weights: room for what the server writes next to them
 (logs, caches, compiled kernels). A margin we chose, not a measurement."""

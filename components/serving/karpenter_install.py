@@ -32,11 +32,13 @@ from typing import Any, Optional
 import pulumi
 
 from ..kube.provider import make_namespaces
+from ..model.autoscalers.karpenter import NODEPOOL_LABEL
 from ..model.deploy import versions
 from ..model.deploy.identity import ROLE_ARN
 from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.errors import InputError, show
 from ..model.inputs import stack
+from ..model.nodes.labels import EKS_NODEGROUP_LABEL
 from ..model.scheduling import (
     LABEL_VALUE_RULE,
     POOL_LABEL,
@@ -45,8 +47,6 @@ from ..model.scheduling import (
 )
 from .helm import chart_release, check_local_charts
 
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
-NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
 ROLE_ANNOTATION = "eks.amazonaws.com/role-arn"
 # The ServiceAccount the chart makes for release `karpenter` (templates/_helpers.tpl
 # `karpenter.serviceAccountName` -> `karpenter.fullname` = the release name when it contains the
@@ -213,7 +213,7 @@ def karpenter_values(args: KarpenterInstallArgs) -> dict[str, Any]:
     off_karpenter = {"key": NODEPOOL_LABEL, "operator": "DoesNotExist"}
     for key, names in (
         (POOL_LABEL, _names(args.system_pools, "system_pools")),
-        (NODEGROUP_LABEL, _names(args.node_groups, "node_groups")),
+        (EKS_NODEGROUP_LABEL, _names(args.node_groups, "node_groups")),
     ):
         if names:
             match = {"key": key, "operator": "In", "values": sorted(names)}

@@ -44,8 +44,18 @@ from ..model.scheduling import (
     validate_label_key,
 )
 from ..model.serving import llm, llmisvc
+from ..model.serving.annotations import (
+    GPU_MEMORY_UTILIZATION_ANNOTATION,
+    MAX_MODEL_LEN_ANNOTATION,
+    MODEL_ANNOTATION,
+    MODEL_DTYPE_ANNOTATION,
+    MODEL_PARAMETERS_ANNOTATION,
+    MODEL_SIZE_ANNOTATION,
+    WIRED_COMPONENT_POOL_ANNOTATION,
+)
 from .claims import GpuClaimArgs, claim_template, claimed_gpus, part_claim
 from .workload import (
+    EnvValue,
     container_resources,
     cr_metadata,
     effective_placement,
@@ -59,13 +69,6 @@ DEFAULT_NAMESPACE = "default"
 STACK_NAMESPACE = "models"
 """A stack puts its models in its own namespace (made with its ServiceAccount), as for
 InferenceServices."""
-WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
-MODEL_SIZE_ANNOTATION = "gpu-inference.dev/model-size-gb"
-MODEL_PARAMETERS_ANNOTATION = "gpu-inference.dev/model-parameters"
-MODEL_DTYPE_ANNOTATION = "gpu-inference.dev/model-dtype"
-MODEL_ANNOTATION = "gpu-inference.dev/model"
-MAX_MODEL_LEN_ANNOTATION = "gpu-inference.dev/max-model-len"
-GPU_MEMORY_UTILIZATION_ANNOTATION = "gpu-inference.dev/gpu-memory-utilization"
 AUTOSCALERS = ("keda", "hpa")
 _GATEWAY_REF = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
@@ -137,8 +140,10 @@ class LLMWorkloadArgs:
     """Data-parallel engines per pod (with data); the LWS group has data / data_local pods."""
     expert: Optional[bool] = None
     """Expert parallelism (MoE models)."""
-    env: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="env"))
-    """Environment of the `main` container (e.g. `VLLM_ADDITIONAL_ARGS`)."""
+    env: Optional[Mapping[str, EnvValue]] = field(default=None, metadata=stack(syntax="env"))
+    """Environment of the `main` container (e.g. `VLLM_ADDITIONAL_ARGS`): a string, or
+    `{valueFrom: {secretKeyRef: {name, key}}}`, a value read from a Secret (a gated model's
+    `HF_TOKEN`)."""
     args: Optional[Sequence[str]] = None
     """Extra vLLM arguments of the `main` container (after `--max-model-len`'s)."""
     placement: Optional[Placement] = field(default=None, metadata=stack(hidden=True))
@@ -227,6 +232,13 @@ class LLMInferenceServiceArgs:
     """vLLM `--gpu-memory-utilization`; vLLM's default 0.9."""
     storage_initializer: Optional[bool] = None
     """False: no model download init container (the model is already on the nodes)."""
+    service_account_name: Optional[str] = field(default=None, metadata=stack(hidden=True))
+    """The ServiceAccount the pods run as (decode, prefill, workers): KServe's storage
+    initializer takes its download credentials from that ServiceAccount's Secrets (kserve
+    v0.20.0 pkg/controller/v1alpha2/llmisvc/workload_storage.go `attachHfModelArtifact` /
+    `attachS3ModelArtifact`: `CreateSecretVolumeAndEnvFromServiceAccount`; without one, the
+    namespace's `default`, or with a routing sidecar the `<name>-kserve` one it makes, which
+    reference none). The platform sets the model namespace's when it holds credentials."""
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
     """metadata.labels."""
     annotations: Optional[Mapping[str, str]] = None
@@ -441,6 +453,8 @@ def _workload(
     key = "prefill" if part == "prefill" else "decode"
     claims = templates if templates is not None else []
     _claim(template, w.gpu_claim, args, svc, key, claims)
+    if args.service_account_name:
+        template["serviceAccountName"] = args.service_account_name
     body["template"] = template
     placements: dict[str, Optional[Placement]] = {key: leader}
     tensor = w.tensor or 1
@@ -467,6 +481,8 @@ def _workload(
                 k.extra_expressions if k.extra_expressions is not None else w.extra_expressions,
                 k.omit_gpu_toleration,
             )
+            if args.service_account_name:
+                body["worker"]["serviceAccountName"] = args.service_account_name
             worker_claim = k.gpu_claim if k.gpu_claim is not None else w.gpu_claim
             if k.gpus is not None and k.gpu_claim is None:
                 worker_claim = None  # GPUs of its own, as nvidia.com/gpu
@@ -635,6 +651,11 @@ def _build(
         validate_dns1123_label(namespace)
     except InputError as e:
         raise e.at("namespace") from None
+    if args.service_account_name is not None:
+        try:
+            validate_dns1123_label(args.service_account_name)
+        except InputError as e:
+            raise e.at("serviceAccountName") from None
     shape = None
     if args.model is not None:
         try:

@@ -60,6 +60,7 @@ Every step has a local replacement for air-gapped clusters: a chart directory or
 manifest file.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -350,49 +351,80 @@ class LLMServingInstall(pulumi.ComponentResource):
         check_local_charts(owner, {arg: getattr(args, arg) for arg in LOCAL_CHARTS})
         check_local_manifests(owner, {arg: getattr(args, arg) for arg in LOCAL_MANIFESTS})
         super().__init__("gpu-inference:index:LLMServingInstall", name, None, opts)
-        after: list[pulumi.Resource] = []
-        plans = namespaces(name, args)
+        self._name, self._args, self._owner = name, args, owner
+        made = self._namespaces()
+        after = self._prerequisites(made)
+        self.ready: list[pulumi.Resource] = self._llmisvc([*after, *made.get(KSERVE_NAMESPACE, [])])
+        self.versions = {
+            "kserve": versions.KSERVE_VERSION,
+            "cert-manager": versions.CERT_MANAGER.version,
+            "gateway-api": GATEWAY_API_VERSION,
+            "gateway-api-inference-extension": GIE_VERSION,
+            "llm-d-router": LLMD_ROUTER_VERSION,
+            "envoy-gateway": ENVOY_GATEWAY.version,
+            "envoy-ai-gateway": ENVOY_AI_GATEWAY.version,
+            "lws": LWS_VERSION,
+        }
+        self.register_outputs({})
+
+    def _step(self, use_own: str = "enabled", arg: Optional[str] = None) -> Ownership:
+        """A step's ownership: its switch is how to use the cluster's own."""
+        return install_ownership(self._owner, self._args.adopt, use_own, arg)
+
+    def _namespaces(self) -> dict[str, list[pulumi.Resource]]:
+        """The namespaces this install makes, Envoy's under its own switch."""
+        args = self._args
+        plans = namespaces(self._name, args)
         if args.kserve_installed:
             # Beside KServeInstall its namespace is shared: that one makes it (the platform's
             # dependency on KServe waits for it).
             plans.pop(KSERVE_NAMESPACE, None)
-        owner = f"LLMServingInstall({name!r})"
-
-        def step(use_own: str = "enabled", arg: Optional[str] = None) -> Ownership:
-            """A step's ownership: its switch is how to use the cluster's own."""
-            return install_ownership(owner, args.adopt, use_own, arg)
-
-        base, envoy_step = step(), step(ENVOY_SWITCH, "envoy_gateway")
         envoy_plans = {ns: p for ns, p in plans.items() if p.switch == ENVOY_SWITCH}
         own_plans = {ns: p for ns, p in plans.items() if p.switch != ENVOY_SWITCH}
-        made = make_namespaces(own_plans, self, args.namespaces_made, base)
+        made = make_namespaces(own_plans, self, args.namespaces_made, self._step())
+        envoy_step = self._step(ENVOY_SWITCH, "envoy_gateway")
         made.update(make_namespaces(envoy_plans, self, args.namespaces_made, envoy_step))
+        return made
 
-        def manifest(
-            suffix: str, url: str, local: Optional[str], ownership: Ownership
-        ) -> pulumi.Resource:
-            return k8s.yaml.v2.ConfigFile(
-                f"{name}-{suffix}",
-                file=local or url,
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    depends_on=list(after),
-                    transforms=[owned_children(self, ownership)],
-                ),
-            )
+    def _manifest(
+        self,
+        suffix: str,
+        url: str,
+        local: Optional[str],
+        ownership: Ownership,
+        after: Sequence[pulumi.Resource],
+    ) -> pulumi.Resource:
+        return k8s.yaml.v2.ConfigFile(
+            f"{self._name}-{suffix}",
+            file=local or url,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=list(after),
+                transforms=[owned_children(self, ownership)],
+            ),
+        )
 
-        def custom(
-            suffix: str, body: dict[str, Any], deps: list[pulumi.Resource], ownership: Ownership
-        ) -> Any:
-            return k8s.apiextensions.CustomResource(
-                f"{name}-{suffix}",
-                api_version=body["apiVersion"],
-                kind=body["kind"],
-                metadata=owned(body["metadata"]),
-                spec=body["spec"],
-                opts=create_opts(self, deps, ownership),
-            )
+    def _custom(
+        self,
+        suffix: str,
+        body: dict[str, Any],
+        deps: list[pulumi.Resource],
+        ownership: Ownership,
+    ) -> Any:
+        return k8s.apiextensions.CustomResource(
+            f"{self._name}-{suffix}",
+            api_version=body["apiVersion"],
+            kind=body["kind"],
+            metadata=owned(body["metadata"]),
+            spec=body["spec"],
+            opts=create_opts(self, deps, ownership),
+        )
 
+    def _prerequisites(self, made: dict[str, list[pulumi.Resource]]) -> list[pulumi.Resource]:
+        """cert-manager, the Gateway API and inference-extension CRDs, Envoy's gateways and
+        LeaderWorkerSet, each after the one before it: what KServe's llmisvc charts wait for."""
+        name, args = self._name, self._args
+        after: list[pulumi.Resource] = []
         if args.cert_manager is not False:
             after = [
                 chart_release(
@@ -404,71 +436,92 @@ class LLMServingInstall(pulumi.ComponentResource):
                     local_chart=args.cert_manager_chart,
                     depends_on=made.get("cert-manager", []),
                     parent=self,
-                    ownership=step("certManager", "cert_manager"),
+                    ownership=self._step("certManager", "cert_manager"),
                 )
             ]
         if args.gateway_api_crds is not False:
-            gateway_api = step("gatewayApiCrds", "gateway_api_crds")
+            gateway_api = self._step("gatewayApiCrds", "gateway_api_crds")
             after = [
-                manifest(
-                    "gateway-api-crds", GATEWAY_API_MANIFEST, args.gateway_api_manifest, gateway_api
+                self._manifest(
+                    "gateway-api-crds",
+                    GATEWAY_API_MANIFEST,
+                    args.gateway_api_manifest,
+                    gateway_api,
+                    after,
                 )
             ]
         if args.inference_extension_crds is not False:
-            gie_step = step("inferenceExtensionCrds", "inference_extension_crds")
-            gie = manifest("inference-extension-crds", GIE_MANIFEST, args.gie_manifest, gie_step)
-            llmd = manifest("llm-d-crds", LLMD_CRDS_MANIFEST, args.llmd_crds_manifest, gie_step)
+            gie_step = self._step("inferenceExtensionCrds", "inference_extension_crds")
+            gie = self._manifest(
+                "inference-extension-crds", GIE_MANIFEST, args.gie_manifest, gie_step, after
+            )
+            llmd = self._manifest(
+                "llm-d-crds", LLMD_CRDS_MANIFEST, args.llmd_crds_manifest, gie_step, after
+            )
             after = [gie, llmd]
         if args.envoy_gateway is not False:
-            local = args.envoy_gateway_crds_chart
-            envoy_crds = k8s.helm.v4.Chart(
-                f"{name}-envoy-gateway-crds",
-                chart=local or f"{ENVOY_GATEWAY_CRDS.repo}/{ENVOY_GATEWAY_CRDS.chart}",
-                version=None if local else ENVOY_GATEWAY_CRDS.version,
-                values=ENVOY_GATEWAY_CRDS_VALUES,
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    depends_on=list(after),
-                    transforms=[owned_children(self, envoy_step)],
-                ),
-            )
-            envoy = chart_release(
-                f"{name}-envoy-gateway",
-                ENVOY_GATEWAY,
-                release="eg",
-                namespace=NAMESPACES[0],
-                values=envoy_gateway_values(),
-                local_chart=args.envoy_gateway_chart,
-                depends_on=[*after, envoy_crds, *made.get(NAMESPACES[0], [])],
-                parent=self,
-                skip_crds=True,
-                ownership=envoy_step,
-            )
-            ai_crds = chart_release(
-                f"{name}-ai-gateway-crds",
-                ENVOY_AI_GATEWAY_CRDS,
-                release="aieg-crd",
-                namespace=NAMESPACES[1],
-                local_chart=args.ai_gateway_crds_chart,
-                depends_on=[envoy, *made.get(NAMESPACES[1], [])],
-                parent=self,
-                ownership=envoy_step,
-            )
-            ai = chart_release(
-                f"{name}-ai-gateway",
-                ENVOY_AI_GATEWAY,
-                release="aieg",
-                namespace=NAMESPACES[1],
-                local_chart=args.ai_gateway_chart,
-                depends_on=[ai_crds],
-                parent=self,
-                ownership=envoy_step,
-            )
-            after = [custom("gateway-class", gateway_class_body(), [ai], envoy_step)]
+            after = self._envoy(after, made)
         if args.leader_worker_set is not False:
-            lws = step("leaderWorkerSet", "leader_worker_set")
-            after = [*after, manifest("lws", LWS_MANIFEST, args.lws_manifest, lws)]
-        after = [*after, *made.get(KSERVE_NAMESPACE, [])]
+            lws = self._step("leaderWorkerSet", "leader_worker_set")
+            after = [*after, self._manifest("lws", LWS_MANIFEST, args.lws_manifest, lws, after)]
+        return after
+
+    def _envoy(
+        self, after: list[pulumi.Resource], made: dict[str, list[pulumi.Resource]]
+    ) -> list[pulumi.Resource]:
+        """Envoy Gateway, Envoy AI Gateway and the GatewayClass KServe's Gateway names."""
+        name, args = self._name, self._args
+        envoy_step = self._step(ENVOY_SWITCH, "envoy_gateway")
+        local = args.envoy_gateway_crds_chart
+        envoy_crds = k8s.helm.v4.Chart(
+            f"{name}-envoy-gateway-crds",
+            chart=local or f"{ENVOY_GATEWAY_CRDS.repo}/{ENVOY_GATEWAY_CRDS.chart}",
+            version=None if local else ENVOY_GATEWAY_CRDS.version,
+            values=ENVOY_GATEWAY_CRDS_VALUES,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=list(after),
+                transforms=[owned_children(self, envoy_step)],
+            ),
+        )
+        envoy = chart_release(
+            f"{name}-envoy-gateway",
+            ENVOY_GATEWAY,
+            release="eg",
+            namespace=NAMESPACES[0],
+            values=envoy_gateway_values(),
+            local_chart=args.envoy_gateway_chart,
+            depends_on=[*after, envoy_crds, *made.get(NAMESPACES[0], [])],
+            parent=self,
+            skip_crds=True,
+            ownership=envoy_step,
+        )
+        ai_crds = chart_release(
+            f"{name}-ai-gateway-crds",
+            ENVOY_AI_GATEWAY_CRDS,
+            release="aieg-crd",
+            namespace=NAMESPACES[1],
+            local_chart=args.ai_gateway_crds_chart,
+            depends_on=[envoy, *made.get(NAMESPACES[1], [])],
+            parent=self,
+            ownership=envoy_step,
+        )
+        ai = chart_release(
+            f"{name}-ai-gateway",
+            ENVOY_AI_GATEWAY,
+            release="aieg",
+            namespace=NAMESPACES[1],
+            local_chart=args.ai_gateway_chart,
+            depends_on=[ai_crds],
+            parent=self,
+            ownership=envoy_step,
+        )
+        return [self._custom("gateway-class", gateway_class_body(), [ai], envoy_step)]
+
+    def _llmisvc(self, after: list[pulumi.Resource]) -> list[pulumi.Resource]:
+        """KServe's llmisvc CRD, controller and presets, and the default Gateway: what the
+        platform's LLMInferenceServices wait for."""
+        name, args, base = self._name, self._args, self._step()
         crd = chart_release(
             f"{name}-llmisvc-crd",
             KSERVE_LLMISVC_CRD,
@@ -503,18 +556,6 @@ class LLMServingInstall(pulumi.ComponentResource):
         )
         ready: list[pulumi.Resource] = [configs]
         if args.gateway is not False:
-            ready.append(
-                custom("gateway", gateway_body(), [controller], step("gateway", "gateway"))
-            )
-        self.ready: list[pulumi.Resource] = ready
-        self.versions = {
-            "kserve": versions.KSERVE_VERSION,
-            "cert-manager": versions.CERT_MANAGER.version,
-            "gateway-api": GATEWAY_API_VERSION,
-            "gateway-api-inference-extension": GIE_VERSION,
-            "llm-d-router": LLMD_ROUTER_VERSION,
-            "envoy-gateway": ENVOY_GATEWAY.version,
-            "envoy-ai-gateway": ENVOY_AI_GATEWAY.version,
-            "lws": LWS_VERSION,
-        }
-        self.register_outputs({})
+            gateway = self._step("gateway", "gateway")
+            ready.append(self._custom("gateway", gateway_body(), [controller], gateway))
+        return ready

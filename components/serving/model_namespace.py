@@ -28,6 +28,41 @@ from ..model.scheduling import validate_dns1123_label
 
 POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
 
+KSERVE_CREDENTIAL_KEYS = (
+    "AWS_SECRET_ACCESS_KEY",
+    "gcloud-application-credentials.json",
+    "AZ_CLIENT_ID",
+    "AZURE_CLIENT_ID",
+    "AZURE_ACCESS_TOKEN",
+    "AZURE_STORAGE_ACCESS_KEY",
+    "https-host",
+    "HDFS_NAMENODE",
+    "HF_TOKEN",
+)
+"""The keys by which KServe's storage initializer tells a credentials Secret's kind, in the order
+it tries them: one Secret gives the first kind it holds, and nothing of the others (kserve
+v0.20.0 pkg/credentials/service_account_credentials.go `mountSecretCredential`, an if / else-if
+chain; the S3 key is `s3SecretAccessKeyName` of the default `inferenceservice-config`,
+config/configmap/inferenceservice.yaml; `HF_TOKEN` becomes the initializer's `HF_TOKEN` env by
+secretKeyRef, pkg/credentials/hf/hf_secret.go, which huggingface_hub's `snapshot_download` reads
+for an `hf://` model, python/storage/kserve_storage/kserve_storage.py `_download_hf`)."""
+
+
+def credential_conflict(keys: object) -> Optional[InputError]:
+    """The error for static credentials of two kinds KServe reads from one Secret (it would use
+    the first and silently drop the other), or None."""
+    kinds = [k for k in KSERVE_CREDENTIAL_KEYS if k in (keys or {})]  # type: ignore[operator]
+    if len(kinds) < 2:
+        return None
+    return InputError(
+        f"{' and '.join(repr(k) for k in kinds)} are credentials of different kinds; KServe's "
+        f"storage initializer reads one kind from a Secret (the first: {kinds[0]!r}) and "
+        f"ignores {', '.join(repr(k) for k in kinds[1:])}",
+        "the keys of one kind of storage (e.g. AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY, or "
+        "HF_TOKEN alone)",
+        "staticCredentials",
+    )
+
 
 @dataclass
 class ModelNamespaceArgs:
@@ -106,6 +141,9 @@ def validate_model_namespace_args(args: ModelNamespaceArgs) -> None:
         validate_workload_identity(args.gcp_service_account, args.aws_role_arn)
     except InputError as e:
         raise e.at("workloadIdentity") from None
+    conflict = credential_conflict(args.static_credentials)
+    if conflict is not None:
+        raise conflict
     if args.static_credentials and not args.static_credentials_secret:
         raise InputError(
             "static credentials are given in plain text; they would be stored unencrypted",

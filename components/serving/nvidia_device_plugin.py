@@ -21,7 +21,7 @@ from ..model.deploy import versions
 from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.inputs import stack
 from ..model.nodes.sharing import plugin_config
-from ..model.scheduling import Taint
+from ..model.scheduling import Taint, tolerating
 from .helm import chart_release, check_local_charts
 
 AUTO_MODE_COMPUTE_TYPE_LABEL = "eks.amazonaws.com/compute-type"
@@ -80,18 +80,8 @@ def namespaces(name: str, args: NvidiaDevicePluginArgs) -> dict[str, NamespacePl
     )
 
 
-def device_plugin_tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
-    """The chart's default tolerations plus `Exists` for every pool taint key (any value)."""
-    out = [dict(t) for t in CHART_DEFAULT_TOLERATIONS]
-    for key, effect in sorted({(t.key, t.effect or "NoSchedule") for t in taints}):
-        entry = {"key": key, "operator": "Exists", "effect": effect}
-        if entry not in out:
-            out.append(entry)
-    return out
-
-
 def device_plugin_values(args: NvidiaDevicePluginArgs) -> dict[str, Any]:
-    tolerations = device_plugin_tolerations(list(args.pool_taints or ()))
+    tolerations = tolerating(CHART_DEFAULT_TOLERATIONS, args.pool_taints or ())
     values: dict[str, Any] = {
         "tolerations": tolerations,
         # The NFD worker (when GFD/NFD is turned on) must reach the same nodes.
@@ -136,7 +126,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     ) -> None:
         check_local_charts(f"NvidiaDevicePlugin({name!r})", {"chart": args.chart})
         super().__init__("gpu-inference:index:NvidiaDevicePlugin", name, None, opts)
-        self.tolerations = device_plugin_tolerations(list(args.pool_taints or ()))
+        self.tolerations = tolerating(CHART_DEFAULT_TOLERATIONS, args.pool_taints or ())
         namespace = args.namespace or "nvidia-device-plugin"
         ownership = install_ownership(f"NvidiaDevicePlugin({name!r})", args.adopt)
         self.ready = chart_release(

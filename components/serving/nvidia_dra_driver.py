@@ -46,7 +46,7 @@ from ..model.deploy.gke_driver_installer import installer_daemonset
 from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
 from ..model.errors import InputError
 from ..model.inputs import stack
-from ..model.scheduling import WIRED_POOL_ANNOTATION, Taint
+from ..model.scheduling import WIRED_POOL_ANNOTATION, Taint, tolerating
 from .helm import chart_release, check_local_charts
 
 KUBELET_PLUGIN_DEFAULT_TOLERATIONS = (
@@ -94,20 +94,12 @@ def namespaces(name: str, args: NvidiaDraDriverArgs) -> dict[str, NamespacePlan]
     )
 
 
-def kubelet_plugin_tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
-    """The chart's default tolerations plus `Exists` for every pool taint key (any value)."""
-    out = [dict(t) for t in KUBELET_PLUGIN_DEFAULT_TOLERATIONS]
-    for key, effect in sorted({(t.key, t.effect or "NoSchedule") for t in taints}):
-        entry = {"key": key, "operator": "Exists", "effect": effect}
-        if entry not in out:
-            out.append(entry)
-    return out
-
-
 def dra_driver_values(args: NvidiaDraDriverArgs) -> dict[str, Any]:
     values: dict[str, Any] = {
         "gpuResourcesEnabledOverride": True,
-        "kubeletPlugin": {"tolerations": kubelet_plugin_tolerations(list(args.pool_taints or ()))},
+        "kubeletPlugin": {
+            "tolerations": tolerating(KUBELET_PLUGIN_DEFAULT_TOLERATIONS, args.pool_taints or ())
+        },
     }
     if args.pool_label and args.pool_label_values:
         values["kubeletPlugin"]["affinity"] = {

@@ -34,6 +34,7 @@ from ..model.scheduling import (
     validate_label_key,
     validate_labels,
 )
+from ..model.serving.annotations import SELDON_CAPABILITIES_ENV
 from ..model.serving.seldon_servers import BUILTIN_SERVER_CONFIGS, builtin_server_config
 from .workload import (
     ContainerArgs,
@@ -47,7 +48,6 @@ from .workload import (
 
 API_VERSION = "mlops.seldon.io/v1alpha1"
 DEFAULT_NAMESPACE = "seldon-mesh"
-CAPABILITIES_ENV = "SELDON_SERVER_CAPABILITIES"
 AGENT_CONTAINER = "agent"
 # The containers of the ServerConfigs the seldon-core-v2-runtime chart installs.
 UPSTREAM_SERVER_CONFIG_CONTAINERS: dict[str, tuple[str, ...]] = {
@@ -392,8 +392,8 @@ def _base_capabilities(
     for c in containers:
         if c["name"] == AGENT_CONTAINER:
             c["env"] = [
-                {"name": CAPABILITIES_ENV, "value": ",".join(value)}
-                if e["name"] == CAPABILITIES_ENV
+                {"name": SELDON_CAPABILITIES_ENV, "value": ",".join(value)}
+                if e["name"] == SELDON_CAPABILITIES_ENV
                 else e
                 for e in c["env"]
             ]
@@ -418,7 +418,7 @@ def server_config_body(name: str, args: SeldonServerConfigArgs) -> dict[str, Any
         base = list(BUILTIN_CAPABILITIES[runtime])
         caps = base + [c for c in caps if c not in base]
     if caps:
-        env = {"name": CAPABILITIES_ENV, "value": ",".join(caps)}
+        env = {"name": SELDON_CAPABILITIES_ENV, "value": ",".join(caps)}
         agent = next((c for c in containers if c["name"] == AGENT_CONTAINER), None)
         if agent is None:
             if not args.agent_image:
@@ -429,9 +429,9 @@ def server_config_body(name: str, args: SeldonServerConfigArgs) -> dict[str, Any
                 )
             containers.append({"name": AGENT_CONTAINER, "env": [env], "image": args.agent_image})
         else:
-            if any(e["name"] == CAPABILITIES_ENV for e in agent.get("env", [])):
+            if any(e["name"] == SELDON_CAPABILITIES_ENV for e in agent.get("env", [])):
                 raise InputError(
-                    f"the agent container sets {CAPABILITIES_ENV} and capabilities are given too",
+                    f"the agent container sets {SELDON_CAPABILITIES_ENV} and capabilities are given too",
                     "one of them",
                     "capabilities",
                 )
@@ -612,7 +612,7 @@ def server_config_capabilities(config: Optional[Mapping[str, Any]]) -> list[str]
     for c in (config.get("spec") or {}).get("podSpec", {}).get("containers") or ():
         if c.get("name") == AGENT_CONTAINER:
             for e in c.get("env") or ():
-                if e.get("name") == CAPABILITIES_ENV:
+                if e.get("name") == SELDON_CAPABILITIES_ENV:
                     return [x for x in str(e.get("value", "")).split(",") if x]
     return []
 

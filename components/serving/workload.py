@@ -31,6 +31,7 @@ from ..model.scheduling import (
     validate_dns1123_label,
     validate_labels,
 )
+from ..model.serving.env import SECRET_KEY_REF, value_from
 
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 ENV_NAME_RULE = (
@@ -39,6 +40,9 @@ ENV_NAME_RULE = (
 )
 
 Quantity = Union[int, str]
+EnvValue = Any
+"""An env value: a string, or `{valueFrom: ...}` (`components.model.serving.env` checks it);
+`Any`, since Pulumi's component analyzer takes no Union."""
 
 
 @dataclass
@@ -54,9 +58,10 @@ class ContainerArgs:
     """Entrypoint override."""
     args: Optional[Sequence[str]] = None
     """Arguments to the entrypoint."""
-    env: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="env"))
-    """Environment variables, name -> value, in this order (a list of `{name, value}` or
-    `{name, valueFrom}` dicts is accepted too)."""
+    env: Optional[Mapping[str, EnvValue]] = field(default=None, metadata=stack(syntax="env"))
+    """Environment variables, name -> value, in this order: a string, or
+    `{valueFrom: {secretKeyRef: {name, key}}}` for a value read from a Secret (a list of
+    `{name, value}` or `{name, valueFrom}` dicts is accepted too)."""
     gpus: Optional[int] = field(default=None, metadata=stack(ge=0))
     """NVIDIA GPUs: requested and limited (`nvidia.com/gpu`)."""
     cpu: Optional[str] = field(default=None, metadata=stack(syntax="quantity"))
@@ -195,13 +200,18 @@ def requested_resources(resources: Mapping[str, Any]) -> set[str]:
 
 
 def env_list(env: object) -> list[dict[str, Any]]:
-    """`env` as Kubernetes takes it: a mapping (name -> value, values as strings) or a list of
-    `{name, value}` / `{name, valueFrom}` dicts. Names are checked; duplicates are errors."""
+    """`env` as Kubernetes takes it: a mapping (name -> a string, or `{valueFrom: ...}`) or a
+    list of `{name, value}` / `{name, valueFrom}` dicts. Names are checked, and each `valueFrom`
+    (`components.model.serving.env`: one source, a Secret's name and key); duplicates are
+    errors."""
     if env is None:
         return []
     out: list[dict[str, Any]] = []
     if isinstance(env, Mapping):
-        items: Iterable[Any] = [{"name": k, "value": v} for k, v in env.items()]
+        items: Iterable[Any] = [
+            {"name": k, **v} if isinstance(v, Mapping) else {"name": k, "value": v}
+            for k, v in env.items()
+        ]
     elif isinstance(env, Sequence) and not isinstance(env, str):
         items = env
     else:
@@ -230,9 +240,14 @@ def env_list(env: object) -> list[dict[str, Any]]:
             )
         if "value" in item and "valueFrom" in item:
             raise InputError(f"env {name} has both value and valueFrom", "one of them", f"[{i}]")
+        if set(item) == {"name"} and isinstance(env, Mapping):
+            raise InputError(f"env {name} is a mapping without valueFrom", SECRET_KEY_REF, f"[{i}]")
         entry: dict[str, Any] = {"name": name}
         if "valueFrom" in item:
-            entry["valueFrom"] = item["valueFrom"]
+            try:
+                entry["valueFrom"] = value_from(item["valueFrom"])
+            except InputError as e:
+                raise e.at(f"[{i}].valueFrom") from None
         else:
             value = item.get("value", "")
             if isinstance(value, bool) or not isinstance(value, (str, int)):

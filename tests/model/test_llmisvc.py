@@ -106,3 +106,57 @@ def test_strategic_merge_as_the_controller_merges_specs():
         },
     }
     assert base["replicas"] == 2 and len(base["template"]["containers"][0]["env"]) == 1
+
+
+def _main(pods: list, role: str) -> dict:
+    (g,) = [g for g in pods if g.role == role]
+    containers, _ = llmisvc.pod_containers(g)
+    return next(c for c in containers if c["name"] == "main")
+
+
+def test_kv_cache_emptydir_tiers_add_to_mains_ephemeral_storage_request():
+    """kserve v0.20.0 workload_kvcache.go attachFileSystemKVCacheTier: each emptyDir tier's size
+    is added to `main`'s ephemeral-storage request (the check read none), on the decode pods from
+    `spec.kvCacheOffloading` and on the prefill pods from `spec.prefill.kvCacheOffloading`; a PVC
+    tier adds nothing."""
+    kv = {
+        "cpu": "10Gi",
+        "secondary": [
+            {"fileSystem": {"emptyDir": {"size": "20Gi"}}},
+            {"fileSystem": {"emptyDir": {"size": "1Gi"}}},
+            {"fileSystem": {"pvc": {"ref": {"name": "c"}}}},
+        ],
+    }
+    main = {"name": "main", "resources": {"requests": {"ephemeral-storage": "1Gi"}}}
+    cr = {
+        "metadata": {"name": "m"},
+        "spec": {
+            "model": {"uri": "pvc://c/m"},
+            "kvCacheOffloading": kv,
+            "template": {"containers": [main]},
+            "prefill": {"template": {"containers": [{"name": "main"}]}},
+        },
+    }
+    pods = llmisvc.generated_pods(cr)
+    assert _main(pods, "decode")["resources"] == {
+        "requests": {"ephemeral-storage": str(22 * 2**30)}
+    }
+    assert "resources" not in _main(pods, "prefill")
+
+
+def test_kv_cache_tiers_go_to_the_leader_and_the_workers():
+    """workload_multi_node.go: both the LeaderWorkerSet's leader and worker templates."""
+    kv = {"cpu": "1Gi", "secondary": [{"fileSystem": {"emptyDir": {"size": "500M"}}}]}
+    cr = {
+        "metadata": {"name": "m"},
+        "spec": {
+            "model": {"uri": "pvc://c/m"},
+            "kvCacheOffloading": kv,
+            "parallelism": {"data": 4, "dataLocal": 2},
+            "template": {"containers": [{"name": "main"}]},
+            "worker": {"containers": [{"name": "main"}]},
+        },
+    }
+    pods = llmisvc.generated_pods(cr)
+    for role in ("leader", "worker"):
+        assert _main(pods, role)["resources"] == {"requests": {"ephemeral-storage": "500000000"}}

@@ -62,3 +62,43 @@ def test_the_check_command_fails_on_a_stale_file(tmp_path, monkeypatch):
     assert reference.main(["--check"]) == 1
     assert reference.main([]) == 0
     assert reference.main(["--check"]) == 0
+
+
+def test_the_committed_config_summary_is_the_generated_one():
+    from components.platform import summary
+
+    text = reference.SUMMARY.read_text()
+    assert text == summary.render(text), (
+        "docs/config.md's summary is stale: run python -m components.platform.reference"
+    )
+
+
+def test_the_summary_names_every_provider_every_section_and_every_pool_kinds_keys():
+    from components.platform import summary
+    from components.platform.config import CLUSTER_KEYS_BY_PROVIDER, SECTIONS
+    from components.platform.pool_kinds import KINDS, pool_model
+
+    rows = dict(summary.rows())
+    assert list(rows) == [
+        f"gpu-inference:{s}" for s in (*SECTIONS[:7], "workloadFiles", *SECTIONS[7:])
+    ]
+    cluster = rows["gpu-inference:cluster"]
+    assert "`provider` (`gke` \\| `eks` \\| `aks` \\| `existing`)" in cluster
+    for provider, keys in CLUSTER_KEYS_BY_PROVIDER.items():
+        assert " / ".join(f"`{k}`" for k in keys) + f" ({provider})" in cluster
+    pools = rows["gpu-inference:pools"]
+    for kind in KINDS:
+        assert f"{kind.title} (`{kind.provider}`): " in pools
+        for key in summary._keys(pool_model(kind)):
+            assert f"`{key}`" in pools, (kind.name, key)
+    assert "AKS agent pool (`aks`): `vmSize`" in pools
+
+
+def test_the_check_command_fails_on_a_stale_summary(tmp_path, monkeypatch):
+    stale = tmp_path / "config.md"
+    stale.write_text("a\n<!-- generated: summary (x) -->\n| old |\n<!-- end: summary -->\nb\n")
+    monkeypatch.setattr(reference, "SUMMARY", stale)
+    assert reference.main(["--check"]) == 1
+    assert reference.main([]) == 0
+    assert reference.main(["--check"]) == 0
+    assert "| `gpu-inference:pools` | list, one entry per pool" in stale.read_text()

@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def fake_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """The placement check stand-in: errors for pool `nowhere`, a warning for pool `shared`."""
-    monkeypatch.setattr(pv, "_check_module", lambda: FAKE_CHECK)
+    monkeypatch.setattr(pv, "check", FAKE_CHECK.check)
+    monkeypatch.setattr(pv, "render_markdown", FAKE_CHECK.render_markdown)
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -80,18 +81,6 @@ def test_warnings_alone_exit_0(tmp_path: Path, capsys, fake_check) -> None:
     code, out, _ = _run(capsys, "preview", "dev", "--project-dir", str(tmp_path))
     assert code == 0
     assert "placement: 0 errors, 1 warning\n  warning min-zero" in out
-
-
-def test_without_the_check_module_placement_lists_pools(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:
-    monkeypatch.setattr(pv, "_check_module", lambda: None)
-    make_project(tmp_path)
-    code, out, _ = _run(capsys, "preview", "prod", "--project-dir", str(tmp_path))
-    assert code == 0
-    assert "(placement check not installed: pools as named only)" in out
-    placement = json.loads((tmp_path / "build" / "prod" / "placement.json").read_text())
-    assert placement["workloads"][0]["poolsNamed"] == ["l4"]
 
 
 @pytest.mark.parametrize(
@@ -321,10 +310,9 @@ def test_check_refuses_an_llm_service_whose_workers_do_not_tolerate_their_pool(
 def test_check_gives_the_same_report_as_the_preview(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, which: str
 ) -> None:
-    if which == "real":
-        pytest.importorskip("components.check")
-    else:
-        monkeypatch.setattr(pv, "_check_module", lambda: FAKE_CHECK)
+    if which == "stand-in":
+        monkeypatch.setattr(pv, "check", FAKE_CHECK.check)
+        monkeypatch.setattr(pv, "render_markdown", FAKE_CHECK.render_markdown)
     make_project(tmp_path, stack_yaml=stack_with("pool: nowhere\nreplicas: 1\n"))
     out_dir = tmp_path / "o"
     code, preview_out, _ = _run(

@@ -15,6 +15,7 @@ from components.model.errors import InputError
 from components.preview import errors
 from components.preview import preview as pv
 from components.preview.manifests import helm_releases, pools_named, render_manifests
+from tests.preview.test_manifests_schemas import problems
 
 # ------------------------------------------------------------------------------ config loading
 
@@ -310,28 +311,16 @@ def test_helm_releases_and_pools_named() -> None:
     assert pools_named(GRAPH[4]) == []
 
 
-def test_pools_only_placement_lists_named_pools_with_mermaid() -> None:
-    result = pv._pools_only(GRAPH)
-    assert result.checked is False and result.findings == []
-    assert result.json["workloads"] == [
-        {
-            "poolsNamed": ["l4-spot", "l4"],
-            "resource": "kubernetes:mlops.seldon.io/v1alpha1:Server::triton",
-            "workload": "Server seldon/triton",
-        }
-    ]
-    assert "| Server seldon/triton |" in result.markdown
-    assert '  w0["Server seldon/triton"]\n' in result.markdown
-    assert "  w0 --> p1\n  w0 -.-> p0\n" in result.markdown
-
-
-def test_run_placement_uses_the_check_when_it_imports(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pv, "_check_module", lambda: FAKE_CHECK)
+def test_run_placement_turns_the_checks_report_into_findings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pv, "check", FAKE_CHECK.check)
+    monkeypatch.setattr(pv, "render_markdown", FAKE_CHECK.render_markdown)
     graph = [
         dict(GRAPH[3], inputs={"metadata": {"annotations": {"gpu-inference.dev/pool": "nowhere"}}})
     ]
     result = pv.run_placement(graph)
-    assert result.checked and result.errors == 1 and result.warnings == 0
+    assert result.errors == 1 and result.warnings == 0
     assert result.findings[0].line() == (
         "error no-pool kubernetes:mlops.seldon.io/v1alpha1:Server::triton: "
         "can land on no pool. Fix: name a pool"
@@ -437,7 +426,7 @@ def test_program_ran_in_its_project_with_merged_config_and_secret_keys(previewed
 def test_no_secret_and_no_absolute_path_in_any_file(previewed) -> None:
     result, files, _ = previewed
     creds = next(e for e in result.entries if e["name"] == "creds")
-    assert creds["inputs"]["stringData"] == "[secret]"
+    assert creds["inputs"]["stringData"] == {"token": "[secret]", "canary": "[secret]"}
     for name, data in files.items():
         text = data.decode()
         assert CANARY_CONFIG not in text and CANARY_INPUT not in text, name
@@ -447,16 +436,23 @@ def test_no_secret_and_no_absolute_path_in_any_file(previewed) -> None:
 def test_manifests_of_the_preview_parse_and_list_the_release(previewed) -> None:
     _, files, _ = previewed
     text = files["manifests.yaml"].decode()
-    kinds = [d["kind"] for d in yaml.safe_load_all(text) if d]
-    assert kinds == ["Namespace", "Secret", "ConfigMap", "InferenceService", "ConfigMap"]
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    assert [d["kind"] for d in docs] == [
+        "Namespace",
+        "Secret",
+        "ConfigMap",
+        "InferenceService",
+        "ConfigMap",
+    ]
+    # The Secret keeps its keys, each value redacted, and is one the API server takes.
+    secret = docs[1]
+    assert secret["stringData"] == {"canary": "[secret]", "token": "[secret]"}
+    assert problems(secret) == []
     assert "#   knative-operator: chart knative-operator v1.16.0" in text
 
 
 def test_placement_files_name_the_pool(previewed) -> None:
     result, files, _ = previewed
-    if result.placement.checked:  # the real check is installed: its report is written as is
-        assert json.loads(files["placement.json"]) == result.placement.json
-    else:
-        placement = json.loads(files["placement.json"])
-        assert placement["workloads"][0]["poolsNamed"] == ["l4"]
-        assert "```mermaid" in files["placement.md"].decode()
+    assert json.loads(files["placement.json"]) == result.placement.json
+    assert [w["wired"] for w in result.placement.json["workloads"]] == [["l4"]]
+    assert "```mermaid" in files["placement.md"].decode()

@@ -4,13 +4,13 @@ import pytest
 
 from components.model.deploy import versions
 from components.model.errors import InputError
-from components.model.scheduling import Taint
+from components.model.scheduling import Taint, tolerating
 from components.serving.cert_manager import CertManager, CertManagerArgs
 from components.serving.kserve_install import KServeInstall, KServeInstallArgs
 from components.serving.nvidia_device_plugin import (
+    CHART_DEFAULT_TOLERATIONS,
     NvidiaDevicePlugin,
     NvidiaDevicePluginArgs,
-    device_plugin_tolerations,
 )
 from components.serving.seldon_install import SeldonCoreInstall, SeldonCoreInstallArgs
 from tests.conftest import values_of
@@ -179,7 +179,7 @@ def test_device_plugin_tolerates_every_pool_taint_key(run):
 
 
 def test_device_plugin_defaults_are_the_charts():
-    assert device_plugin_tolerations([]) == [
+    assert tolerating(CHART_DEFAULT_TOLERATIONS, []) == [
         {"key": "CriticalAddonsOnly", "operator": "Exists"},
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
     ]

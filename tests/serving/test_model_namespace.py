@@ -83,7 +83,7 @@ def test_static_credentials_stay_secret(run):
     )
     g = run(lambda: ModelNamespace("models", args))
     secret = g.one("kubernetes:core/v1:Secret")
-    assert secret.inputs["stringData"] == "[secret]"
+    assert secret.inputs["stringData"] == {"AWS_SECRET_ACCESS_KEY": "[secret]"}
     sa = g.one("kubernetes:core/v1:ServiceAccount")
     assert sa.inputs["secrets"] == [{"name": "model-reader-storage"}]
     assert canary not in repr(g.as_graph())
@@ -117,6 +117,16 @@ def test_identity_and_keys_are_exclusive():
             ModelNamespaceArgs("m", static_credentials={"K": "v"}),
             "staticCredentials",
             "--secret",
+        ),
+        (
+            # KServe's storage initializer reads one kind of credential from a Secret.
+            ModelNamespaceArgs(
+                "m",
+                static_credentials={"HF_TOKEN": "t", "https-host": "h"},
+                static_credentials_secret=True,
+            ),
+            "staticCredentials",
+            "(the first: 'https-host') and ignores 'HF_TOKEN'",
         ),
     ],
 )

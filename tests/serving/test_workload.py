@@ -90,6 +90,13 @@ def test_env_list_shapes() -> None:
         {"name": "HF_TOKEN", "valueFrom": secret}
     ]
     assert env_list(None) == []
+    # In a mapping too (what the stack config gives): a value from a Secret.
+    assert env_list({"HF_TOKEN": {"valueFrom": secret}, "A": "1"}) == [
+        {"name": "HF_TOKEN", "valueFrom": secret},
+        {"name": "A", "value": "1"},
+    ]
+    field = {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert env_list([{"name": "POD", "valueFrom": field}]) == [{"name": "POD", "valueFrom": field}]
 
 
 @pytest.mark.parametrize(
@@ -101,6 +108,34 @@ def test_env_list_shapes() -> None:
         ([{"value": "x"}], ["[0]:", "no name"]),
         ([{"name": "A", "value": "1", "valueFrom": {}}], ["both value and valueFrom"]),
         ([{"name": "A", "valu": "1"}], ["unknown keys ['valu']"]),
+        (
+            {"HF_TOKEN": {"valueFrom": {"secretKeyRef": {"name": "hf"}}}},
+            ["[0].valueFrom.secretKeyRef.key: required key is missing (allowed: the Secret's key)"],
+        ),
+        (
+            [
+                {
+                    "name": "T",
+                    "valueFrom": {"secretKeyRef": {"name": "hf", "key": "k"}, "fieldRef": {}},
+                }
+            ],
+            [
+                "[0].valueFrom: valueFrom has 2 sources (secretKeyRef, fieldRef); Kubernetes takes "
+                "exactly one (allowed: one of configMapKeyRef, fieldRef, resourceFieldRef, secretKeyRef)"
+            ],
+        ),
+        (
+            [{"name": "T", "valueFrom": {"secretRef": {"name": "hf"}}}],
+            [
+                "[0].valueFrom.secretRef: unknown key 'secretRef' (allowed: configMapKeyRef, "
+                "fieldRef, resourceFieldRef, secretKeyRef)"
+            ],
+        ),
+        (
+            {"T": {"valueFrom": {"secretKeyRef": {"name": "hf", "key": "a b"}}}},
+            ["[0].valueFrom.secretKeyRef.key: 'a b' is not a Secret key"],
+        ),
+        ({"T": {}}, ["[0]: env T is a mapping without valueFrom"]),
     ],
 )
 def test_env_list_errors(env, pieces) -> None:

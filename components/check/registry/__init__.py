@@ -327,9 +327,12 @@ RULES: tuple[Rule, ...] = (
         scope="pod",
         doc=(
             "the pod fits no node of the pools it can land on: its requests (all containers, the "
-            "largest init container, overhead, and what the controllers add: Knative's queue-proxy "
-            "25m, KServe's storage-initializer 100m / 100Mi, its modelcar and modelcar-init 10m / "
-            "15Mi for an `oci://` model, its agent 100m / 100Mi for a logger or a batcher, "
+            "largest init container, overhead, and what the controllers add: KServe's cpu 1 / "
+            "memory 2Gi for what a model's container or a custom one does not ask (its runtime's, "
+            "its chart's `kserve.inferenceservice.resources`), Knative's queue-proxy (25m, or as "
+            "`config-deployment` and `queueproxy.resource-defaults` set it), KServe's "
+            "storage-initializer 100m / 100Mi, its modelcar and modelcar-init 10m / 15Mi for an "
+            "`oci://` model, its agent 100m / 100Mi for a logger or a batcher, "
             "Seldon's agent and rclone on its built-in ServerConfigs) above what a node's "
             "allocatable cpu, memory, ephemeral storage or pods leaves beside the node's DaemonSet "
             "pods; the message names the resource, the ask, the largest allocatable and its shape "
@@ -848,6 +851,26 @@ RULES: tuple[Rule, ...] = (
         workloads=(),
         judge=checked("container-engine-accelerators nvidia-driver-installer/{cos,ubuntu}"),
         run="dra:no_gpu_driver",
+    ),
+    Rule(
+        code="GI061",
+        slug="ert-only-taint",
+        severities=("warning",),
+        scope="pool",
+        doc=(
+            "a GPU pool whose only taint is one the ExtendedResourceToleration admission plugin "
+            "makes every GPU pod tolerate (`nvidia.com/gpu:NoSchedule`, the plugin on), while "
+            "GPU workloads of the graph not wired to it exist: only labels keep them, and any GPU "
+            "pod of the cluster, off it; a taint of its own (`dedicated=<pool>:NoSchedule`) "
+            "isolates it"
+        ),
+        pools=every_kind_but("autopilot"),
+        workloads=NO_DAEMONSETS,
+        not_judged={"autopilot": "an Autopilot pool takes no taint of its own"},
+        judge=checked(
+            "kubernetes v1.34.0 plugin/pkg/admission/extendedresourcetoleration/admission.go"
+        ),
+        run="isolation:ert_only_taint",
     ),
 )
 

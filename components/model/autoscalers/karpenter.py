@@ -30,11 +30,11 @@ from dataclasses import dataclass
 
 from ..errors import InputError, show
 from ..nodes.catalog import AWS_GPU_INSTANCES, AwsGpuInstance
+from ..nodes.labels import INSTANCE_TYPE_LABEL
 from ..scheduling import NodeSelectorRequirement
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 ARCH_LABEL = "kubernetes.io/arch"
 OS_LABEL = "kubernetes.io/os"
 AWS_PREFIX = "karpenter.k8s.aws/"

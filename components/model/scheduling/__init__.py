@@ -48,6 +48,7 @@ from .taints import (
     Taint,
     Toleration,
     extended_resource_tolerations,
+    tolerating,
     untolerated,
 )
 
@@ -80,6 +81,7 @@ __all__ = [
     "label_value_problem",
     "parse_int64",
     "parse_quantity",
+    "tolerating",
     "untolerated",
     "validate_dns1035_label",
     "validate_dns1123_label",

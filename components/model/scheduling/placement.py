@@ -167,6 +167,12 @@ class Placement:
             self.node_selector, self._tolerations, _and_into(self.node_affinity, exprs)
         )
 
+    def with_node_selector(self, labels: Mapping[str, str]) -> "Placement":
+        """The nodeSelector with `labels` over it (what a pod webhook adds)."""
+        return Placement(
+            {**(self.node_selector or {}), **labels}, self._tolerations, self.node_affinity
+        )
+
     def with_tolerations(self, tolerations: Iterable[Toleration]) -> "Placement":
         return Placement(self.node_selector, (*self._tolerations, *tolerations), self.node_affinity)
 

@@ -267,6 +267,19 @@ def extended_resource_tolerations(resources: Iterable[str]) -> tuple[Toleration,
     return tuple(out)
 
 
+def tolerating(
+    defaults: Iterable[Mapping[str, str]], taints: Iterable[Taint]
+) -> list[dict[str, str]]:
+    """`defaults` (a chart's own tolerations) plus `Exists` for every taint key, whatever its
+    value: what a DaemonSet that must run on every pool's nodes tolerates."""
+    out = [dict(t) for t in defaults]
+    for key, effect in sorted({(t.key, t.effect or "NoSchedule") for t in taints}):
+        entry = {"key": key, "operator": "Exists", "effect": effect}
+        if entry not in out:
+            out.append(entry)
+    return out
+
+
 def taint_entry(t: Any) -> dict[str, str]:
     """A live taint (a dict, or the SDK's object) as `{key, value, effect}` without empty fields."""
     return {

@@ -48,13 +48,21 @@ Sources (kserve/kserve at tag v0.20.0, commit 1fb781055dd1567164358233e1125142ca
   refused: "unsupported schema in model URI". The scheduler pod gets the same download for its
   tokenizer (`hf://`: tokenizer files only) before the tokenizer is dropped, so its
   `storage-initializer` stays. `spec.storageInitializer.enabled: false` removes the download.
+- KV cache offloading (workload_kvcache.go attachFileSystemKVCacheTier, called for the decode or
+  leader and the worker pods from `spec.kvCacheOffloading`, for the prefill ones from
+  `spec.prefill.kvCacheOffloading`): each `secondary[].fileSystem.emptyDir.size` adds an emptyDir
+  of that size limit and adds the size to the `main` container's ephemeral-storage request.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
+
+from ..errors import InputError
+from ..scheduling.quantities import parse_quantity
 
 API_VERSION = "serving.kserve.io/v1alpha2"
 KIND = "LLMInferenceService"
@@ -67,11 +75,6 @@ LORA_URI_SCHEMES = ("hf", "s3", "pvc")
 
 # What the serving component writes for the placement check, and the check reads (one spelling,
 # here: the check may import the model layer, the serving layer may too).
-WIRED_COMPONENT_POOL_ANNOTATION = "gpu-inference.dev/pool.{component}"
-MODEL_ANNOTATION = "gpu-inference.dev/model"
-"""The model's row in `llm.MODELS` (its shape: layers, heads, KV heads)."""
-MAX_MODEL_LEN_ANNOTATION = "gpu-inference.dev/max-model-len"
-GPU_MEMORY_UTILIZATION_ANNOTATION = "gpu-inference.dev/gpu-memory-utilization"
 WIRING_COMPONENTS = ("decode", "worker", "prefill", "prefill-worker", "scheduler")
 """The `<component>` of `gpu-inference.dev/pool.<component>` on an LLMInferenceService."""
 ROLE_WIRING: dict[str, tuple[str, ...]] = {
@@ -154,6 +157,7 @@ class GeneratedPods:
     added_init_containers: list[dict[str, Any]] = field(default_factory=list)
     replicas: int | None = None
     group_size: int | None = None  # LWS pods per group (leader included)
+    kv_cache_disk: tuple[str, ...] = ()  # emptyDir KV cache tiers: sizes added to main's request
 
 
 def _scheme(uri: str) -> str:
@@ -184,6 +188,17 @@ def _download(spec: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str
     if scheme in DOWNLOAD_SCHEMES or lora:
         return [], [dict(STORAGE_INITIALIZER)]
     return [], []
+
+
+def _kv_cache_disk(part: dict[str, Any]) -> tuple[str, ...]:
+    """The sizes of the emptyDir KV cache tiers of one workload spec (`spec` or `spec.prefill`)."""
+    tiers = (part.get("kvCacheOffloading") or {}).get("secondary") or []
+    sizes = []
+    for tier in tiers:
+        empty_dir = ((tier or {}).get("fileSystem") or {}).get("emptyDir")
+        if isinstance(empty_dir, dict) and empty_dir.get("size") not in (None, ""):
+            sizes.append(str(empty_dir["size"]))
+    return tuple(sizes)
 
 
 def generated_pods(cr: dict[str, Any]) -> list[GeneratedPods]:
@@ -218,6 +233,7 @@ def generated_pods(cr: dict[str, Any]) -> list[GeneratedPods]:
                         (sidecar if role == "leader" else []) + list(inits),
                         replicas,
                         size,
+                        _kv_cache_disk(part),
                     )
                 )
         else:
@@ -231,6 +247,7 @@ def generated_pods(cr: dict[str, Any]) -> list[GeneratedPods]:
                     list(containers),
                     sidecar + list(inits),
                     replicas,
+                    kv_cache_disk=_kv_cache_disk(part),
                 )
             )
     scheduler = (spec.get("router") or {}).get("scheduler")
@@ -305,10 +322,33 @@ def merge_containers(added: list[dict[str, Any]], own: list[Any]) -> list[dict[s
 
 def pod_containers(g: GeneratedPods) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(containers, init containers) of the pods of `g`, as the controller makes them."""
+    containers = merge_containers(g.added_containers, list(g.pod_spec.get("containers") or []))
+    if g.kv_cache_disk:
+        containers = [_with_kv_cache_disk(c, g.kv_cache_disk) for c in containers]
     return (
-        merge_containers(g.added_containers, list(g.pod_spec.get("containers") or [])),
+        containers,
         merge_containers(g.added_init_containers, list(g.pod_spec.get("initContainers") or [])),
     )
+
+
+def _with_kv_cache_disk(container: dict[str, Any], sizes: tuple[str, ...]) -> dict[str, Any]:
+    """`main` with the KV cache tiers' sizes added to its ephemeral-storage request (in bytes,
+    as `resource.Quantity.Add` sums them); any other container as it is. A size that is not a
+    quantity is kept as the request, for the pod's ask to refuse as any container's."""
+    if container.get("name") != "main":
+        return container
+    resources = dict(container.get("resources") or {})
+    requests = dict(resources.get("requests") or {})
+    total = Decimal(0)
+    for q in (*sizes, requests.get("ephemeral-storage", 0)):
+        try:
+            total += parse_quantity(q)
+        except InputError:
+            requests["ephemeral-storage"] = q
+            break
+    else:
+        requests["ephemeral-storage"] = str(int(total.to_integral_value(rounding=ROUND_CEILING)))
+    return {**container, "resources": {**resources, "requests": requests}}
 
 
 VLLM_ARGS_ENV = "VLLM_ADDITIONAL_ARGS"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_CEILING
 from typing import Any
 
@@ -89,32 +89,93 @@ def pod_requests(
 
 @dataclass(frozen=True)
 class AddedContainer:
-    """A container a controller adds to the pods it makes, with its default requests."""
+    """A container a controller adds to the pods it makes, with its default requests and
+    limits."""
 
     name: str
     requests: Mapping[str, str]
     init: bool
     source: str
+    limits: Mapping[str, str] = field(default_factory=dict)
 
     def as_container(self) -> dict[str, Any]:
-        return {"name": self.name, "resources": {"requests": dict(self.requests)}}
+        resources: dict[str, Any] = {"requests": dict(self.requests)}
+        if self.limits:
+            resources["limits"] = dict(self.limits)
+        return {"name": self.name, "resources": resources}
 
 
 QUEUE_PROXY = AddedContainer(
     "queue-proxy",
     {"cpu": "25m"},
     init=False,
-    source="knative/serving knative-v1.23.0 pkg/deployment/config.go (queueSidecarCPURequest "
-    "25m; memory and ephemeral-storage requests only with queueproxy.resource-defaults enabled)",
+    source="knative.dev/serving v0.50.0 (knative-v1.23.0) pkg/deployment/config.go defaultConfig "
+    "(QueueSidecarCPURequest 25m; no other request or limit unless config-deployment or "
+    "queueproxy.resource-defaults gives one: `queue_proxy`)",
 )
-"""Knative Serving's sidecar in every revision's pods (Serverless InferenceServices)."""
+"""Knative Serving's sidecar in every revision's pods (Serverless InferenceServices), under
+Knative's default configuration."""
+
+_QUEUE_RESOURCES = (
+    # (resource, config-deployment keys (legacy first, as NewConfigFromMap reads them: the later
+    # wins), annotation suffix, the resource-defaults request and limit)
+    ("cpu", "CPU", "cpu", "25m", "1000m"),
+    ("memory", "Memory", "memory", "400Mi", "800Mi"),
+    ("ephemeral-storage", "EphemeralStorage", "ephemeral-storage", None, None),
+)
+QUEUE_ANNOTATION = "queue.sidecar.serving.knative.dev/{resource}-resource-{part}"
+"""pkg/apis/serving/register.go QueueSidecar*ResourceRequestAnnotationKey / ...LimitAnnotationKey."""
+
+
+def queue_proxy(
+    features: Mapping[str, str],
+    deployment: Mapping[str, str],
+    annotations: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The queue-proxy container Knative Serving v1.23.0 adds to a revision's pods, with its
+    requests and limits (pkg/reconciler/revision/resources/queue.go createQueueResources): the
+    `config-deployment` value (`queue-sidecar-cpu-request`, or the legacy `queueSidecarCPURequest`;
+    the cpu request is 25m when neither is set), else Knative's defaults (requests cpu 25m,
+    memory 400Mi, limits cpu 1000m, memory 800Mi; no ephemeral storage) when `config-features`
+    `queueproxy.resource-defaults` is `enabled` (any case), else none; the revision's
+    `queue.sidecar.serving.knative.dev/<resource>-resource-request` / `-limit` annotations win.
+    The deprecated `resource-percentage` annotation is not read. Quantities are kept as given
+    (the pod's ask parses them)."""
+    defaults = str(features.get("queueproxy.resource-defaults", "")).lower() == "enabled"
+    requests: dict[str, str] = {}
+    limits: dict[str, str] = {}
+    for resource, camel, dashed, request_default, limit_default in _QUEUE_RESOURCES:
+        for part, out, default in (
+            ("request", requests, request_default),
+            ("limit", limits, limit_default),
+        ):
+            value = None
+            for key in (f"queueSidecar{camel}{part.title()}", f"queue-sidecar-{dashed}-{part}"):
+                if deployment.get(key) not in (None, ""):
+                    value = str(deployment[key])
+            if value is None and (defaults or (resource == "cpu" and part == "request")):
+                value = default
+            given = (annotations or {}).get(QUEUE_ANNOTATION.format(resource=dashed, part=part))
+            if given not in (None, ""):
+                value = str(given)
+            if value is not None:
+                out[resource] = value
+    resources: dict[str, Any] = {"requests": requests}
+    if limits:
+        resources["limits"] = limits
+    return {"name": QUEUE_PROXY.name, "resources": resources}
+
 
 STORAGE_INITIALIZER = AddedContainer(
     "storage-initializer",
     {"cpu": "100m", "memory": "100Mi"},
     init=True,
     source="kserve/kserve v0.20.0 charts/kserve-resources/values.yaml "
-    "(kserve.storage.resources.requests: cpu 100m, memory 100Mi)",
+    "(kserve.storage.resources: requests cpu 100m, memory 100Mi; limits cpu 1, memory 1Gi), the "
+    "ClusterStorageContainer `default` (files/common/storagecontainer-patch.yaml), patched over "
+    "the `storageInitializer` config's same values (storage_initializer_injector.go "
+    "CommonStorageInitialization)",
+    limits={"cpu": "1", "memory": "1Gi"},
 )
 """KServe's init container that downloads a `storageUri` into the pod before the model starts."""
 
@@ -125,8 +186,9 @@ AGENT = AddedContainer(
     init=False,
     source="kserve/kserve v0.20.0 pkg/webhook/admission/pod/agent_injector.go InjectAgent (the "
     "container's resources from the `agent` config: charts/kserve-resources/files/common/"
-    "configmap-patch.yaml cpuRequest 100m, memoryRequest 100Mi), injected for a logger or a "
-    "batcher",
+    "configmap-patch.yaml cpuRequest 100m, memoryRequest 100Mi, cpuLimit 1, memoryLimit 1Gi), "
+    "injected for a logger or a batcher",
+    limits={"cpu": "1", "memory": "1Gi"},
 )
 """KServe's agent sidecar, in the pods of a component with a `logger` or a `batcher`."""
 
@@ -135,8 +197,9 @@ MODELCAR = AddedContainer(
     {"cpu": "10m", "memory": "15Mi"},
     init=False,
     source="kserve/kserve v0.20.0 pkg/utils/storage.go CreateModelcarContainer (cpuModelcar 10m, "
-    "memoryModelcar 15Mi: charts/kserve-resources/values.yaml kserve.storage; enableModelcar "
-    "true)",
+    "memoryModelcar 15Mi, requests and limits: charts/kserve-resources/values.yaml "
+    "kserve.storage; enableModelcar true)",
+    limits={"cpu": "10m", "memory": "15Mi"},
 )
 """KServe's modelcar sidecar, serving an `oci://` model image to the model container."""
 
@@ -146,6 +209,7 @@ MODELCAR_INIT = AddedContainer(
     init=True,
     source="kserve/kserve v0.20.0 pkg/utils/storage.go CreateModelcarInitContainer (the same "
     "10m / 15Mi)",
+    limits={"cpu": "10m", "memory": "15Mi"},
 )
 """The modelcar's init container (pulls the model image before the model starts)."""
 
