@@ -2,8 +2,9 @@
 Seldon Core 2 workloads and KServe LLMInferenceServices wired to those pools, and a static
 placement check.
 
-Names are imported on first use (PEP 562), so `import components` stays cheap and never imports a
-cloud SDK; the GKE and EKS pools import `pulumi_gcp` / `pulumi_aws` only when one is built.
+Names are imported on first use (PEP 562), so importing the package stays cheap and never imports
+a cloud SDK; the GKE and EKS pools import `pulumi_gcp` / `pulumi_aws` only when one is built. The
+wheel ships this folder as `gpu_inference` (setup.py), the one import name users see.
 """
 
 from importlib import import_module
@@ -91,7 +92,7 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'components' has no attribute {name!r}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

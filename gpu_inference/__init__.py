@@ -1,8 +1,10 @@
 """gpu-inference's public API: `from gpu_inference import GkeGpuNodePool, InferenceService, ...`.
 
-The same names as `components` (the library's folder, whose layout the layers need), under an
-import name of the project's own: `components` is a name many environments already have. Names
-are imported on first use, as there, so `import gpu_inference` imports no cloud SDK.
+This folder is the checkout's shim: from a clone (PYTHONPATH, the policy pack, the component
+provider) `gpu_inference` gives the very objects of `components` (the library's folder, whose
+layout the layers need). The wheel ships no `components`: there `gpu_inference` is that folder
+itself (setup.py), since `components` is a name many environments already have. Names are
+imported on first use, as there, so `import gpu_inference` imports no cloud SDK.
 
 `python -m gpu_inference` is the `gpu-inference` command line.
 """

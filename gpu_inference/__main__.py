@@ -1,8 +1,8 @@
-"""`python -m gpu_inference ...`: the `gpu-inference` command line (components.preview.cli)."""
+"""`python -m gpu_inference ...` and the `gpu-inference` script (`run`): the command line
+(components.preview.cli). In the wheel, `gpu_inference` is the `components/` folder itself and
+this module is components/__main__.py, which holds the same `run`."""
 
-import sys
-
-from components.preview.cli import main
+from components.preview.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -56,6 +56,10 @@ if fail == "input-in-apply":
     pulumi.Output.from_input(1).apply(late)
 if fail == "bug":
     raise KeyError("oops")
+if fail == "library-bug":  # an exception raised inside the library: a bug of ours
+    from components.model.key_paths import path_steps
+
+    path_steps(None)
 if fail == "missing":
     cfg.require("absent")
 

@@ -25,7 +25,10 @@ NEEDED = {
 
 
 def _floors() -> dict[str, tuple[int, ...]]:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    """The floors of the core's dependencies and of the cloud extras' SDKs."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    deps = [*project["dependencies"], *extras["gke"], *extras["eks"], *extras["aks"]]
     out = {}
     for dep in deps:
         name, _, rest = dep.partition(">=")

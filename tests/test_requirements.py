@@ -1,7 +1,8 @@
 """The dependency lists outside pyproject.toml say what it says.
 
-pyproject.toml's [project] dependencies are the source. provider/requirements.txt (the component
-provider's virtualenv, made by Pulumi from that file) is a copy of them; the policy pack's
+pyproject.toml's [project] dependencies and cloud extras are the source. provider/requirements.txt
+(the component provider's virtualenv, made by Pulumi from that file; it serves every cloud's
+components) is a copy of the dependencies and the `all` extra's SDKs; the policy pack's
 requirements name only some of them, each within pyproject's range (the pack imports the same
 `components`).
 """
@@ -25,6 +26,31 @@ def project_dependencies() -> dict[str, Requirement]:
     return {canonicalize_name(r.name): r for r in reqs}
 
 
+def project_extras() -> dict[str, list[Requirement]]:
+    doc = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return {
+        extra: [Requirement(line) for line in lines]
+        for extra, lines in doc["project"]["optional-dependencies"].items()
+    }
+
+
+def test_each_cloud_sdk_is_installed_by_the_extra_of_its_cloud_and_not_by_the_core() -> None:
+    """`pip install 'gpu-inference[gke]'` brings the GCP SDK only; the core none (together some
+    920 MB installed); `[all]` the three; the test extra every cloud (the tests preview every
+    example stack). The extras are the ones `components.kube.sdks` names when an SDK is missing."""
+    from components.kube.sdks import CLOUD_SDKS
+
+    extras = project_extras()
+    clouds = {extra: [str(r) for r in extras[extra]] for extra in CLOUD_SDKS}
+    assert {
+        extra: [canonicalize_name(Requirement(r).name) for r in reqs]
+        for extra, reqs in clouds.items()
+    } == {extra: [dist] for extra, (_, dist) in CLOUD_SDKS.items()}
+    assert not set(project_dependencies()) & {dist for _, dist in CLOUD_SDKS.values()}
+    assert [str(r) for r in extras["all"]] == ["gpu-inference[aks,eks,gke]"]
+    assert "gpu-inference[all]" in [str(r) for r in extras["test"]]
+
+
 def requirements_file(path: Path) -> dict[str, Requirement]:
     reqs = []
     for line in path.read_text().splitlines():
@@ -36,11 +62,15 @@ def requirements_file(path: Path) -> dict[str, Requirement]:
 
 def test_provider_requirements_are_pyprojects_dependencies() -> None:
     ours = project_dependencies()
+    for extra in ("gke", "eks", "aks"):
+        ours.update({canonicalize_name(r.name): r for r in project_extras()[extra]})
     provider = requirements_file(ROOT / "provider" / "requirements.txt")
     expected = "\n".join(str(r) for r in ours.values())
     assert {n: (r.specifier, r.marker, r.extras) for n, r in provider.items()} == {
         n: (r.specifier, r.marker, r.extras) for n, r in ours.items()
-    }, f"provider/requirements.txt must list exactly pyproject's dependencies:\n{expected}"
+    }, (
+        f"provider/requirements.txt must list exactly pyproject's dependencies and cloud extras:\n{expected}"
+    )
 
 
 def bounds(spec: SpecifierSet) -> tuple[Version | None, Version | None]:

@@ -23,6 +23,8 @@ from typing import Any, Optional
 
 import pulumi
 
+from .sdks import missing_sdk
+
 
 @dataclass(frozen=True)
 class CoreKind:
@@ -64,7 +66,9 @@ def plugin_version(package: str) -> str:
     """The version in the SDK `package`'s `pulumi-plugin.json` (found, not imported)."""
     spec = find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(f"the Pulumi SDK {package} is not installed")
+        raise missing_sdk(package) or ModuleNotFoundError(
+            f"the Pulumi SDK {package} is not installed"
+        )
     plugin = Path(spec.submodule_search_locations[0]) / "pulumi-plugin.json"
     return str(json.loads(plugin.read_text())["version"])
 

@@ -6,6 +6,9 @@ knows where a value came from (the stack config, a component's args) prefixes th
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class InputError(ValueError):
     """Bad input, found before any resource is registered.
@@ -42,3 +45,29 @@ class InputError(ValueError):
 def show(value: object) -> str:
     """A given value as an error message quotes it."""
     return repr(value) if isinstance(value, str) else str(value)
+
+
+CLOUD_PROVIDERS = {"aws": "eks", "amazon": "eks", "gcp": "gke", "google": "gke", "azure": "aks"}
+"""A cloud's own name where its provider is asked for (`provider: aws`): that provider. By
+spelling alone, `aws` is nearest to `aks`."""
+
+
+def closest(given: object, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The choice `given` most likely meant, for a "did you mean": the same word in another case
+    (or without `_`), the provider of the cloud it names, else the nearest spelling (difflib's,
+    at least `cutoff` alike); None when none is close."""
+    text, options = str(given), list(choices)
+    for option in options:
+        if option.lower() == text.lower().replace("_", ""):
+            return option
+    provider = CLOUD_PROVIDERS.get(text.lower())
+    if provider in options:
+        return provider
+    close = difflib.get_close_matches(text, options, n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def did_you_mean(given: object, choices: Iterable[str], cutoff: float = 0.6) -> str:
+    """` (did you mean 'x'?)` for the `closest` choice, or "" when none is close."""
+    found = closest(given, choices, cutoff)
+    return f" (did you mean {found!r}?)" if found is not None else ""

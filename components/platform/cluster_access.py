@@ -28,6 +28,8 @@ import yaml
 
 from ..kube.objects import plugin_version
 from ..kube.provider import KubeProvider
+from ..kube.sdks import CLOUD_SDKS, cloud_sdk, require_sdk
+from ..model.errors import InputError
 from ..model.inputs import stack
 
 PROVIDERS = ("gke", "eks", "aks", "existing")
@@ -159,6 +161,11 @@ class ClusterAccess(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: ClusterAccessArgs, opts: Optional[pulumi.ResourceOptions] = None
     ) -> None:
+        try:  # a stack for a cloud whose SDK is missing stops here, naming the extra
+            if args.provider in CLOUD_SDKS:
+                require_sdk(CLOUD_SDKS[args.provider][0])
+        except InputError as missing:
+            raise missing.at(f"ClusterAccess({name!r}).args.provider") from None
         super().__init__("gpu-inference:index:ClusterAccess", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.cluster: Optional[pulumi.Resource] = None
@@ -191,7 +198,7 @@ class ClusterAccess(pulumi.ComponentResource):
         self, name: str, args: ClusterAccessArgs, child: pulumi.ResourceOptions
     ) -> pulumi.Output[str]:
         if args.create:
-            import pulumi_gcp as gcp  # only stacks that make a GKE cluster import the GCP SDK
+            gcp = cloud_sdk("pulumi_gcp")  # only stacks that make a GKE cluster import it
 
             project = args.project or gcp.config.project
             cluster = gcp.container.Cluster(
@@ -248,7 +255,7 @@ class ClusterAccess(pulumi.ComponentResource):
         )
 
     def _eks(self, args: ClusterAccessArgs, child: pulumi.ResourceOptions) -> pulumi.Output[str]:
-        import pulumi_aws as aws  # only EKS stacks import the AWS SDK
+        aws = cloud_sdk("pulumi_aws")  # only EKS stacks import the AWS SDK
 
         found = aws.eks.get_cluster_output(name=args.name, region=args.region)
         self.subnet_ids = found.vpc_config.apply(lambda v: list(v.subnet_ids))
@@ -262,7 +269,7 @@ class ClusterAccess(pulumi.ComponentResource):
     def _aks(
         self, name: str, args: ClusterAccessArgs, child: pulumi.ResourceOptions
     ) -> pulumi.Output[str]:
-        from pulumi_azure_native import containerservice  # only AKS stacks import the Azure SDK
+        containerservice = cloud_sdk("pulumi_azure_native.containerservice")  # AKS stacks only
 
         depends = None
         if args.create:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from typing import Annotated, Any, Optional, Union, get_args, get_origin
@@ -11,7 +10,7 @@ from typing import Annotated, Any, Optional, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from ..model.errors import InputError, show
+from ..model.errors import InputError, did_you_mean, show
 from .derive import FIELDS
 from .syntax import aliases, key_path
 
@@ -91,8 +90,7 @@ def from_validation_error(err: ValidationError, root: str, model: Any) -> InputE
         _parent_path, parent = _walk(loc[:-1], root, model)
         model = _unwrap_type(parent)
         allowed = aliases(model) if isinstance(model, type) and issubclass(model, BaseModel) else []
-        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.75)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(loc[-1], allowed, cutoff=0.75)
         return InputError(
             f"unknown key {show(loc[-1])}{hint}",
             ", ".join(allowed),
@@ -127,9 +125,7 @@ def from_validation_error(err: ValidationError, root: str, model: Any) -> InputE
     if kind == "literal_error":
         expected = str(ctx.get("expected", ""))
         options = re.findall(r"'([^']*)'", expected)
-        close = [o for o in options if o.lower() == str(given).lower().replace("_", "")]
-        close = close or difflib.get_close_matches(str(given), options, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(given, options)
         return InputError(f"{shown(given)} is not a valid value{hint}", ", ".join(options), path)
     if kind == "too_short":
         n = ctx.get("min_length", 1)

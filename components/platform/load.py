@@ -13,14 +13,13 @@ as a mapping of full keys (`gpu-inference:pools`) to parsed values. Three passes
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..model.errors import InputError, show
+from ..model.errors import InputError, closest, did_you_mean, show
 from .config import NAMESPACE, PROVIDER_NAMESPACES, SECTIONS, Cluster, Spec
 from .config_checks import Checker
 from .config_errors import from_validation_error, list_form, shown
@@ -69,10 +68,9 @@ def _sections(config: Mapping[str, Any], namespace: str) -> dict[str, Any]:
                 str(full_key),
             )
         if ns != namespace:
-            close = difflib.get_close_matches(ns, [namespace], n=1)
-            if ns in PROVIDER_NAMESPACES or not close:
+            hint = did_you_mean(ns, [namespace])
+            if ns in PROVIDER_NAMESPACES or not hint:
                 continue  # another package's settings (gcp:project, aws:region, ...)
-            hint = f" (did you mean {close[0]!r}?)"
             raise InputError(
                 f"key {show(full_key)} is outside this project's namespace {namespace!r}{hint}",
                 ", ".join(f"{namespace}:{s}" for s in SECTIONS)
@@ -87,8 +85,8 @@ def _sections(config: Mapping[str, Any], namespace: str) -> dict[str, Any]:
                 str(full_key),
             )
         if key not in SECTIONS:
-            close = difflib.get_close_matches(key, SECTIONS, n=1)
-            hint = f" (did you mean '{namespace}:{close[0]}'?)" if close else ""
+            close = closest(key, SECTIONS)
+            hint = f" (did you mean '{namespace}:{close}'?)" if close else ""
             raise InputError(
                 f"unknown key {show(full_key)}{hint}",
                 ", ".join(f"{namespace}:{s}" for s in SECTIONS),

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from ..model.errors import InputError, show
+from ..model.errors import InputError, closest, show
 from ..model.scheduling import (
     EFFECTS_FROM_CLOUD,
     LABEL_KEY_RULE,
@@ -109,9 +109,9 @@ def _effect(v: str) -> str:
     if v in EFFECTS_FROM_CLOUD:
         hint = f"; that is the cloud API's spelling, write {EFFECTS_FROM_CLOUD[v]!r}"
     else:
-        close = [e for e in TAINT_EFFECTS if e.lower() == str(v).lower()]
+        close = closest(v, TAINT_EFFECTS)
         if close:
-            hint = f"; did you mean {close[0]!r}?"
+            hint = f"; did you mean {close!r}?"
     raise InputError(
         f"effect {show(v)} is not a Kubernetes taint effect{hint}", ", ".join(TAINT_EFFECTS)
     )

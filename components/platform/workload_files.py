@@ -22,7 +22,6 @@ file itself (missing, unreadable, not YAML, wrong shape) names `gpu-inference:wo
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import re
 from collections.abc import Mapping
@@ -32,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from ..model.errors import InputError, show
+from ..model.errors import InputError, did_you_mean, show
 from ..model.key_paths import deepest_line, path_steps
 
 NAMESPACE = "gpu-inference"
@@ -295,8 +294,7 @@ def _at(name: str, path: Path, inner: str) -> str:
 
 
 def _unknown(k: Any, allowed: list[str]) -> str:
-    close = difflib.get_close_matches(str(k), allowed, n=1, cutoff=0.75)
-    return show(k) + (f" (did you mean {close[0]!r}?)" if close else "")
+    return show(k) + did_you_mean(k, allowed, cutoff=0.75)
 
 
 def _kind(value: Any) -> str:

@@ -72,6 +72,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..kube.sdks import cloud_sdk
 from ..model.autoscalers.karpenter import ARCH_LABEL, OS_LABEL
 from ..model.autoscalers.karpenter_azure import OS_SKU as OS_SKU_LABEL
 from ..model.autoscalers.karpenter_azure import ROLE as ROLE_LABEL
@@ -580,7 +581,7 @@ class AksGpuAgentPool(PoolComponent):
         plan = self._start(
             "gpu-inference:index:AksGpuAgentPool", name, validate_aks_pool_args, args, opts
         )
-        from pulumi_azure_native import containerservice  # only AKS stacks import the Azure SDK
+        containerservice = cloud_sdk("pulumi_azure_native.containerservice")  # AKS stacks only
 
         self.builtin_device_plugin: bool = plan.builtin_device_plugin
         # The SDK's keyword is `resource_name_` (its `resource_name` is the Pulumi name).

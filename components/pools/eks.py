@@ -41,6 +41,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..kube.sdks import cloud_sdk
 from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.catalog import (
@@ -554,7 +555,7 @@ class EksGpuNodeGroup(PoolComponent):
         plan = self._start(
             "gpu-inference:index:EksGpuNodeGroup", name, validate_eks_pool_args, args, opts
         )
-        import pulumi_aws as aws
+        aws = cloud_sdk("pulumi_aws")
 
         child = pulumi.ResourceOptions(parent=self)
 
@@ -597,9 +598,7 @@ class EksGpuNodeGroup(PoolComponent):
             ),
         )
         self.cloud_name = self.node_group.node_group_name
-        asg_name = self.node_group.resources.apply(
-            lambda rs: rs[0].autoscaling_groups[0].name  # type: ignore[index]
-        )
+        asg_name = self.node_group.resources.apply(lambda rs: rs[0].autoscaling_groups[0].name)
         self.asg_name = asg_name
         self.asg_tags = [
             aws.autoscaling.Tag(

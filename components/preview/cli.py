@@ -23,14 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..model.errors import InputError
+from .errors import error_message, program_error, user_error
 from .preview import (
     OUTPUT_FILES,
     PlacementResult,
     PreviewError,
     collector_paused,
-    error_message,
-    error_where,
     find_project_dir,
     graph_entries,
     load_project,
@@ -40,7 +38,6 @@ from .preview import (
     run_stack,
     show_path,
     to_json_text,
-    user_error,
     write_outputs,
 )
 
@@ -193,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PreviewError as err:
         if debug:
             traceback.print_exc()
-        _error(str(err))
+        _error(str(err), getattr(err, "where", None))
         return EXIT_USAGE
     except Exception as err:
         if debug:
@@ -247,12 +244,10 @@ def cmd_preview(args: argparse.Namespace) -> int:
                     project, config, progress.registered if progress.enabled else None
                 )
             except Exception as err:
-                bad = user_error(err)
-                if isinstance(bad, InputError) and bad.path:
-                    err._gpu_inference_where = error_where(project, config, bad)  # type: ignore[attr-defined]
-                elif bad is not None:
-                    err._gpu_inference_where = f"stack config: {show_path(config.file)}"  # type: ignore[attr-defined]
-                raise
+                located = program_error(project, config, err)
+                if located is err:
+                    raise
+                raise located from err
             progress.phase("checking placement")
             entries = graph_entries(graph.resources)
             placement = run_placement(entries, not_judged=args.not_judged)

@@ -34,8 +34,6 @@ from typing import Any
 import yaml
 
 from ..check import check, render_markdown
-from ..model.errors import InputError
-from ..model.key_paths import child, deepest_line, path_steps
 from .manifests import render_manifests
 
 SECRET = "[secret]"
@@ -184,6 +182,10 @@ def _full_key(key: Any, namespace: str, path: Path, line_of: str) -> str:
 
 
 _SCHEMA_KEYS = {"type", "default", "description", "secret", "items"}
+STACK_FILE_KEYS = ("config", "environment", "secretsprovider", "encryptedkey", "encryptionsalt")
+"""A stack file's top-level keys: the Pulumi SDK's `StackSettings` (pulumi 3.272.0,
+sdk/python/lib/pulumi/automation/_stack_settings.py `_deserialize`) and `environment`, the ESC
+environments it imports."""
 
 
 def load_project(project_dir: Path) -> Project:
@@ -255,6 +257,13 @@ def load_stack_config(project: Project, stack: str, env_files: Sequence[Path] = 
         raise PreviewError(
             f"{show_path(path)}: a stack file is a mapping with a `config:` key, "
             f"got {type(doc).__name__}"
+        )
+    stray = [str(k) for k in doc if k not in STACK_FILE_KEYS]
+    if stray and "config" not in doc:
+        raise PreviewError(
+            f"{show_path(path)}: no `config:` key: a stack file's settings go under `config:`, "
+            f"indented below it (found at the top level: {', '.join(stray[:3])}"
+            f"{', ...' if len(stray) > 3 else ''})"
         )
     config = doc.get("config") or {}
     if not isinstance(config, Mapping):
@@ -396,83 +405,6 @@ def run_stack(
             secret_keys=config.secret_keys,
             on_register=on_register,
         )
-
-
-def user_error(exc: BaseException) -> BaseException | None:
-    """The bad-input error behind `exc` (an InputError first, else pulumi's RunError,
-    InputPropertyError or InputPropertiesError), following causes, contexts and exception
-    groups; None when there is none (a bug)."""
-    import pulumi.errors
-
-    chain: list[BaseException] = []
-    todo = [exc]
-    while todo:
-        e = todo.pop(0)
-        if any(e is c for c in chain):
-            continue
-        chain.append(e)
-        if isinstance(e, BaseExceptionGroup):
-            todo.extend(e.exceptions)
-        todo.extend(c for c in (e.__cause__, e.__context__) if c is not None)
-    pulumi_kinds = (
-        pulumi.errors.RunError,
-        pulumi.errors.InputPropertyError,
-        pulumi.errors.InputPropertiesError,
-    )
-    for kinds in ((InputError,), pulumi_kinds):
-        for e in chain:
-            if isinstance(e, kinds):
-                return e
-    return None
-
-
-def error_message(err: BaseException) -> str:
-    """The one-line text a user error is shown with."""
-    path, reason = getattr(err, "property_path", None), getattr(err, "reason", None)
-    if isinstance(path, str) and isinstance(reason, str):
-        return f"{path}: {reason}"
-    return str(err).strip() or type(err).__name__
-
-
-def config_line(config: StackConfig, key_path: str) -> int | None:
-    """The line in the stack file of the key at a key path like `gpu-inference:pools[0].name`
-    (of the deepest part of it that the file has: a missing key's parent, a missing section's
-    `config:`); None when the file has no `config:`."""
-    m = re.match(r"^([\w.-]+:[\w.-]+?)(?=$|[.\[])", key_path)
-    if not m:
-        return None
-    try:
-        root = yaml.compose(config.file.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    except (OSError, yaml.YAMLError):
-        return None
-    config_node = child(root, "config")
-    if config_node is None:
-        return None
-    found = child(config_node[1], m.group(1))
-    if found is None:
-        found = child(config_node[1], m.group(1).split(":", 1)[1])
-    if found is None:
-        return config_node[0]  # a missing section: where it belongs
-    line, node = found
-    return deepest_line(node, path_steps(key_path, m.end()), line)
-
-
-def error_where(project: Project, config: StackConfig, err: InputError) -> str:
-    """Where a config error is, for the line under its message: the stack file and the line of
-    its key path, or, for an item of a workload file (the program's error carries `file`, `line`
-    and the `key` that named the file), that file's line and where the stack file names it."""
-    file, key = getattr(err, "file", None), getattr(err, "key", None)
-    if isinstance(file, str) and isinstance(key, str):
-        line = getattr(err, "line", None)
-        named = config_line(config, key)
-        return (
-            f"workload file: {show_path(project.dir / file)}"
-            + (f":{line}" if isinstance(line, int) else "")
-            + f", named by {key} in {show_path(config.file)}"
-            + (f":{named}" if named else "")
-        )
-    line = config_line(config, err.path)
-    return f"stack config: {show_path(config.file)}" + (f":{line}" if line else "")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -753,9 +685,6 @@ __all__ = [
     "Project",
     "StackConfig",
     "collector_paused",
-    "config_line",
-    "error_message",
-    "error_where",
     "find_project_dir",
     "graph_entries",
     "load_project",
@@ -767,6 +696,5 @@ __all__ = [
     "run_stack",
     "to_json_text",
     "tree_order",
-    "user_error",
     "write_outputs",
 ]

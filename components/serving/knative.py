@@ -12,7 +12,6 @@ Never both on one cluster: the operator reverts hand edits of `config-features` 
 turning one off is refused unless the caller says so explicitly.
 """
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -25,7 +24,7 @@ from ..kube.provider import create_opts, make_namespaces, owned
 from ..model.deploy import versions
 from ..model.deploy.charts import check_local_chart
 from ..model.deploy.ownership import NamespacePlan, install_ownership, namespace_plans
-from ..model.errors import InputError, show
+from ..model.errors import InputError, did_you_mean, show
 from ..model.inputs import stack
 from ..model.serving.knative_features import (
     KNATIVE_FEATURES,
@@ -124,8 +123,7 @@ def knative_features(args: KnativeServingArgs) -> dict[str, str]:
                     f"{show(name)} is not a podspec flag", ", ".join(PODSPEC_FLAGS), path
                 )
             if name not in KNATIVE_FEATURES:
-                close = difflib.get_close_matches(name, KNATIVE_FEATURES, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                hint = did_you_mean(name, KNATIVE_FEATURES)
                 raise InputError(
                     f"{show(name)} is not a Knative feature{hint}",
                     ", ".join(KNATIVE_FEATURES),

@@ -19,6 +19,7 @@ import pulumi
 
 from ..kube.objects import SECRET, SERVICE_ACCOUNT, CoreObject
 from ..kube.provider import create_opts, make_namespaces, owned
+from ..kube.sdks import cloud_sdk
 from ..model.deploy.identity import GSA_EMAIL, validate_workload_identity
 from ..model.deploy.ownership import SYSTEM_NAMESPACES, NamespacePlan, install_ownership
 from ..model.errors import InputError, show
@@ -243,7 +244,7 @@ class ModelNamespace(pulumi.ComponentResource):
             opts=create_opts(self, ns, ownership),
         )
         if args.gcp_service_account:
-            import pulumi_gcp as gcp  # only GKE stacks pay for this import
+            gcp = cloud_sdk("pulumi_gcp")  # only GKE stacks pay for this import
 
             gsa = args.gcp_service_account
             gcp.serviceaccount.IAMMember(

@@ -40,6 +40,12 @@ CASES = [
     ("label-value-number", "gke", {"pools[0].labels": {"tier": 1}}, "pools[0].labels.tier", "quote numbers"),
     ("missing-max-nodes", "gke", {"pools[1].maxNodes": DEL}, "pools[1].maxNodes", "required key is missing"),
     ("missing-provider", "gke", {"cluster.provider": DEL}, "cluster.provider", "required key is missing"),
+    # a cloud's name where its provider is asked: by spelling alone 'aws' is nearest to 'aks'
+    ("provider-aws", "gke", {"cluster.provider": "aws"}, "cluster.provider", "'aws' is not a valid value (did you mean 'eks'?)"),
+    ("provider-gcp", "eks", {"cluster.provider": "gcp"}, "cluster.provider", "'gcp' is not a valid value (did you mean 'gke'?)"),
+    ("provider-google", "eks", {"cluster.provider": "Google"}, "cluster.provider", "'Google' is not a valid value (did you mean 'gke'?)"),
+    ("provider-azure", "gke", {"cluster.provider": "azure"}, "cluster.provider", "'azure' is not a valid value (did you mean 'aks'?)"),
+    ("provider-typo", "gke", {"cluster.provider": "gek"}, "cluster.provider", "'gek' is not a valid value (did you mean 'gke'?)"),
     ("missing-cluster", "gke", {"cluster": DEL}, "cluster", "required key is missing"),
     ("missing-gke-location", "gke", {"cluster.location": DEL}, "cluster.location", "provider 'gke' needs it"),
     ("empty-pools", "gke", {"pools": []}, "pools", "the list is empty"),

@@ -15,6 +15,7 @@ from preview_project import (
     CANARY_CONFIG,
     CANARY_INPUT,
     FAKE_CHECK,
+    PROGRAM,
     STACK_YAML,
     make_project,
     stack_with,
@@ -133,6 +134,24 @@ def test_bad_usage_and_bad_config_exit_2_with_one_message(
     assert not (tmp_path / "build" / "dev").exists()
 
 
+def test_a_stack_file_without_its_config_wrapper_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, fake_check
+) -> None:
+    """Not `cluster: required key is missing`: the keys are there, one level too high."""
+    unwrapped = (
+        "gpu-inference:spec:\n  pool: l4\ngpu-inference:team: ml\nsecretsprovider: passphrase\n"
+    )
+    make_project(tmp_path, stack_yaml=unwrapped)
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys, "preview", "dev") == (
+        2,
+        "",
+        "error: stacks/Pulumi.dev.yaml: no `config:` key: a stack file's settings go under "
+        "`config:`, indented below it (found at the top level: gpu-inference:spec, "
+        "gpu-inference:team)\n",
+    )
+
+
 def test_project_dir_without_pulumi_yaml_exits_2(tmp_path: Path, capsys) -> None:
     code, _, err = _run(capsys, "preview", "dev", "--project-dir", str(tmp_path))
     assert code == 2
@@ -145,18 +164,34 @@ def test_help_exits_0(capsys) -> None:
     assert "--project-dir DIR" in out
 
 
-def test_a_bug_in_the_program_is_an_internal_error_exit_3(
+def test_a_bug_in_the_library_is_an_internal_error_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, fake_check
+) -> None:
+    make_project(tmp_path, stack_yaml=stack_with("pool: l4\nfail: library-bug\n"))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "preview", "dev")
+    assert code == 3
+    assert err == (
+        "internal error: TypeError: object of type 'NoneType' has no len()\n"
+        "run with --debug for the traceback\n"
+    )
+    code, _, err = _run(capsys, "preview", "dev", "--debug")
+    assert code == 3
+    assert "Traceback (most recent call last)" in err
+    assert "while pos < len(path):" in err
+
+
+def test_an_exception_the_program_raises_is_the_users_exit_2_naming_its_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, fake_check
 ) -> None:
     make_project(tmp_path, stack_yaml=stack_with("pool: l4\nfail: bug\n"))
     monkeypatch.chdir(tmp_path)
     code, _, err = _run(capsys, "preview", "dev")
-    assert code == 3
-    assert err == "internal error: KeyError: 'oops'\nrun with --debug for the traceback\n"
+    line = PROGRAM.splitlines().index('    raise KeyError("oops")') + 1
+    assert (code, err) == (2, f"error: KeyError: 'oops'\n  (program: __main__.py:{line})\n")
     code, _, err = _run(capsys, "preview", "dev", "--debug")
-    assert code == 3
-    assert "Traceback (most recent call last)" in err
-    assert 'raise KeyError("oops")' in err
+    assert code == 2
+    assert 'raise KeyError("oops")' in err  # the program's own traceback, with --debug
 
 
 def test_the_collector_is_paused_from_the_run_to_the_files_and_restored_after(
@@ -186,7 +221,7 @@ def test_the_collector_is_paused_from_the_run_to_the_files_and_restored_after(
     assert (code, seen, gc.isenabled()) == (0, [False, False], True), err
     pv.preview("dev", out_dir=tmp_path / "p", project_dir=tmp_path)
     assert (seen, gc.isenabled()) == ([False] * 4, True)
-    make_project(tmp_path, stack_yaml=stack_with("pool: l4\nfail: bug\n"))
+    make_project(tmp_path, stack_yaml=stack_with("pool: l4\nfail: library-bug\n"))
     code, _, _ = _run(capsys, "preview", "dev", "--project-dir", str(tmp_path))
     assert (code, gc.isenabled()) == (3, True)
 

@@ -12,6 +12,7 @@ import yaml
 from preview_project import CANARY_CONFIG, CANARY_INPUT, FAKE_CHECK, make_project
 
 from components.model.errors import InputError
+from components.preview import errors
 from components.preview import preview as pv
 from components.preview.manifests import helm_releases, pools_named, render_manifests
 from tests.preview.test_manifests_schemas import problems
@@ -99,12 +100,12 @@ def test_no_project_anywhere(tmp_path: Path) -> None:
 
 def test_config_line_finds_the_deepest_key(project: pv.Project) -> None:
     config = pv.load_stack_config(project, "dev")
-    assert pv.config_line(config, "gpu-inference:spec.replicas") == 5
-    assert pv.config_line(config, "gpu-inference:spec.pool") == 4
-    assert pv.config_line(config, "gpu-inference:spec.nothere") == 3
+    assert errors.config_line(config, "gpu-inference:spec.replicas") == 5
+    assert errors.config_line(config, "gpu-inference:spec.pool") == 4
+    assert errors.config_line(config, "gpu-inference:spec.nothere") == 3
     # a missing section belongs under `config:` (line 2)
-    assert pv.config_line(config, "gpu-inference:elsewhere") == 2
-    assert pv.config_line(config, "Thing('x').args.name") is None
+    assert errors.config_line(config, "gpu-inference:elsewhere") == 2
+    assert errors.config_line(config, "Thing('x').args.name") is None
 
 
 STACK_WITH_MAP_KEYS = """\
@@ -138,7 +139,7 @@ def test_config_line_is_the_offending_keys_line(tmp_path: Path, key_path: str, l
     too; a key the file lacks gives its parent's line."""
     (tmp_path / "Pulumi.x.yaml").write_text(STACK_WITH_MAP_KEYS)
     config = pv.StackConfig("x", tmp_path / "Pulumi.x.yaml", {}, set())
-    assert pv.config_line(config, key_path) == line
+    assert errors.config_line(config, key_path) == line
 
 
 # ------------------------------------------------------------------------------ errors
@@ -167,11 +168,11 @@ def _wrapped(inner: BaseException) -> BaseException:
     ],
 )
 def test_user_error_unwraps_to_bad_input(exc: BaseException, found: type) -> None:
-    assert isinstance(pv.user_error(exc), found)
+    assert isinstance(errors.user_error(exc), found)
 
 
 def test_input_property_error_message() -> None:
-    assert pv.error_message(pulumi.InputPropertyError("args.x", "is bad")) == "args.x: is bad"
+    assert errors.error_message(pulumi.InputPropertyError("args.x", "is bad")) == "args.x: is bad"
 
 
 # ------------------------------------------------------------------------------ manifests

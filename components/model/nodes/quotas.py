@@ -20,13 +20,12 @@ how to read it from the cloud); what the pools may take of it is judged by the p
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..errors import InputError, show
+from ..errors import InputError, did_you_mean, show
 from .gpus import gke_gpus
 
 PROVIDERS = ("gke", "eks")
@@ -158,8 +157,7 @@ def validate_limits(provider: str, limits: Mapping[str, int]) -> None:
         raise InputError("limits is empty", "one quota name or more, with its limit", "limits")
     for name, value in limits.items():
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(name, known)
             unit = "GCE GPU quota metrics" if provider == "gke" else "EC2 vCPU quota names"
             raise InputError(
                 f"{show(name)} is not a quota {provider} pools count against{hint}",
