@@ -52,9 +52,10 @@ NODE_CAPACITY = {"cpu": "1k", "memory": "64Ti", "ephemeral-storage": "1Pi", "pod
 ALLOCATABLE_ANNOTATION = "gpu-inference.dev/allocatable"
 FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 PLACEMENT_KEYS = ("nodeSelector", "affinity", "tolerations")
-VERSIONS = rig.KUBERNETES_VERSIONS
-"""The Kubernetes releases every differential runs on: the example stacks on each, the generated
-cases alternating between them (`case_version`)."""
+VERSIONS = rig.run_versions()
+"""The Kubernetes releases every differential runs on (all the rig's unless
+GPU_INFERENCE_KUBERNETES_VERSIONS names fewer): the example stacks on each, the generated cases
+alternating between them (`case_version`)."""
 
 
 def case_version(index: int) -> str:

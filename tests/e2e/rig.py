@@ -257,6 +257,16 @@ def pick_kubernetes_version(version: Optional[str] = None) -> str:
     return v
 
 
+def run_versions() -> tuple[str, ...]:
+    """The releases the e2e tier runs on: all of KUBERNETES_VERSIONS, or those
+    ``GPU_INFERENCE_KUBERNETES_VERSIONS`` lists (comma-separated; for a quick run on one)."""
+    env = os.environ.get("GPU_INFERENCE_KUBERNETES_VERSIONS", "").strip()
+    if not env:
+        return KUBERNETES_VERSIONS
+    picked = {pick_kubernetes_version(v.strip()) for v in env.split(",") if v.strip()}
+    return tuple(v for v in KUBERNETES_VERSIONS if v in picked)
+
+
 def _kube_ldflags(version: str) -> str:
     major, minor, _ = version.split(".")
     values = {

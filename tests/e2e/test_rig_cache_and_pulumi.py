@@ -147,7 +147,9 @@ def test_an_old_cache_of_other_versions_or_recipe_is_not_reused(cache: Path, key
     assert reusable == ({"kubernetes-1.36.3"} if key.endswith("-r1") else set())
 
 
-def test_each_kubernetes_release_has_its_own_cache_directory_and_binaries(cache: Path) -> None:
+def test_each_kubernetes_release_has_its_own_cache_directory_and_binaries(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Both releases are components of their own (keyed by version), the newest is the default,
     and a control plane asked for a release runs that release's binaries."""
     assert rig.KUBERNETES_VERSIONS == ("1.37.2", "1.36.3")
@@ -184,6 +186,16 @@ def test_each_kubernetes_release_has_its_own_cache_directory_and_binaries(cache:
         "kubernetes-1.37.2",
         "kubernetes-1.36.3",
     ]
+    # A quick run on one release, and a release the rig does not build refused by name.
+    monkeypatch.setenv("GPU_INFERENCE_KUBERNETES_VERSIONS", "1.36.3")
+    assert rig.run_versions() == ("1.36.3",)
+    monkeypatch.setenv("GPU_INFERENCE_KUBERNETES_VERSIONS", "1.36.3,1.37.2")
+    assert rig.run_versions() == ("1.37.2", "1.36.3")
+    monkeypatch.setenv("GPU_INFERENCE_KUBERNETES_VERSIONS", "1.38.0")
+    with pytest.raises(ValueError, match=r"Kubernetes '1.38.0' is not one the rig builds"):
+        rig.run_versions()
+    monkeypatch.delenv("GPU_INFERENCE_KUBERNETES_VERSIONS")
+    assert rig.run_versions() == rig.KUBERNETES_VERSIONS
     # Each release's binaries say their own version (the ldflags pulumi-kubernetes needs).
     assert "gitVersion=v1.36.3" in rig._kube_ldflags("1.36.3")
     assert "gitMinor=37" in rig._kube_ldflags("1.37.2")
