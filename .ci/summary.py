@@ -3,13 +3,15 @@ tests run or skipped per tier (with the reasons), and the differentials' figures
 
     python3 .ci/summary.py OUT_DIR EXIT_STATUS TOTAL_SECONDS
 
-OUT_DIR holds `phases.tsv` (name, seconds, ok|failed per line, in order) and the JUnit reports
-`unit.xml` and `e2e.xml` of the phases that ran. Standard library only: it also runs when the
+OUT_DIR holds `phases.tsv` (name, seconds, ok|failed per line, in order), the JUnit reports
+`unit.xml` and `e2e.xml` of the phases that ran, and `rig.json` (the rig's status after its build:
+each component at its version, Kubernetes once per release, with its build time). Standard library only: it also runs when the
 install phase failed.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
@@ -89,6 +91,12 @@ def e2e_lines(report: ET.Element) -> list[str]:
     return lines
 
 
+def per_release(props: dict[str, str], key: str) -> str:
+    """`; agreeing per Kubernetes release: 1.37.2 412/412, 1.36.3 398/398` when recorded."""
+    found = props.get(key)
+    return f"; agreeing per Kubernetes release: {found}" if found else ""
+
+
 def differential_line(props: dict[str, str]) -> str | None:
     if "differential_pairs" not in props:
         return None
@@ -97,7 +105,42 @@ def differential_line(props: dict[str, str]) -> str | None:
         f"scheduler differential: {props['differential_pairs']} (pod, pool) pairs compared, "
         f"{props.get('differential_agree', '?')} agree, seed {seed} "
         f"(replay: GPU_INFERENCE_DIFF_SEED={seed}), {props.get('differential_seconds', '?')} s"
+        + per_release(props, "differential_by_version")
     )
+
+
+def dra_line(props: dict[str, str]) -> str | None:
+    if "dra_differential_pairs" not in props:
+        return None
+    seed = props.get("dra_differential_seed", "?")
+    return (
+        f"DRA differential: {props['dra_differential_pairs']} (pod, pool) pairs compared, "
+        f"{props.get('dra_differential_agree', '?')} agree, seed {seed} "
+        f"(replay: GPU_INFERENCE_DRA_SEED={seed})"
+        + per_release(props, "dra_differential_by_version")
+    )
+
+
+def control_plane_lines(out: Path) -> list[str]:
+    """The rig's components and the build each cache entry came from (`rig.json`: what
+    `python tests/e2e/rig.py status` printed after the build phase)."""
+    try:
+        status = json.loads((out / "rig.json").read_text())
+    except (OSError, ValueError):
+        return []
+    lines = ["rig components (cached builds):"]
+    for label, entry in (status.get("components") or {}).items():
+        record = entry.get("build") or {}
+        if entry.get("missing"):
+            lines.append(f"  {label}: missing {', '.join(entry['missing'])}")
+        elif record.get("seconds") is not None:
+            lines.append(
+                f"  {label}: built in {round(record['seconds'])} s "
+                f"({record.get('go') or 'go ?'}, {record.get('recorded_at', '?')})"
+            )
+        else:
+            lines.append(f"  {label}: cached (no build time recorded)")
+    return lines
 
 
 def karpenter_line(props: dict[str, str]) -> str | None:
@@ -120,7 +163,7 @@ def capacity_line(props: dict[str, str]) -> str | None:
     return (
         f"capacity differential: {props['capacity_runs']} (case, order) runs, "
         f"{props.get('capacity_agree', '?')} agree, seed {seed} "
-        f"(replay: GPU_INFERENCE_CAPACITY_SEED={seed})"
+        f"(replay: GPU_INFERENCE_CAPACITY_SEED={seed})" + per_release(props, "capacity_by_version")
     )
 
 
@@ -146,6 +189,7 @@ def summary(out: Path, status: int, total: int) -> str:
 
     unit = load(out / "unit.xml")
     lines.append(unit_line(unit) if unit is not None else f"unit tests: not run ({why(stopped)})")
+    lines += control_plane_lines(out)
     e2e = load(out / "e2e.xml")
     if e2e is None:
         lines.append(f"e2e tests: not run ({why(stopped)})")
@@ -153,7 +197,14 @@ def summary(out: Path, status: int, total: int) -> str:
         lines += e2e_lines(e2e)
         props = suite_properties(e2e)
         lines += [
-            x for x in (differential_line(props), karpenter_line(props), capacity_line(props)) if x
+            x
+            for x in (
+                differential_line(props),
+                dra_line(props),
+                karpenter_line(props),
+                capacity_line(props),
+            )
+            if x
         ]
     failed = [
         *(failed_names(unit) if unit is not None else []),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -44,6 +45,11 @@ def e2e(failing: bool) -> str:
         '<property name="differential_pairs" value="1857" />'
         '<property name="differential_agree" value="1857" />'
         '<property name="differential_seconds" value="52" />'
+        '<property name="differential_by_version" value="1.37.2 930/930, 1.36.3 927/927" />'
+        '<property name="dra_differential_seed" value="9" />'
+        '<property name="dra_differential_pairs" value="480" />'
+        '<property name="dra_differential_agree" value="480" />'
+        '<property name="dra_differential_by_version" value="1.37.2 242/242, 1.36.3 238/238" />'
         '<property name="karpenter_seed" value="7" />'
         '<property name="karpenter_pairs" value="1169" />'
         '<property name="karpenter_agree" value="1169" />'
@@ -52,7 +58,9 @@ def e2e(failing: bool) -> str:
         '<property name="karpenter_seconds" value="60" />'
         '<property name="capacity_seed" value="31" />'
         '<property name="capacity_runs" value="305" />'
-        '<property name="capacity_agree" value="305" /></properties>'
+        '<property name="capacity_agree" value="305" />'
+        '<property name="capacity_by_version" value="1.37.2 160/160, 1.36.3 145/145" />'
+        "</properties>"
     )
     return f'<testsuites><testsuite name="pytest">{props}{body}</testsuite></testsuites>'
 
@@ -76,8 +84,19 @@ ALL_PHASES = [
 ]
 
 
+RIG_STATUS = {
+    "components": {
+        "etcd-3.6.16": {"build": {"seconds": 487.2, "go": "go1.26.8", "recorded_at": "T1"}},
+        "kubernetes-1.37.2": {"build": {"seconds": 1500.4, "go": "go1.26.8", "recorded_at": "T2"}},
+        "kubernetes-1.36.3": {"build": {"adopted_from": "/old"}},
+        "kwok-0.8.0": {"build": None, "missing": ["kwok-0.8.0/kwok"]},
+    }
+}
+
+
 def test_a_whole_run_reports_phases_counts_tiers_and_the_differential(tmp_path: Path) -> None:
     out = write(tmp_path / "ci", ALL_PHASES, True, e2e(failing=False))
+    (out / "rig.json").write_text(json.dumps(RIG_STATUS))
     assert ci_summary.summary(out, 0, 309) == "\n".join(
         [
             "== CI summary: passed in 309 s",
@@ -88,6 +107,11 @@ def test_a_whole_run_reports_phases_counts_tiers_and_the_differential(tmp_path: 
             "  rig build (control plane)       0 s",
             "  e2e tests                      73 s",
             "unit tests: 2 passed, 1 skipped",
+            "rig components (cached builds):",
+            "  etcd-3.6.16: built in 487 s (go1.26.8, T1)",
+            "  kubernetes-1.37.2: built in 1500 s (go1.26.8, T2)",
+            "  kubernetes-1.36.3: cached (no build time recorded)",
+            "  kwok-0.8.0: missing kwok-0.8.0/kwok",
             "e2e tests, per tier:",
             "  control plane: run (2 passed)",
             "  Karpenter judge: run (1 passed)",
@@ -97,12 +121,17 @@ def test_a_whole_run_reports_phases_counts_tiers_and_the_differential(tmp_path: 
             f"    skipped 1: {PULUMI}",
             "  packaging: no test collected",
             "scheduler differential: 1857 (pod, pool) pairs compared, 1857 agree, seed 42 "
-            "(replay: GPU_INFERENCE_DIFF_SEED=42), 52 s",
+            "(replay: GPU_INFERENCE_DIFF_SEED=42), 52 s; agreeing per Kubernetes release: "
+            "1.37.2 930/930, 1.36.3 927/927",
+            "DRA differential: 480 (pod, pool) pairs compared, 480 agree, seed 9 "
+            "(replay: GPU_INFERENCE_DRA_SEED=9); agreeing per Kubernetes release: "
+            "1.37.2 242/242, 1.36.3 238/238",
             "Karpenter differential: 1169 (pod, NodePool) pairs compared, 1169 agree; NodePool "
             "picked among several: 381 of 381 agree; seed 7 "
             "(replay: GPU_INFERENCE_KARPENTER_DIFF_SEED=7), 60 s",
             "capacity differential: 305 (case, order) runs, 305 agree, seed 31 "
-            "(replay: GPU_INFERENCE_CAPACITY_SEED=31)",
+            "(replay: GPU_INFERENCE_CAPACITY_SEED=31); agreeing per Kubernetes release: "
+            "1.37.2 160/160, 1.36.3 145/145",
         ]
     )
 

@@ -24,9 +24,10 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import rig
 from differential import (
     NAMESPACE,
     RUN_LABEL,
@@ -65,6 +66,11 @@ class CapacityRun:
     bound: tuple[int, ...] = ()  # the scheduler: bound pods per kind
     placed: list[str] = field(default_factory=list)  # node (or "Pending") per pod, in order
     detail: str = ""
+    version: str = rig.KUBERNETES_VERSION  # the Kubernetes release whose scheduler judges it
+
+    def on(self, version: str) -> CapacityRun:
+        """This run, not yet run, on `version`'s scheduler."""
+        return replace(self, version=version, bound=(), placed=[], detail="")
 
     @property
     def decided(self) -> bool:
@@ -84,7 +90,8 @@ class CapacityRun:
         )
         return (
             f"{self.source} pools {', '.join(self.pools)} ({self.why}): the check says bound per "
-            f"workload one of {sorted(self.predicted)}, the scheduler {self.bound}; {steps} "
+            f"workload one of {sorted(self.predicted)}, the scheduler of Kubernetes "
+            f"{self.version} {self.bound}; {steps} "
             f"{self.detail}\n  kinds: {list(self.kinds)}\n  nodes: "
             + json.dumps(
                 [

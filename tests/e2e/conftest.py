@@ -84,8 +84,9 @@ def _record_pulumi(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture(scope="session")
 def control_plane_bins() -> Path:
-    """etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok (built if missing)."""
-    rig.build(("control-plane",))
+    """etcd, kwok, and kube-apiserver, kube-scheduler, kube-controller-manager of each release
+    the tier runs on (`rig.run_versions`), built if missing."""
+    rig.build(("control-plane",), kubernetes_versions=rig.run_versions())
     return rig.cache_root()
 
 

@@ -52,6 +52,32 @@ NODE_CAPACITY = {"cpu": "1k", "memory": "64Ti", "ephemeral-storage": "1Pi", "pod
 ALLOCATABLE_ANNOTATION = "gpu-inference.dev/allocatable"
 FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 PLACEMENT_KEYS = ("nodeSelector", "affinity", "tolerations")
+VERSIONS = rig.run_versions()
+"""The Kubernetes releases every differential runs on (all the rig's unless
+GPU_INFERENCE_KUBERNETES_VERSIONS names fewer): the example stacks on each, the generated cases
+alternating between them (`case_version`)."""
+
+
+def case_version(index: int) -> str:
+    """The release generated case `index` is judged on: the cases alternate, newest first, so that
+    a seed replays each case on the same release."""
+    return VERSIONS[index % len(VERSIONS)]
+
+
+def by_version(items: Iterable[Any]) -> dict[str, list[Any]]:
+    """Items that name their release (`version`), grouped by it, in the order of VERSIONS."""
+    out: dict[str, list[Any]] = {v: [] for v in VERSIONS}
+    for item in items:
+        out[item.version].append(item)
+    return out
+
+
+def versions_line(items: Iterable[Any]) -> str:
+    """`1.37.2 412/412, 1.36.3 398/398`: the items that agree of each release's (the CI summary
+    prints it)."""
+    return ", ".join(
+        f"{v} {sum(x.agrees for x in xs)}/{len(xs)}" for v, xs in by_version(items).items()
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,6 +128,7 @@ class Pair:
     asks: Resources | None = None  # the pod's requests as the check summed them
     placed: bool = False  # labels, taints and GPUs let it onto the pool (before fit)
     daemon: str | None = None  # a DaemonSet's pair: its pods' name (`daemon_name`) on the nodes
+    version: str = rig.KUBERNETES_VERSION  # the Kubernetes release whose scheduler judges it
 
     @property
     def bound(self) -> bool:
@@ -115,7 +142,7 @@ class Pair:
         said = "lands" if self.predicted else "stays out"
         return (
             f"{self.source}: {self.workload} on pool {self.pool}: the check says it {said}, "
-            f"the scheduler: {self.outcome} ({self.detail})\n"
+            f"the scheduler of Kubernetes {self.version}: {self.outcome} ({self.detail})\n"
             f"  pod spec: {json.dumps(self.pod_spec, sort_keys=True)}\n"
             f"  nodes: "
             + json.dumps(

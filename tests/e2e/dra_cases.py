@@ -222,6 +222,7 @@ class DraPair:
     # nodes, tainted nvidia.com/gpu=present:NoSchedule with the differential's large capacity).
     node_taints: tuple[tuple[Mapping[str, str], ...], ...] | None = None
     node_capacity: tuple[Mapping[str, str] | None, ...] | None = None
+    version: str = rig.KUBERNETES_VERSION  # the Kubernetes release whose scheduler judges it
 
     @property
     def bound(self) -> bool:
@@ -235,7 +236,8 @@ class DraPair:
         said = "lands" if self.predicted else "stays out"
         return (
             f"{self.source}: {self.workload} on pool {self.pool}: the check says it {said} "
-            f"({', '.join(self.findings) or 'no finding'}), the scheduler: {self.outcome} "
+            f"({', '.join(self.findings) or 'no finding'}), the scheduler of Kubernetes "
+            f"{self.version}: {self.outcome} "
             f"({self.detail})\n  templates: {json.dumps(self.templates, sort_keys=True)}\n"
             f"  classes: {json.dumps(self.classes)}\n  devices: "
             + json.dumps([[d["name"] for d in devs] for _, devs in self.nodes])
@@ -356,8 +358,12 @@ class DraControlPlane(diff.ControlPlane):
     resourceclaim controller (it makes each pod's ResourceClaims from its templates) and the
     serviceaccount controller (the namespace's `default` ServiceAccount)."""
 
-    def __init__(self) -> None:
-        super().__init__(extended_resource_toleration=False, controller_manager=True)
+    def __init__(self, kubernetes_version: str | None = None) -> None:
+        super().__init__(
+            extended_resource_toleration=False,
+            controller_manager=True,
+            kubernetes_version=kubernetes_version,
+        )
 
     def _spawn(self, name: str, args: Sequence[str]) -> Any:
         args = list(args)
@@ -539,6 +545,3 @@ def summary(label: str, pairs: Sequence[DraPair]) -> str:
         f"{sum(p.selectors for p in pairs)} with CEL selectors, "
         f"{sum(p.count > 1 for p in pairs)} asking several devices)"
     )
-
-
-_ = rig  # the rig module is the differential's (imported for its ControlPlane base)

@@ -5,12 +5,15 @@ Pure standard library (PyYAML is imported lazily, only to apply YAML files). Usa
 (``ControlPlane``, ``Pulumi``, ``find_pulumi``, ``build``) and as a command::
 
     python tests/e2e/rig.py build              # build what is missing (a no-op when all is cached)
+    python tests/e2e/rig.py build --kubernetes-version 1.36.3   # one Kubernetes release only
     python tests/e2e/rig.py status             # what is cached, its build times, which Pulumi
     python tests/e2e/rig.py up --nodes nodes.json [--no-ert] [--no-controller-manager]
+                              [--kubernetes-version 1.36.3]    # default: the newest
     python tests/e2e/rig.py down
 
 Only modules the Go module proxy serves are built: etcd, kwok, and kube-apiserver,
-kube-scheduler and kube-controller-manager, each from a wrapper module of its own
+kube-scheduler and kube-controller-manager (once per release of ``KUBERNETES_VERSIONS``), each
+from a wrapper module of its own
 (``GOTOOLCHAIN=local CGO_ENABLED=0``), so minimal version selection never mixes their
 dependencies. Each component is cached in a directory of its own, keyed by its version and its
 recipe: ``${GPU_INFERENCE_RIG_CACHE:-~/.cache/gpu-inference-rig}/<name>-<version>-r<recipe>/``
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -51,7 +55,13 @@ if TYPE_CHECKING:  # imported where used: a no-op `build` stays fast
 # Versions. Each one keys its own component's cache directory.
 # --------------------------------------------------------------------------------------------
 
-KUBERNETES_VERSION = "1.36.3"
+KUBERNETES_VERSIONS = ("1.37.2", "1.36.3")
+"""The Kubernetes releases the rig builds and runs, newest first: the clouds' channels offer both,
+and a verdict the check gives is held against the scheduler of each (the differentials run the
+example stacks on both and alternate their generated cases between them). Each keys its own cache
+directory (``kubernetes-<version>-r<recipe>/``)."""
+KUBERNETES_VERSION = KUBERNETES_VERSIONS[0]
+"""The default: the newest."""
 ETCD_VERSION = "3.6.16"
 KWOK_VERSION = "0.8.0"
 
@@ -234,10 +244,33 @@ def _quote(s: str) -> str:
     return shlex.quote(s)
 
 
-def _kube_ldflags() -> str:
-    major, minor, _ = KUBERNETES_VERSION.split(".")
+def pick_kubernetes_version(version: Optional[str] = None) -> str:
+    """``version`` if the rig builds it (None: the default, the newest), else a ValueError naming
+    the versions it builds."""
+    if version is None:
+        return KUBERNETES_VERSION
+    v = str(version).removeprefix("v")
+    if v not in KUBERNETES_VERSIONS:
+        raise ValueError(
+            f"Kubernetes {version!r} is not one the rig builds ({', '.join(KUBERNETES_VERSIONS)})"
+        )
+    return v
+
+
+def run_versions() -> tuple[str, ...]:
+    """The releases the e2e tier runs on: all of KUBERNETES_VERSIONS, or those
+    ``GPU_INFERENCE_KUBERNETES_VERSIONS`` lists (comma-separated; for a quick run on one)."""
+    env = os.environ.get("GPU_INFERENCE_KUBERNETES_VERSIONS", "").strip()
+    if not env:
+        return KUBERNETES_VERSIONS
+    picked = {pick_kubernetes_version(v.strip()) for v in env.split(",") if v.strip()}
+    return tuple(v for v in KUBERNETES_VERSIONS if v in picked)
+
+
+def _kube_ldflags(version: str) -> str:
+    major, minor, _ = version.split(".")
     values = {
-        "gitVersion": f"v{KUBERNETES_VERSION}",
+        "gitVersion": f"v{version}",
         "gitMajor": major,
         "gitMinor": minor,
         "gitTreeState": "clean",
@@ -287,11 +320,12 @@ def _build_kwok(b: Builder) -> None:
 
 
 KUBE_BINARIES = ("kube-apiserver", "kube-scheduler", "kube-controller-manager")
+KUBERNETES = "kubernetes"  # the component built once per version of KUBERNETES_VERSIONS
 
 
-def _build_kubernetes(b: Builder) -> None:
+def _build_kubernetes(b: Builder, *, version: str) -> None:
     d = b.go_wrapper("kubernetes", "rigwrap/kubernetes")
-    staging = "0." + KUBERNETES_VERSION.split(".", 1)[1]
+    staging = "0." + version.split(".", 1)[1]
     edits = [f"-replace=k8s.io/{m}=k8s.io/{m}@v{staging}" for m in KUBERNETES_STAGING]
     b.run(["go", "mod", "edit", *edits], d)
     b.run(
@@ -299,7 +333,7 @@ def _build_kubernetes(b: Builder) -> None:
             "go",
             "get",
             "-tool",
-            *(f"k8s.io/kubernetes/cmd/{c}@v{KUBERNETES_VERSION}" for c in KUBE_BINARIES),
+            *(f"k8s.io/kubernetes/cmd/{c}@v{version}" for c in KUBE_BINARIES),
         ],
         d,
     )
@@ -311,7 +345,7 @@ def _build_kubernetes(b: Builder) -> None:
                 "go",
                 "build",
                 "-trimpath",
-                f"-ldflags={_kube_ldflags()}",
+                f"-ldflags={_kube_ldflags(version)}",
                 "-o",
                 str(out),
                 f"k8s.io/kubernetes/cmd/{c}",
@@ -339,6 +373,11 @@ class Component:
         return f"{self.name}-{self.version}-r{self.recipe}"
 
     @property
+    def label(self) -> str:
+        """The component at its version (``kubernetes-1.37.2``): one per build record."""
+        return f"{self.name}-{self.version}"
+
+    @property
     def dir(self) -> Path:
         return cache_root() / self.key
 
@@ -346,7 +385,16 @@ class Component:
 COMPONENTS: tuple[Component, ...] = (
     Component("etcd", ETCD_VERSION, ("etcd",), _build_etcd, "control-plane"),
     Component("kwok", KWOK_VERSION, ("kwok", KWOK_CONFIG), _build_kwok, "control-plane"),
-    Component("kubernetes", KUBERNETES_VERSION, KUBE_BINARIES, _build_kubernetes, "control-plane"),
+    *(
+        Component(
+            KUBERNETES,
+            v,
+            KUBE_BINARIES,
+            functools.partial(_build_kubernetes, version=v),
+            "control-plane",
+        )
+        for v in KUBERNETES_VERSIONS
+    ),
     # The place for the next Go-module component, e.g. the Karpenter judge: its own wrapper
     # module (sigs.k8s.io/karpenter, never in the Kubernetes one's go.mod), its own cache
     # directory `karpenter-<version>-r1/` and build record, its own group so that
@@ -356,28 +404,46 @@ COMPONENTS: tuple[Component, ...] = (
 GROUPS = tuple(dict.fromkeys(c.group for c in COMPONENTS))
 
 
-def component_of(binary: str) -> Component:
+def component_of(binary: str, kubernetes_version: Optional[str] = None) -> Component:
+    """The component that builds ``binary``; a Kubernetes binary at ``kubernetes_version`` (None:
+    the default)."""
+    version = pick_kubernetes_version(kubernetes_version)
     for c in COMPONENTS:
-        if binary in c.binaries:
+        if binary in c.binaries and (c.name != KUBERNETES or c.version == version):
             return c
     raise KeyError(f"no rig component builds {binary!r}")
 
 
-def binary_path(binary: str) -> Path:
-    """Where the cache holds ``binary`` (one of a component's binaries)."""
-    return component_of(binary).dir / "bin" / binary
+def binary_path(binary: str, kubernetes_version: Optional[str] = None) -> Path:
+    """Where the cache holds ``binary`` (one of a component's binaries; a Kubernetes one of
+    ``kubernetes_version``, None: the default)."""
+    return component_of(binary, kubernetes_version).dir / "bin" / binary
+
+
+def _selected(
+    c: Component, names: Optional[Iterable[str]], versions: Optional[Iterable[str]]
+) -> bool:
+    """``c`` is among ``names`` (a component's name or label; None: all) and, for Kubernetes,
+    its version among ``versions`` (None: all of KUBERNETES_VERSIONS)."""
+    wanted = set(names) if names else None
+    if wanted is not None and c.name not in wanted and c.label not in wanted:
+        return False
+    if c.name == KUBERNETES and versions is not None:
+        return c.version in {pick_kubernetes_version(v) for v in versions}
+    return True
 
 
 def missing(
-    groups: Iterable[str] = ("control-plane",), names: Optional[Iterable[str]] = None
+    groups: Iterable[str] = ("control-plane",),
+    names: Optional[Iterable[str]] = None,
+    kubernetes_versions: Optional[Iterable[str]] = None,
 ) -> list[Component]:
-    wanted = set(names) if names else None
     groups = tuple(groups)
     return [
         c
         for c in COMPONENTS
         if c.group in groups
-        and (wanted is None or c.name in wanted)
+        and _selected(c, names, kubernetes_versions)
         and not all((c.dir / "bin" / x).exists() for x in c.binaries)
     ]
 
@@ -465,7 +531,7 @@ def build_record(c: Component) -> Optional[dict[str, Any]]:
 
 def manifest() -> dict[str, Any]:
     """Every component's build record, and the sum of their build times."""
-    records = {c.name: build_record(c) for c in COMPONENTS}
+    records = {c.label: build_record(c) for c in COMPONENTS}
     seconds = [r["seconds"] for r in records.values() if r and r.get("seconds") is not None]
     return {"cache": str(cache_root()), "components": records, "build_seconds": sum(seconds)}
 
@@ -479,27 +545,32 @@ class BuildReport:
 
 
 def build(
-    groups: Iterable[str] = ("control-plane",), *, names: Optional[Iterable[str]] = None
+    groups: Iterable[str] = ("control-plane",),
+    *,
+    names: Optional[Iterable[str]] = None,
+    kubernetes_versions: Optional[Iterable[str]] = None,
 ) -> BuildReport:
-    """Build every missing component of ``groups`` into the cache. A no-op when all are there."""
-    todo = missing(groups, names)
+    """Build every missing component of ``groups`` (Kubernetes at ``kubernetes_versions``, None:
+    all of KUBERNETES_VERSIONS) into the cache. A no-op when all are there. Reports are keyed by
+    the components' labels (``kubernetes-1.36.3``)."""
+    todo = missing(groups, names, kubernetes_versions)
     report = BuildReport({}, 0, 0.0)
     if not todo:
         return report
     t_all = time.monotonic()
     for c in todo:
         with _lock(c):
-            if not missing((c.group,), (c.name,)):
-                _log(f"{c.name}: built meanwhile by another process")
+            if not missing((c.group,), (c.label,)):
+                _log(f"{c.label}: built meanwhile by another process")
                 continue
             src = _adopt_legacy(c)
             if src is not None:
-                report.adopted[c.name] = str(src)
-                _log(f"{c.name}: {c.version} taken from {src} (same version and recipe)")
+                report.adopted[c.label] = str(src)
+                _log(f"{c.label}: taken from {src} (same version and recipe)")
                 continue
             if shutil.which("go") is None:
                 raise BuildError("build: no `go` on PATH (Go >= 1.26 is needed to build the rig)")
-            report.built[c.name] = _build_one(c, report)
+            report.built[c.label] = _build_one(c, report)
     report.total = time.monotonic() - t_all
     if report.built:
         _log(f"build done in {report.total:.0f}s, peak RSS {report.peak_rss / 2**30:.2f} GiB")
@@ -517,7 +588,7 @@ def _lock(c: Component) -> Iterator[None]:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            _log(f"{c.name}: another rig build is building it: waiting for it")
+            _log(f"{c.label}: another rig build is building it: waiting for it")
             fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
@@ -535,7 +606,7 @@ def _go_version() -> str:
 
 def _build_one(c: Component, report: BuildReport) -> float:
     b = Builder(c.dir, step=c.name)
-    _log(f"{c.name}: building {', '.join(c.binaries)} into {b.root} ...")
+    _log(f"{c.label}: building {', '.join(c.binaries)} into {b.root} ...")
     t0 = time.monotonic()
     with _RssSampler() as sampler:
         c.run(b)
@@ -550,7 +621,7 @@ def _build_one(c: Component, report: BuildReport) -> float:
             "peak_rss_bytes": sampler.peak,
         },
     )
-    _log(f"{c.name}: done in {seconds:.0f}s (peak RSS {sampler.peak / 2**30:.1f} GiB)")
+    _log(f"{c.label}: done in {seconds:.0f}s (peak RSS {sampler.peak / 2**30:.1f} GiB)")
     return seconds
 
 
@@ -701,7 +772,10 @@ class ControlPlane:
         bin_path: Optional[Path] = None,
         workdir: Optional[Path] = None,
         keep_workdir: bool = False,
+        kubernetes_version: Optional[str] = None,
     ) -> None:
+        # The Kubernetes release whose binaries run (one of KUBERNETES_VERSIONS; None: the newest).
+        self.kubernetes_version = pick_kubernetes_version(kubernetes_version)
         self.ert = extended_resource_toleration
         self.with_cm = controller_manager
         # All binaries from one directory, or (None) each from its component's cache directory.
@@ -731,7 +805,7 @@ class ControlPlane:
         self.stop()
 
     def _file(self, name: str) -> Path:
-        return self.bin / name if self.bin else binary_path(name)
+        return self.bin / name if self.bin else binary_path(name, self.kubernetes_version)
 
     def _spawn(self, name: str, args: Sequence[str]) -> Proc:
         exe = self._file(args[0])
@@ -850,6 +924,12 @@ class ControlPlane:
         self._wait(
             "kube-apiserver /readyz", lambda: self.get("/readyz", raw=True) == "ok", 90, [etcd, api]
         )
+        served = self.get("/version").get("gitVersion")
+        if served != f"v{self.kubernetes_version}":
+            raise RuntimeError(
+                f"kube-apiserver says it is {served}, not v{self.kubernetes_version}: "
+                f"{self._file('kube-apiserver')} is not the build the rig asked for"
+            )
         kc = str(self.kubeconfig)
         sched = self._spawn(
             "kube-scheduler",
@@ -1170,6 +1250,7 @@ class ControlPlane:
             "dir": str(self.dir),
             "kubeconfig": str(self.kubeconfig),
             "server": self.server,
+            "kubernetes_version": self.kubernetes_version,
             "procs": [p.__dict__ for p in self.procs],
         }
 
@@ -1466,8 +1547,8 @@ def status() -> dict[str, Any]:
             src = legacy_source(c)
             if src is not None:
                 entry["reused_by_build_from"] = str(src)
-            out["missing"] += lacking
-        out["components"][c.name] = entry
+            out["missing"] += [f"{c.label}/{x}" for x in lacking]
+        out["components"][c.label] = entry
     out["build_seconds"] = manifest()["build_seconds"]
     pulumi: dict[str, Any] = {}
     for tier, languages in PULUMI_TIERS.items():
@@ -1490,9 +1571,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     bp = sub.add_parser("build", help="build what is missing into the cache")
     bp.add_argument("--only", choices=GROUPS, action="append", help="a group of components")
-    bp.add_argument("--component", choices=[c.name for c in COMPONENTS], action="append")
+    bp.add_argument(
+        "--component",
+        choices=list(
+            dict.fromkeys([*(c.name for c in COMPONENTS), *(c.label for c in COMPONENTS)])
+        ),
+        action="append",
+        help="a component (every version of it) or a component at a version (kubernetes-1.36.3)",
+    )
+    bp.add_argument(
+        "--kubernetes-version",
+        choices=KUBERNETES_VERSIONS,
+        action="append",
+        help="build Kubernetes at this version only (repeatable; default: all of them)",
+    )
     sub.add_parser("status", help="what is cached and what is missing; which Pulumi was found")
     up = sub.add_parser("up", help="start a control plane and leave it running")
+    up.add_argument(
+        "--kubernetes-version",
+        choices=KUBERNETES_VERSIONS,
+        default=KUBERNETES_VERSION,
+        help=f"the Kubernetes release to run (default {KUBERNETES_VERSION}, the newest)",
+    )
     up.add_argument("--nodes", type=Path, help="JSON list of {name, labels, taints, gpus}")
     up.add_argument("--no-ert", action="store_true", help="ExtendedResourceToleration off")
     up.add_argument("--no-controller-manager", action="store_true")
@@ -1502,7 +1602,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if a.cmd == "build":
         t0 = time.monotonic()
         try:
-            rep = build(a.only or GROUPS, names=a.component)
+            rep = build(
+                a.only or GROUPS, names=a.component, kubernetes_versions=a.kubernetes_version
+            )
         except BuildError as e:
             print(f"rig build FAILED: {e}", file=sys.stderr)
             return 1
@@ -1524,6 +1626,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             extended_resource_toleration=not a.no_ert,
             controller_manager=not a.no_controller_manager,
             workdir=Path(tempfile.mkdtemp(prefix="gpu-inference-rig-")),
+            kubernetes_version=a.kubernetes_version,
         )
         try:
             cp.start()
@@ -1540,7 +1643,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise
         _state_file().parent.mkdir(parents=True, exist_ok=True)
         _state_file().write_text(json.dumps(cp.state(), indent=2) + "\n")
-        print(f"control plane up in {cp.startup_seconds:.1f}s: {cp.server}")
+        print(
+            f"control plane (Kubernetes {cp.kubernetes_version}) up in "
+            f"{cp.startup_seconds:.1f}s: {cp.server}"
+        )
         print(f"export KUBECONFIG={cp.kubeconfig}")
         return 0
     if a.cmd == "down":

@@ -4,7 +4,8 @@ max nodes are made, the DaemonSet pods placed, and the pods created one at a tim
 check names; the pods bound per workload must be what the check predicts, a case with no packing
 (GI040) must leave a pod Pending, and a fragmentation warning's order (GI043) must strand its last
 pod. Replay with `GPU_INFERENCE_CAPACITY_SEED=<seed>` (printed in the summary);
-`GPU_INFERENCE_CAPACITY_CASES` sets how many cases are generated (default 300).
+`GPU_INFERENCE_CAPACITY_CASES` sets how many cases are generated (default 300). The example stacks
+run on every release of `rig.KUBERNETES_VERSIONS`, the generated cases alternate between them.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from typing import Any
 import pytest
 from capacity_cases import draw_capacity_cases
 from capacity_differential import CapacityRun, run_capacity, runs_from_graph, summary
-from differential import ControlPlane, TerminalSummary
+from differential import (
+    VERSIONS,
+    ControlPlane,
+    TerminalSummary,
+    by_version,
+    case_version,
+    versions_line,
+)
 
 from components.preview.preview import preview
 from tests.conftest import EXAMPLE_STACKS
@@ -68,35 +76,47 @@ def capacity(
     report.lines.append(f"seed {SEED} (replay: GPU_INFERENCE_CAPACITY_SEED={SEED}), {CASES} cases")
     t0 = time.monotonic()
     run = Run()
-    by_ert: dict[bool, list[CapacityRun]] = {True: [], False: []}
+    # (release, ExtendedResourceToleration) -> the runs one control plane decides.
+    groups: dict[tuple[str, bool], list[CapacityRun]] = {
+        (v, e): [] for v in VERSIONS for e in (True, False)
+    }
     for stack in (*EXAMPLE_STACKS, *VARIANTS):
         project, name = _project_of(stack, tmp_path_factory.mktemp(f"{stack}-project"))
         result = preview(name, out_dir=tmp_path_factory.mktemp(stack), project_dir=project)
         runs, ert = runs_from_graph(stack, result.entries)
-        run.examples[stack] = runs
-        by_ert[ert] += runs
+        # Each example stack on every release.
+        run.examples[stack] = [r.on(v) for v in VERSIONS for r in runs]
+        for r in run.examples[stack]:
+            groups[r.version, ert].append(r)
     cases = draw_capacity_cases(CASES, SEED)
     run.cases = len(cases)
     for i, case in enumerate(cases):
         runs, _ = runs_from_graph(f"case {i}", case["graph"], extended_resource_toleration=True)
+        runs = [r.on(case_version(i)) for r in runs]
         run.generated += runs
-        by_ert[True] += runs
-    for ert, runs in by_ert.items():
+        groups[case_version(i), True] += runs
+    for (version, ert), runs in groups.items():
         if not runs:
             continue
-        with ControlPlane(extended_resource_toleration=ert) as cp:
+        with ControlPlane(extended_resource_toleration=ert, kubernetes_version=version) as cp:
             seconds = run_capacity(cp, runs)
         times = ", ".join(f"{k} {v:.0f}s" for k, v in seconds.items())
-        report.lines.append(f"  ExtendedResourceToleration {'on' if ert else 'off'}: {times}")
+        report.lines.append(
+            f"  {version}, ExtendedResourceToleration {'on' if ert else 'off'}: {times}"
+        )
     for stack, runs in run.examples.items():
-        report.lines.append(summary(stack, runs))
-    report.lines.append(summary(f"{run.cases} generated cases", run.generated))
+        for version, mine in by_version(runs).items():
+            report.lines.append(summary(f"{stack} on {version}", mine))
+    for version, mine in by_version(run.generated).items():
+        report.lines.append(summary(f"{run.cases} generated cases, those on {version}", mine))
     everything = [r for runs in run.examples.values() for r in runs] + run.generated
     seconds = time.monotonic() - t0
     report.lines.append(summary("total", everything) + f" in {seconds:.0f}s")
+    report.lines.append(f"agreeing per Kubernetes release: {versions_line(everything)}")
     record_testsuite_property("capacity_seed", SEED)
     record_testsuite_property("capacity_runs", len(everything))
     record_testsuite_property("capacity_agree", sum(r.agrees for r in everything))
+    record_testsuite_property("capacity_by_version", versions_line(everything))
     for line in report.lines:
         print(line)
     return run
@@ -122,20 +142,26 @@ def test_example_stack_capacity_is_what_the_scheduler_does(capacity: Run, stack:
 def test_gke_llm_variants_are_judged_as_the_scheduler_places_them(capacity: Run) -> None:
     """2..2: no packing, and the scheduler leaves a pod Pending. 3..3: a packing exists, the
     controller order of the check lands everything, the fragmentation order strands the worker."""
-    (two,) = capacity.examples["gke-llm-2"][:1]
-    assert not two.fits and two.stranded
-    three = {r.why: r for r in capacity.examples["gke-llm-3"] if "h100" in r.pools}
-    assert three["fragmentation"].stranded
-    assert three["fragmentation"].placed[-1] == "Pending"
-    assert re.search(
-        r"qwen-72b-kserve-mn/worker$",
-        three["fragmentation"].kinds[three["fragmentation"].order[-1]],
-    )
+    for version in VERSIONS:
+        (two,) = by_version(capacity.examples["gke-llm-2"])[version][:1]
+        assert not two.fits and two.stranded
+        three = {
+            r.why: r
+            for r in by_version(capacity.examples["gke-llm-3"])[version]
+            if "h100" in r.pools
+        }
+        assert three["fragmentation"].stranded
+        assert three["fragmentation"].placed[-1] == "Pending"
+        assert re.search(
+            r"qwen-72b-kserve-mn/worker$",
+            three["fragmentation"].kinds[three["fragmentation"].order[-1]],
+        )
 
 
 def test_generated_capacity_is_what_the_scheduler_does(capacity: Run) -> None:
     runs = capacity.generated
     assert capacity.cases >= CASES
+    assert all(len(mine) > len(runs) // 3 for mine in by_version(runs).values())
     assert all(r.agrees for r in runs), (
         f"seed {SEED} (replay: GPU_INFERENCE_CAPACITY_SEED={SEED}): " + _disagreements(runs)
     )

@@ -43,7 +43,7 @@ def test_each_component_keeps_its_build_record_when_another_is_built(
     monkeypatch.setattr(rig, "COMPONENTS", (alpha,))
     monkeypatch.setattr(rig.shutil, "which", lambda name: f"/usr/bin/{name}")
     report = rig.build()
-    assert built == ["alpha"] and set(report.built) == {"alpha"}
+    assert built == ["alpha"] and set(report.built) == {"alpha-1.0"}
     first = rig.build_record(alpha)
     assert first is not None and first["version"] == "1.0" and first["recipe"] == 1
     assert first["steps"] == {"alpha-binary": 0.5}
@@ -56,9 +56,9 @@ def test_each_component_keeps_its_build_record_when_another_is_built(
     assert built == ["alpha", "beta"]
     assert rig.build_record(alpha) == first
     m = rig.manifest()
-    assert set(m["components"]) == {"alpha", "beta"}
+    assert set(m["components"]) == {"alpha-1.0", "beta-2.0"}
     assert m["build_seconds"] == pytest.approx(
-        first["seconds"] + m["components"]["beta"]["seconds"]
+        first["seconds"] + m["components"]["beta-2.0"]["seconds"]
     )
 
     # A version change keys a new directory: that component is rebuilt, the other is not.
@@ -105,17 +105,25 @@ def test_the_old_one_key_cache_is_reused_without_go_when_the_versions_match(
 ) -> None:
     old = legacy_cache(cache)
     monkeypatch.setattr(rig.shutil, "which", lambda name: None)  # no Go: nothing may be built
-    report = rig.build(("control-plane",))
+    report = rig.build(("control-plane",), kubernetes_versions=["1.36.3"])
     assert report.built == {}
-    assert report.adopted == {"etcd": str(old), "kwok": str(old), "kubernetes": str(old)}
-    assert rig.missing() == []
-    for c in rig.COMPONENTS:
+    assert report.adopted == {
+        "etcd-3.6.16": str(old),
+        "kwok-0.8.0": str(old),
+        "kubernetes-1.36.3": str(old),
+    }
+    # The old layout had 1.36.3 only: 1.37.2 is still to build, and without Go the build says so.
+    assert [c.label for c in rig.missing()] == ["kubernetes-1.37.2"]
+    with pytest.raises(rig.BuildError, match="no `go` on PATH"):
+        rig.build(("control-plane",))
+    adopted = [c for c in rig.COMPONENTS if c.label in report.adopted]
+    for c in adopted:
         for x in c.binaries:
             new, before = c.dir / "bin" / x, old / "bin" / x
             assert new.read_text() == f"old {x}\n"
             assert os.stat(new).st_ino == os.stat(before).st_ino  # a hard link, not a copy
             assert before.exists()  # the old layout stays usable by older checkouts
-    kube = rig.build_record(rig.component_of("kube-apiserver"))
+    kube = rig.build_record(rig.component_of("kube-apiserver", "1.36.3"))
     assert kube is not None
     assert kube["seconds"] == 459.1 and kube["adopted_from"] == str(old)
     assert kube["steps"] == {
@@ -135,9 +143,62 @@ def test_the_old_one_key_cache_is_reused_without_go_when_the_versions_match(
 )
 def test_an_old_cache_of_other_versions_or_recipe_is_not_reused(cache: Path, key: str) -> None:
     legacy_cache(cache, key)
-    by_name = {c.name: c for c in rig.COMPONENTS}
-    reusable = {n for n, c in by_name.items() if rig.legacy_source(c) is not None}
-    assert reusable == ({"kubernetes"} if key.endswith("-r1") else set())
+    reusable = {c.label for c in rig.COMPONENTS if rig.legacy_source(c) is not None}
+    assert reusable == ({"kubernetes-1.36.3"} if key.endswith("-r1") else set())
+
+
+def test_each_kubernetes_release_has_its_own_cache_directory_and_binaries(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both releases are components of their own (keyed by version), the newest is the default,
+    and a control plane asked for a release runs that release's binaries."""
+    assert rig.KUBERNETES_VERSIONS == ("1.37.2", "1.36.3")
+    assert rig.KUBERNETES_VERSION == "1.37.2"
+    kube = [c for c in rig.COMPONENTS if c.name == "kubernetes"]
+    assert [(c.label, c.dir.name) for c in kube] == [
+        ("kubernetes-1.37.2", "kubernetes-1.37.2-r1"),
+        ("kubernetes-1.36.3", "kubernetes-1.36.3-r1"),
+    ]
+    assert rig.binary_path("kube-scheduler") == (
+        cache / "kubernetes-1.37.2-r1" / "bin" / "kube-scheduler"
+    )
+    assert rig.binary_path("kube-scheduler", "v1.36.3") == (
+        cache / "kubernetes-1.36.3-r1" / "bin" / "kube-scheduler"
+    )
+    # etcd and kwok are shared by both releases.
+    assert (
+        rig.binary_path("etcd", "1.36.3")
+        == rig.binary_path("etcd")
+        == (cache / "etcd-3.6.16-r1" / "bin" / "etcd")
+    )
+    old = rig.ControlPlane(kubernetes_version="1.36.3", workdir=cache / "cp")
+    assert old._file("kube-apiserver") == cache / "kubernetes-1.36.3-r1" / "bin" / "kube-apiserver"
+    assert rig.ControlPlane(workdir=cache / "cp2").kubernetes_version == "1.37.2"
+    with pytest.raises(ValueError, match=r"Kubernetes '1.35.0' is not one the rig builds"):
+        rig.ControlPlane(kubernetes_version="1.35.0")
+    # Building one release leaves the other alone.
+    assert [c.label for c in rig.missing(kubernetes_versions=["1.36.3"])] == [
+        "etcd-3.6.16",
+        "kwok-0.8.0",
+        "kubernetes-1.36.3",
+    ]
+    assert [c.label for c in rig.missing(names=["kubernetes"])] == [
+        "kubernetes-1.37.2",
+        "kubernetes-1.36.3",
+    ]
+    # A quick run on one release, and a release the rig does not build refused by name.
+    monkeypatch.setenv("GPU_INFERENCE_KUBERNETES_VERSIONS", "1.36.3")
+    assert rig.run_versions() == ("1.36.3",)
+    monkeypatch.setenv("GPU_INFERENCE_KUBERNETES_VERSIONS", "1.36.3,1.37.2")
+    assert rig.run_versions() == ("1.37.2", "1.36.3")
+    monkeypatch.setenv("GPU_INFERENCE_KUBERNETES_VERSIONS", "1.38.0")
+    with pytest.raises(ValueError, match=r"Kubernetes '1.38.0' is not one the rig builds"):
+        rig.run_versions()
+    monkeypatch.delenv("GPU_INFERENCE_KUBERNETES_VERSIONS")
+    assert rig.run_versions() == rig.KUBERNETES_VERSIONS
+    # Each release's binaries say their own version (the ldflags pulumi-kubernetes needs).
+    assert "gitVersion=v1.36.3" in rig._kube_ldflags("1.36.3")
+    assert "gitMinor=37" in rig._kube_ldflags("1.37.2")
 
 
 # ---- finding an installed Pulumi --------------------------------------------------------------

@@ -8,7 +8,9 @@ the scheduler too; the summary counts the pairs a resource other than GPUs decid
 pair runs in its own slot of a shared control plane (see `differential`); ExtendedResourceToleration
 is on for the graphs the check judges with it on (GKE / EKS stacks, half the generated cases) and
 off for the others (on-prem). Replay a run with `GPU_INFERENCE_DIFF_SEED=<seed>` (printed in the
-summary); `GPU_INFERENCE_DIFF_CASES` sets how many cases are generated (default 500). A pod's DRA
+summary); `GPU_INFERENCE_DIFF_CASES` sets how many cases are generated (default 500). The example stacks
+run on every release of `rig.KUBERNETES_VERSIONS`, the generated cases alternate between them
+(each pair names its release). A pod's DRA
 claims are not written here (its placement and fit are): the DRA differential
 (`test_dra_differential.py`) judges them, gke-dra's included.
 """
@@ -21,21 +23,26 @@ import re
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from differential import (
+    VERSIONS,
     ControlPlane,
     Pair,
     RunStats,
     TerminalSummary,
+    by_version,
+    case_version,
     decided_by_daemons,
     decided_by_fit,
     node_patch_nodes,
     pairs_from_graph,
     run_pairs,
     summary,
+    versions_line,
 )
 from generated_cases import aks_boundary_cases, draw_aks_cases, draw_cases
 
@@ -134,7 +141,7 @@ class Run:
         self.cases = 0
         self.aks: list[Pair] = []
         self.aks_cases = 0
-        self.stats: dict[bool, RunStats] = {}
+        self.stats: dict[tuple[str, bool], RunStats] = {}
         self.seconds = 0.0
 
 
@@ -156,53 +163,71 @@ def differential(
         errors = [f.code for f in result.placement.findings if f.severity == "error"]
         assert errors == EXPECTED_ERRORS.get(stack, []), (stack, result.placement.findings)
         pairs, ert = pairs_from_graph(stack, result.entries)
-        run.examples[stack], run.example_ert[stack] = pairs, ert
-    by_ert: dict[bool, list[Pair]] = {True: [], False: []}
+        # Each example stack on every release: a copy of its pairs per version.
+        run.examples[stack] = [replace(p, version=v) for v in VERSIONS for p in pairs]
+        run.example_ert[stack] = ert
+    # (release, ExtendedResourceToleration) -> the pairs one control plane decides.
+    groups: dict[tuple[str, bool], list[Pair]] = {
+        (v, e): [] for v in VERSIONS for e in (True, False)
+    }
     for stack, pairs in run.examples.items():
-        by_ert[run.example_ert[stack]] += pairs
+        for p in pairs:
+            groups[p.version, run.example_ert[stack]].append(p)
     cases = draw_cases(CASES, SEED)
     run.cases = len(cases)
     for i, case in enumerate(cases):
-        ert = case["ert"]
+        ert, version = case["ert"], case_version(i)
         pairs, _ = pairs_from_graph(
             f"case {i}",
             case["graph"],
             extended_resource_toleration=ert,
             nodes_of=node_patch_nodes(case["graph"]),
         )
+        pairs = [replace(p, version=version) for p in pairs]
         run.generated += pairs
-        by_ert[ert] += pairs
+        groups[version, ert] += pairs
     aks_cases = draw_aks_cases(AKS_CASES, SEED + 1) + aks_boundary_cases()
     run.aks_cases = len(aks_cases)
     for i, case in enumerate(aks_cases):
+        version = case_version(i)
         pairs, _ = pairs_from_graph(
             f"aks case {i}", case["graph"], extended_resource_toleration=case["ert"]
         )
+        pairs = [replace(p, version=version) for p in pairs]
         run.aks += pairs
-        by_ert[case["ert"]] += pairs
-    for ert, pairs in by_ert.items():
-        with ControlPlane(extended_resource_toleration=ert) as cp:
-            run.stats[ert] = run_pairs(cp, pairs)
+        groups[version, case["ert"]] += pairs
+    for (version, ert), pairs in groups.items():
+        if not pairs:
+            continue
+        with ControlPlane(extended_resource_toleration=ert, kubernetes_version=version) as cp:
+            run.stats[version, ert] = run_pairs(cp, pairs)
     run.seconds = time.monotonic() - t0
     for stack, pairs in run.examples.items():
         mode = "on" if run.example_ert[stack] else "off"
-        report.lines.append(summary(f"{stack} (ExtendedResourceToleration {mode})", pairs))
-    report.lines.append(summary(f"{run.cases} generated cases", run.generated))
-    report.lines.append(
-        summary(f"{run.aks_cases} AKS cases (3 fixed at the CPU boundary)", run.aks)
-    )
+        for version, mine in by_version(pairs).items():
+            report.lines.append(
+                summary(f"{stack} on {version} (ExtendedResourceToleration {mode})", mine)
+            )
+    for label, pairs in (
+        (f"{run.cases} generated cases", run.generated),
+        (f"{run.aks_cases} AKS cases (3 fixed at the CPU boundary)", run.aks),
+    ):
+        for version, mine in by_version(pairs).items():
+            report.lines.append(summary(f"{label}, those on {version}", mine))
     everything = [p for pairs in run.examples.values() for p in pairs] + run.generated + run.aks
     report.lines.append(summary("total", everything) + f" in {run.seconds:.0f}s")
+    report.lines.append(f"agreeing per Kubernetes release: {versions_line(everything)}")
     # For the summary at the end of .ci/run (JUnit testsuite properties).
     record_testsuite_property("differential_seed", SEED)
     record_testsuite_property("differential_pairs", len(everything))
     record_testsuite_property("differential_agree", sum(p.agrees for p in everything))
+    record_testsuite_property("differential_by_version", versions_line(everything))
     record_testsuite_property("differential_daemonset_bound", sum(decided_by_daemons(everything)))
     record_testsuite_property("differential_seconds", round(run.seconds))
-    for ert, st in run.stats.items():
+    for (version, ert), st in run.stats.items():
         times = ", ".join(f"{k} {v:.1f}s" for k, v in st.seconds.items())
         report.lines.append(
-            f"  control plane with ExtendedResourceToleration {'on' if ert else 'off'}: "
+            f"  control plane {version} with ExtendedResourceToleration {'on' if ert else 'off'}: "
             f"{st.nodes} nodes, {st.pods} pods ({st.recreated} asked again): {times}"
         )
     for line in report.lines:
@@ -224,19 +249,21 @@ def _disagreements(pairs: list[Pair]) -> str:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_example_stack_placement_is_what_the_scheduler_does(differential: Run, stack: str) -> None:
-    pairs = differential.examples[stack]
     assert differential.example_ert[stack] is EXPECTED_ERT[stack]
-    assert pairs, f"{stack}: no (pod, pool) pair to compare"
-    assert all(p.agrees for p in pairs), _disagreements(pairs)
-    # Every pod of the stack lands somewhere, and (with more than one pool) is kept out of
-    # somewhere: both verdicts occur. The ESC stacks have one pool.
-    assert any(p.bound for p in pairs)
-    assert any(not p.bound for p in pairs) or len({p.pool for p in pairs}) == 1
+    for version, pairs in by_version(differential.examples[stack]).items():
+        assert pairs, f"{stack}: no (pod, pool) pair to compare on {version}"
+        assert all(p.agrees for p in pairs), _disagreements(pairs)
+        # Every pod of the stack lands somewhere, and (with more than one pool) is kept out of
+        # somewhere: both verdicts occur. The ESC stacks have one pool.
+        assert any(p.bound for p in pairs)
+        assert any(not p.bound for p in pairs) or len({p.pool for p in pairs}) == 1
 
 
 def test_generated_placement_is_what_the_scheduler_does(differential: Run) -> None:
     pairs = differential.generated
     assert differential.cases >= CASES
+    # The cases alternate between the releases: each judges about half of them.
+    assert all(len(mine) > len(pairs) // 3 for mine in by_version(pairs).values())
     assert all(p.agrees for p in pairs), (
         f"seed {SEED} (replay: GPU_INFERENCE_DIFF_SEED={SEED}): " + _disagreements(pairs)
     )
@@ -282,11 +309,13 @@ def test_generated_aks_placement_is_what_the_scheduler_does(differential: Run) -
 def test_seed_004_server_is_kept_off_a2_ultragpu_2g_by_its_cpu(differential: Run) -> None:
     """The pod the fit check was made for: labels, taints and GPUs let it onto infer-srv, the
     node's 23.87 allocatable CPUs do not hold its 40.25, and the scheduler agrees."""
-    (pair,) = [
+    found = [
         p
         for p in differential.examples["gke-dev-before-fit"]
         if p.workload == "Server/gpu-inference-server-mlserver-llm-local-gpu"
         and p.pool == "infer-srv"
     ]
-    assert pair.placed and not pair.predicted and pair.outcome == "unschedulable"
-    assert "Insufficient cpu" in pair.detail and "Insufficient memory" in pair.detail
+    assert sorted(p.version for p in found) == sorted(VERSIONS)
+    for pair in found:
+        assert pair.placed and not pair.predicted and pair.outcome == "unschedulable"
+        assert "Insufficient cpu" in pair.detail and "Insufficient memory" in pair.detail

@@ -2,13 +2,15 @@
 (`model.deploy.gke_driver_installer`, transcribed from container-engine-accelerators' pinned
 `daemonset-preloaded.yaml`) against the copy of that file Kubernetes' own GCE GPU e2e reads
 (`test/e2e/testing-manifests/gpu/gce/nvidia-driver-installer.yaml`, k8s.io/kubernetes at the
-rig's version, from the Go module proxy): every field the two share is equal, and each way they
-differ is named below."""
+rig's releases, from the Go module proxy): every field the two share is equal, and each way they
+differ is named below. And docs/dra.md's table of feature gates against each release's
+`pkg/features/kube_features.go`."""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -24,11 +26,11 @@ pytestmark = pytest.mark.e2e
 KUBERNETES_COPY = "test/e2e/testing-manifests/gpu/gce/nvidia-driver-installer.yaml"
 
 
-def kubernetes_module() -> Path:
-    """k8s.io/kubernetes at the rig's version, as the Go module cache holds it (the rig's build of
-    the control plane downloaded it)."""
+def kubernetes_module(version: str) -> Path:
+    """k8s.io/kubernetes at `version` (one of the rig's), as the Go module cache holds it (the
+    rig's build of that control plane downloaded it)."""
     found = subprocess.run(
-        ["go", "mod", "download", "-json", f"k8s.io/kubernetes@v{rig.KUBERNETES_VERSION}"],
+        ["go", "mod", "download", "-json", f"k8s.io/kubernetes@v{version}"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -44,10 +46,11 @@ def _containers(pod: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.tier("control plane")
+@pytest.mark.parametrize("version", rig.KUBERNETES_VERSIONS)
 def test_the_cos_driver_installer_is_the_one_kubernetes_own_gpu_e2e_applies(
-    control_plane_bins: Path,
+    control_plane_bins: Path, version: str
 ) -> None:
-    theirs = yaml.safe_load((kubernetes_module() / KUBERNETES_COPY).read_text())
+    theirs = yaml.safe_load((kubernetes_module(version) / KUBERNETES_COPY).read_text())
     ours = gke_driver_installer.installer_daemonset("cos")
     assert (theirs["apiVersion"], theirs["kind"]) == ("apps/v1", "DaemonSet")
     assert ours["metadata"] == theirs["metadata"]
@@ -117,3 +120,50 @@ def test_the_cos_driver_installer_is_the_one_kubernetes_own_gpu_e2e_applies(
     ours_pod.pop("initContainers")
     theirs_pod.pop("initContainers")
     assert ours_pod == theirs_pod
+
+
+DRA_DOC = Path(__file__).resolve().parents[2] / "docs" / "dra.md"
+_GATE = re.compile(r"^\t(\w+): \{\n(.*?)^\t\},", re.M | re.S)
+_SPEC = re.compile(
+    r'Version: version\.MustParse\("1\.(\d+)"\), Default: (true|false),'
+    r"(?: LockToDefault: (?:true|false),)? PreRelease: featuregate\.(\w+)"
+)
+
+
+def gate_defaults(version: str) -> dict[str, str]:
+    """Each gate of `defaultVersionedKubernetesFeatureGates` at `version`'s minor: `on (beta)`,
+    `off (alpha)`, ... as docs/dra.md writes it (the last spec at or below that minor)."""
+    text = (kubernetes_module(version) / "pkg" / "features" / "kube_features.go").read_text()
+    body = text[text.index("var defaultVersionedKubernetesFeatureGates") :]
+    minor = int(version.split(".")[1])
+    out: dict[str, str] = {}
+    for name, specs in _GATE.findall(body):
+        at = [(d, stage) for m, d, stage in _SPEC.findall(specs) if int(m) <= minor]
+        if at:
+            default, stage = at[-1]
+            word = stage if stage == "GA" else stage.lower()
+            out[name] = f"{'on' if default == 'true' else 'off'} ({word})"
+    return out
+
+
+@pytest.mark.tier("control plane")
+def test_the_gate_table_is_each_releases_kube_features_go(control_plane_bins: Path) -> None:
+    """docs/dra.md's gates: each release's default and stage as its own source has them; a gate
+    the release lacks is `removed`. The releases are the rig's."""
+    doc = DRA_DOC.read_text()
+    table = doc[doc.index("<!-- gates:start -->") : doc.index("<!-- gates:end -->")]
+    rows = [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in table.splitlines()
+        if line.startswith("| `")
+    ]
+    header = next(line for line in table.splitlines() if line.startswith("| gate"))
+    releases = [c.strip() for c in header.strip("|").split("|")][1:3]
+    assert sorted(releases) == sorted(rig.KUBERNETES_VERSIONS)
+    assert len(rows) >= 10
+    for version, column in zip(releases, (1, 2), strict=True):
+        defaults = gate_defaults(version)
+        assert len(defaults) > 150, "kube_features.go was not read"
+        documented = {r[0].strip("`"): r[column] for r in rows}
+        actual = {g: defaults.get(g, "removed") for g in documented}
+        assert documented == actual, version
