@@ -46,7 +46,10 @@ def test_the_readme_example_previews_clean_as_a_users_project(
     code = main(["preview", "dev"])
     out, err = capsys.readouterr()
     assert (code, err) == (0, "")
-    assert "\n20 resources; placement: 0 errors, 0 warnings\n" in out
+    assert (
+        "\n20 resources; placement: 0 errors, 0 warnings; pods: 1 judged clean, 0 not judged by "
+        "some rule\n"
+    ) in out
     manifests = (project / "build" / "dev" / "manifests.yaml").read_text()
     header = manifests.split("\n---\n", 1)[0]
     for release in ("cert-manager", "kserve", "kserve-crd", "knative-operator"):

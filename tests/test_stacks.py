@@ -239,7 +239,8 @@ def test_eks_prod_seed_001_selector_and_scale_from_zero_tags(previews):
     assert predictor["nodeSelector"] == {"k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"}
     assert predictor["triton"]["resources"] == {
         "limits": {"nvidia.com/gpu": 1},
-        "requests": {"nvidia.com/gpu": 1},
+        # its model's 0.1 GB, downloaded by KServe's storage-initializer: 1Gi, rounded up
+        "requests": {"nvidia.com/gpu": 1, "ephemeral-storage": "1Gi"},
     }
     assert (
         isvc["inputs"]["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == "Standard"
