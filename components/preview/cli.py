@@ -64,7 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="show the traceback of an unexpected error"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_preview(sub)
+    _add_check(sub)
+    _add_recover(sub)
+    return parser
 
+
+def _debug() -> argparse.ArgumentParser:
+    """`--debug` after the command too (the top-level one keeps its value when not given)."""
     debug = _Parser(add_help=False)
     debug.add_argument(
         "--debug",
@@ -72,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="show the traceback of an unexpected error",
     )
+    return debug
+
+
+def _judged() -> argparse.ArgumentParser:
     judged = _Parser(add_help=False)
     judged.add_argument(
         "--not-judged",
@@ -81,10 +92,25 @@ def build_parser() -> argparse.ArgumentParser:
         "what is missing and how to give it) is reported: info (default), or error, for a CI "
         "gate that passes only what every rule judged (exit 1)",
     )
+    return judged
 
+
+def _project_dir_option() -> argparse.ArgumentParser:
+    project = _Parser(add_help=False)
+    project.add_argument(
+        "--project-dir",
+        type=Path,
+        metavar="DIR",
+        help="the Pulumi project (default: the nearest parent of the working directory "
+        "holding Pulumi.yaml)",
+    )
+    return project
+
+
+def _add_preview(sub: Any) -> None:
     pre = sub.add_parser(
         "preview",
-        parents=[debug, judged],
+        parents=[_debug(), _judged(), _project_dir_option()],
         help="run the stack program under Pulumi mocks and write what `pulumi up` would create",
         description=(
             "Run the project's __main__.py under Pulumi's mock runtime with "
@@ -95,13 +121,6 @@ def build_parser() -> argparse.ArgumentParser:
     pre.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml)")
     pre.add_argument(
         "--out", type=Path, metavar="DIR", help="output directory (default: PROJECT/build/STACK)"
-    )
-    pre.add_argument(
-        "--project-dir",
-        type=Path,
-        metavar="DIR",
-        help="the Pulumi project (default: the nearest parent of the working directory "
-        "holding Pulumi.yaml)",
     )
     pre.add_argument(
         "--env-file",
@@ -115,9 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pre.set_defaults(func=cmd_preview)
 
+
+def _add_check(sub: Any) -> None:
     chk = sub.add_parser(
         "check",
-        parents=[debug, judged],
+        parents=[_debug(), _judged()],
         help="run the placement check on a resources.json-shaped graph file",
         description=(
             "Run the placement check on a graph file: a JSON list of {type, name, inputs} "
@@ -135,9 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chk.set_defaults(func=cmd_check)
 
+
+def _add_recover(sub: Any) -> None:
     rec = sub.add_parser(
         "recover",
-        parents=[debug],
+        parents=[_debug(), _project_dir_option()],
         help="clear what an interrupted `pulumi up` left, then check the stack converged",
         description=(
             "Find what an interrupted `pulumi up` of STACK left (its lock, pending operations, "
@@ -149,15 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rec.add_argument("stack", metavar="STACK", help="the stack (as `pulumi -s STACK`)")
     rec.add_argument("--yes", action="store_true", help="carry the plan out")
-    rec.add_argument(
-        "--project-dir",
-        type=Path,
-        metavar="DIR",
-        help="the Pulumi project (default: the nearest parent of the working directory "
-        "holding Pulumi.yaml)",
-    )
     rec.set_defaults(func=cmd_recover)
-    return parser
 
 
 def run() -> None:
