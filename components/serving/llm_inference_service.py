@@ -398,6 +398,30 @@ def _workload(
 ) -> tuple[dict[str, Any], dict[str, Optional[Placement]]]:
     if not isinstance(w, LLMWorkloadArgs):
         raise InputError(f"{part} {show(w)} is not an LLMWorkloadArgs", "LLMWorkloadArgs(...)")
+    body = _scaling(w)
+    parallelism = _parallelism(w)
+    if parallelism:
+        body["parallelism"] = parallelism
+    _check_presets(w, parallelism)
+    main = _main_container(w.gpus, w.cpu, w.memory, w.env, _vllm_args(args, w) or None)
+    template, leader = _pod(main, w.placement, w.extra_expressions, w.omit_gpu_toleration)
+    key = "prefill" if part == "prefill" else "decode"
+    claims = templates if templates is not None else []
+    _claim(template, w.gpu_claim, args, svc, key, claims)
+    if args.service_account_name:
+        template["serviceAccountName"] = args.service_account_name
+    body["template"] = template
+    placements: dict[str, Optional[Placement]] = {key: leader}
+    tensor = w.tensor or 1
+    size = (w.data // w.data_local) if w.data and w.data_local else 1
+    if w.worker is not None:
+        _worker(args, w, key, svc, claims, body, placements)
+    _check_parallelism(w, shape, tensor, size)
+    return body, placements
+
+
+def _scaling(w: LLMWorkloadArgs) -> dict[str, Any]:
+    """`replicas`, or `scaling` (min / max replicas and the autoscaler): KServe's CRD takes one."""
     body: dict[str, Any] = {}
     if w.max_replicas is not None:
         if w.replicas is not None:
@@ -429,9 +453,11 @@ def _workload(
         )
     elif w.replicas is not None:
         body["replicas"] = _count(w.replicas, "replicas", 0)
-    parallelism = _parallelism(w)
-    if parallelism:
-        body["parallelism"] = parallelism
+    return body
+
+
+def _check_presets(w: LLMWorkloadArgs, parallelism: dict[str, Any]) -> None:
+    """Refuse what KServe v0.20.0's shipped presets cannot run."""
     if w.worker is not None and "data" not in parallelism:
         raise InputError(
             "a worker (multi-node) needs data / data_local parallelism: KServe v0.20.0 ships "
@@ -449,47 +475,53 @@ def _workload(
             "tensor parallelism over the pod's GPUs, or --pipeline-parallel-size in args",
             "pipeline",
         )
-    main = _main_container(w.gpus, w.cpu, w.memory, w.env, _vllm_args(args, w) or None)
-    template, leader = _pod(main, w.placement, w.extra_expressions, w.omit_gpu_toleration)
-    key = "prefill" if part == "prefill" else "decode"
-    claims = templates if templates is not None else []
-    _claim(template, w.gpu_claim, args, svc, key, claims)
-    if args.service_account_name:
-        template["serviceAccountName"] = args.service_account_name
-    body["template"] = template
-    placements: dict[str, Optional[Placement]] = {key: leader}
-    tensor = w.tensor or 1
-    size = (w.data // w.data_local) if w.data and w.data_local else 1
-    if w.worker is not None:
-        if not isinstance(w.worker, LLMWorkerArgs):
-            raise InputError(f"worker {show(w.worker)} is not an LLMWorkerArgs", "LLMWorkerArgs")
-        k = w.worker
-        try:
-            # KServe v0.20.0 builds the workers from spec.worker alone
-            # (pkg/controller/v1alpha2/llmisvc/workload_multi_node.go expectedMainMultiNodeLWS:
-            # WorkerTemplate.Spec = *Spec.Worker), and vLLM's headless workers build their engine
-            # from their own command line: every vLLM option and env var goes on them too.
-            wmain = _main_container(
-                k.gpus if k.gpus is not None else w.gpus,
-                k.cpu if k.cpu is not None else w.cpu,
-                k.memory if k.memory is not None else w.memory,
-                w.env,
-                _vllm_args(args, w) or None,
-            )
-            body["worker"], placements[f"{key}-worker"] = _pod(
-                wmain,
-                k.placement if k.placement is not None else w.placement,
-                k.extra_expressions if k.extra_expressions is not None else w.extra_expressions,
-                k.omit_gpu_toleration,
-            )
-            if args.service_account_name:
-                body["worker"]["serviceAccountName"] = args.service_account_name
-            worker_claim = k.gpu_claim if k.gpu_claim is not None else w.gpu_claim
-            if k.gpus is not None and k.gpu_claim is None:
-                worker_claim = None  # GPUs of its own, as nvidia.com/gpu
-            _claim(body["worker"], worker_claim, args, svc, f"{key}-worker", claims)
-        except InputError as e:
-            raise e.at("worker") from None
+
+
+def _worker(
+    args: LLMInferenceServiceArgs,
+    w: LLMWorkloadArgs,
+    key: str,
+    svc: str,
+    claims: list[dict[str, Any]],
+    body: dict[str, Any],
+    placements: dict[str, Optional[Placement]],
+) -> None:
+    """The multi-node worker's pod (`body["worker"]`) and its placement."""
+    if not isinstance(w.worker, LLMWorkerArgs):
+        raise InputError(f"worker {show(w.worker)} is not an LLMWorkerArgs", "LLMWorkerArgs")
+    k = w.worker
+    try:
+        # KServe v0.20.0 builds the workers from spec.worker alone
+        # (pkg/controller/v1alpha2/llmisvc/workload_multi_node.go expectedMainMultiNodeLWS:
+        # WorkerTemplate.Spec = *Spec.Worker), and vLLM's headless workers build their engine
+        # from their own command line: every vLLM option and env var goes on them too.
+        wmain = _main_container(
+            k.gpus if k.gpus is not None else w.gpus,
+            k.cpu if k.cpu is not None else w.cpu,
+            k.memory if k.memory is not None else w.memory,
+            w.env,
+            _vllm_args(args, w) or None,
+        )
+        body["worker"], placements[f"{key}-worker"] = _pod(
+            wmain,
+            k.placement if k.placement is not None else w.placement,
+            k.extra_expressions if k.extra_expressions is not None else w.extra_expressions,
+            k.omit_gpu_toleration,
+        )
+        if args.service_account_name:
+            body["worker"]["serviceAccountName"] = args.service_account_name
+        worker_claim = k.gpu_claim if k.gpu_claim is not None else w.gpu_claim
+        if k.gpus is not None and k.gpu_claim is None:
+            worker_claim = None  # GPUs of its own, as nvidia.com/gpu
+        _claim(body["worker"], worker_claim, args, svc, f"{key}-worker", claims)
+    except InputError as e:
+        raise e.at("worker") from None
+
+
+def _check_parallelism(
+    w: LLMWorkloadArgs, shape: Optional[llm.ModelShape], tensor: int, size: int
+) -> None:
+    """The GPUs per pod and per group against vLLM's parallel sizes and the model's heads."""
     gpus = w.gpus if w.gpus is not None else (claimed_gpus(w.gpu_claim) or None)
     if gpus is not None:
         problems = llm.parallelism_messages(
@@ -520,7 +552,6 @@ def _workload(
             f"{shape.kv_heads} KV heads): " + ", ".join(map(str, llm.tensor_sizes(shape))),
             "tensor",
         )
-    return body, placements
 
 
 def _router(r: LLMRouterArgs) -> tuple[Optional[dict[str, Any]], Optional[Placement]]:
