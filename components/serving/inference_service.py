@@ -395,25 +395,44 @@ def _predictor_implementation(p: PredictorArgs) -> tuple[str, Any]:
     """`(key, body)`: `("model", {...})`, `("triton", {...})` or `("containers", [...])`."""
     source = _predictor_source(p)
     if source == "containers":
-        for field_name, value in (
-            ("gpus", p.gpus),
-            ("cpu", p.cpu),
-            ("memory", p.memory),
-            ("env", p.env),
-            ("args", p.args),
-            ("storageUri", p.storage_uri),
-            ("runtime", p.runtime),
-            ("runtimeVersion", p.runtime_version),
-            ("protocolVersion", p.protocol_version),
-            ("modelFormatVersion", p.model_format_version),
-        ):
-            if value is not None:
-                raise InputError(
-                    f"{field_name} is set on a predictor with custom containers",
-                    "set it on the container (ContainerArgs), or use modelFormat / framework",
-                    field_name,
-                )
-        return "containers", containers_body(list(p.containers or ()))
+        return "containers", _custom_predictor(p)
+    key, body = _model_or_framework(p, source)
+    _model_fields(p, source, body)
+    size = _model_size(p)
+    downloads = p.storage_uri is not None and not str(p.storage_uri).startswith(NOT_DOWNLOADED)
+    res = container_resources(
+        p.gpus, p.cpu, p.memory, model_disk_request(size) if size and downloads else None
+    )
+    if res:
+        body["resources"] = res
+    return key, body
+
+
+def _custom_predictor(p: PredictorArgs) -> Any:
+    """A predictor of custom containers: what a model's fields would say belongs on them."""
+    for field_name, value in (
+        ("gpus", p.gpus),
+        ("cpu", p.cpu),
+        ("memory", p.memory),
+        ("env", p.env),
+        ("args", p.args),
+        ("storageUri", p.storage_uri),
+        ("runtime", p.runtime),
+        ("runtimeVersion", p.runtime_version),
+        ("protocolVersion", p.protocol_version),
+        ("modelFormatVersion", p.model_format_version),
+    ):
+        if value is not None:
+            raise InputError(
+                f"{field_name} is set on a predictor with custom containers",
+                "set it on the container (ContainerArgs), or use modelFormat / framework",
+                field_name,
+            )
+    return containers_body(list(p.containers or ()))
+
+
+def _model_or_framework(p: PredictorArgs, source: str) -> tuple[str, dict[str, Any]]:
+    """`("model", {modelFormat, runtime})` for a ServingRuntime format, else a framework's key."""
     body: dict[str, Any] = {}
     if source == "modelFormat":
         if not isinstance(p.model_format, str) or not re.match(
@@ -453,6 +472,11 @@ def _predictor_implementation(p: PredictorArgs) -> tuple[str, Any]:
                     field_name,
                 )
         key = str(p.framework)
+    return key, body
+
+
+def _model_fields(p: PredictorArgs, source: str, body: dict[str, Any]) -> None:
+    """Where the model is, the runtime's version and protocol, its env and args."""
     fmt_name = p.model_format if source == "modelFormat" else p.framework
     if p.storage_uri is not None:
         if not isinstance(p.storage_uri, str) or "://" not in p.storage_uri:
@@ -489,14 +513,6 @@ def _predictor_implementation(p: PredictorArgs) -> tuple[str, Any]:
                 f"args {show(p.args)} is not a list of strings", "a list of strings", "args"
             )
         body["args"] = list(p.args)
-    size = _model_size(p)
-    downloads = p.storage_uri is not None and not str(p.storage_uri).startswith(NOT_DOWNLOADED)
-    res = container_resources(
-        p.gpus, p.cpu, p.memory, model_disk_request(size) if size and downloads else None
-    )
-    if res:
-        body["resources"] = res
-    return key, body
 
 
 def _model_size(p: PredictorArgs) -> Optional[float]:
