@@ -684,6 +684,37 @@ def _build(
             f"ingress {show(args.ingress)} is not known", "kourier or istio", "ingress"
         )
     serverless = is_serverless(args)
+    annotations = _annotations(args, serverless, spelled)
+    hpa_class = annotations.get("autoscaling.knative.dev/class") == HPA_CLASS
+    metadata = cr_metadata(isvc, namespace, args.labels, annotations)
+    spec: dict[str, Any] = {}
+    placements: dict[str, Placement] = {}
+    warnings: list[str] = []
+    templates: list[dict[str, Any]] = []
+    for comp_name, comp in _components(args):
+        spec[comp_name] = _component(
+            args,
+            isvc,
+            namespace,
+            comp_name,
+            comp,
+            serverless,
+            hpa_class,
+            placements,
+            warnings,
+            templates,
+        )
+    return (
+        {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec},
+        placements,
+        warnings,
+        templates,
+    )
+
+
+def _annotations(args: InferenceServiceArgs, serverless: bool, spelled: str) -> dict[str, str]:
+    """The user's annotations, checked, with those written from the args (deployment mode,
+    progress deadline, model size)."""
     annotations: dict[str, str] = {}
     if args.annotations:
         for k, v in dict(args.annotations).items():
@@ -702,7 +733,6 @@ def _build(
                 "deploymentMode (the annotation is written from it)",
                 "annotations",
             )
-    hpa_class = annotations.get("autoscaling.knative.dev/class") == HPA_CLASS
     if args.progress_deadline_seconds is not None:
         seconds = args.progress_deadline_seconds
         if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < 1:
@@ -734,47 +764,50 @@ def _build(
     # Always written: when the cluster default (KServe's `deploymentMode` value) is the other
     # mode, a service that leaves it out silently runs there.
     annotations = {DEPLOYMENT_MODE_ANNOTATION: spelled, **annotations}
-    metadata = cr_metadata(isvc, namespace, args.labels, annotations)
-    spec: dict[str, Any] = {}
-    placements: dict[str, Placement] = {}
-    warnings: list[str] = []
-    templates: list[dict[str, Any]] = []
-    for comp_name, comp in _components(args):
-        try:
-            body, placement = _component_body(comp_name, comp, serverless, hpa_class)
-            impl_key = next(k for k in body if k in ("containers", "model", *FRAMEWORKS))
-            template = part_claim(
-                body,
-                impl_key,
-                comp.gpu_claim,
-                isvc,
-                comp_name,
-                namespace,
-                _requests_gpus(impl_key, body[impl_key]),
-            )
-        except InputError as e:
-            raise e.at(comp_name) from None
-        if template is not None:
-            if serverless:
-                refuse_serverless_claim(comp_name, comp.gpu_claim)
-            templates.append(template)
+    return annotations
+
+
+def _component(
+    args: InferenceServiceArgs,
+    isvc: str,
+    namespace: str,
+    comp_name: str,
+    comp: Any,
+    serverless: bool,
+    hpa_class: bool,
+    placements: dict[str, Placement],
+    warnings: list[str],
+    templates: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """One component's spec (predictor, transformer, explainer), its placement, resource
+    warnings and claim template added to the others'."""
+    try:
+        body, placement = _component_body(comp_name, comp, serverless, hpa_class)
+        impl_key = next(k for k in body if k in ("containers", "model", *FRAMEWORKS))
+        template = part_claim(
+            body,
+            impl_key,
+            comp.gpu_claim,
+            isvc,
+            comp_name,
+            namespace,
+            _requests_gpus(impl_key, body[impl_key]),
+        )
+    except InputError as e:
+        raise e.at(comp_name) from None
+    if template is not None:
         if serverless:
-            check_knative_features(comp_name, placement, args.knative_features, bool(comp.host_ipc))
-        if placement is not None:
-            placements[comp_name] = placement
-        impl = [body[k] for k in body if k == "containers" or k == "model" or k in FRAMEWORKS]
-        for part in impl:
-            for c in part if isinstance(part, list) else [part]:
-                warnings += [
-                    f"{comp_name}: {w}" for w in resource_warnings(c.get("resources") or {})
-                ]
-        spec[comp_name] = body
-    return (
-        {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec},
-        placements,
-        warnings,
-        templates,
-    )
+            refuse_serverless_claim(comp_name, comp.gpu_claim)
+        templates.append(template)
+    if serverless:
+        check_knative_features(comp_name, placement, args.knative_features, bool(comp.host_ipc))
+    if placement is not None:
+        placements[comp_name] = placement
+    impl = [body[k] for k in body if k == "containers" or k == "model" or k in FRAMEWORKS]
+    for part in impl:
+        for c in part if isinstance(part, list) else [part]:
+            warnings += [f"{comp_name}: {w}" for w in resource_warnings(c.get("resources") or {})]
+    return body
 
 
 # ---------------------------------------------------------------------------------------------
