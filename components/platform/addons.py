@@ -121,7 +121,8 @@ class AddOn:
     section: Callable[[cfg.Addons], Any]
     args: type
     component: str
-    """The component class, `module.Class`, imported when the add-on is on."""
+    """The component class, `..module.Class` relative to this package (the wheel ships it as
+    `gpu_inference`), imported when the add-on is on."""
     suffix: str
     """Its child's name: `<platform>-<suffix>`."""
     namespaces: Optional[Callable[[str, Any], Mapping[str, NamespacePlan]]] = None
@@ -135,7 +136,7 @@ ADDONS: tuple[AddOn, ...] = (
         "addons.certManager",
         lambda a: a.cert_manager,
         CertManagerArgs,
-        "components.serving.cert_manager.CertManager",
+        "..serving.cert_manager.CertManager",
         "cert-manager",
         cert_manager_namespaces,
     ),
@@ -144,7 +145,7 @@ ADDONS: tuple[AddOn, ...] = (
         "addons.kserve",
         lambda a: a.kserve,
         KServeInstallArgs,
-        "components.serving.kserve_install.KServeInstall",
+        "..serving.kserve_install.KServeInstall",
         "kserve",
         kserve_namespaces,
         after=_kserve_after,
@@ -155,7 +156,7 @@ ADDONS: tuple[AddOn, ...] = (
         "addons.kserve.llm",
         lambda a: a.kserve.llm,
         LLMServingInstallArgs,
-        "components.serving.llm_install.LLMServingInstall",
+        "..serving.llm_install.LLMServingInstall",
         "kserve-llm",
         llm_namespaces,
         inputs=_llm_inputs,
@@ -166,7 +167,7 @@ ADDONS: tuple[AddOn, ...] = (
         "addons.seldon",
         lambda a: a.seldon,
         SeldonCoreInstallArgs,
-        "components.serving.seldon_install.SeldonCoreInstall",
+        "..serving.seldon_install.SeldonCoreInstall",
         "seldon",
         seldon_namespaces,
     ),
@@ -175,7 +176,7 @@ ADDONS: tuple[AddOn, ...] = (
         "addons.gpuDriverInstaller",
         lambda a: a.gpu_driver_installer,
         GkeGpuDriverInstallerArgs,
-        "components.serving.nvidia_dra_driver.GkeGpuDriverInstaller",
+        "..serving.nvidia_dra_driver.GkeGpuDriverInstaller",
         "gpu-driver-installer",
         inputs=_driver_installer_inputs,
     ),
@@ -185,7 +186,7 @@ ADDONS: tuple[AddOn, ...] = (
         "addons.draDriver",
         lambda a: a.dra_driver,
         NvidiaDraDriverArgs,
-        "components.serving.nvidia_dra_driver.NvidiaDraDriver",
+        "..serving.nvidia_dra_driver.NvidiaDraDriver",
         "dra-driver",
         dra_driver_namespaces,
         inputs=_dra_driver_inputs,
@@ -196,7 +197,7 @@ ADDONS: tuple[AddOn, ...] = (
         "addons.nvidiaDevicePlugin",
         lambda a: a.nvidia_device_plugin,
         NvidiaDevicePluginArgs,
-        "components.serving.nvidia_device_plugin.NvidiaDevicePlugin",
+        "..serving.nvidia_device_plugin.NvidiaDevicePlugin",
         "nvidia-device-plugin",
         device_plugin_namespaces,
         inputs=_device_plugin_inputs,

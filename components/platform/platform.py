@@ -328,7 +328,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 continue
             args = args_from(section, addon.args, sources=self.sources, **addon.inputs(self))
             module, _, cls = addon.component.rpartition(".")
-            component = getattr(importlib.import_module(module), cls)
+            component = getattr(importlib.import_module(module, __package__), cls)
             child = f"{name}-{addon.suffix}"
             plans = addon.namespaces(child, args) if addon.namespaces is not None else {}
             with from_args(addon.path, addon.args):

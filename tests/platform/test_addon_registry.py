@@ -37,5 +37,5 @@ def test_each_entry_names_its_own_section_and_a_component_taking_its_args() -> N
     for a in ADDONS:
         assert sections[id(a.section(addons))].replace("_", "").lower() == a.path.lower()
         module, _, cls = a.component.rpartition(".")
-        component = getattr(importlib.import_module(module), cls)
+        component = getattr(importlib.import_module(module, "components.platform"), cls)
         assert component.__init__.__annotations__["args"] in (a.args, a.args.__name__)
