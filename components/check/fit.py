@@ -477,3 +477,35 @@ def fit_unknown(ctx: CheckContext) -> None:
             f"fit of {', '.join(sorted(set(workloads)))} on pool {pool.name} is not judged: {why}",
             fix,
         )
+
+
+# -- GI066: a request above its limit -----------------------------------------------------------
+
+
+def requests_above_limits(ctx: PodContext) -> None:
+    """A container whose request for a resource is above its limit: the API server refuses the
+    pod (kubernetes pkg/apis/core/validation/validation.go ValidateResourceRequirements: "must be
+    less than or equal to ... limit"), so its controller never makes one. KServe gives a model's,
+    custom, transformer or explainer container without a limit its defaults' (cpu 1, memory 2Gi),
+    which a request above them contradicts (kserve v0.20.0 inference_service_defaults.go
+    setResourceRequirementDefaults)."""
+    containers, inits, _ = pod_containers(ctx.template)
+    for c in [*containers, *inits]:
+        res = c.get("resources") or {}
+        requests, limits = res.get("requests") or {}, res.get("limits") or {}
+        for name in sorted(set(requests) & set(limits)):
+            try:
+                asked, limit = parse_quantity(requests[name]), parse_quantity(limits[name])
+            except InputError:
+                continue  # an unreadable quantity is GI013's
+            if asked > limit:
+                ctx.check.out.add(
+                    "GI066",
+                    ctx.facts.resource,
+                    f"container {c.get('name') or '?'} requests {requests[name]} {name} above its "
+                    f"limit {limits[name]} (a limit KServe gives a container that sets none is "
+                    "its defaults', cpu 1 / memory 2Gi): the API server refuses the pod, so none "
+                    "ever runs",
+                    f"give the container a {name} limit at or above its request",
+                )
+                return

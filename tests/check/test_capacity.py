@@ -317,7 +317,12 @@ def test_fragmentation_names_an_order_that_strands_and_the_nodes_that_stop_it():
 
 
 def max_scale(most: int) -> list[dict]:
-    """A raw InferenceService of 1 to `most` one-GPU replicas on two L4 nodes."""
+    """A raw InferenceService of 1 to `most` one-GPU replicas on two L4 nodes (its container's cpu
+    and memory limited to its ask: KServe's default limits, cpu 1 and 2Gi, below it would be
+    refused, GI066)."""
+    predictor = pod_spec("l4", 1, cpu="2")
+    limits = predictor["containers"][0]["resources"].setdefault("limits", {})
+    limits.update(cpu="2", memory="16Gi")
     return [
         nodepool("l4", 2, 2, "g2-standard-8", "nvidia-l4", 1),
         {
@@ -329,10 +334,7 @@ def max_scale(most: int) -> list[dict]:
                     "namespace": "models",
                     "annotations": {"serving.kserve.io/deploymentMode": "RawDeployment"},
                 },
-                "spec": {
-                    "predictor": pod_spec("l4", 1, cpu="2")
-                    | {"minReplicas": 1, "maxReplicas": most}
-                },
+                "spec": {"predictor": predictor | {"minReplicas": 1, "maxReplicas": most}},
             },
         },
     ]

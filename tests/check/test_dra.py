@@ -68,6 +68,7 @@ def isvc(mode: str) -> dict[str, Any]:
                         "storageUri": "hf://org/model",
                         "resources": {
                             "requests": {"cpu": "1", "memory": "4Gi"},
+                            "limits": {"cpu": "1", "memory": "4Gi"},
                             "claims": [{"name": "gpu"}],
                         },
                     },

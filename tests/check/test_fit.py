@@ -106,11 +106,13 @@ def isvc(name: str, pool: str, model: dict, *, mode: str, annotations: dict | No
 
 
 def hf_model(uri: str = "hf://meta-llama/x", gpus: int = 1, **requests: Any) -> dict:
-    return {
-        "modelFormat": {"name": "huggingface"},
-        "storageUri": uri,
-        "resources": res(gpus, **requests),
-    }
+    """A model container; its cpu and memory limited to what it asks (else KServe's defaults,
+    cpu 1 / memory 2Gi, are its limits, and a larger ask is a pod the API refuses: GI066)."""
+    resources = res(gpus, **requests)
+    limits = {k: v for k, v in resources["requests"].items() if k in ("cpu", "memory")}
+    if limits:
+        resources["limits"] = {**resources.get("limits", {}), **limits}
+    return {"modelFormat": {"name": "huggingface"}, "storageUri": uri, "resources": resources}
 
 
 def codes(graph: list[dict]) -> list[tuple[str, str]]:

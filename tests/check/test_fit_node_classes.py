@@ -44,6 +44,7 @@ def test_kube_reserved_cpu_is_taken_from_what_a_pod_may_ask():
     (GI021), and Karpenter has no instance type for it either."""
     big = copy.deepcopy(LLAMA_70B)
     big["inputs"]["spec"]["predictor"]["model"]["resources"]["requests"]["cpu"] = "150"
+    big["inputs"]["spec"]["predictor"]["model"]["resources"].setdefault("limits", {})["cpu"] = "150"
     nc = node_class("300Gi")
     assert codes([H100, nc, big]) == []
     reserved = _with(nc, kubelet={"kubeReserved": {"cpu": "100"}})

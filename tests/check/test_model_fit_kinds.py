@@ -252,7 +252,7 @@ def isvc(annotations: dict[str, str] | None = None) -> dict[str, Any]:
     """A raw InferenceService whose predictor downloads a model onto one GPU of pool g6."""
     resources = {
         "requests": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"},
-        "limits": {"nvidia.com/gpu": "1"},
+        "limits": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"},
     }
     return {
         "type": "kubernetes:serving.kserve.io/v1beta1:InferenceService",

@@ -129,6 +129,7 @@ class Pair:
     placed: bool = False  # labels, taints and GPUs let it onto the pool (before fit)
     daemon: str | None = None  # a DaemonSet's pair: its pods' name (`daemon_name`) on the nodes
     version: str = rig.KUBERNETES_VERSION  # the Kubernetes release whose scheduler judges it
+    refused: bool = False  # the check says the API server refuses the pod (GI066)
 
     @property
     def bound(self) -> bool:
@@ -136,6 +137,9 @@ class Pair:
 
     @property
     def agrees(self) -> bool:
+        if self.refused or self.outcome == "refused":
+            # The API server's validation is the judge: the check said it refuses the pod.
+            return self.refused and self.outcome == "refused"
         return self.outcome in ("bound", "unschedulable") and self.bound == self.predicted
 
     def describe(self) -> str:
@@ -293,6 +297,7 @@ def pairs_from_graph(
             specs[kind] = tuple(daemon_specs(graph, (*system_daemons(kind), *in_graph)))
         return specs[kind]
 
+    refused = {f.resource for f in report.findings if f.code == "GI066"}
     pairs = []
     for w in report.workloads:
         t = templates[w.resource]
@@ -332,6 +337,7 @@ def pairs_from_graph(
                     asks=w.requests,
                     placed=placed,
                     daemon=daemon_name(w.resource) if w.daemonset else None,
+                    refused=w.resource in refused,
                 )
             )
     return pairs, report.extended_resource_toleration

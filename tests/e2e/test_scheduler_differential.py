@@ -68,13 +68,14 @@ EXPECTED_ERT = {
     "gke-dra": True,
     "eks-automode": True,
     "gke-dev-before-fit": True,
-    # AKS runs no ExtendedResourceToleration (its admission plugins are AKS's own, without it).
-    "aks-dev": False,
-    "aks-nap": False,
+    # AKS runs ExtendedResourceToleration, and its list cannot be changed (AKS FAQ, "What
+    # Kubernetes admission controllers does AKS support?").
+    "aks-dev": True,
+    "aks-nap": True,
     # The ESC stacks: their config from an environment's pulumiConfig, previewed as the CLI merges it.
     "gke-esc": True,
     "eks-esc": True,
-    "aks-esc": False,
+    "aks-esc": True,
 }
 # Stacks that are a variant of an example stack: (example, what to change in its text).
 VARIANTS = {
@@ -238,8 +239,14 @@ def differential(
 def _disagreements(pairs: list[Pair]) -> str:
     """The pairs the scheduler decided otherwise first (those are the findings), then those it
     did not decide (a pod the API refused, or a run too slow: the rig's trouble, not the check's)."""
-    bad = [p for p in pairs if p.outcome in ("bound", "unschedulable") and not p.agrees]
-    other = [p for p in pairs if p.outcome not in ("bound", "unschedulable")]
+    bad = [
+        p for p in pairs if (p.outcome in ("bound", "unschedulable") or p.refused) and not p.agrees
+    ]
+    other = [
+        p
+        for p in pairs
+        if p.outcome not in ("bound", "unschedulable") and not p.agrees and p not in bad
+    ]
     shown = "\n".join(p.describe() for p in [*bad, *other][:8])
     return (
         f"{len(bad)} of {len(pairs)} pairs disagree, {len(other)} not decided "

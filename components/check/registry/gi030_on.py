@@ -545,4 +545,23 @@ RULES_GI030_ON: tuple[Rule, ...] = (
         judge=checked("apps/v1 int32 fields and validation; the CRDs' format: int32, minimum"),
         run="capacity.api_ranges:api_ranges",
     ),
+    Rule(
+        code="GI066",
+        slug="request-above-limit",
+        severities=("error",),
+        scope="pod",
+        doc=(
+            "a container requests more of a resource than its limit, as KServe's defaults make a "
+            "model's or custom container that asks more than cpu 1 / memory 2Gi and sets no limit "
+            "(it gets the defaults as its limits): the API server refuses the pod, so its "
+            "controller never makes one"
+        ),
+        pools=None,
+        workloads=PODS,
+        judge=checked(
+            "kubernetes v1.37.2 pkg/apis/core/validation/validation.go "
+            "ValidateResourceRequirements; kserve v0.20.0 inference_service_defaults.go"
+        ),
+        run="fit:requests_above_limits",
+    ),
 )
