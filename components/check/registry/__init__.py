@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .gi001_gi029 import QUOTA_POLICY as QUOTA_POLICY
 from .gi001_gi029 import RULES_GI001_GI029
 from .gi030_on import RULES_GI030_ON
+from .rule import QUOTA_POLICY as QUOTA_POLICY
 from .rule import SEVERITIES, Rule
 
 RULES: tuple[Rule, ...] = (*RULES_GI001_GI029, *RULES_GI030_ON)

@@ -3,8 +3,6 @@ declarations share with the rest."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from .rule import (
     CAPACITY_GAPS,
     CAPACITY_POOLS,
@@ -15,6 +13,7 @@ from .rule import (
     EVERY_KIND,
     FIT_GAPS,
     FIT_POOLS,
+    GPU_MEMORY_POOLS,
     KARPENTER,
     KNATIVE_FEATURES_SOURCE,
     KUBE_SCHEDULER,
@@ -23,46 +22,11 @@ from .rule import (
     SLICED,
     WORKLOAD_KINDS,
     Rule,
+    by_autoscaler,
     checked,
     every_kind_but,
     on,
 )
-
-QUOTA_POLICY = "gpu-cloud-quota"
-
-KARPENTER_NO_DRA = "Karpenter provisions no pod with DRA claims (GI027)"
-
-GPU_MEMORY_POOLS = on(
-    gke="its accelerator's memory (the catalog's GPU records)",
-    compute_class="each priority's GPU the pod can land on",
-    autopilot="the accelerator the pod selects",
-    eks="the least GPU memory of its instance types",
-    asg="the least GPU memory of its instance types",
-    karpenter="every instance type Karpenter's launch decision lists for the pod",
-    auto_mode="every instance type Karpenter's launch decision lists for the pod",
-    aks="its VM size's GPU",
-    nap="every VM size Karpenter's launch decision lists for the pod",
-    existing="its nodes state their GPU memory (nvidia.com/gpu.memory)",
-)
-"""Where GI019 reads the memory of the GPUs a pod gets; GI059 says when it is unknown."""
-
-
-def by_autoscaler(gke: str, karpenter: str) -> Mapping[str, str]:
-    """Why a cluster-autoscaler rule does not apply: GKE's and Karpenter's pools read no tags,
-    existing nodes have no autoscaler."""
-    return {
-        "gke": gke,
-        "compute_class": gke,
-        "autopilot": gke,
-        "karpenter": karpenter,
-        "auto_mode": karpenter,
-        "nap": karpenter,
-        "existing": "existing nodes have no autoscaler",
-    }
-
-
-"""The policy pack's policy of the cloud quotas (the placement policies leave its codes to it)."""
-
 
 RULES_GI001_GI029: tuple[Rule, ...] = (
     Rule(

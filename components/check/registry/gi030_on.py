@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from .gi001_gi029 import KARPENTER_NO_DRA, QUOTA_POLICY, by_autoscaler
 from .rule import (
     CAPACITY_GAPS,
     CAPACITY_POOLS,
     EVERY_KIND,
+    KARPENTER_NO_DRA,
     KUBE_SCHEDULER,
     NO_DAEMONSETS,
     PODS,
     QUOTA_GAPS,
+    QUOTA_POLICY,
     VLLM_SOURCE,
     WORKLOAD_KINDS,
     Rule,
+    by_autoscaler,
     checked,
     every_kind_but,
     on,

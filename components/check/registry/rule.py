@@ -252,3 +252,36 @@ QUOTA_GAPS = MappingProxyType(
 VLLM_SOURCE = checked("vLLM (model.serving.llm: parallelism_issues and its sources)")
 SLICED = "the graph's NVIDIA device plugin chart time-slices its GPUs"
 DYNAMIC = "not static (no replicas)"
+
+QUOTA_POLICY = "gpu-cloud-quota"
+"""The policy pack's policy of the cloud quotas (the placement policies leave its codes to it)."""
+
+KARPENTER_NO_DRA = "Karpenter provisions no pod with DRA claims (GI027)"
+
+GPU_MEMORY_POOLS = on(
+    gke="its accelerator's memory (the catalog's GPU records)",
+    compute_class="each priority's GPU the pod can land on",
+    autopilot="the accelerator the pod selects",
+    eks="the least GPU memory of its instance types",
+    asg="the least GPU memory of its instance types",
+    karpenter="every instance type Karpenter's launch decision lists for the pod",
+    auto_mode="every instance type Karpenter's launch decision lists for the pod",
+    aks="its VM size's GPU",
+    nap="every VM size Karpenter's launch decision lists for the pod",
+    existing="its nodes state their GPU memory (nvidia.com/gpu.memory)",
+)
+"""Where GI019 reads the memory of the GPUs a pod gets; GI059 says when it is unknown."""
+
+
+def by_autoscaler(gke: str, karpenter: str) -> Mapping[str, str]:
+    """Why a cluster-autoscaler rule does not apply: GKE's and Karpenter's pools read no tags,
+    existing nodes have no autoscaler."""
+    return {
+        "gke": gke,
+        "compute_class": gke,
+        "autopilot": gke,
+        "karpenter": karpenter,
+        "auto_mode": karpenter,
+        "nap": karpenter,
+        "existing": "existing nodes have no autoscaler",
+    }
