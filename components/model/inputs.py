@@ -157,9 +157,10 @@ class Input:
 
 
 def int_bounds(decl: Stack) -> tuple[Optional[float], float]:
-    """(least, most) an integer input may be: its declared `ge` and `le`, `le` at most
-    `INT32_MAX`."""
-    return decl.ge, INT32_MAX if decl.le is None else min(decl.le, INT32_MAX)
+    """(least, most) an integer input may be: its declared `ge` and `le`, `INT32_MAX` when it
+    declares no `le`. A declared `le` is taken as it is: a count that is no API's int32 (a
+    model's parameters) declares its own bound."""
+    return decl.ge, INT32_MAX if decl.le is None else decl.le
 
 
 def range_error(value: Any, tp: Any, decl: Stack) -> Optional[InputError]:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ..model.errors import InputError, did_you_mean, show
+from ..model.inputs import number_text
 from .derive import FIELDS
 from .syntax import aliases, key_path
 
@@ -142,6 +143,8 @@ def from_validation_error(err: ValidationError, root: str, model: Any) -> InputE
             "less_than": "<",
         }[kind]
         bound = next(iter(ctx.values()), "")
+        if isinstance(bound, (int, float)):
+            bound = number_text(bound)
         return InputError(f"{shown(given)} is out of range", f"a number {op} {bound}", path)
     if kind == "value_error":
         return InputError(str(ctx.get("error", e["msg"])), "", path)

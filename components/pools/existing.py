@@ -74,6 +74,9 @@ from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts, pool_name_of
 PATCH_FORCE = "pulumi.com/patchForce"
 GPUS_ANNOTATION = "gpu-inference.dev/gpus-per-node"
 """Annotation telling the placement check how many GPUs each node has (it cannot ask the node)."""
+MAX_NODE_GPUS = 64
+"""The most GPUs a node may declare: four times the largest GPU servers (16: NVIDIA's DGX-2 and HGX-2,
+GCP's a2-megagpu-16g), so a typo is refused rather than a 2**31-GPU node judged."""
 
 
 @dataclass
@@ -83,7 +86,9 @@ class ExistingGpuNodesArgs:
     nodes: Sequence[str] = field(metadata=stack(min_items=1))
     """Names of the Kubernetes nodes that make up the pool, each once: the pool is exactly these
     nodes (no autoscaling)."""
-    gpus_per_node: Optional[int] = field(default=0, metadata=stack("gpusPerNode", ge=0))
+    gpus_per_node: Optional[int] = field(
+        default=0, metadata=stack("gpusPerNode", ge=0, le=MAX_NODE_GPUS)
+    )
     """GPUs each node has (0 for CPU nodes; 1 or more when `gpu_model` is given: it is not read
     from the nodes); with time-slicing each exposes this many times `time_slicing_replicas`
     `nvidia.com/gpu`."""

@@ -44,6 +44,7 @@ from ..model.serving.annotations import (
 )
 from ..model.serving.isvc import FRAMEWORKS as ISVC_FRAMEWORKS
 from ..model.serving.knative_features import HOST_IPC_FLAG, POD_FIELD_FLAGS
+from ..model.serving.llm import MAX_MODEL_SIZE_GB
 from .claims import GpuClaimArgs, claim_template, part_claim, refuse_serverless_claim
 from .workload import (
     ContainerArgs,
@@ -144,7 +145,9 @@ class PredictorArgs:
     """Leave out the `nvidia.com/gpu` toleration and rely on the ExtendedResourceToleration
     admission plugin to add it (GKE, EKS and AKS run it; refused where the cluster does not):
     only for GPU-requesting pods, which are the ones it adds it to."""
-    model_size_gb: Optional[float] = field(default=None, metadata=stack(ge=0.001))
+    model_size_gb: Optional[float] = field(
+        default=None, metadata=stack(ge=0.001, le=MAX_MODEL_SIZE_GB)
+    )
     """The model's weights in GB, checked against the GPUs' memory (GI019) and the node's disk
     (GI024). When KServe downloads the model (a storage URI other than pvc:// or oci://), the model
     container requests that much ephemeral storage, rounded up to GiB, plus 10%."""

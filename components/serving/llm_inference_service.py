@@ -221,9 +221,13 @@ class LLMInferenceServiceArgs:
     model: Optional[str] = field(default=None, metadata=stack(choices=tuple(llm.MODELS)))
     """The model's row in `components.model.serving.llm.MODELS` (e.g. `llama-3.1-70b`): its shape is
     checked against the parallelism here, and the check computes the fit from it."""
-    model_size_gb: Optional[float] = field(default=None, metadata=stack(ge=0))
+    model_size_gb: Optional[float] = field(
+        default=None, metadata=stack(ge=0, le=llm.MAX_MODEL_SIZE_GB)
+    )
     """Size of the weights in GB (when the model is not in the table)."""
-    model_parameters: Optional[int] = field(default=None, metadata=stack(ge=1))
+    model_parameters: Optional[int] = field(
+        default=None, metadata=stack(ge=1, le=llm.MAX_MODEL_PARAMETERS)
+    )
     """Parameters of the model (with model_dtype, when the size is not given)."""
     model_dtype: Optional[str] = field(default=None, metadata=stack(choices=tuple(llm.DTYPE_BYTES)))
     """Weights dtype (bfloat16, float16, fp8, int4 ...)."""

@@ -5,7 +5,7 @@ Python args (`inputs.check_ranges`), with the same words."""
 from __future__ import annotations
 
 import pytest
-from config_bases import mutated
+from config_bases import DEL, mutated
 
 from components.model.errors import InputError
 from components.model.inputs import INT32_MAX, check_ranges, out_of_range
@@ -26,6 +26,10 @@ STACK_CASES = [
     ("gke", {"inferenceServices[0].predictor.maxReplicas": INT32_MAX}, "inferenceServices[0].predictor.maxReplicas", "a number <= 1000000"),
     ("gke", {"inferenceServices[0].predictor.minReplicas": 10**12}, "inferenceServices[0].predictor.minReplicas", "a number <= 1000000"),
     ("gke", {"seldon.servers[0].replicas": INT32_MAX}, "seldon.servers[0].replicas", "a number <= 1000000"),
+    ("existing", {"pools[0].gpusPerNode": INT32_MAX}, "pools[0].gpusPerNode", "a number <= 64"),
+    ("gke", {"inferenceServices[0].predictor.modelSizeGb": 10**12}, "inferenceServices[0].predictor.modelSizeGb", "a number <= 1000000"),
+    ("llm", {"llmInferenceServices[0].modelSizeGb": INT32_MAX}, "llmInferenceServices[0].modelSizeGb", "a number <= 1000000"),
+    ("llm", {"llmInferenceServices[1].model": DEL, "llmInferenceServices[1].modelParameters": 10**16}, "llmInferenceServices[1].modelParameters", "a number <= 1000000000000000"),
 ]
 # fmt: on
 
@@ -34,8 +38,24 @@ STACK_CASES = [
 def test_a_number_past_its_range_is_refused_at_its_key(base, changes, path, allowed):
     with pytest.raises(InputError) as caught:
         load_spec(mutated(base, changes))
-    value = next(iter(changes.values()))
+    value = list(changes.values())[-1]
     assert str(caught.value) == f"{NS}:{path}: {value} is out of range (allowed: {allowed})"
+
+
+def test_a_count_that_is_no_int32_declares_its_own_bound():
+    """A model's parameters pass the int32 maximum (Qwen2.5 72B has 72.7e9): its declared bound
+    holds, not the int32 one every other count gets."""
+    spec = load_spec(
+        mutated(
+            "llm",
+            {
+                "llmInferenceServices[1].model": DEL,
+                "llmInferenceServices[1].modelParameters": 72_700_000_000,
+                "llmInferenceServices[1].modelDtype": "bf16",
+            },
+        )
+    )
+    assert spec.llm_inference_services[1].model_parameters == 72_700_000_000
 
 
 def test_the_python_args_are_refused_with_the_same_words():

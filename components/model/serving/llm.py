@@ -53,6 +53,13 @@ DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 """vLLM 0.19.1 `CacheConfig.gpu_memory_utilization` default."""
 KV_BLOCK_SIZE = 16
 """vLLM 0.19.1 `CacheConfig.DEFAULT_BLOCK_SIZE`: tokens per KV cache page."""
+MAX_MODEL_SIZE_GB = 1_000_000
+"""The most `modelSizeGb` may be (1 PB): no API takes it, so this bounds the arithmetic the check
+does with it, five hundred times the largest open-weight checkpoints (about 2 TB in bf16 at 1T
+parameters)."""
+MAX_MODEL_PARAMETERS = 10**15
+"""The most `modelParameters` may be: the 1 PB of `MAX_MODEL_SIZE_GB` at one byte a parameter.
+Not an int32: Llama 3.1 8B alone has 8.03e9."""
 
 DTYPE_BYTES: dict[str, float] = {
     "float32": 4.0,
