@@ -52,6 +52,7 @@ from ..model.nodes.labels import (
     GKE_SPOT_LABEL,
 )
 from ..model.nodes.shapes import MAX_DISK
+from ..model.nodes.sharing import GKE_SHARING_STRATEGIES, gke_shared_gpus
 from ..model.scheduling import Taint, validate_dns1035_label
 from .component import PoolComponent
 from .pool import (
@@ -76,8 +77,6 @@ GKE_ADDED_LABELS = (
     GKE_MAX_CLIENTS_LABEL,
     GKE_PARTITION_LABEL,
 )
-SHARING_STRATEGIES = {"TIME_SHARING": "time-sharing", "MPS": "mps"}
-"""GKE's strategy -> the value of its `gke-gpu-sharing-strategy` node label."""
 
 _ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
 _SA_EMAIL = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.:]+\.gserviceaccount\.com$")
@@ -114,7 +113,7 @@ class GkeGpuNodePoolArgs:
     version), `LATEST`, or `INSTALLATION_DISABLED` (a driver DaemonSet or the GPU operator
     installs it)."""
     gpu_sharing_strategy: Optional[str] = field(
-        default=None, metadata=stack("gpuSharing.strategy", choices=tuple(SHARING_STRATEGIES))
+        default=None, metadata=stack("gpuSharing.strategy", choices=tuple(GKE_SHARING_STRATEGIES))
     )
     """Shared GPUs (the node pool's `guest_accelerator.gpu_sharing_config`): `TIME_SHARING` or
     `MPS`, with `max_shared_clients_per_gpu`; GPU pools only. GKE refuses a container asking more than one shared GPU
@@ -220,25 +219,24 @@ def shared_gpus(
             "args.max_shared_clients_per_gpu",
         )
     if strategy is not None:
-        if strategy not in SHARING_STRATEGIES:
+        if strategy not in GKE_SHARING_STRATEGIES:
             raise InputError(
                 f"GPU sharing strategy {show(strategy)} is not known",
-                " or ".join(SHARING_STRATEGIES),
+                " or ".join(GKE_SHARING_STRATEGIES),
                 "args.gpu_sharing_strategy",
             )
         try:
             clients = validate_shared_clients(clients)
         except InputError as e:
             raise e.at("args.max_shared_clients_per_gpu") from None
-        labels[GKE_SHARING_LABEL] = SHARING_STRATEGIES[strategy]
-        labels[GKE_MAX_CLIENTS_LABEL] = str(clients)
-        gpus *= clients
+    mig = 1
     if args.gpu_partition_size is not None:
         try:
-            gpus *= mig_instances(accelerator, args.gpu_partition_size)
+            mig = mig_instances(accelerator, args.gpu_partition_size)
         except InputError as e:
             raise e.at("args.gpu_partition_size") from None
-        labels[GKE_PARTITION_LABEL] = args.gpu_partition_size
+    gpus, added = gke_shared_gpus(gpus, strategy, clients, args.gpu_partition_size, mig)
+    labels.update(added)
     return gpus
 
 

@@ -12,16 +12,14 @@ from ...model.nodes.gke_machines import gce_machine_or_none
 from ...model.nodes.gke_storage import image_of
 from ...model.nodes.quotas import gce_region
 from ...model.nodes.shapes import GKE_DEFAULT_MAX_PODS, NodeShape, gke_node_shape_or_none
+from ...model.nodes.sharing import GKE_SHARING_STRATEGIES, gke_shared_gpus
 from ..contract import (
     GKE_ACCELERATOR_COUNT_LABEL,
     GKE_ACCELERATOR_LABEL,
     GKE_GPU_TAINT,
-    GKE_MAX_CLIENTS_LABEL,
     GKE_NO_DEFAULT_PLUGIN_LABEL,
     GKE_NODEPOOL_LABEL,
-    GKE_PARTITION_LABEL,
     GKE_PREEMPTIBLE_LABEL,
-    GKE_SHARING_LABEL,
     GKE_SPOT_LABEL,
     POOL_LABEL,
 )
@@ -116,12 +114,11 @@ def gke_sharing(nc: Mapping[str, Any], physical_gpus: int) -> SharedGpus | None:
     for acc in as_list(nc.get("guestAccelerators")):
         sharing = as_map(as_map(acc).get("gpuSharingConfig"))
         if as_int(sharing.get("maxSharedClientsPerGpu")):
-            mps = str(sharing.get("gpuSharingStrategy") or "") == "MPS"
+            strategy = GKE_SHARING_STRATEGIES.get(
+                str(sharing.get("gpuSharingStrategy") or ""), "time-sharing"
+            )
             return SharedGpus(
-                "mps" if mps else "time-sharing",
-                "GKE",
-                not mps or physical_gpus > 1,
-                physical_gpus,
+                strategy, "GKE", strategy != "mps" or physical_gpus > 1, physical_gpus
             )
     return None
 
@@ -135,25 +132,27 @@ def _mig_instances(nc: Mapping[str, Any], accelerator: str | None) -> int:
     return 1
 
 
-def _gke_shared(nc: Mapping[str, Any], accelerator: str | None, labels: dict[str, str]) -> int:
-    """How many `nvidia.com/gpu` one GPU of a GKE node exposes: time-sharing / MPS clients
-    (`gpuSharingConfig.maxSharedClientsPerGpu`) times MIG instances (`gpuPartitionSize`, from
-    the catalog's MIG profiles); adds the labels GKE puts on such nodes."""
-    factor = 1
+def _gke_shared(
+    nc: Mapping[str, Any], accelerator: str | None, gpus: int, labels: dict[str, str]
+) -> int:
+    """How many `nvidia.com/gpu` a GKE node with `gpus` GPUs exposes, its time-sharing / MPS
+    clients (`gpuSharingConfig.maxSharedClientsPerGpu`) and MIG instances (`gpuPartitionSize`, from
+    the catalog's MIG profiles) counted as the component counts them; adds the labels GKE puts on
+    such nodes."""
     for acc in as_list(nc.get("guestAccelerators")):
         acc = as_map(acc)
         sharing = as_map(acc.get("gpuSharingConfig"))
-        clients = as_int(sharing.get("maxSharedClientsPerGpu"))
-        if clients:
-            strategy = str(sharing.get("gpuSharingStrategy") or "")
-            labels[GKE_SHARING_LABEL] = {"MPS": "mps"}.get(strategy, "time-sharing")
-            labels[GKE_MAX_CLIENTS_LABEL] = str(clients)
-            factor *= clients
         partition = acc.get("gpuPartitionSize")
-        if isinstance(partition, str) and partition:
-            labels[GKE_PARTITION_LABEL] = partition
-            factor *= MIG_PROFILES.get(accelerator or "", {}).get(partition, 1)
-    return factor
+        partition = partition if isinstance(partition, str) and partition else None
+        gpus, added = gke_shared_gpus(
+            gpus,
+            str(sharing.get("gpuSharingStrategy") or ""),
+            as_int(sharing.get("maxSharedClientsPerGpu")),
+            partition,
+            MIG_PROFILES.get(accelerator or "", {}).get(partition or "", 1),
+        )
+        labels.update(added)
+    return gpus
 
 
 def zones(inputs: Mapping[str, Any]) -> int | None:
@@ -246,7 +245,7 @@ def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         effective[GKE_ACCELERATOR_COUNT_LABEL] = str(gpus)
         if GKE_GPU_TAINT not in taints:
             taints.append(GKE_GPU_TAINT)
-        gpus *= _gke_shared(nc, accelerator, effective)
+        gpus = _gke_shared(nc, accelerator, gpus, effective)
     if isinstance(inputs.get("name"), str) and inputs["name"]:
         effective[GKE_NODEPOOL_LABEL] = str(inputs["name"])
     spot = nc.get("spot") is True

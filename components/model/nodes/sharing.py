@@ -30,6 +30,7 @@ import yaml
 
 from ..errors import InputError
 from .catalog import validate_shared_clients
+from .labels import GKE_MAX_CLIENTS_LABEL, GKE_PARTITION_LABEL, GKE_SHARING_LABEL
 
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
 DEFAULT_CONFIG = "default"
@@ -116,3 +117,27 @@ def replicas_by_config(config: Mapping[str, Any]) -> dict[str, int]:
     """Config name -> `nvidia.com/gpu` replicas (time-slicing or MPS), read from a chart's
     `config.map`; configs that do not share `nvidia.com/gpu` are left out."""
     return {name: s.replicas for name, s in sharing_by_config(config).items()}
+
+
+GKE_SHARING_STRATEGIES = {"TIME_SHARING": "time-sharing", "MPS": "mps"}
+"""GKE's GPU sharing strategy (`guest_accelerator.gpu_sharing_config.gpu_sharing_strategy`) -> the
+value of the `gke-gpu-sharing-strategy` node label GKE puts on its nodes (GKE docs "Share GPUs with
+multiple workloads using GPU time-sharing" / "... using NVIDIA MPS")."""
+
+
+def gke_shared_gpus(
+    gpus: int, strategy: str | None, clients: int | None, partition: str | None, mig: int
+) -> tuple[int, dict[str, str]]:
+    """The `nvidia.com/gpu` a GKE node with `gpus` GPUs exposes, and the labels GKE adds, when its
+    GPUs are shared (`clients` per GPU, by `strategy`) and partitioned (`partition`, `mig`
+    instances per GPU): GKE's device plugin counts each client of each MIG instance as a device.
+    One derivation for the node pool the component makes and the one the check reads."""
+    added: dict[str, str] = {}
+    if clients:
+        added[GKE_SHARING_LABEL] = GKE_SHARING_STRATEGIES.get(strategy or "", "time-sharing")
+        added[GKE_MAX_CLIENTS_LABEL] = str(clients)
+        gpus *= clients
+    if partition:
+        added[GKE_PARTITION_LABEL] = partition
+        gpus *= mig
+    return gpus, added
