@@ -166,6 +166,15 @@ class ClusterRules(ConfigModel):
     @model_validator(mode="after")
     def _provider_keys(self) -> ClusterRules:
         c: Any = self  # the keys are the derived section's (ClusterAccessArgs, ClusterSettings)
+        self._keys_of_provider(c)
+        self._cluster_rules(c)
+        if c.provider == "aks":
+            self._aks_rules(c)
+        self._identity_rules(c)
+        return self
+
+    def _keys_of_provider(self, c: Any) -> None:
+        """No key of another provider's; every key this provider requires."""
         fields = type(self).model_fields
         given = {fields[f].alias or f for f in self.model_fields_set}
         mine = set(CLUSTER_KEYS_BY_PROVIDER.get(c.provider, ()))
@@ -187,6 +196,10 @@ class ClusterRules(ConfigModel):
                     _CLUSTER_KEY_HELP[key],
                     key,
                 )
+
+    @staticmethod
+    def _cluster_rules(c: Any) -> None:
+        """The admission plugin the clouds run, and the keys that hold only with `create`."""
         if c.extended_resource_toleration is False and c.provider in ERT_PROVIDERS:
             raise InputError(
                 f"extendedResourceToleration: false, but {c.provider.upper()} enables the "
@@ -228,16 +241,20 @@ class ClusterRules(ConfigModel):
                 "NAME@PROJECT.iam.gserviceaccount.com",
                 "nodeServiceAccount",
             )
+
+    @staticmethod
+    def _identity_rules(c: Any) -> None:
+        """`workloadIdentity` names the identity of this cluster's cloud only."""
         wi = c.workload_identity
-        if wi and c.provider == "gke" and wi.aws_role_arn:
+        if not wi:
+            return
+        if c.provider == "gke" and wi.aws_role_arn:
             raise InputError(
                 "awsRoleArn is for EKS (IRSA); this cluster is GKE",
                 "gcpServiceAccount",
                 "workloadIdentity.awsRoleArn",
             )
         if c.provider == "aks":
-            self._aks_rules(c)
-        if wi and c.provider == "aks":
             key = "gcpServiceAccount" if wi.gcp_service_account else "awsRoleArn"
             raise InputError(
                 f"{key} is for {'GKE' if key == 'gcpServiceAccount' else 'EKS'}; this cluster is "
@@ -245,13 +262,12 @@ class ClusterRules(ConfigModel):
                 "leave workloadIdentity out on aks",
                 f"workloadIdentity.{key}",
             )
-        if wi and c.provider == "eks" and wi.gcp_service_account:
+        if c.provider == "eks" and wi.gcp_service_account:
             raise InputError(
                 "gcpServiceAccount is for GKE Workload Identity; this cluster is EKS",
                 "awsRoleArn",
                 "workloadIdentity.gcpServiceAccount",
             )
-        return self
 
     def _aks_rules(self, c: Any) -> None:
         """`cluster` on aks: what `create` needs, and what it alone takes."""
