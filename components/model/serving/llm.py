@@ -480,63 +480,81 @@ def parallelism_issues(
     - a worker group (the pods of one LeaderWorkerSet replica) holds pipeline x tensor GPUs
       (vLLM world size), or data x tensor in data-parallel mode.
     """
-    problems: list[ParallelismIssue] = []
+    problems = head_issues(shape, tensor)
+    if gpus_per_pod is not None:
+        problems += gpu_count_issues(
+            tensor, pipeline, data, data_local, gpus_per_pod, pods_per_group, gpus_per_node
+        )
+    return problems
+
+
+def head_issues(shape: ModelShape | None, tensor: int) -> list[ParallelismIssue]:
+    """Tensor parallelism must split the attention heads and the KV heads (vLLM's checks)."""
     if shape is not None and shape.attention_heads % tensor:
-        problems.append(
+        return [
             ParallelismIssue(
                 "heads",
                 f"tensor parallelism {tensor} does not divide {shape.name}'s "
                 f"{shape.attention_heads} attention heads (vLLM: 'Total number of attention heads "
                 f"({shape.attention_heads}) must be divisible by tensor parallel size ({tensor})')",
             )
-        )
-    elif shape is not None and not kv_heads_split(shape.kv_heads, tensor):
+        ]
+    if shape is not None and not kv_heads_split(shape.kv_heads, tensor):
         if tensor < shape.kv_heads:
             n, d = shape.kv_heads, tensor
         else:
             n, d = tensor, shape.kv_heads
-        problems.append(
+        return [
             ParallelismIssue(
                 "heads",
                 f"tensor parallelism {tensor} neither divides {shape.name}'s {shape.kv_heads} KV "
                 f"heads nor is a multiple of them (vLLM's QKVParallelLinear: '{n} is not "
                 f"divisible by {d}')",
             )
-        )
+        ]
+    return []
+
+
+def gpu_count_issues(
+    tensor: int,
+    pipeline: int,
+    data: int | None,
+    data_local: int | None,
+    gpus_per_pod: int,
+    pods_per_group: int,
+    gpus_per_node: int | None,
+) -> list[ParallelismIssue]:
+    """The GPUs a pod and a worker group request against what the parallelism runs on."""
+    problems: list[ParallelismIssue] = []
     dp = data is not None or data_local is not None
-    per_pod_expected = tensor * (data_local or 1) if dp else None
-    if gpus_per_pod is not None:
-        if gpus_per_node is not None and gpus_per_pod > gpus_per_node:
-            problems.append(
-                ParallelismIssue(
-                    "node",
-                    f"a pod requests {gpus_per_pod} GPUs but a node has {gpus_per_node}: the pod "
-                    "cannot be scheduled (tensor parallelism stays inside one pod's node)",
-                )
+    if gpus_per_node is not None and gpus_per_pod > gpus_per_node:
+        problems.append(
+            ParallelismIssue(
+                "node",
+                f"a pod requests {gpus_per_pod} GPUs but a node has {gpus_per_node}: the pod "
+                "cannot be scheduled (tensor parallelism stays inside one pod's node)",
             )
-        if per_pod_expected is not None and gpus_per_pod != per_pod_expected:
-            problems.append(
-                ParallelismIssue(
-                    "pod",
-                    f"a data-parallel pod runs dataLocal {data_local or 1} x tensor {tensor} = "
-                    f"{per_pod_expected} GPUs but requests {gpus_per_pod}",
-                    gpus_per_pod < per_pod_expected,
-                )
-            )
-        group = gpus_per_pod * pods_per_group
-        world = tensor * (data or 1) if dp else tensor * pipeline
-        what = (
-            f"data {data or 1} x tensor {tensor}"
-            if dp
-            else f"pipeline {pipeline} x tensor {tensor}"
         )
-        if group != world:
-            problems.append(
-                ParallelismIssue(
-                    "group",
-                    f"{what} = {world} GPUs, but the worker group has {pods_per_group} pod(s) x "
-                    f"{gpus_per_pod} GPUs = {group}",
-                    group < world,
-                )
+    per_pod_expected = tensor * (data_local or 1) if dp else None
+    if per_pod_expected is not None and gpus_per_pod != per_pod_expected:
+        problems.append(
+            ParallelismIssue(
+                "pod",
+                f"a data-parallel pod runs dataLocal {data_local or 1} x tensor {tensor} = "
+                f"{per_pod_expected} GPUs but requests {gpus_per_pod}",
+                gpus_per_pod < per_pod_expected,
             )
+        )
+    group = gpus_per_pod * pods_per_group
+    world = tensor * (data or 1) if dp else tensor * pipeline
+    what = f"data {data or 1} x tensor {tensor}" if dp else f"pipeline {pipeline} x tensor {tensor}"
+    if group != world:
+        problems.append(
+            ParallelismIssue(
+                "group",
+                f"{what} = {world} GPUs, but the worker group has {pods_per_group} pod(s) x "
+                f"{gpus_per_pod} GPUs = {group}",
+                group < world,
+            )
+        )
     return problems
