@@ -358,60 +358,87 @@ def check_llm_services(spec: Any, p: Callable[[str], str]) -> None:
                 leader = names if part.placement is None else ()
                 leader_part = part
             elif not names and part.placement is None:
-                # The workers run on the leader's pools: their GPUs must fit those.
-                for name in leader:
-                    if part.gpus is not None and name in pools and part.gpus > pools[name].gpus:
-                        raise InputError(
-                            f"{part.gpus} GPU(s) asked for but a node of pool {name!r} (the "
-                            f"leader's) has {pools[name].gpus}",
-                            f"gpus at most {pools[name].gpus}",
-                            f"{where}.gpus",
-                        )
-                    if name in pools:
-                        check_gpu_request(spec.pools, gpus, claim, pools[name], where, where)
+                _check_on_leader_pools(spec, leader, part, gpus, claim, where)
             if claim is not None:
                 refuse_both(part.gpus, part.gpu_claim, f"{where}.gpuClaim")
-            for j, name in enumerate(names):
-                at = f"{where}.pool" + (f"[{j}]" if isinstance(part.pool, list) else "")
-                pool = pools.get(name)
-                if pool is None:
-                    raise InputError(f"pool {name!r} does not exist", ", ".join(pools), at)
-                if not pool.is_gpu:
-                    raise InputError(
-                        f"pool {name!r} has no GPUs, and the {part_key} pods run vLLM on GPUs "
-                        "(KServe's presets: image ghcr.io/llm-d/llm-d-cuda)",
-                        f"a GPU pool: {gpu_pools}",
-                        at,
-                    )
-                check_gpu_request(spec.pools, gpus, claim, pool, at, where)
-                if part.gpus is not None and part.gpus > pool.gpus:
-                    raise InputError(
-                        f"{part.gpus} GPU(s) asked for but a node of pool {name!r} has {pool.gpus}"
-                        + (" (every pool in the list must fit)" if len(names) > 1 else ""),
-                        f"gpus at most {pool.gpus}",
-                        f"{where}.gpus",
-                    )
-            if not worker and part.gpus is None and part.gpu_claim is None:
-                raise InputError(
-                    "required key is missing: the vLLM container gets no GPU",
-                    "GPUs per pod: tensor (x dataLocal with data parallelism), as gpus or "
-                    "gpuClaim.count on a DRA pool",
-                    f"{where}.gpus",
-                )
-            if part.omit_gpu_toleration and not spec.cluster.extended_resource_toleration:
-                raise InputError(
-                    "omitGpuToleration relies on the ExtendedResourceToleration admission "
-                    "plugin, which this cluster does not have (cluster.extendedResourceToleration "
-                    "is false)",
-                    "omitGpuToleration: false, or cluster.extendedResourceToleration: true",
-                    f"{where}.omitGpuToleration",
-                )
+            _check_part_pools(spec, gpu_pools, part_key, part, names, gpus, claim, where)
+            _check_part_gpus(spec, part, worker, where)
         if svc.router is not None:
             _check_scheduler(svc.router, pools, cpu_pools, f"{base}.router.scheduler")
         try:
             llm_inference_service_body(service_args(svc, None), svc.name)
         except InputError as e:
             raise relocated(e, base) from None
+
+
+def _check_on_leader_pools(
+    spec: Any, leader: tuple[str, ...], part: Any, gpus: int, claim: Any, where: str
+) -> None:
+    """Workers without pools of their own run on the leader's: their GPUs must fit those."""
+    pools = spec.pools_by_name
+    for name in leader:
+        if part.gpus is not None and name in pools and part.gpus > pools[name].gpus:
+            raise InputError(
+                f"{part.gpus} GPU(s) asked for but a node of pool {name!r} (the "
+                f"leader's) has {pools[name].gpus}",
+                f"gpus at most {pools[name].gpus}",
+                f"{where}.gpus",
+            )
+        if name in pools:
+            check_gpu_request(spec.pools, gpus, claim, pools[name], where, where)
+
+
+def _check_part_pools(
+    spec: Any,
+    gpu_pools: str,
+    part_key: str,
+    part: Any,
+    names: tuple[str, ...],
+    gpus: int,
+    claim: Any,
+    where: str,
+) -> None:
+    """Each pool a part names exists, has GPUs, and fits the part's GPUs."""
+    pools = spec.pools_by_name
+    for j, name in enumerate(names):
+        at = f"{where}.pool" + (f"[{j}]" if isinstance(part.pool, list) else "")
+        pool = pools.get(name)
+        if pool is None:
+            raise InputError(f"pool {name!r} does not exist", ", ".join(pools), at)
+        if not pool.is_gpu:
+            raise InputError(
+                f"pool {name!r} has no GPUs, and the {part_key} pods run vLLM on GPUs "
+                "(KServe's presets: image ghcr.io/llm-d/llm-d-cuda)",
+                f"a GPU pool: {gpu_pools}",
+                at,
+            )
+        check_gpu_request(spec.pools, gpus, claim, pool, at, where)
+        if part.gpus is not None and part.gpus > pool.gpus:
+            raise InputError(
+                f"{part.gpus} GPU(s) asked for but a node of pool {name!r} has {pool.gpus}"
+                + (" (every pool in the list must fit)" if len(names) > 1 else ""),
+                f"gpus at most {pool.gpus}",
+                f"{where}.gpus",
+            )
+
+
+def _check_part_gpus(spec: Any, part: Any, worker: bool, where: str) -> None:
+    """A leader gets GPUs; leaving out their toleration needs the admission plugin."""
+    if not worker and part.gpus is None and part.gpu_claim is None:
+        raise InputError(
+            "required key is missing: the vLLM container gets no GPU",
+            "GPUs per pod: tensor (x dataLocal with data parallelism), as gpus or "
+            "gpuClaim.count on a DRA pool",
+            f"{where}.gpus",
+        )
+    if part.omit_gpu_toleration and not spec.cluster.extended_resource_toleration:
+        raise InputError(
+            "omitGpuToleration relies on the ExtendedResourceToleration admission "
+            "plugin, which this cluster does not have (cluster.extendedResourceToleration "
+            "is false)",
+            "omitGpuToleration: false, or cluster.extendedResourceToleration: true",
+            f"{where}.omitGpuToleration",
+        )
 
 
 def _check_scheduler(router: Any, pools: dict[str, Any], cpu_pools: str, where: str) -> None:
