@@ -42,6 +42,7 @@ from ..model.errors import InputError, show
 from ..model.inputs import stack
 from ..model.nodes.catalog import gke_accelerator, validate_gke_accelerator
 from ..model.nodes.labels import COMPUTE_CLASS_LABEL
+from ..model.nodes.shapes import MAX_DISK
 from ..model.scheduling import Taint
 from .component import PoolComponent
 from .gke import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL, GKE_SPOT_LABEL
@@ -94,7 +95,9 @@ class GkeGpuComputeClassArgs:
     active_migration: Optional[bool] = False
     """Move workloads to higher priorities when they become available
     (`activeMigration.optimizeRulePriority`; restarts pods)."""
-    boot_disk_size_gb: Optional[int] = field(default=None, metadata=stack(ge=10))
+    boot_disk_size_gb: Optional[int] = field(
+        default=None, metadata=stack(ge=10, le=MAX_DISK)
+    )
     """Boot disk of every node, in GB (`priorities[].storage.bootDiskSize`): the model weights a
     pod downloads land on it (the kubelet's ephemeral storage); None leaves GKE's default."""
     labels: Optional[Mapping[str, str]] = field(

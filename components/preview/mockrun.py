@@ -9,10 +9,11 @@ no cluster, no cloud. It records each registration as `{type, name, parent, inpu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -328,6 +329,35 @@ def run_program(
     `on_register` is called with the type of each registration, as it happens.
     Raises whatever the program raises (after the runtime settles).
     """
+    with _program_loop() as loop:
+        try:
+            pulumi.runtime.settings.ROOT.set(None)
+            recorder = Recorder(mocks or FakeCloud(), on_register)
+            pulumi.runtime.set_all_config(
+                {k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()},
+                sorted(secret_keys or []),
+            )
+            pulumi.runtime.set_mocks(
+                recorder.mocks, project=project, stack=stack, preview=False, monitor=recorder
+            )
+            outputs: dict[str, Any] = {}
+
+            stack_resource = pulumi.runtime.get_root_resource()
+            # A plain callable: older SDKs' run_pulumi_func (pulumi < 3.18x) do not await a
+            # coroutine. The run's own loop is not running here: run the program to completion.
+            loop.run_until_complete(pulumi.runtime.stack.run_pulumi_func(program))
+            if stack_resource is not None:
+                outs = getattr(stack_resource, "outputs", {}) or {}
+                for key, value in outs.items():
+                    outputs[key] = loop.run_until_complete(_resolve(value))
+            return Graph(resources=recorder.registered, outputs=_scrub(outputs))
+        finally:
+            pulumi.runtime.settings.ROOT.set(None)
+
+
+@contextlib.contextmanager
+def _program_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """The event loop a program runs on, with what makes a preview fast and quiet, undone after."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     # The SDK calls the (mock) monitor in the loop's default executor, and the mock monitor gives
@@ -358,30 +388,10 @@ def run_program(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        pulumi.runtime.settings.ROOT.set(None)
-        recorder = Recorder(mocks or FakeCloud(), on_register)
-        pulumi.runtime.set_all_config(
-            {k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()},
-            sorted(secret_keys or []),
-        )
-        pulumi.runtime.set_mocks(
-            recorder.mocks, project=project, stack=stack, preview=False, monitor=recorder
-        )
-        outputs: dict[str, Any] = {}
-
-        stack_resource = pulumi.runtime.get_root_resource()
-        # A plain callable: older SDKs' run_pulumi_func (pulumi < 3.18x) do not await a coroutine.
-        # The run's own loop is not running here: run the program to completion on it.
-        loop.run_until_complete(pulumi.runtime.stack.run_pulumi_func(program))
-        if stack_resource is not None:
-            outs = getattr(stack_resource, "outputs", {}) or {}
-            for key, value in outs.items():
-                outputs[key] = loop.run_until_complete(_resolve(value))
-        return Graph(resources=recorder.registered, outputs=_scrub(outputs))
+        yield loop
     finally:
         if saved_stack_trace is not None:
             runtime_resource._get_stack_trace = saved_stack_trace
-        pulumi.runtime.settings.ROOT.set(None)
         asyncio.set_event_loop(None)
         loop.close()
         executor.shutdown(wait=True)

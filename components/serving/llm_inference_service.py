@@ -674,10 +674,8 @@ def _worker_pools(w: LLMWorkloadArgs) -> object:
     return w.pools if k.placement is None else None
 
 
-def _build(
-    name: str, args: LLMInferenceServiceArgs
-) -> tuple[dict[str, Any], dict[str, Optional[Placement]], list[dict[str, Any]]]:
-    check_ranges(args, "")  # this component's errors name the fields
+def _names(args: LLMInferenceServiceArgs, name: str) -> tuple[str, str]:
+    """(metadata.name, namespace), each a DNS label; the service account's too."""
     svc = args.name or name
     try:
         validate_dns1035_label(svc)
@@ -693,12 +691,11 @@ def _build(
             validate_dns1123_label(args.service_account_name)
         except InputError as e:
             raise e.at("serviceAccountName") from None
-    shape = None
-    if args.model is not None:
-        try:
-            shape = llm.model_shape(args.model)
-        except InputError as e:
-            raise e.at("model") from None
+    return svc, namespace
+
+
+def _model(args: LLMInferenceServiceArgs, svc: str) -> dict[str, Any]:
+    """`spec.model`: its URI, served name and LoRA adapters, as KServe's webhook takes them."""
     model: dict[str, Any] = {"uri": _uri(args.model_uri, llmisvc.MODEL_URI_SCHEMES, "model_uri")}
     base_name = args.model_name or svc
     if args.model_name is not None:
@@ -722,6 +719,21 @@ def _build(
             uri = _uri(a.uri, llmisvc.LORA_URI_SCHEMES, f"{path}.uri")
             adapters.append({"name": a.name, "uri": uri})
         model["lora"] = {"adapters": adapters}
+    return model
+
+
+def _build(
+    name: str, args: LLMInferenceServiceArgs
+) -> tuple[dict[str, Any], dict[str, Optional[Placement]], list[dict[str, Any]]]:
+    check_ranges(args, "")  # this component's errors name the fields
+    svc, namespace = _names(args, name)
+    shape = None
+    if args.model is not None:
+        try:
+            shape = llm.model_shape(args.model)
+        except InputError as e:
+            raise e.at("model") from None
+    model = _model(args, svc)
     annotations = _annotations(args, shape)
     spec: dict[str, Any] = {"model": model}
     templates: list[dict[str, Any]] = []

@@ -10,6 +10,7 @@ from config_bases import DEL, mutated
 from components.model.errors import InputError
 from components.model.inputs import INT32_MAX, check_ranges, out_of_range
 from components.platform.load import load_spec
+from components.pools.compute_class import GkeGpuComputeClassArgs
 from components.pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.serving.inference_service import InferenceServiceArgs, PredictorArgs
 from components.serving.seldon import SeldonServerArgs, server_body
@@ -65,6 +66,18 @@ def test_the_python_args_are_refused_with_the_same_words():
         )
     assert str(caught.value) == (
         "args.max_nodes: 1000000000000 is out of range (allowed: a number <= 15000)"
+    )
+
+
+def test_a_compute_class_boot_disk_is_at_most_the_largest_persistent_disk():
+    with pytest.raises(InputError) as caught:
+        check_ranges(
+            GkeGpuComputeClassArgs(
+                accelerator="nvidia-l4", machine_type="g2-standard-8", boot_disk_size_gb=INT32_MAX
+            )
+        )
+    assert str(caught.value) == (
+        "args.boot_disk_size_gb: 2147483647 is out of range (allowed: a number <= 65536)"
     )
 
 
