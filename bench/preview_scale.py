@@ -11,6 +11,10 @@ __main__.py), and times, each in a fresh process, `python -m components preview 
   Servers, the KnativeServing: same names, same specs) as plain
   `kubernetes.apiextensions.CustomResource`s and nothing else. That is what Pulumi itself costs to
   register the same custom resources;
+- typed: the replay with every resource an SDK has a class for registered through that typed class
+  (`kubernetes.core.v1.Namespace`, `helm.v3.Release`, `gcp.container.NodePool`, ...): what a user
+  writing the same stack by hand pays, SDK imports included. Ours / typed is the floor a user
+  would compare with; ours / floor the limit;
 - the replay: the same mock runtime registering the preview's whole graph as it was emitted (every
   resource, same types, names, inputs, parents and dependencies; components as bare
   `ComponentResource`s, other resources as generic ones) and no component code, no SDK imports, no
@@ -53,13 +57,14 @@ POOLS = 4
 SDKS = ("pulumi_aws", "pulumi_gcp")
 
 FLOOR = """
-import json, os, sys
+import importlib, json, os, re, sys
 import pulumi
 import pulumi_kubernetes as k8s
 from components.preview.mockrun import run_program
 
 entries = json.load(open(sys.argv[1]))
-replay = sys.argv[2] == "replay"
+replay = sys.argv[2] in ("replay", "typed")
+typed = sys.argv[2] == "typed"
 
 
 def is_cr(e):
@@ -78,6 +83,35 @@ def floor():
     for e in entries:
         if is_cr(e):
             custom_resource(e, None)
+
+
+def snake(key):
+    return re.sub(r"(?<!^)([A-Z])", r"_\\1", key).lower()
+
+
+TYPED = {"kubernetes": "pulumi_kubernetes", "gcp": "pulumi_gcp", "aws": "pulumi_aws",
+         "azure-native": "pulumi_azure_native"}
+typed_count = [0, 0]
+
+
+def typed_resource(e, opts):
+    # The SDK's own class for the type token (kubernetes:core/v1:Namespace -> k8s.core.v1.Namespace,
+    # gcp:container/nodePool:NodePool -> pulumi_gcp.container.NodePool), top-level inputs as its
+    # snake_case arguments, nested values as emitted; None where the SDK has no such class.
+    pkg, mod, cls = e["type"].split(":")
+    if pkg not in TYPED:
+        return None
+    if pkg == "kubernetes":
+        group, _, version = mod.rpartition("/")
+        path = f"{group.split('.')[0] or 'core'}.{version}"
+    else:
+        path = mod.split("/")[0]
+    try:
+        module = importlib.import_module(f"{TYPED[pkg]}.{path}")
+        klass = getattr(module, cls)
+    except (ImportError, AttributeError):
+        return None
+    return klass(e["name"], opts=opts, **{snake(k): v for k, v in e["inputs"].items()})
 
 
 def replay_graph():
@@ -101,7 +135,10 @@ def replay_graph():
                 r = pulumi.ComponentResource(t, e["name"], None, opts)
                 components.append(r)
             else:
-                r = pulumi.CustomResource(t, e["name"], e["inputs"], opts)
+                r = typed_resource(e, opts) if typed else None
+                typed_count[r is None] += 1
+                if r is None:
+                    r = pulumi.CustomResource(t, e["name"], e["inputs"], opts)
             made[f"{t}::{e['name']}"] = r
         if len(later) == len(todo):
             sys.exit("replay: unresolvable parents or dependencies")
@@ -111,6 +148,8 @@ def replay_graph():
 
 
 run_program(replay_graph if replay else floor)
+if typed:
+    print(json.dumps({"typed": typed_count[0], "generic": typed_count[1]}), file=sys.stderr)
 # Like the gpu-inference command (components.preview.cli.run): end without tearing the
 # interpreter down, so that all three programs are timed for their work alone.
 sys.stdout.flush()
@@ -397,13 +436,14 @@ def main() -> None:
         (work / "floor.py").write_text(FLOOR)
         rows = []
         paired: list[tuple[int, list[Run], list[Run], list[Run]]] = []
+        typed_rows: list[tuple[int, Run, list[Run]]] = []
         loads: list[tuple[int, str, str]] = []
         for n in sizes:
             stack = f"bench-{n}"
             (work / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(stack_config(n)))
             out = work / "out" / stack
             graph_file = work / f"graph-{n}.json"
-            ours, floor, replay = [], [], []
+            ours, floor, replay, typed = [], [], [], []
             load_before = load()
             for rep in range(opts.repeat):
                 ours.append(
@@ -425,6 +465,7 @@ def main() -> None:
                     shutil.copy(out / "resources.json", graph_file)
                 floor.append(run_child([str(work / "floor.py"), str(graph_file), "floor"], work))
                 replay.append(run_child([str(work / "floor.py"), str(graph_file), "replay"], work))
+                typed.append(run_child([str(work / "floor.py"), str(graph_file), "typed"], work))
             graph = json.loads(graph_file.read_text())
             crs = sum(
                 1
@@ -434,6 +475,7 @@ def main() -> None:
             )
             rows.append((n, len(graph), crs, median(ours), median(floor), median(replay)))
             paired.append((n, ours, floor, replay))
+            typed_rows.append((n, median(typed), typed))
             loads.append((n, load_before, load()))
             print(f"  N={n}: done", file=sys.stderr)
 
@@ -474,6 +516,17 @@ def main() -> None:
                 f" ({min(to_floor):.2f}-{max(to_floor):.2f})"
                 f"  ours/replay {statistics.median(to_replay):.2f}"
                 f" ({min(to_replay):.2f}-{max(to_replay):.2f})"
+            )
+        print(
+            "typed = the preview's whole graph re-registered through the SDKs' own typed classes"
+            " (core.v1, helm.v3, gcp.container, ...: what a user writes by hand), custom resources"
+            " as CustomResource, no component code. CPU (median), ours against it:"
+        )
+        for (n, t, t_runs), (_, o_runs, _, _) in zip(typed_rows, paired, strict=True):
+            to_typed = [o.cpu / r.cpu for o, r in zip(o_runs, t_runs, strict=True)]
+            print(
+                f"{n:>5} typed {t.cpu:.2f} s  ours/typed {statistics.median(to_typed):.2f}"
+                f" ({min(to_typed):.2f}-{max(to_typed):.2f})"
             )
         cpu, mods = sdk_import_cpu(work, f"bench-{sizes[-1]}")
         print(
