@@ -1,12 +1,12 @@
 """The scale-up rule against Karpenter itself (issue #23): for every pod template and every
-Karpenter NodePool, whether Karpenter's own provisioning scheduler (sigs.k8s.io/karpenter v1.14.1,
-through `karpenter_judge`) would create a NodeClaim for the pod from that NodePool alone, and with
+Karpenter NodePool, whether Karpenter's own provisioning scheduler (sigs.k8s.io/karpenter v1.15.0
+with aws/karpenter-provider-aws v1.15.0, through `karpenter_judge`) would create a NodeClaim for the pod from that NodePool alone, and with
 which instance types and capacity types, must be the check's answer (`karpenter_cases`).
 
 Graphs: the preview of the example stacks with Karpenter pools (eks-karpenter, and a variant of it
 whose H100 pool uses a capacity reservation; aks-nap, AKS node auto-provisioning) and generated
 cases (Hypothesis: EC2NodeClass graphs, and AKSNodeClass graphs judged by the judge's `azure`
-build, which links Karpenter on Azure v1.14.2); for generated cases with two NodePools, also the
+build, which links Karpenter on Azure v1.14.2 on the core it pins, v1.14.0); for generated cases with two NodePools, also the
 NodePool Karpenter picks among all of them (weights). EKS Auto Mode is not judged: its provisioner
 is not public, so the judge cannot link it. Replay a run with
 `GPU_INFERENCE_KARPENTER_DIFF_SEED=<seed>` (printed in the summary);
