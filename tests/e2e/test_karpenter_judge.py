@@ -241,6 +241,43 @@ def test_reserved_only_pool_without_a_reservation_launches_nothing(judge: Any) -
     )
 
 
+def test_a_full_reservation_holds_the_pod_back_from_lower_weight_pools(judge: Any) -> None:
+    """New in v1.15.0: a full reservation stays available with no capacity (aws v1.15.0
+    offering/reserved_capacity_resolver.go:99-106; v1.14.1 made it unavailable), and a pod whose
+    only compatible offerings are full reservations gets a ReservedOfferingError
+    (nodeclaim.go:385-393), which also keeps the lower-weight pools from taking it
+    (scheduler.go:765-778): no NodeClaim this round, where v1.14.1 launched from the on-demand
+    pool. With room left, or on-demand allowed beside reserved, the reserved pool launches it."""
+    full = _shape("p5.48xlarge", cpu=192, memory_mi=1894400, gpus=8, gpu_name="h100", price=98.3)
+    full["offerings"].append(
+        kj.offering("reserved", ZONE, reservation_id="cr-0123", reservation_capacity=0)
+    )
+    only_reserved = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "reserved")]
+    on_demand = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "on-demand")]
+
+    def first(reserved_pool: list[dict[str, Any]], p5: dict[str, Any]) -> kj.Verdict:
+        return one(
+            judge,
+            instance_types=[P5],
+            node_class_instance_types={"reserved": [p5]},
+            node_pools=[
+                node_pool("reserved", reserved_pool, weight=10, node_class="reserved"),
+                node_pool("on-demand", on_demand),
+            ],
+            pods=[gpu_pod()],
+        )
+
+    v = first(only_reserved, full)
+    assert not v.scheduled
+    assert "all compatible reserved offerings are full" in v.error
+    v = first(only_reserved, P5_RESERVED)
+    assert (v.scheduled, v.node_pool, v.capacity_types) == (True, "reserved", ("reserved",))
+    mixed = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "reserved", "on-demand")]
+    v = first(mixed, full)
+    # The full reservation adds no `reserved` to the NodeClaim (nodeclaimtemplate.go:119-129).
+    assert (v.scheduled, v.node_pool, v.capacity_types) == (True, "reserved", ("on-demand",))
+
+
 def test_reserved_or_on_demand_without_a_reservation_quietly_launches_on_demand(judge: Any) -> None:
     mixed = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "reserved", "on-demand")]
     v = one(judge, instance_types=[P5], node_pools=[node_pool("p5", mixed)], pods=[gpu_pod()])
