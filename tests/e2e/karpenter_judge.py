@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Karpenter's own provisioning scheduler as a judge: build our Go harness, feed it, read it.
 
-The harness (``karpenter_judge/``, a Go module of its own) links ``sigs.k8s.io/karpenter`` at the
-version ``github.com/aws/karpenter-provider-aws`` v<KARPENTER_VERSION> pins, and the AWS
-provider's API package for its label registrations; for each pending pod it runs one provisioning
-round (no existing nodes) and answers whether Karpenter would create a NodeClaim, from which
-NodePool, with which instance types, or Karpenter's own error. Built with the tag ``azure``
-(``provider="azure"``) it links Karpenter on Azure's API package instead
-(``github.com/Azure/karpenter-provider-azure`` v1.14.2: AKS node auto-provisioning) and builds
-VM sizes as that provider does (``provider_azure.go``).
+The harness (``karpenter_judge/``, one Go source directory with two module files) links
+``sigs.k8s.io/karpenter`` at the version its cloud provider's release pins, and that provider's
+API package for its label registrations; for each pending pod it runs one provisioning round (no
+existing nodes) and answers whether Karpenter would create a NodeClaim, from which NodePool, with
+which instance types, or Karpenter's own error. The default build (``go.mod``) links
+``github.com/aws/karpenter-provider-aws`` v1.15.0 on core v1.15.0 (EKS); built with the tag
+``azure`` and ``-modfile=go.azure.mod`` (``provider="azure"``) it links
+``github.com/Azure/karpenter-provider-azure`` v1.14.2 on the core that release pins, v1.14.0 (AKS
+node auto-provisioning; the proxy serves no later Azure release), and builds VM sizes as that
+provider does (``provider_azure.go``). Each module file has its own minimal version selection, so
+neither provider raises the other's core.
 
 Pure standard library, like rig.py. Usable as a library (``build``, ``run``, the request
 helpers) and as a command::
@@ -20,7 +23,7 @@ helpers) and as a command::
 The binary goes to ``${GPU_INFERENCE_RIG_CACHE:-~/.cache/gpu-inference-rig}/
 karpenter-judge-<version>-<hash>/``, ``<hash>`` covering every file of the Go module; it is built
 from a copy of the sources there (``-mod=readonly``: the clone is never written), modules from the
-Go module proxy only (``GOTOOLCHAIN=local CGO_ENABLED=0``).
+Go module proxy only (``CGO_ENABLED=0``, the Go toolchain of ``TOOLCHAINS``).
 """
 
 from __future__ import annotations
@@ -47,16 +50,19 @@ AZURE_MODULE = "github.com/Azure/karpenter-provider-azure"
 PROVIDER_MODULES = {"aws": AWS_MODULE, "azure": AZURE_MODULE}
 """The builds of the harness and the provider module each links: the default one the AWS
 provider's API package, `azure` (the build tag) Karpenter on Azure's; a binary links one
-provider's label registrations, as a controller does. Both come from the one go.mod and share a
+provider's label registrations, as a controller does. They share the source directory and a
 cache directory (its key covers every file, so a change to either provider's file rebuilds both);
-each has its own binary and build record there."""
+each has its own module file, binary and build record."""
 PROVIDERS = tuple(PROVIDER_MODULES)
+MODFILES = {"aws": "go.mod", "azure": "go.azure.mod"}
+"""Each build's module file (its go.sum beside it: go.sum, go.azure.sum). `go build -modfile`
+reads the Azure one; go.mod must be there anyway to mark the module root."""
+TOOLCHAINS = {"aws": "go1.27.3", "azure": "local"}
+"""The Go toolchain each build runs (GOTOOLCHAIN). aws/karpenter-provider-aws v1.15.0 and
+sigs.k8s.io/karpenter v1.15.0 say `go 1.26.9`, newer than the machine's Go 1.26.8, so the AWS
+build takes go1.27.3, the toolchain module the Go module proxy serves and this workplace names;
+the Azure modules (`go 1.26.6`) build with the Go on PATH."""
 CORE_MODULE = "sigs.k8s.io/karpenter"
-# aws/karpenter-provider-aws v1.14.1 go.mod pins sigs.k8s.io/karpenter at the pseudo-version
-# v1.14.1-0.20260819221709-6e7eab7a0f48, which the module proxy refuses (403); the tag v1.14.1 is
-# that same commit (kubernetes-sigs/karpenter: `git rev-parse v1.14.1` = 6e7eab7a0f48, and every
-# .go file of the proxy's v1.14.1 zip equals the commit's), so go.mod requires the tag.
-CORE_COMMIT = "6e7eab7a0f485d7225eb98995fad9b66c79b322b"
 BUILD_TIMEOUT = 3600
 RUN_TIMEOUT = 600
 
@@ -78,15 +84,24 @@ class JudgeError(RuntimeError):
 # ---------------------------------------------------------------------------------------------
 
 
-def module_versions(source: Path = SOURCE) -> dict[str, str]:
-    """The versions go.mod requires, by module path."""
-    text = (source / "go.mod").read_text()
+def modfile(source: Path = SOURCE, provider: str = "aws") -> Path:
+    return source / MODFILES[_provider(provider)]
+
+
+def sumfile(source: Path = SOURCE, provider: str = "aws") -> Path:
+    return modfile(source, provider).with_suffix(".sum")
+
+
+def module_versions(source: Path = SOURCE, provider: str = "aws") -> dict[str, str]:
+    """The versions `provider`'s module file requires, by module path."""
+    text = modfile(source, provider).read_text()
     return dict(re.findall(r"^\s*(?:require\s+)?([\w./-]+)\s+(v\S+)", text, flags=re.M))
 
 
-def direct_requirements(source: Path = SOURCE) -> dict[str, str]:
-    """go.mod's requirements not marked `// indirect`: the modules the harness's files import."""
-    text = (source / "go.mod").read_text()
+def direct_requirements(source: Path = SOURCE, provider: str = "aws") -> dict[str, str]:
+    """The module file's requirements not marked `// indirect`: the modules its build's files
+    import."""
+    text = modfile(source, provider).read_text()
     return {
         m: v
         for m, v, note in re.findall(r"^\s*(?:require\s+)?([\w./-]+)\s+(v\S+)(.*)$", text, re.M)
@@ -110,8 +125,7 @@ def imported_modules(source: Path = SOURCE, provider: str = "aws") -> dict[str, 
     """The modules (with go.mod's versions) that the files of `provider`'s build import: each
     non-standard import path belongs to the longest module path of go.mod that prefixes it. An
     import no module of go.mod provides is refused (the build would fail to resolve it)."""
-    _provider(provider)
-    pinned = module_versions(source)
+    pinned = module_versions(source, provider)
     out: dict[str, str] = {}
     for f in sorted(source.glob("*.go")):
         if not _builds_with(f, provider):
@@ -124,7 +138,7 @@ def imported_modules(source: Path = SOURCE, provider: str = "aws") -> dict[str, 
                 continue  # the standard library
             owners = [m for m in pinned if path == m or path.startswith(m + "/")]
             if not owners:
-                raise ValueError(f"{f.name}: {path} is in no module go.mod requires")
+                raise ValueError(f"{f.name}: {path} is in no module {MODFILES[provider]} requires")
             module = max(owners, key=len)
             out[module] = pinned[module]
     return out
@@ -172,14 +186,17 @@ def build_record(source: Path = SOURCE, provider: str = "aws") -> Path:
 
 
 def build_tags(provider: str = "aws") -> list[str]:
-    """The `go build` arguments that select `provider`'s files (provider_<name>.go)."""
-    return [] if _provider(provider) == "aws" else ["-tags", provider]
+    """The `go` arguments that select `provider`'s files (provider_<name>.go, core_*.go) and its
+    module file."""
+    if _provider(provider) == "aws":
+        return []
+    return ["-modfile", MODFILES[provider], "-tags", provider]
 
 
-def _go_env() -> dict[str, str]:
+def _go_env(provider: str = "aws") -> dict[str, str]:
     env = dict(os.environ)
     env.update(
-        GOTOOLCHAIN="local",
+        GOTOOLCHAIN=TOOLCHAINS[_provider(provider)],
         CGO_ENABLED="0",
         GOWORK="off",
         GOFLAGS="-mod=readonly -buildvcs=false",
@@ -218,13 +235,15 @@ def _lock(d: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _run_logged(cmd: Sequence[str], cwd: Path, log: Path) -> subprocess.CompletedProcess[str]:
+def _run_logged(
+    cmd: Sequence[str], cwd: Path, log: Path, provider: str = "aws"
+) -> subprocess.CompletedProcess[str]:
     with open(log, "a") as f:
         f.write(f"\n$ cd {cwd} && {' '.join(cmd)}\n")
         proc = subprocess.run(
             list(cmd),
             cwd=cwd,
-            env=_go_env(),
+            env=_go_env(provider),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -254,31 +273,42 @@ def build(source: Path = SOURCE, provider: str = "aws") -> Path:
         shutil.rmtree(src, ignore_errors=True)
         shutil.copytree(source, src)
         t0 = time.monotonic()
-        proc = _run_logged(["go", "mod", "download"], src, log)
+        tags = build_tags(provider)
+        modfile_args = tags[:2]
+        proc = _run_logged(["go", "mod", "download", *modfile_args], src, log, provider)
         if proc.returncode != 0:
             tail = "\n".join(proc.stdout.splitlines()[-15:])
             kind = SourceUnavailable if _UNSERVED.search(proc.stdout) else BuildError
             raise kind(f"karpenter judge: `go mod download` failed in {src} (log {log}):\n{tail}")
         downloaded = time.monotonic() - t0
         tmp = root / f".karpenter_judge.{os.getpid()}"
-        tags = build_tags(provider)
-        proc = _run_logged(["go", "build", "-trimpath", "-o", str(tmp), *tags, "."], src, log)
+        proc = _run_logged(
+            ["go", "build", "-trimpath", "-o", str(tmp), *tags, "."], src, log, provider
+        )
         if proc.returncode != 0:
             tail = "\n".join(proc.stdout.splitlines()[-25:])
             raise BuildError(
                 f"karpenter judge: `go build` failed in {src} (log {log}):\n{tail}\nRerun: cd "
-                f"{src} && GOTOOLCHAIN=local CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=readonly "
+                f"{src} && GOTOOLCHAIN={TOOLCHAINS[provider]} CGO_ENABLED=0 GOWORK=off "
+                "GOFLAGS=-mod=readonly "
                 f"go build {' '.join(tags)} ."
             )
         os.replace(tmp, target)
-        go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True)
-        versions = module_versions(source)
+        go = subprocess.run(
+            ["go", "env", "GOVERSION"],
+            cwd=src,
+            env=_go_env(provider),
+            capture_output=True,
+            text=True,
+        )
+        versions = module_versions(source, provider)
         build_record(source, provider).write_text(
             json.dumps(
                 {
                     "provider": provider,
                     "provider_module": PROVIDER_MODULES[provider],
                     "provider_version": versions[PROVIDER_MODULES[provider]],
+                    "modfile": MODFILES[provider],
                     "imports": imported_modules(source, provider),
                     "go": go.stdout.strip(),
                     "download_seconds": round(downloaded, 1),
@@ -585,10 +615,10 @@ def parse_answer(text: str) -> Answer:
 
 def check_modules(answer: Answer, provider: str = "aws", source: Path = SOURCE) -> Answer:
     """The answer, if it comes from `provider`'s build of this source: the modules the binary
-    names (runtime/debug build info) are go.mod's versions of Karpenter and of that provider's
-    module alone. A binary of the other build, or of another go.mod, is refused: its verdicts
-    would be another Karpenter's."""
-    pinned = module_versions(source)
+    names (runtime/debug build info) are its module file's versions of Karpenter and of that
+    provider's module alone. A binary of the other build, or of another module file, is refused:
+    its verdicts would be another Karpenter's."""
+    pinned = module_versions(source, provider)
     want = PROVIDER_MODULES[_provider(provider)]
     got = {m: answer.modules.get(m) for m in (CORE_MODULE, *PROVIDER_MODULES.values())}
     expected = {m: pinned[m] if m in (CORE_MODULE, want) else None for m in got}

@@ -1,12 +1,12 @@
 """The scale-up rule against Karpenter itself (issue #23): for every pod template and every
-Karpenter NodePool, whether Karpenter's own provisioning scheduler (sigs.k8s.io/karpenter v1.14.1,
-through `karpenter_judge`) would create a NodeClaim for the pod from that NodePool alone, and with
+Karpenter NodePool, whether Karpenter's own provisioning scheduler (sigs.k8s.io/karpenter v1.15.0
+with aws/karpenter-provider-aws v1.15.0, through `karpenter_judge`) would create a NodeClaim for the pod from that NodePool alone, and with
 which instance types and capacity types, must be the check's answer (`karpenter_cases`).
 
 Graphs: the preview of the example stacks with Karpenter pools (eks-karpenter, and a variant of it
 whose H100 pool uses a capacity reservation; aks-nap, AKS node auto-provisioning) and generated
 cases (Hypothesis: EC2NodeClass graphs, and AKSNodeClass graphs judged by the judge's `azure`
-build, which links Karpenter on Azure v1.14.2); for generated cases with two NodePools, also the
+build, which links Karpenter on Azure v1.14.2 on the core it pins, v1.14.0); for generated cases with two NodePools, also the
 NodePool Karpenter picks among all of them (weights). EKS Auto Mode is not judged: its provisioner
 is not public, so the judge cannot link it. Replay a run with
 `GPU_INFERENCE_KARPENTER_DIFF_SEED=<seed>` (printed in the summary);
@@ -142,7 +142,7 @@ def differential(
         run.azure += add(f"aks case {i}", case) or []
     # Each request to the build of the judge that links its NodePools' provider.
     answers: dict[int, kj.CaseAnswer] = {}
-    modules: dict[str, str] = {}
+    linked: dict[str, str] = {}  # per build: the core and the provider module its answer names
     everything_asked = requests + choice_requests
     for provider in kj.PROVIDERS:
         mine = [i for i, r in enumerate(everything_asked) if request_provider(r) == provider]
@@ -150,7 +150,11 @@ def differential(
             continue
         answer = kj.run({"cases": [everything_asked[i] for i in mine]}, provider=provider)
         answers.update(zip(mine, answer.cases, strict=True))
-        modules.update(answer.modules)
+        module = kj.PROVIDER_MODULES[provider]
+        linked[provider] = (
+            f"{module.rsplit('/', 1)[-1]} {answer.modules.get(module)} on "
+            f"{kj.CORE_MODULE} {answer.modules.get(kj.CORE_MODULE)}"
+        )
     for i, pairs in enumerate(groups):
         attach(pairs, answers[i])
     for j, choices in enumerate(choice_groups):
@@ -158,8 +162,7 @@ def differential(
     seconds = time.monotonic() - t0
     report.lines.append(
         f"seed {SEED} (replay: GPU_INFERENCE_KARPENTER_DIFF_SEED={SEED}), {run.cases} cases "
-        f"and {run.azure_cases} AKS cases, Karpenter {modules.get(kj.CORE_MODULE)} / "
-        f"{modules.get(kj.AWS_MODULE)} / {modules.get(kj.AZURE_MODULE)}"
+        f"and {run.azure_cases} AKS cases, judged by " + "; ".join(linked.values())
     )
     for stack, pairs in run.examples.items():
         report.lines.append(summary(stack, pairs))

@@ -1,8 +1,8 @@
 """Karpenter's own provisioning scheduler, through our harness, on hand-made cases.
 
-Each expected answer is reasoned from sigs.k8s.io/karpenter v1.14.1 (commit 6e7eab7a0f48, the
-version aws/karpenter-provider-aws v1.14.1 pins); paths below are under its pkg/, "scheduler.go"
-being controllers/provisioning/scheduling/scheduler.go. The instance shapes are hand-written
+Each expected answer is reasoned from sigs.k8s.io/karpenter v1.15.0 (the version
+aws/karpenter-provider-aws v1.15.0 pins; the Azure cases below link v1.14.0, see there); paths
+below are under its pkg/, "scheduler.go" being controllers/provisioning/scheduling/scheduler.go. The instance shapes are hand-written
 round numbers, not our catalog: only their relations (which fits, which exceeds) matter here.
 """
 
@@ -20,7 +20,7 @@ GPU = "nvidia.com/gpu"
 GPU_TAINT = {"key": GPU, "value": "present", "effect": "NoSchedule"}
 GPU_TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
 # Allocatable = capacity - (kubeReserved + systemReserved + evictionThreshold)
-# (cloudprovider/types.go:271-280): 993Mi of memory below capacity for every shape here.
+# (cloudprovider/types.go:331-340): 993Mi of memory below capacity for every shape here.
 KUBE_RESERVED = {"cpu": "80m", "memory": "893Mi", "ephemeral-storage": "1Gi"}
 EVICTION = {"memory": "100Mi"}
 
@@ -155,15 +155,16 @@ def test_the_harness_links_the_pinned_karpenter(judge: Any) -> None:
         kj.request(instance_types=G6, node_pools=[node_pool("g6", ONE_GPU_G6)], pods=[gpu_pod()])
     )
     pinned = kj.module_versions()
-    assert answer.modules["sigs.k8s.io/karpenter"] == pinned[kj.CORE_MODULE] == "v1.14.1"
-    assert answer.modules[kj.AWS_MODULE] == pinned[kj.AWS_MODULE] == "v1.14.1"
+    assert answer.modules["sigs.k8s.io/karpenter"] == pinned[kj.CORE_MODULE] == "v1.15.0"
+    assert answer.modules[kj.AWS_MODULE] == pinned[kj.AWS_MODULE] == "v1.15.0"
+    assert kj.AZURE_MODULE not in answer.modules
 
 
 def test_a_one_gpu_pod_gets_a_nodeclaim_with_every_one_gpu_g6_size(judge: Any) -> None:
-    # The pool's requirements pre-filter the instance types (scheduler.go:155-170: g5 and the
+    # The pool's requirements pre-filter the instance types (scheduler.go:178-193: g5 and the
     # 4-GPU g6.12xlarge go); the NodeClaim lists every remaining type the pod fits
-    # (nodeclaim.go:541-618), with the capacity types of their compatible offerings
-    # (nodeclaimtemplate.go:114-126): the pool admits on-demand only.
+    # (nodeclaim.go:598-675), with the capacity types of their compatible offerings
+    # (nodeclaimtemplate.go:114-129): the pool admits on-demand only.
     v = one(
         judge, instance_types=G6 + G5, node_pools=[node_pool("g6", ONE_GPU_G6)], pods=[gpu_pod()]
     )
@@ -179,7 +180,7 @@ def test_a_one_gpu_pod_gets_a_nodeclaim_with_every_one_gpu_g6_size(judge: Any) -
 
 def test_a_family_pool_offers_the_multi_gpu_sizes_too(judge: Any) -> None:
     # Without a GPU-count requirement, nothing stops a 1-GPU pod from landing on g6.12xlarge:
-    # Karpenter keeps every type that fits (nodeclaim.go:624-640) and lets the cloud pick by price.
+    # Karpenter keeps every type that fits (nodeclaim.go:681-695) and lets the cloud pick by price.
     reqs = [_req("karpenter.k8s.aws/instance-family", "In", "g6")]
     v = one(judge, instance_types=G6 + G5, node_pools=[node_pool("g6", reqs)], pods=[gpu_pod()])
     assert v.instance_types == ("g6.12xlarge", "g6.2xlarge", "g6.4xlarge", "g6.xlarge")
@@ -188,7 +189,7 @@ def test_a_family_pool_offers_the_multi_gpu_sizes_too(judge: Any) -> None:
 
 def test_gpu_limit_below_the_only_instance_types_gpus_stops_the_launch(judge: Any) -> None:
     # Limits are compared with instance *capacity* before any NodeClaim is made
-    # (scheduler.go:706-720, filterByRemainingResources :1069-1085): 8 GPUs > 4 left.
+    # (scheduler.go:735-749, filterByRemainingResources :1069-1085): 8 GPUs > 4 left.
     pods = [gpu_pod()]
     low = node_pool("p5", ONLY_P5, limits={GPU: "4"})
     v = one(judge, instance_types=[P5], node_pools=[low], pods=pods)
@@ -208,7 +209,7 @@ def test_gpu_limit_below_the_only_instance_types_gpus_stops_the_launch(judge: An
 
 
 def test_a_node_limit_of_zero_is_exhausted(judge: Any) -> None:
-    # scheduler.go:709-714: `nodes` is checked before the instance types.
+    # scheduler.go:738-743: `nodes` is checked before the instance types.
     pool = node_pool("p5", ONLY_P5, limits={"nodes": "0"})
     v = one(judge, instance_types=[P5], node_pools=[pool], pods=[gpu_pod()])
     assert v.error == "node limits have been exhausted for nodepool (NodePool=p5)"
@@ -216,9 +217,9 @@ def test_a_node_limit_of_zero_is_exhausted(judge: Any) -> None:
 
 def test_reserved_only_pool_without_a_reservation_launches_nothing(judge: Any) -> None:
     # With no reserved offering the instance type's capacity-type requirement is
-    # In [on-demand, spot] (aws types.go:171-195); the pool's In [reserved] filters out every
-    # type, so the pool's template is dropped (scheduler.go:155-170) and no template is left
-    # (scheduler.go:603-605).
+    # In [on-demand, spot] (aws v1.15.0 types.go:331-355); the pool's In [reserved] filters out every
+    # type, so the pool's template is dropped (scheduler.go:178-193) and no template is left
+    # (scheduler.go:637-639).
     reserved = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "reserved")]
     pools = [node_pool("p5", reserved)]
     v = one(judge, instance_types=[P5], node_pools=pools, pods=[gpu_pod()])
@@ -240,6 +241,43 @@ def test_reserved_only_pool_without_a_reservation_launches_nothing(judge: Any) -
     )
 
 
+def test_a_full_reservation_holds_the_pod_back_from_lower_weight_pools(judge: Any) -> None:
+    """New in v1.15.0: a full reservation stays available with no capacity (aws v1.15.0
+    offering/reserved_capacity_resolver.go:99-106; v1.14.1 made it unavailable), and a pod whose
+    only compatible offerings are full reservations gets a ReservedOfferingError
+    (nodeclaim.go:385-393), which also keeps the lower-weight pools from taking it
+    (scheduler.go:765-778): no NodeClaim this round, where v1.14.1 launched from the on-demand
+    pool. With room left, or on-demand allowed beside reserved, the reserved pool launches it."""
+    full = _shape("p5.48xlarge", cpu=192, memory_mi=1894400, gpus=8, gpu_name="h100", price=98.3)
+    full["offerings"].append(
+        kj.offering("reserved", ZONE, reservation_id="cr-0123", reservation_capacity=0)
+    )
+    only_reserved = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "reserved")]
+    on_demand = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "on-demand")]
+
+    def first(reserved_pool: list[dict[str, Any]], p5: dict[str, Any]) -> kj.Verdict:
+        return one(
+            judge,
+            instance_types=[P5],
+            node_class_instance_types={"reserved": [p5]},
+            node_pools=[
+                node_pool("reserved", reserved_pool, weight=10, node_class="reserved"),
+                node_pool("on-demand", on_demand),
+            ],
+            pods=[gpu_pod()],
+        )
+
+    v = first(only_reserved, full)
+    assert not v.scheduled
+    assert "all compatible reserved offerings are full" in v.error
+    v = first(only_reserved, P5_RESERVED)
+    assert (v.scheduled, v.node_pool, v.capacity_types) == (True, "reserved", ("reserved",))
+    mixed = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "reserved", "on-demand")]
+    v = first(mixed, full)
+    # The full reservation adds no `reserved` to the NodeClaim (nodeclaimtemplate.go:119-129).
+    assert (v.scheduled, v.node_pool, v.capacity_types) == (True, "reserved", ("on-demand",))
+
+
 def test_reserved_or_on_demand_without_a_reservation_quietly_launches_on_demand(judge: Any) -> None:
     mixed = [*ONLY_P5, _req("karpenter.sh/capacity-type", "In", "reserved", "on-demand")]
     v = one(judge, instance_types=[P5], node_pools=[node_pool("p5", mixed)], pods=[gpu_pod()])
@@ -247,7 +285,7 @@ def test_reserved_or_on_demand_without_a_reservation_quietly_launches_on_demand(
 
 
 def test_a_pod_that_does_not_tolerate_the_pool_taint_is_refused(judge: Any) -> None:
-    # nodeclaim.go:125-128, the error of scheduling/taints.go:78-91.
+    # nodeclaim.go:132-135, the error of scheduling/taints.go:78-91.
     pod = gpu_pod(tolerations=[{"key": "other", "operator": "Exists", "effect": "NoSchedule"}])
     v = one(judge, instance_types=G6, node_pools=[node_pool("g6", ONE_GPU_G6)], pods=[pod])
     assert v.error == "did not tolerate taint (taint=nvidia.com/gpu=present:NoSchedule)"
@@ -255,7 +293,7 @@ def test_a_pod_that_does_not_tolerate_the_pool_taint_is_refused(judge: Any) -> N
 
 def test_memory_is_judged_against_allocatable_to_the_mebibyte(judge: Any) -> None:
     # fits() compares requests (plus `pods: 1`, utils/resources RequestsForPods) with
-    # capacity - overhead (nodeclaim.go:624-640, cloudprovider/types.go:271-280).
+    # capacity - overhead (nodeclaim.go:681-695, cloudprovider/types.go:331-340).
     biggest = 60416 - 993  # g6.4xlarge, the largest 1-GPU g6 here
     pools = [node_pool("g6", ONE_GPU_G6)]
     at = one(judge, instance_types=G6, node_pools=pools, pods=[gpu_pod(memory=f"{biggest}Mi")])
@@ -274,8 +312,8 @@ def test_memory_is_judged_against_allocatable_to_the_mebibyte(judge: Any) -> Non
 
 
 def test_a_dra_only_gpu_pod_gets_no_node(judge: Any) -> None:
-    # IGNORE_DRA_REQUESTS defaults to true (operator/options/options.go:133); such a pod is
-    # refused before any pool is tried (scheduler.go:583-586).
+    # IGNORE_DRA_REQUESTS defaults to true (operator/options/options.go:235); such a pod is
+    # refused before any pool is tried (scheduler.go:612-615).
     pod = {
         "name": "dra",
         "spec": {
@@ -302,7 +340,7 @@ def test_the_heaviest_pool_wins_and_equal_weights_go_by_name_descending(judge: A
 
 def test_each_pool_alone_and_a_pool_karpenter_would_not_ready(judge: Any) -> None:
     # A NodePool whose runtime validation fails never becomes Ready (apis/v1/
-    # nodepool_validation.go:28-31) and the provisioner leaves it out (provisioner.go:276-285).
+    # nodepool_validation.go:28-31) and the provisioner leaves it out (provisioner.go:282-291).
     bad = node_pool("bad", [*ONLY_P5, _req("karpenter.sh/nodepool", "In", "x")])
     answer = judge(
         kj.request(
@@ -368,7 +406,7 @@ def test_daemonset_overhead_moves_the_pod_to_a_larger_instance_type(judge: Any) 
 
 
 # ---------------------------------------------------------------------------------------------
-# The `azure` build: Karpenter on Azure v1.14.2 (AKS node auto-provisioning)
+# The `azure` build: Karpenter on Azure v1.14.2 (AKS node auto-provisioning) on core v1.14.0
 # ---------------------------------------------------------------------------------------------
 # Reasoned from Azure/karpenter-provider-azure v1.14.2 pkg/providers/instancetype/instancetype.go
 # (computeRequirements, setRequirementsGPU, gpuTotalCount), instancetypes.go (createOfferings),
@@ -460,7 +498,7 @@ def test_the_azure_build_links_karpenter_on_azure(azure_judge: Any) -> None:
         )
     )
     assert answer.modules[kj.AZURE_MODULE] == "v1.14.2"
-    assert answer.modules["sigs.k8s.io/karpenter"] == "v1.14.1"
+    assert answer.modules["sigs.k8s.io/karpenter"] == "v1.14.0"  # what Azure v1.14.2 pins
     assert kj.AWS_MODULE not in answer.modules
 
 

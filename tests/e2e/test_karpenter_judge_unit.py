@@ -14,35 +14,40 @@ from typing import Any
 import karpenter_judge as kj
 import pytest
 
-from components.model.deploy.versions import KARPENTER_VERSION
-
 # ---------------------------------------------------------------------------------------------
 # Pins and the cache
 # ---------------------------------------------------------------------------------------------
 
 
-def test_the_harness_pins_the_karpenter_release_the_project_installs() -> None:
+def test_the_aws_build_pins_karpenter_1_15_on_the_core_its_release_pins() -> None:
+    """aws/karpenter-provider-aws v1.15.0's go.mod requires sigs.k8s.io/karpenter v1.15.0 (a tag,
+    unlike v1.14.1's pseudo-version); go.mod holds the AWS provider alone, so nothing raises it."""
     versions = kj.module_versions()
-    assert versions[kj.AWS_MODULE] == f"v{KARPENTER_VERSION}"
-    assert kj.karpenter_version() == KARPENTER_VERSION
-    # The tag at the commit the AWS provider's go.mod pins (see CORE_COMMIT).
-    assert versions[kj.CORE_MODULE] == "v1.14.1"
-    sums = (kj.SOURCE / "go.sum").read_text().splitlines()
+    assert versions[kj.AWS_MODULE] == versions[kj.CORE_MODULE] == "v1.15.0"
+    assert kj.karpenter_version() == "1.15.0"
+    assert kj.AZURE_MODULE not in versions
+    sums = kj.sumfile().read_text().splitlines()
     for module in (kj.AWS_MODULE, kj.CORE_MODULE):
         assert any(line.startswith(f"{module} {versions[module]} h1:") for line in sums), module
 
 
-def test_the_azure_build_pins_karpenter_on_azure_at_the_core_it_shares() -> None:
-    """Karpenter on Azure v1.14.2 builds on sigs.k8s.io/karpenter v1.14.0: the judge's v1.14.1
-    (the AWS provider's pin) is what MVS selects for both builds."""
-    versions = kj.module_versions()
+def test_the_azure_build_pins_karpenter_on_azure_on_the_core_it_pins() -> None:
+    """Karpenter on Azure v1.14.2 (the newest release the proxy serves) builds on
+    sigs.k8s.io/karpenter v1.14.0; its own module file keeps the AWS build's v1.15.0 out of its
+    minimal version selection."""
+    versions = kj.module_versions(provider="azure")
     assert versions[kj.AZURE_MODULE] == "v1.14.2"
+    assert versions[kj.CORE_MODULE] == "v1.14.0"
     assert versions["github.com/Azure/skewer"] == "v0.0.24"
-    sums = (kj.SOURCE / "go.sum").read_text().splitlines()
-    for module in (kj.AZURE_MODULE, "github.com/Azure/skewer"):
+    assert kj.AWS_MODULE not in versions
+    assert kj.sumfile(provider="azure") == kj.SOURCE / "go.azure.sum"
+    sums = kj.sumfile(provider="azure").read_text().splitlines()
+    for module in (kj.AZURE_MODULE, kj.CORE_MODULE, "github.com/Azure/skewer"):
         assert any(line.startswith(f"{module} {versions[module]} h1:") for line in sums), module
-    assert "//go:build azure" in (kj.SOURCE / "provider_azure.go").read_text()
-    assert "//go:build !azure" in (kj.SOURCE / "provider_aws.go").read_text()
+    for name in ("provider_azure.go", "core_v1_14.go"):
+        assert "//go:build azure" in (kj.SOURCE / name).read_text(), name
+    for name in ("provider_aws.go", "core_v1_15.go"):
+        assert "//go:build !azure" in (kj.SOURCE / name).read_text(), name
 
 
 @pytest.fixture
@@ -59,8 +64,8 @@ def test_the_cache_dir_names_the_version_and_follows_every_go_source(
     shutil.copytree(kj.SOURCE, copy)
     here = kj.cache_dir(copy)
     assert here == kj.cache_dir() and here.parent == cache
-    assert here.name.startswith(f"karpenter-judge-{KARPENTER_VERSION}-")
-    for name in ("main.go", "go.sum"):
+    assert here.name.startswith(f"karpenter-judge-{kj.karpenter_version()}-")
+    for name in ("main.go", "go.sum", "go.azure.sum"):
         f = copy / name
         before = f.read_bytes()
         f.write_bytes(before + b"\n")
@@ -97,8 +102,8 @@ def test_without_go_the_judge_is_unavailable_with_a_reason(cache: Path, fake_pat
 def test_a_proxy_refusal_is_unavailable_not_a_build_failure(cache: Path, fake_path: Path) -> None:
     _fake_go(
         fake_path,
-        'if [ "$1 $2" = "mod download" ]; then echo "go: sigs.k8s.io/karpenter@v1.14.1: reading '
-        'https://proxy.golang.org/sigs.k8s.io/karpenter/@v/v1.14.1.zip: 403 Forbidden"; exit 1; fi\n',
+        'if [ "$1 $2" = "mod download" ]; then echo "go: sigs.k8s.io/karpenter@v1.15.0: reading '
+        'https://proxy.golang.org/sigs.k8s.io/karpenter/@v/v1.15.0.zip: 403 Forbidden"; exit 1; fi\n',
     )
     assert kj.unavailable_reason() is None  # Go is there: only trying tells
     with pytest.raises(kj.SourceUnavailable, match="403 Forbidden"):
@@ -123,16 +128,17 @@ def test_a_build_lands_in_the_cache_once_and_leaves_the_clone_alone(
     _fake_go(
         fake_path,
         'case "$1" in\n'
-        "  env) echo go1.26.8 ;;\n"
+        '  env) echo "$GOTOOLCHAIN" ;;\n'
         '  build) printf "#!/bin/sh\\n" > "$4"; chmod +x "$4"; [ "$GOFLAGS" = "-mod=readonly -buildvcs=false" ]'
-        ' && [ "$GOTOOLCHAIN $CGO_ENABLED" = "local 0" ] ;;\n'
+        ' && [ "$GOTOOLCHAIN $CGO_ENABLED" = "go1.27.3 0" ] ;;\n'
         "esac\n",
     )
     exe = kj.build()
     assert exe == kj.cache_dir() / "karpenter_judge" and os.access(exe, os.X_OK)
     assert (kj.cache_dir() / "src" / "main.go").read_bytes() == (kj.SOURCE / "main.go").read_bytes()
     record = json.loads((kj.cache_dir() / "build.json").read_text())
-    assert record["go"] == "go1.26.8" and record["modules"] == kj.module_versions()
+    assert record["go"] == "go1.27.3" and record["modules"] == kj.module_versions()
+    assert record["modfile"] == "go.mod"
     calls = (fake_path / "calls").read_text().splitlines()
     assert [c.split()[0] for c in calls] == ["mod", "build", "env"]
     assert kj.build() == exe
@@ -147,14 +153,18 @@ def test_the_azure_build_takes_the_tag_and_a_binary_of_its_own(
         fake_path,
         'case "$1" in\n'
         "  env) echo go1.26.8 ;;\n"
-        '  build) printf "#!/bin/sh\\n" > "$4"; chmod +x "$4" ;;\n'
+        '  build) printf "#!/bin/sh\\n" > "$4"; chmod +x "$4"'
+        ' && [ "$GOTOOLCHAIN $CGO_ENABLED" = "local 0" ] ;;\n'
         "esac\n",
     )
     exe = kj.build(provider="azure")
     assert exe == kj.cache_dir() / "karpenter_judge_azure" and os.access(exe, os.X_OK)
     calls = (fake_path / "calls").read_text().splitlines()
-    assert calls[1].split()[-3:] == ["-tags", "azure", "."]
-    assert (kj.cache_dir() / "build-azure.json").exists()
+    assert calls[0].split() == ["mod", "download", "-modfile", "go.azure.mod"]
+    assert calls[1].split()[-5:] == ["-modfile", "go.azure.mod", "-tags", "azure", "."]
+    record = json.loads((kj.cache_dir() / "build-azure.json").read_text())
+    assert record["modfile"] == "go.azure.mod"
+    assert record["modules"] == kj.module_versions(provider="azure")
     assert not (kj.cache_dir() / "karpenter_judge").exists()  # the AWS build is another binary
     with pytest.raises(ValueError, match="not one of"):
         kj.binary(provider="gcp")
@@ -164,7 +174,13 @@ def test_the_azure_build_takes_the_tag_and_a_binary_of_its_own(
     ("provider", "tags", "exe", "record", "module"),
     [
         ("aws", [], "karpenter_judge", "build.json", kj.AWS_MODULE),
-        ("azure", ["-tags", "azure"], "karpenter_judge_azure", "build-azure.json", kj.AZURE_MODULE),
+        (
+            "azure",
+            ["-modfile", "go.azure.mod", "-tags", "azure"],
+            "karpenter_judge_azure",
+            "build-azure.json",
+            kj.AZURE_MODULE,
+        ),
     ],
 )
 def test_each_build_has_its_tags_binary_and_record_in_the_one_cache_dir(
@@ -176,7 +192,9 @@ def test_each_build_has_its_tags_binary_and_record_in_the_one_cache_dir(
     assert kj.PROVIDER_MODULES[provider] == module
 
 
-@pytest.mark.parametrize("name", ["provider_aws.go", "provider_azure.go", "go.mod"])
+@pytest.mark.parametrize(
+    "name", ["provider_aws.go", "provider_azure.go", "core_v1_14.go", "go.mod", "go.azure.mod"]
+)
 def test_a_change_to_either_build_moves_the_key_both_builds_share(
     tmp_path: Path, cache: Path, name: str
 ) -> None:
@@ -191,17 +209,21 @@ def test_a_change_to_either_build_moves_the_key_both_builds_share(
     assert {kj.binary(copy, p).parent for p in kj.PROVIDERS} == {after}
 
 
-def test_each_build_imports_its_own_provider_and_go_mod_requires_no_more(tmp_path: Path) -> None:
+def test_each_build_imports_its_own_provider_and_its_module_file_requires_no_more(
+    tmp_path: Path,
+) -> None:
     """The module set, read from the files each build compiles (//go:build azure / !azure):
     the builds share everything but the provider (and skewer, which only Karpenter on Azure
-    uses); go.mod's direct requirements are exactly the union, at Karpenter core v1.14.1."""
+    uses); each module file's direct requirements are exactly its build's imports, each on its
+    provider's core (AWS v1.15.0, Azure v1.14.0)."""
     aws = kj.imported_modules(provider="aws")
     azure = kj.imported_modules(provider="azure")
     assert set(aws) - set(azure) == {kj.AWS_MODULE}
     assert set(azure) - set(aws) == {kj.AZURE_MODULE, "github.com/Azure/skewer"}
-    assert aws[kj.CORE_MODULE] == azure[kj.CORE_MODULE] == "v1.14.1"
-    assert {**aws, **azure} == kj.direct_requirements()
-    # A shared file that imported a provider would link it into the other build.
+    assert (aws[kj.CORE_MODULE], azure[kj.CORE_MODULE]) == ("v1.15.0", "v1.14.0")
+    assert aws == kj.direct_requirements(provider="aws")
+    assert azure == kj.direct_requirements(provider="azure")
+    # A shared file that imported a provider would need it in the other build's module file.
     copy = tmp_path / "src"
     shutil.copytree(kj.SOURCE, copy)
     main = copy / "main.go"
@@ -210,7 +232,11 @@ def test_each_build_imports_its_own_provider_and_go_mod_requires_no_more(tmp_pat
             "import (\n", 'import (\n\t_ "github.com/Azure/karpenter-provider-azure/pkg/utils"\n', 1
         )
     )
-    assert kj.AZURE_MODULE in kj.imported_modules(copy, "aws")
+    with pytest.raises(
+        ValueError, match=r"main\.go: .*karpenter-provider-azure/pkg/utils is in no"
+    ):
+        kj.imported_modules(copy, "aws")
+    shutil.copy(kj.SOURCE / "main.go", main)
     (copy / "x.go").write_text('package main\n\nimport _ "example.com/nowhere"\n')
     with pytest.raises(ValueError, match=re.escape("x.go: example.com/nowhere is in no module")):
         kj.imported_modules(copy, "aws")
@@ -230,9 +256,12 @@ def test_one_builds_binary_never_stands_in_for_the_other(cache: Path, fake_path:
     kj.build(provider="aws")
     kj.build(provider="azure")
     builds = [c for c in (fake_path / "calls").read_text().splitlines() if c.startswith("build")]
-    assert [c.split()[4:] for c in builds] == [["."], ["-tags", "azure", "."]]
+    assert [c.split()[4:] for c in builds] == [
+        ["."],
+        ["-modfile", "go.azure.mod", "-tags", "azure", "."],
+    ]
     for provider, module, version in (
-        ("aws", kj.AWS_MODULE, "v1.14.1"),
+        ("aws", kj.AWS_MODULE, "v1.15.0"),
         ("azure", kj.AZURE_MODULE, "v1.14.2"),
     ):
         record = json.loads(kj.build_record(provider=provider).read_text())
@@ -242,7 +271,7 @@ def test_one_builds_binary_never_stands_in_for_the_other(cache: Path, fake_path:
             version,
         )
         assert record["imports"] == kj.imported_modules(provider=provider)
-        assert record["modules"] == kj.module_versions()
+        assert record["modules"] == kj.module_versions(provider=provider)
     # Only the AWS binary cached and no Go: the Azure judge is unavailable, not the AWS one.
     kj.binary(provider="azure").unlink()
     (fake_path / "go").unlink()
@@ -252,9 +281,9 @@ def test_one_builds_binary_never_stands_in_for_the_other(cache: Path, fake_path:
     )
 
 
-AWS_LINKS = {kj.CORE_MODULE: "v1.14.1", kj.AWS_MODULE: "v1.14.1", "k8s.io/api": "v0.35.3"}
+AWS_LINKS = {kj.CORE_MODULE: "v1.15.0", kj.AWS_MODULE: "v1.15.0", "k8s.io/api": "v0.37.0"}
 AZURE_LINKS = {
-    kj.CORE_MODULE: "v1.14.1",
+    kj.CORE_MODULE: "v1.14.0",
     kj.AZURE_MODULE: "v1.14.2",
     "github.com/Azure/skewer": "v0.0.24",
 }
@@ -267,8 +296,9 @@ AZURE_LINKS = {
         ("azure", AZURE_LINKS, False),
         ("azure", AWS_LINKS, True),  # the default build in the azure slot
         ("aws", AZURE_LINKS, True),
-        ("azure", {**AZURE_LINKS, kj.AWS_MODULE: "v1.14.1"}, True),  # both providers linked
-        ("aws", {**AWS_LINKS, kj.CORE_MODULE: "v1.14.0"}, True),  # another Karpenter
+        ("azure", {**AZURE_LINKS, kj.AWS_MODULE: "v1.15.0"}, True),  # both providers linked
+        ("aws", {**AWS_LINKS, kj.CORE_MODULE: "v1.14.1"}, True),  # another Karpenter
+        ("azure", {**AZURE_LINKS, kj.CORE_MODULE: "v1.15.0"}, True),  # the AWS build's core
         ("azure", {**AZURE_LINKS, kj.AZURE_MODULE: "v1.14.1"}, True),
     ],
 )
@@ -290,7 +320,7 @@ def test_run_refuses_a_binary_of_the_other_build(cache: Path) -> None:
         f"#!/bin/sh\ncat > /dev/null\necho '{json.dumps({'modules': AWS_LINKS, **CASE})}'\n"
     )
     exe.chmod(0o755)
-    with pytest.raises(kj.JudgeError, match=r"links .*karpenter-provider-aws': 'v1\.14\.1'"):
+    with pytest.raises(kj.JudgeError, match=r"links .*karpenter-provider-aws': 'v1\.15\.0'"):
         kj.run(kj.request(instance_types=[], node_pools=[], pods=[]), provider="azure")
 
 

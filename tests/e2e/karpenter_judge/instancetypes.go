@@ -9,7 +9,7 @@ import (
 )
 
 // instanceTypeInput is one instance type as the cloud provider would hand it to the scheduler: an
-// EC2 instance type (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go
+// EC2 instance type (aws/karpenter-provider-aws v1.15.0 pkg/providers/instancetype/types.go
 // NewInstanceType; provider_aws.go) or an Azure VM size (Azure/karpenter-provider-azure v1.14.2
 // pkg/providers/instancetype/instancetype.go NewInstanceType; provider_azure.go, build tag azure).
 type instanceTypeInput struct {

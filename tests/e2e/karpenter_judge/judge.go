@@ -19,7 +19,6 @@ import (
 
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
-	"sigs.k8s.io/karpenter/pkg/controllers/provisioning"
 	scheduler "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
@@ -28,8 +27,10 @@ import (
 	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 )
 
-// The line numbers below are sigs.k8s.io/karpenter v1.14.1 (commit 6e7eab7a0f48, the version
-// aws/karpenter-provider-aws v1.14.1 pins): pkg/controllers/provisioning/provisioner.go unless named.
+// The line numbers below are sigs.k8s.io/karpenter v1.15.0 (the version aws/karpenter-provider-aws
+// v1.15.0 pins, the AWS build's): pkg/controllers/provisioning/provisioner.go unless named. The
+// Azure build links v1.14.0 (go.azure.mod); where the two differ in what is called here,
+// core_v1_14.go and core_v1_15.go hold the difference.
 
 type podInput struct {
 	Name      string            `json:"name"`
@@ -76,6 +77,12 @@ func (c *judgeCloudProvider) GetInstanceTypes(_ context.Context, np *karpv1.Node
 }
 func (c *judgeCloudProvider) IsDrifted(context.Context, *karpv1.NodeClaim) (cloudprovider.DriftReason, error) {
 	return "", nil
+}
+
+// Reboot: core v1.15.0 pkg/cloudprovider/types.go:136-142 added it to the interface (the Azure
+// build's core, v1.14.0, lacks it; an extra method is harmless there).
+func (c *judgeCloudProvider) Reboot(context.Context, *karpv1.NodeClaim, string) error {
+	return errNotSimulated
 }
 func (c *judgeCloudProvider) RepairPolicies() []cloudprovider.RepairPolicy { return nil }
 func (c *judgeCloudProvider) Name() string                                 { return "karpenter-judge" }
@@ -151,7 +158,7 @@ func daemonSetPods(sets []appsv1.DaemonSet) []*corev1.Pod {
 }
 
 // judge runs one provisioning round for one pod against the given NodePools, the way
-// Provisioner.Schedule (:354-462) and Provisioner.NewScheduler (:265-352) do with no existing nodes,
+// Provisioner.Schedule (:368-476) and Provisioner.NewScheduler (:271-366) do with no existing nodes,
 // the given DaemonSets' pods, no volumes and no DRA allocator.
 func judge(ctx context.Context, opts *karpopts.Options, pools []*karpv1.NodePool, its map[string][]*cloudprovider.InstanceType, daemons []*corev1.Pod, in podInput) (podResult, error) {
 	res := podResult{Pod: in.Name, InstanceTypes: []string{}, CapacityTypes: []string{}}
@@ -165,14 +172,14 @@ func judge(ctx context.Context, opts *karpopts.Options, pools []*karpv1.NodePool
 	cluster := state.NewCluster(clk, kube, cp)
 	recorder := events.NewRecorder(&record.FakeRecorder{})
 
-	// GetPendingPods (:196-216): a pod that fails validation is ignored, with this error.
-	prov := provisioning.NewProvisioner(kube, recorder, cp, cluster, clk, nil, nil)
+	// GetPendingPods (:202-231): a pod that fails validation is ignored, with this error.
+	prov := newProvisioner(kube, recorder, cp, cluster, clk)
 	if err := prov.Validate(ctx, pod); err != nil {
 		res.Error = fmt.Sprintf("ignoring pod, %s", err)
 		return res, nil
 	}
 
-	// NewScheduler (:276-293): static, not Ready and deleting pools are left out; the rest are
+	// NewScheduler (:282-299): static, not Ready and deleting pools are left out; the rest are
 	// ordered by weight (then name). A pool whose RuntimeValidate fails is not Ready
 	// (pkg/controllers/nodepool/validation/controller.go:65).
 	var considered []*karpv1.NodePool
@@ -183,12 +190,12 @@ func judge(ctx context.Context, opts *karpopts.Options, pools []*karpv1.NodePool
 		considered = append(considered, np)
 	}
 	if len(considered) == 0 {
-		// Schedule (:405-411): ErrNodePoolsNotFound marks every pod with this error.
+		// Schedule (:421-430): ErrNodePoolsNotFound marks every pod with this error.
 		res.Error = "no dynamic nodepools found"
 		return res, nil
 	}
 	nodepoolutils.OrderByWeight(considered)
-	// :295-314: a pool with no instance types is skipped.
+	// :301-320: a pool with no instance types is skipped.
 	resolved := map[string][]*cloudprovider.InstanceType{}
 	for _, np := range considered {
 		if got, _ := cp.GetInstanceTypes(ctx, np); len(got) > 0 {
@@ -196,7 +203,7 @@ func judge(ctx context.Context, opts *karpopts.Options, pools []*karpv1.NodePool
 		}
 	}
 
-	// Schedule (:392-399): the options the provisioner passes to the scheduler.
+	// Schedule (:406-413): the options the provisioner passes to the scheduler.
 	schedOpts := []scheduler.Options{
 		scheduler.DisableReservedCapacityFallback,
 		scheduler.NumConcurrentReconciles(int(math.Ceil(float64(opts.CPURequests) / 1000.0))),
@@ -206,21 +213,22 @@ func judge(ctx context.Context, opts *karpopts.Options, pools []*karpv1.NodePool
 		schedOpts = append(schedOpts, scheduler.IgnorePreferences)
 	}
 	pods := []*corev1.Pod{pod}
+	injectDefaultSpread(ctx, kube, pods) // NewScheduler (:330-336)
 	topology, err := scheduler.NewTopology(ctx, kube, cluster, nil, considered, resolved, pods, schedOpts...)
 	if err != nil {
 		return res, fmt.Errorf("tracking topology counts, %w", err)
 	}
-	// No volume requirements and no DRA allocator (nil when IGNORE_DRA_REQUESTS, :337-348).
+	// No volume requirements and no DRA allocator (nil when IGNORE_DRA_REQUESTS, :350-362).
 	s := scheduler.NewScheduler(ctx, kube, considered, cluster, nil, topology, resolved, daemons, recorder, clk, nil, nil, schedOpts...)
 
-	solveCtx, cancel := context.WithTimeout(ctx, time.Minute) // Schedule (:414-416)
+	solveCtx, cancel := context.WithTimeout(ctx, time.Minute) // Schedule (:432-434)
 	defer cancel()
 	results, err := s.Solve(solveCtx, pods)
 	if err != nil {
 		return res, fmt.Errorf("solve: %w", err)
 	}
-	results = results.TruncateInstanceTypes(ctx, scheduler.MaxInstanceTypes) // :422
-	// Solve keys errors by the pod it was given, but places a deep copy (scheduling/scheduler.go:476,481):
+	results = results.TruncateInstanceTypes(ctx, scheduler.MaxInstanceTypes) // :441
+	// Solve keys errors by the pod it was given, but places a deep copy (scheduling/scheduler.go:505,510):
 	// match by UID.
 	for p, perr := range results.PodErrors {
 		if p.UID == pod.UID {
@@ -233,7 +241,7 @@ func judge(ctx context.Context, opts *karpopts.Options, pools []*karpv1.NodePool
 			if p.UID != pod.UID {
 				continue
 			}
-			// Create (:474): the NodeClaim object Karpenter would create for it.
+			// Create (:488): the NodeClaim object Karpenter would create for it.
 			claim := nc.ToNodeClaim()
 			res.Scheduled = true
 			res.NodePool = nc.NodePoolName

@@ -1,13 +1,16 @@
 // Command karpenter_judge asks Karpenter's own provisioning scheduler (sigs.k8s.io/karpenter
-// pkg/controllers/provisioning/scheduling, at the version aws/karpenter-provider-aws v1.14.1 pins)
+// pkg/controllers/provisioning/scheduling, at the version its provider pins)
 // whether it would launch a NodeClaim for a pending pod, from which NodePool, with which instance
 // types. It is the Karpenter half of gpu-inference's e2e judges (tests/e2e/karpenter_judge.py
 // builds and runs it); it reads one JSON request on stdin and writes one JSON answer on stdout.
 //
-// Two builds: the default one links the AWS provider's API package and builds EC2 instance types
-// as it does (provider_aws.go); `-tags azure` links Karpenter on Azure's (Azure/karpenter-provider-
-// azure v1.14.2, AKS node auto-provisioning) and builds VM sizes as it does (provider_azure.go). A
-// binary holds one provider's label registrations, as a controller does.
+// Two builds of this one source, each with its own module file and so its own minimal version
+// selection: the default one (go.mod: aws/karpenter-provider-aws v1.15.0 on sigs.k8s.io/karpenter
+// v1.15.0) links the AWS provider's API package and builds EC2 instance types as it does
+// (provider_aws.go); `-tags azure -modfile=go.azure.mod` (Azure/karpenter-provider-azure v1.14.2,
+// AKS node auto-provisioning, on the core it pins, v1.14.0) links Karpenter on Azure's and builds
+// VM sizes as it does (provider_azure.go). A binary holds one provider's label registrations, as a
+// controller does; core_v1_14.go and core_v1_15.go hold what the two cores' APIs differ in.
 //
 // Request: {"instanceTypes": [...], "nodeClassInstanceTypes": {"<EC2NodeClass>": [...]},
 // "nodePools": [karpenter.sh/v1 NodePool objects], "pods": [{"name", "spec": PodSpec}],
@@ -101,7 +104,7 @@ func modules() map[string]string {
 }
 
 // instanceTypesFor: the AWS cloud provider lists instance types per EC2NodeClass
-// (aws v1.14.1 pkg/cloudprovider/cloudprovider.go:207-223); a node class the request does not
+// (aws v1.15.0 pkg/cloudprovider/cloudprovider.go:235-252); a node class the request does not
 // name gets the request's default list.
 func instanceTypesFor(c caseInput, pools []*karpv1.NodePool) (map[string][]*cloudprovider.InstanceType, error) {
 	out := map[string][]*cloudprovider.InstanceType{}

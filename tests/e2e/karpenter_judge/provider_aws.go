@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	// The AWS provider's API package registers its well-known labels, restricted label domains and
-	// the reservation-ID label with Karpenter's core at init (aws v1.14.1 pkg/apis/v1/labels.go:31-74,
+	// the reservation-ID label with Karpenter's core at init (aws v1.15.0 pkg/apis/v1/labels.go:35-78,
 	// doc.go:30-40), exactly as in the controller binary.
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,13 +25,13 @@ const providerModule = "github.com/aws/karpenter-provider-aws"
 // setupProvider: what the AWS controller does at start beyond its API package's init.
 func setupProvider() {
 	// The AWS controller normalizes the EBS CSI zone label to the zone label
-	// (aws v1.14.1 pkg/operator/operator.go:80-82); the judge does not link that package.
+	// (aws v1.15.0 pkg/operator/operator.go:81-83); the judge does not link that package.
 	karpv1.NormalizedLabels["topology.ebs.csi.aws.com/zone"] = corev1.LabelTopologyZone
 }
 
 // absentMeansDoesNotExist: the AWS labels computeRequirements starts as DoesNotExist and fills in
-// only when the instance type has the attribute (aws v1.14.1 pkg/providers/instancetype/types.go
-// :193-215, filled at :247-305). An input that leaves one out describes an instance without it.
+// only when the instance type has the attribute (aws v1.15.0 pkg/providers/instancetype/types.go
+// :353-375, filled at :407-465). An input that leaves one out describes an instance without it.
 var absentMeansDoesNotExist = []string{
 	corev1.LabelWindowsBuild,
 	awsv1.LabelInstanceCPUManufacturer,
@@ -149,9 +149,12 @@ func buildInstanceType(in instanceTypeInput) (*cloudprovider.InstanceType, error
 	}, nil
 }
 
-// buildOfferings shapes each offering's requirements as the AWS resolvers do: on-demand and spot in
-// pkg/providers/instancetype/offering/base_resolver.go:127-139, reserved in
-// reserved_capacity_resolver.go:90-103 (a reserved offering is available only with capacity left).
+// buildOfferings shapes each offering's requirements as the AWS resolvers do (aws v1.15.0): on-demand
+// and spot in pkg/providers/instancetype/offering/base_resolver.go:127-139, reserved in
+// reserved_capacity_resolver.go:91-108. Since v1.15.0 a reserved offering's Available is its health
+// alone: a full reservation (reservationCapacity 0) stays available with no capacity, and core
+// v1.15.0 tells the two apart (cloudprovider/types.go Offering.Launchable; a pod whose only
+// compatible offerings are full reservations is deferred, scheduling/nodeclaim.go:373-397).
 func buildOfferings(in instanceTypeInput) (cloudprovider.Offerings, error) {
 	var out cloudprovider.Offerings
 	for _, o := range in.Offerings {
@@ -184,7 +187,6 @@ func buildOfferings(in instanceTypeInput) (cloudprovider.Offerings, error) {
 				scheduling.NewRequirement(awsv1.LabelCapacityReservationType, corev1.NodeSelectorOpIn, resType),
 				scheduling.NewRequirement(awsv1.LabelCapacityReservationInterruptible, corev1.NodeSelectorOpIn, strconv.FormatBool(o.Interruptible)),
 			)
-			available = available && o.ReservationCapacity != 0
 		default:
 			return nil, fmt.Errorf("instance type %s: capacityType %q is not on-demand, spot or reserved", in.Name, o.CapacityType)
 		}
