@@ -16,6 +16,9 @@ key (``controller.nodeSelectr``) is therefore a setting lost. A key path we set 
 - ``values.schema.json`` declares it (``properties``, ``patternProperties``, a schema under
   ``additionalProperties``; local ``$ref``, ``allOf``/``anyOf``/``oneOf`` followed), or holds an
   object there whose keys it leaves free;
+- or it is under a subtree the chart hands whole to a program (``ChartKeys.given``: Envoy
+  Gateway's ``config.envoyGateway``, its EnvoyGateway configuration) and that program's
+  configuration type has it (``go_accepts``: the json names of the Go structs in its module);
 - or its first key names a subchart (``charts/<name>``, or a dependency's alias) and the rest is
   real in that subchart (``global`` is real in the parent when it is in any subchart).
 
@@ -29,7 +32,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -40,7 +43,9 @@ NOT_TEMPLATES = ("Chart.yaml", "Chart.lock", "values.yaml", "values.schema.json"
 """Files of a chart that are not rendered: what they mention is not a read of a value."""
 
 _DOTTED = re.compile(r"\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
-_INDEX = re.compile(r"index\s+\(?\s*\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\)?((?:\s+\"[^\"]*\")+)")
+_INDEX = re.compile(
+    r"index\s+\(?\s*\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\)?((?:\s+\"[^\"]*\")+)"
+)
 
 
 @dataclass
@@ -53,6 +58,8 @@ class ChartKeys:
     read: set[Path_] = field(default_factory=set)
     schema: Optional[dict[str, Any]] = None
     subcharts: dict[str, ChartKeys] = field(default_factory=dict)
+    given: dict[Path_, Callable[[Path_], bool]] = field(default_factory=dict)
+    """Subtrees handed whole to a program, with the check of a key path under them."""
 
 
 def _yaml_load(text: str) -> Any:
@@ -169,8 +176,9 @@ def _resolve(root: Mapping[str, Any], node: Any, depth: int = 0) -> list[Mapping
     if isinstance(ref, str) and ref.startswith("#/"):
         target: Any = root
         for part in ref[2:].split("/"):
-            target = target.get(part.replace("~1", "/").replace("~0", "~"), {})
-        return _resolve(root, target, depth + 1) + [node]
+            step = part.replace("~1", "/").replace("~0", "~")
+            target = target.get(step, {}) if isinstance(target, Mapping) else {}
+        return [*_resolve(root, target, depth + 1), node]
     out = [node]
     for kw in ("allOf", "anyOf", "oneOf"):
         for branch in node.get(kw) or ():
@@ -206,9 +214,18 @@ def known(chart: ChartKeys, path: Path_) -> bool:
     """Whether the chart (or the subchart its first key names) has the key path ``path``."""
     if _in_defaults(chart, path) or _in_templates(chart, path) or _in_schema(chart, path):
         return True
+    for prefix, accepts in chart.given.items():
+        if (
+            path[: len(prefix)] == prefix
+            and len(path) > len(prefix)
+            and accepts(path[len(prefix) :])
+        ):
+            return True
     if path and path[0] in chart.subcharts and known(chart.subcharts[path[0]], path[1:]):
         return True
-    return bool(path) and path[0] == "global" and any(known(s, path) for s in chart.subcharts.values())
+    return (
+        bool(path) and path[0] == "global" and any(known(s, path) for s in chart.subcharts.values())
+    )
 
 
 def _real_paths(chart: ChartKeys) -> Iterator[Path_]:
@@ -245,12 +262,85 @@ def closest(chart: ChartKeys, path: Path_) -> Optional[Path_]:
     depth = max((i for i in range(len(path)) if any(p[:i] == path[:i] for p in real)), default=0)
     under = sorted(p for p in real if len(p) > depth and p[:depth] == path[:depth])
     keys = sorted({p[depth] for p in under})
-    match = difflib.get_close_matches(path[depth], keys, n=1, cutoff=0.6) if depth < len(path) else []
+    match = (
+        difflib.get_close_matches(path[depth], keys, n=1, cutoff=0.6) if depth < len(path) else []
+    )
     if match:
         return (*path[:depth], match[0])
     shown = {show_path(p): p for p in under}
     near = difflib.get_close_matches(show_path(path), sorted(shown), n=1, cutoff=0.0)
     return shown[near[0]] if near else None
+
+
+GoTypes = dict[str, list[tuple[Optional[str], str]]]
+"""A Go package's structs: type name -> its fields as (json name, or None when embedded inline;
+the field's type as written)."""
+
+
+def go_struct_fields(texts: Iterable[str]) -> GoTypes:
+    """The structs of Go source texts, each field with its json name (``json:"name,omitempty"``;
+    ``json:",inline"`` and untagged embedded fields are inline, ``json:"-"`` is dropped)."""
+    out: GoTypes = {}
+    for text in texts:
+        for m in re.finditer(r"^type (\w+) struct \{(.*?)^\}", text, flags=re.M | re.S):
+            fields: list[tuple[Optional[str], str]] = []
+            for line in m.group(2).splitlines():
+                line = line.strip()
+                if not line or line.startswith("//"):
+                    continue
+                decl = line.split("`")[0].split("//")[0].split()
+                tag = re.search(r'json:"([^"]*)"', line)
+                name = tag.group(1).split(",")[0] if tag else None
+                if name == "-" or not decl:
+                    continue
+                if len(decl) == 1:  # embedded
+                    fields.append((name or None, decl[0]))
+                elif tag is not None:
+                    fields.append((name or decl[0], decl[1]))
+            out[m.group(1)] = fields
+    return out
+
+
+def _go_base(typ: str) -> tuple[str, str]:
+    """(kind, type name): ``map`` with its value type, ``slice``, or ``struct`` (a pointer
+    dropped; a package-qualified name keeps its last part)."""
+    typ = typ.lstrip("*")
+    if typ.startswith("map["):
+        return "map", typ[typ.index("]") + 1 :].lstrip("*").rsplit(".", 1)[-1]
+    if typ.startswith("[]"):
+        return "slice", typ[2:].lstrip("*").rsplit(".", 1)[-1]
+    return "struct", typ.rsplit(".", 1)[-1]
+
+
+def _go_fields(types: GoTypes, name: str, depth: int = 0) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for json_name, typ in types.get(name, ()) if depth < 16 else ():
+        if json_name is None:
+            out.update(_go_fields(types, _go_base(typ)[1], depth + 1))
+        else:
+            out[json_name] = typ
+    return out
+
+
+def go_accepts(types: GoTypes, root: str, path: Path_) -> bool:
+    """Whether ``path`` names a field chain of the Go type ``root`` by json names. A map takes any
+    key; a list is a leaf (its items are objects, not keys); a type the package does not define
+    (a Kubernetes type, a scalar) ends the check: what is under it is not judged here."""
+    name = root
+    i = 0
+    while i < len(path):
+        if name not in types:
+            return True
+        fields = _go_fields(types, name)
+        if path[i] not in fields:
+            return False
+        kind, name = _go_base(fields[path[i]])
+        i += 1
+        if kind == "map":
+            i += 1  # the map's key
+        elif kind == "slice":
+            return i >= len(path)
+    return True
 
 
 @dataclass(frozen=True)

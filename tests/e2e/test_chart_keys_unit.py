@@ -78,9 +78,16 @@ def test_every_kind_of_real_key_passes(chart: ck.ChartKeys) -> None:
 @pytest.mark.parametrize(
     ("values", "path", "near"),
     [
-        ({"controller": {"nodeSelectr": {"pool": "system"}}}, "controller.nodeSelectr.pool",
-         "controller.nodeSelector"),
-        ({"controller": {"image": {"tags": "v2"}}}, "controller.image.tags", "controller.image.tag"),
+        (
+            {"controller": {"nodeSelectr": {"pool": "system"}}},
+            "controller.nodeSelectr.pool",
+            "controller.nodeSelector",
+        ),
+        (
+            {"controller": {"image": {"tags": "v2"}}},
+            "controller.image.tags",
+            "controller.image.tag",
+        ),
         ({"setings": {"clusterName": "c"}}, "setings.clusterName", "settings"),
         ({"strict": {"of": True}}, "strict.of", "strict.on"),  # the schema closes `strict`
         ({"crds": {"enabeld": True}}, "crds.enabeld", "crds.enabled"),  # in the subchart
@@ -110,7 +117,9 @@ def test_a_read_of_an_enumerated_map_does_not_make_new_keys_under_it(
 
 
 def test_template_reads_and_leaf_paths() -> None:
-    text = '{{ .Values.a.b }} {{ $.Values.c }} {{ index .Values "d" "e.f" }} {{ index .Values.g "h" }}'
+    text = (
+        '{{ .Values.a.b }} {{ $.Values.c }} {{ index .Values "d" "e.f" }} {{ index .Values.g "h" }}'
+    )
     assert ck.template_reads(text) == {("a", "b"), ("c",), ("d", "e.f"), ("g",), ("g", "h")}
     assert list(ck.leaf_paths({"a": {"b": 1, "c": {}}, "d": [1]})) == [
         ("a", "b"),
