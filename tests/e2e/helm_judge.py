@@ -422,6 +422,23 @@ PLACEMENT_KEYS = ("nodeSelector", "affinity", "tolerations")
 karpenter-provider-aws v1.14.1 `charts/karpenter/templates/deployment.yaml`)."""
 
 
+def elsewhere(passed: Mapping[str, Any]) -> bool:
+    """Whether the placement we pass sends the pod to nodes that are no pool of the stack: the
+    cluster's own EKS node groups (the Karpenter controller's `nodeGroups`, by their
+    `eks.amazonaws.com/nodegroup` label)."""
+    from components.model.nodes.labels import EKS_NODEGROUP_LABEL
+
+    terms = (
+        ((passed.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        or {}
+    ).get("nodeSelectorTerms") or []
+    return any(
+        e.get("key") == EKS_NODEGROUP_LABEL for t in terms for e in t.get("matchExpressions") or ()
+    )
+
+
 def placement_faults(
     pod: Mapping[str, Any],
     pools: Sequence[Mapping[str, Any]],
@@ -432,8 +449,8 @@ def placement_faults(
     (labels and taints as the cloud makes them); ``passed``: the placement values we set.
 
     A pod must tolerate no ``nvidia.com/gpu`` taint, be admitted by no GPU pool, carry the
-    placement we passed unchanged, and, when we passed none and the stack has CPU pools, be
-    admitted by one of them."""
+    placement we passed unchanged, and, when the stack has CPU pools, be admitted by one of them
+    (unless what we pass sends it to the cluster's own node groups: ``elsewhere``)."""
     from components.model.scheduling.placement import Placement
     from components.model.scheduling.taints import Taint
 
@@ -459,7 +476,7 @@ def placement_faults(
         if not kept:
             faults.append(f"{key} we pass is not the pod's: passed {value}, rendered {rendered}")
     cpu = [p for p in pools if not p["gpu"]]
-    if not passed and cpu and not any(admitted(p) for p in cpu):
+    if cpu and not elsewhere(passed) and not any(admitted(p) for p in cpu):
         faults.append(
             f"no CPU pool of the stack admits it ({', '.join(p['name'] for p in cpu)}): "
             f"nodeSelector {pod.get('nodeSelector')}, affinity {pod.get('affinity')}, "

@@ -10,6 +10,7 @@ without Go or the module proxy.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -51,20 +52,49 @@ def helm() -> Path:
         pytest.skip(str(e))
 
 
-def _releases(example_previews: dict[str, Any]) -> list[tuple[hj.Release, list[dict[str, Any]]]]:
+ROOT = Path(__file__).resolve().parents[2]
+VARIANT = "eks-karpenter-system-pool"
+"""eks-karpenter with the Karpenter controller on a CPU pool of the stack (`systemPools: [cpu]`,
+the pool kept at one node) instead of the cluster's own node group: the values our code builds
+from a pool, which no example stack has."""
+
+
+def _system_pool(text: str) -> str:
+    old_pool = "- name: cpu\n      instanceTypes: [m6i.xlarge]\n      minNodes: 0"
+    assert old_pool in text and "nodeGroups: [system]" in text
+    text = text.replace(old_pool, old_pool.replace("minNodes: 0", "minNodes: 1"))
+    return text.replace("nodeGroups: [system]", "systemPools: [cpu]")
+
+
+@pytest.fixture(scope="module")
+def previews(example_previews: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The example stacks' previews and the variant's."""
+    from components.preview.preview import preview
+
+    project = tmp_path_factory.mktemp("variant")
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, project / name)
+    (project / "stacks").mkdir()
+    text = _system_pool((ROOT / "stacks" / "Pulumi.eks-karpenter.yaml").read_text())
+    (project / "stacks" / f"Pulumi.{VARIANT}.yaml").write_text(text)
+    out = tmp_path_factory.mktemp(VARIANT)
+    return {**example_previews, VARIANT: preview(VARIANT, out_dir=out, project_dir=project)}
+
+
+def _releases(previews: dict[str, Any]) -> list[tuple[hj.Release, list[dict[str, Any]]]]:
     out = []
-    for stack, result in example_previews.items():
+    for stack, result in previews.items():
         resources = json.loads((result.out_dir / "resources.json").read_text())
         pools = json.loads((result.out_dir / "placement.json").read_text())["pools"]
         out += [(r, pools) for r in hj.releases(stack, resources)]
     return out
 
 
-def test_every_chart_we_install_is_judged_or_named_unserved(example_previews: Any) -> None:
+def test_every_chart_we_install_is_judged_or_named_unserved(previews: Any) -> None:
     """A chart neither served nor listed as unserved (a new one, or a bump to a version another
     module holds) fails here until the judge knows where its sources are."""
     served, unserved = hj.sources(), hj.not_served()
-    for release, _ in _releases(example_previews):
+    for release, _ in _releases(previews):
         if release.chart in served:
             assert release.version == served[release.chart].version, release
         else:
@@ -74,11 +104,11 @@ def test_every_chart_we_install_is_judged_or_named_unserved(example_previews: An
 
 
 def test_every_value_key_we_set_is_a_key_of_its_chart(
-    example_previews: Any, charts: dict[str, tuple[Path, Any]], record_testsuite_property: Any
+    previews: Any, charts: dict[str, tuple[Path, Any]], record_testsuite_property: Any
 ) -> None:
     unknown, lines, checked, releases = [], [], 0, 0
     skipped: dict[str, set[str]] = {}
-    for release, _ in _releases(example_previews):
+    for release, _ in _releases(previews):
         if release.chart not in charts:
             skipped.setdefault(release.chart, set()).add(release.stack)
             continue
@@ -105,7 +135,7 @@ def test_every_value_key_we_set_is_a_key_of_its_chart(
 
 
 def test_controllers_rendered_by_helm_stay_off_the_gpu_pools(
-    example_previews: Any,
+    previews: Any,
     charts: dict[str, tuple[Path, Any]],
     helm: Path,
     record_testsuite_property: Any,
@@ -113,7 +143,7 @@ def test_controllers_rendered_by_helm_stay_off_the_gpu_pools(
     faults, pods, renders = [], 0, 0
     t0 = time.monotonic()
     rendered: dict[str, list[dict[str, Any]]] = {}
-    for release, pools in _releases(example_previews):
+    for release, pools in _releases(previews):
         if release.chart not in charts:
             continue
         # One render per chart, release and values but for the marker (which no chart reads:

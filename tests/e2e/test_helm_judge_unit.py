@@ -54,9 +54,18 @@ def test_the_placement_we_pass_must_reach_the_pod() -> None:
     }
     anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []}}
     kept = {"affinity": {**ours, **anti}}
-    assert hj.placement_faults(kept, [GPU_POOL, SYSTEM], {"affinity": ours}) == []
+    # `g In [system]` matches no CPU pool of the stack: a fault, unless it names the cluster's
+    # own node groups.
+    (fault,) = hj.placement_faults(kept, [GPU_POOL, SYSTEM], {"affinity": ours})
+    assert fault.startswith("no CPU pool of the stack admits it (system)")
+    system = {**SYSTEM, "labels": {"g": "system"}}
+    assert hj.placement_faults(kept, [GPU_POOL, system], {"affinity": ours}) == []
     (fault,) = hj.placement_faults({"affinity": anti}, [GPU_POOL], {"affinity": ours})
     assert fault.startswith("affinity we pass is not the pod's")
+    terms = ours["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    terms["nodeSelectorTerms"][0]["matchExpressions"][0]["key"] = "eks.amazonaws.com/nodegroup"
+    assert hj.elsewhere({"affinity": ours})
+    assert hj.placement_faults(kept, [GPU_POOL, SYSTEM], {"affinity": ours}) == []
 
 
 GO = """
