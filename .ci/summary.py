@@ -17,7 +17,14 @@ import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from pathlib import Path
 
-TIERS = ("control plane", "Karpenter judge", "Pulumi half", "TypeScript", "packaging")
+TIERS = (
+    "control plane",
+    "Karpenter judge",
+    "Helm judge",
+    "Pulumi half",
+    "TypeScript",
+    "packaging",
+)
 
 
 def outcome(case: ET.Element) -> tuple[str, str]:
@@ -156,6 +163,18 @@ def karpenter_line(props: dict[str, str]) -> str | None:
     )
 
 
+def helm_line(props: dict[str, str]) -> str | None:
+    if "helm_keys" not in props and "helm_pods" not in props:
+        return None
+    return (
+        f"Helm judge: {props.get('helm_keys', '?')} value keys of "
+        f"{props.get('helm_releases', '?')} releases checked against their charts, "
+        f"{props.get('helm_unknown', '?')} unknown; {props.get('helm_pods', '?')} controller pods "
+        f"of {props.get('helm_renders', '?')} `helm template` renders judged, "
+        f"{props.get('helm_faults', '?')} on a GPU pool or off our CPU pools"
+    )
+
+
 def capacity_line(props: dict[str, str]) -> str | None:
     if "capacity_runs" not in props:
         return None
@@ -202,6 +221,7 @@ def summary(out: Path, status: int, total: int) -> str:
                 differential_line(props),
                 dra_line(props),
                 karpenter_line(props),
+                helm_line(props),
                 capacity_line(props),
             )
             if x

@@ -31,6 +31,7 @@ def e2e(failing: bool) -> str:
         ("test_rig", "test_ert[on]", "control plane", failure),
         ("test_rig", "test_ert[off]", "control plane", ""),
         ("test_karpenter_differential", "test_generated", "Karpenter judge", ""),
+        ("test_helm_judge", "test_keys", "Helm judge", ""),
         ("test_rig", "test_up", "Pulumi half", f'<skipped message="{PULUMI}" />'),
         ("test_onprem", "test_up", "Pulumi half", f'<skipped message="{PULUMI}" />'),
         ("test_other_language", "test_ts", "TypeScript", f'<skipped message="{PULUMI}" />'),
@@ -56,6 +57,12 @@ def e2e(failing: bool) -> str:
         '<property name="karpenter_choices" value="381" />'
         '<property name="karpenter_choices_agree" value="381" />'
         '<property name="karpenter_seconds" value="60" />'
+        '<property name="helm_releases" value="66" />'
+        '<property name="helm_keys" value="88" />'
+        '<property name="helm_unknown" value="0" />'
+        '<property name="helm_renders" value="66" />'
+        '<property name="helm_pods" value="69" />'
+        '<property name="helm_faults" value="0" />'
         '<property name="capacity_seed" value="31" />'
         '<property name="capacity_runs" value="305" />'
         '<property name="capacity_agree" value="305" />'
@@ -115,6 +122,7 @@ def test_a_whole_run_reports_phases_counts_tiers_and_the_differential(tmp_path: 
             "e2e tests, per tier:",
             "  control plane: run (2 passed)",
             "  Karpenter judge: run (1 passed)",
+            "  Helm judge: run (1 passed)",
             "  Pulumi half: skipped (2 skipped)",
             f"    skipped 2: {PULUMI}",
             "  TypeScript: skipped (1 skipped)",
@@ -129,6 +137,9 @@ def test_a_whole_run_reports_phases_counts_tiers_and_the_differential(tmp_path: 
             "Karpenter differential: 1169 (pod, NodePool) pairs compared, 1169 agree; NodePool "
             "picked among several: 381 of 381 agree; seed 7 "
             "(replay: GPU_INFERENCE_KARPENTER_DIFF_SEED=7), 60 s",
+            "Helm judge: 88 value keys of 66 releases checked against their charts, 0 unknown; "
+            "69 controller pods of 66 `helm template` renders judged, 0 on a GPU pool or off our "
+            "CPU pools",
             "capacity differential: 305 (case, order) runs, 305 agree, seed 31 "
             "(replay: GPU_INFERENCE_CAPACITY_SEED=31); agreeing per Kubernetes release: "
             "1.37.2 160/160, 1.36.3 145/145",
@@ -211,6 +222,6 @@ def test_a_tier_run_with_a_real_pulumi_names_its_versions():
         for i in range(2)
     )
     report = ci_summary.ET.fromstring(f"<testsuites><testsuite>{cases}</testsuite></testsuites>")
-    assert ci_summary.e2e_lines(report)[3] == (
+    assert ci_summary.e2e_lines(report)[4] == (
         "  Pulumi half: run (2 passed) with pulumi v3.274.1, kubernetes plugin v4.34.2"
     )

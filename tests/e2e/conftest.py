@@ -7,7 +7,7 @@ tests use the Pulumi CLI a user installs (``rig.find_pulumi``) and skip, naming 
 and the command that installs it, where it is not there.
 
 Every e2e test names its tier with a marker, ``@pytest.mark.tier("control plane" | "Karpenter
-judge" | "Pulumi half" | "TypeScript" | "packaging")`` (registered in pyproject.toml), held to the fixtures it
+judge" | "Helm judge" | "Pulumi half" | "TypeScript" | "packaging")`` (registered in pyproject.toml), held to the fixtures it
 uses (a test of the Pulumi half uses ``pulumi_install``, a TypeScript one ``typescript_pulumi``,
 the others neither); it is recorded as a JUnit property, which `.ci/run`'s summary reports per
 tier.
@@ -31,7 +31,14 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-TIERS = ("control plane", "Karpenter judge", "Pulumi half", "TypeScript", "packaging")
+TIERS = (
+    "control plane",
+    "Karpenter judge",
+    "Helm judge",
+    "Pulumi half",
+    "TypeScript",
+    "packaging",
+)
 """The e2e tiers, in the order the CI summary reports them (.ci/summary.py keeps the same)."""
 TIER_FIXTURE = {"Pulumi half": "pulumi_install", "TypeScript": "typescript_pulumi"}
 """The fixture a tier's tests need (the installed Pulumi); the other tiers use none of them."""
