@@ -95,9 +95,7 @@ class GkeGpuComputeClassArgs:
     active_migration: Optional[bool] = False
     """Move workloads to higher priorities when they become available
     (`activeMigration.optimizeRulePriority`; restarts pods)."""
-    boot_disk_size_gb: Optional[int] = field(
-        default=None, metadata=stack(ge=10, le=MAX_DISK)
-    )
+    boot_disk_size_gb: Optional[int] = field(default=None, metadata=stack(ge=10, le=MAX_DISK))
     """Boot disk of every node, in GB (`priorities[].storage.bootDiskSize`): the model weights a
     pod downloads land on it (the kubelet's ephemeral storage); None leaves GKE's default."""
     labels: Optional[Mapping[str, str]] = field(

@@ -266,6 +266,10 @@ def test_check_reads_a_hand_written_compute_class():
         "cloud.google.com/gke-accelerator": "nvidia-tesla-a100",
         "cloud.google.com/gke-accelerator-count": "2",
         "cloud.google.com/gke-spot": "true",
+        "kubernetes.io/os": "linux",
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/arch": "amd64",
     }
     # a pod selecting the class without tolerating its taint lands nowhere
     report = check(

@@ -9,6 +9,8 @@ from typing import Any
 from ...model.errors import InputError
 from ...model.nodes.autopilot import AUTOPILOT_GPU_QUANTITIES
 from ...model.nodes.catalog import gke_accelerator
+from ...model.nodes.gke_machines import gce_arch
+from ...model.nodes.labels import kubelet_labels
 from ...model.scheduling import (
     Taint,
 )
@@ -39,7 +41,7 @@ def autopilot_pool(entry: Mapping[str, Any]) -> PoolDraft:
     name = str(inputs.get("poolName") or entry["name"])
     accelerator = str(inputs.get("accelerator") or "")
     count = as_int(inputs.get("gpuCount"))
-    labels = {GKE_ACCELERATOR_LABEL: accelerator}
+    labels = {**kubelet_labels(_arch(accelerator)), GKE_ACCELERATOR_LABEL: accelerator}
     taints = [GKE_GPU_TAINT]
     if count is not None:
         labels[GKE_ACCELERATOR_COUNT_LABEL] = str(count)
@@ -119,3 +121,14 @@ def autopilot_cluster_pool(entry: Mapping[str, Any]) -> PoolDraft:
         max_nodes=None,
         builtin_device_plugin=True,
     )
+
+
+def _arch(accelerator: str) -> str | None:
+    """The architecture of the machines Autopilot runs an accelerator on (A4X's Grace for GB200),
+    when the catalog knows them and they agree."""
+    try:
+        machines = gke_accelerator(accelerator).machines
+    except InputError:
+        return None
+    arches = {gce_arch(m) for m in machines}
+    return arches.pop() if len(arches) == 1 else None

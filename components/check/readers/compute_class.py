@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...model.nodes.catalog import gke_gpus_for_machine
+from ...model.nodes.gke_machines import gce_arch
+from ...model.nodes.labels import kubelet_labels
 from ...model.scheduling import (
     Placement,
     Taint,
@@ -67,7 +69,10 @@ def compute_class_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
             attached = gke_gpus_for_machine(str(rule["machineType"]))
             if attached:
                 accelerator, count = attached
-        labels = dict(base)
+        machine = rule.get("machineType") or (
+            f"{rule['machineFamily']}-" if rule.get("machineFamily") else None
+        )
+        labels = {**kubelet_labels(gce_arch(str(machine)) if machine else None), **base}
         node_taints = [*taints, class_taint]
         if count:
             labels[GKE_ACCELERATOR_LABEL] = accelerator or ""

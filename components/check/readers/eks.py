@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...model.autoscalers.karpenter import ARCHES as KARPENTER_ARCHES
 from ...model.errors import InputError
 from ...model.nodes.catalog import aws_instance
+from ...model.nodes.labels import kubelet_labels
 from ...model.nodes.shapes import NodeShape, eks_node_shape_or_none
 from ..contract import (
     EKS_CAPACITY_LABEL,
@@ -117,6 +119,7 @@ def eks_pool(
     counts: list[int | None] = []
     memories: list[float] = []
     accelerator = None
+    arches: set[str] = set()
     for it in as_list(inputs.get("instanceTypes")):
         try:
             inst = aws_instance(str(it))
@@ -125,6 +128,7 @@ def eks_pool(
             counts.append(None if gpu_like else 0)
             continue
         counts.append(inst.gpus)
+        arches.add(inst.arch)
         memories.append(float(inst.gpu_memory_gib))
         accelerator = accelerator or inst.accelerator_label
     if not counts:
@@ -132,7 +136,9 @@ def eks_pool(
     known = [c for c in counts if c is not None]
     gpus = min(known) if len(known) == len(counts) else None
     gpu = gpus is None or gpus > 0
-    effective = dict(labels)
+    # One architecture per group (its AMI's): the instance types', else the AMI type's.
+    arch = next(iter(arches)) if len(arches) == 1 else ("arm64" if "ARM" in ami else "x86_64")
+    effective = {**kubelet_labels(KARPENTER_ARCHES[arch]), **labels}
     if isinstance(inputs.get("nodeGroupName"), str) and inputs["nodeGroupName"]:
         effective[EKS_NODEGROUP_LABEL] = str(inputs["nodeGroupName"])
     capacity = str(inputs.get("capacityType") or "ON_DEMAND")

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...model.errors import InputError
+from ...model.nodes.labels import kubelet_labels
 from ...model.nodes.shapes import NodeShape, existing_node_shape
 from ...model.scheduling import (
     GPU_RESOURCE,
@@ -88,6 +89,8 @@ def node_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         or any(t.key == GPU_RESOURCE for t in taints)
     )
     node_name = str(md["name"]) if md.get("name") else None
+    # The kubelet's labels are on the node whatever the patch says (its arch is not known here).
+    labels = {**kubelet_labels(None, node_name), **labels}
     shape, note = node_shape(node_name or name, annotations, rid, out)
     return PoolDraft(
         name=labels.get(POOL_LABEL) or name,

@@ -8,8 +8,9 @@ from typing import Any
 
 from ...model.errors import InputError
 from ...model.nodes.catalog import MIG_PROFILES, gke_accelerator, gke_gpus_for_machine
-from ...model.nodes.gke_machines import gce_machine_or_none
+from ...model.nodes.gke_machines import gce_arch, gce_machine_or_none
 from ...model.nodes.gke_storage import image_of
+from ...model.nodes.labels import kubelet_labels
 from ...model.nodes.quotas import gce_region
 from ...model.nodes.shapes import GKE_DEFAULT_MAX_PODS, NodeShape, gke_node_shape_or_none
 from ...model.nodes.sharing import GKE_SHARING_STRATEGIES, gke_shared_gpus
@@ -238,7 +239,7 @@ def gke_pool(entry: Mapping[str, Any], out: Findings) -> PoolDraft:
         as_map(inputs.get("maxPodsConstraint")).get("maxPodsPerNode"),
         nc,
     )
-    effective = dict(labels)
+    effective = {**kubelet_labels(gce_arch(str(nc.get("machineType") or "e2-medium"))), **labels}
     if gpu:
         if accelerator:
             effective[GKE_ACCELERATOR_LABEL] = accelerator

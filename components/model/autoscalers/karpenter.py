@@ -30,13 +30,11 @@ from dataclasses import dataclass
 
 from ..errors import InputError, show
 from ..nodes.catalog import AWS_GPU_INSTANCES, AwsGpuInstance
-from ..nodes.labels import INSTANCE_TYPE_LABEL
+from ..nodes.labels import ARCH_LABEL, INSTANCE_TYPE_LABEL, OS_LABEL
 from ..scheduling import NodeSelectorRequirement
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
-ARCH_LABEL = "kubernetes.io/arch"
-OS_LABEL = "kubernetes.io/os"
 AWS_PREFIX = "karpenter.k8s.aws/"
 GPU_NAME = AWS_PREFIX + "instance-gpu-name"
 GPU_MANUFACTURER = AWS_PREFIX + "instance-gpu-manufacturer"

@@ -28,6 +28,16 @@ GCE_MACHINE_SOURCES = (
 )
 
 
+ARM_FAMILIES = ("t2a-", "c4a-", "n4a-", "a4x-")
+"""The Compute Engine series on Arm CPUs (Compute Engine docs "Arm VMs on Compute": T2A on Ampere
+Altra, C4A and N4A on Google Axion, A4X on NVIDIA Grace); every other series is x86-64."""
+
+
+def gce_arch(machine_type: str) -> str:
+    """`arm64` or `amd64`: the node's `kubernetes.io/arch`."""
+    return "arm64" if machine_type.startswith(ARM_FAMILIES) else "amd64"
+
+
 class GceMachine(NamedTuple):
     """A Compute Engine machine type: vCPUs, memory (MiB) and the GPUs it comes with."""
 
