@@ -71,10 +71,11 @@ def lands_once_booted(placement: Placement, pool: PoolFacts, gpus: int) -> list[
     """The labels a node of this cloud pool gets only after it boots (GPU / node feature
     discovery) that the pod selects and that alone keep it off the pool's node template; [] when
     the pod lands anyway, or would not land even with them."""
-    if pool.provider == "existing" or not pool.fits(gpus):
+    boot = [k for k in label_keys(placement) if _boot_label(k)]
+    if not boot or pool.provider == "existing" or not pool.fits(gpus):
         return []
     for node in pool.nodes:
-        missing = [k for k in label_keys(placement) if _boot_label(k) and k not in node.labels]
+        missing = [k for k in boot if k not in node.labels]
         if not missing or untolerated(node.taints, placement.tolerations or ()):
             continue
         skip = set(missing)

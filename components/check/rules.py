@@ -173,6 +173,9 @@ class CheckContext:
     model_fits: dict[Hashable, list[tuple[str, str, str]]] = field(default_factory=dict)
     """GI019 / GI059 decided once per pod shape (`model_fit._key`)."""
     _wheres: dict[tuple[Placement, int], Where] = field(default_factory=dict)
+    _booting: dict[tuple[Placement, int], list[tuple[PoolFacts, list[str]]]] = field(
+        default_factory=dict
+    )
 
     @classmethod
     def of(
@@ -228,6 +231,16 @@ class CheckContext:
             found = self._wheres[(placement, gpus)] = Where.of(placement, gpus, self.pools)
         return found
 
+    def booting(self, placement: Placement, gpus: int) -> list[tuple[PoolFacts, list[str]]]:
+        """The cloud pools a pod would land on once discovery labels their nodes, with those
+        labels (`lands_once_booted`): derived once per placement and GPU count, like `where`."""
+        found = self._booting.get((placement, gpus))
+        if found is None:
+            found = self._booting[(placement, gpus)] = [
+                (p, labels) for p in self.pools if (labels := lands_once_booted(placement, p, gpus))
+            ]
+        return found
+
     def pod(self, t: Template) -> PodContext | None:
         """The template's context for the pod rules; None when its pod spec is not valid
         Kubernetes (GI013: nothing else is judged)."""
@@ -256,13 +269,7 @@ class CheckContext:
         admitted, verdicts = _dra_landing(t, use, placement, gpus, on_gpus, self.scale, self.dra)
         facts = _facts(t, base, gpus, admitted, use, self._model_size(t))
         # Cloud pools it would land on once discovery labels its nodes (GI014).
-        booting = (
-            []
-            if admitted or t.daemonset
-            else [
-                (p, labels) for p in self.pools if (labels := lands_once_booted(placement, p, gpus))
-            ]
-        )
+        booting = [] if admitted or t.daemonset else self.booting(placement, gpus)
         return PodContext(
             check=self,
             template=t,
