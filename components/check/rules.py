@@ -5,6 +5,7 @@ template, the pool and graph rules the `CheckContext` once after them."""
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -56,6 +57,24 @@ def check(
     """
     if not_judged not in NOT_JUDGED_MODES:
         raise ValueError(f"not_judged {not_judged!r}: give one of {', '.join(NOT_JUDGED_MODES)}")
+    # What a check makes lives until it returns, and it leaves no cycles behind: the collector's
+    # passes over it free nothing (0.4 to 0.7 s of 10000 pods x 200 pools). Off meanwhile.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _check(graph, extended_resource_toleration, quotas, share_shapes, not_judged)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _check(
+    graph: Iterable[Mapping[str, Any]],
+    extended_resource_toleration: bool | None,
+    quotas: Iterable[Mapping[str, Any]],
+    share_shapes: bool,
+    not_judged: str,
+) -> Report:
     ctx = CheckContext.of(graph, extended_resource_toleration, quotas, share_shapes)
     pod_rules = runs(("pod",))
     for t in read_templates(ctx.entries, ctx.scale_to_zero_allowed):
