@@ -44,8 +44,9 @@ def shape_key(t: Template) -> bytes | None:
     rest = (t.init_containers, t.added, t.serverless, t.queue_proxy, t.added_node_selector)
     # Inputs that name no storageUri read as they are: written without the walk (a Seldon
     # Server's containers are some 1500 values, walked for every template otherwise).
+    as_written: Any = (t.type, t.fragment, t.containers, *rest)
     try:
-        raw = marshal.dumps((t.type, t.fragment, t.containers, *rest), 2)
+        raw = marshal.dumps(as_written, 2)
     except ValueError:
         raw = b""  # a type marshal refuses (a dict subclass, say): the walk may still write it
     if raw and b"storageUri" not in raw:
