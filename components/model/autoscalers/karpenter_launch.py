@@ -890,13 +890,7 @@ def _cpu_instance_types(auto_mode: bool) -> tuple[InstanceType, ...]:
             labels[prefix + "instance-category"] = m.group(1)
             labels[prefix + "instance-generation"] = m.group(3)
         gpu_keys = ("instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count")
-        it = InstanceType(
-            inst.name,
-            labels,
-            Resources(),
-            None,
-            (Offering("on-demand"), Offering("spot"), Offering("reserved", "cr")),
-            absent=tuple(prefix + k for k in gpu_keys),
-        )
-        out.append(it)
+        offered = (Offering("on-demand"), Offering("spot"), Offering("reserved", "cr"))
+        absent = tuple(prefix + k for k in gpu_keys)
+        out.append(InstanceType(inst.name, labels, Resources(), None, offered, absent=absent))
     return tuple(out)
