@@ -71,10 +71,11 @@ def lands_once_booted(placement: Placement, pool: PoolFacts, gpus: int) -> list[
     """The labels a node of this cloud pool gets only after it boots (GPU / node feature
     discovery) that the pod selects and that alone keep it off the pool's node template; [] when
     the pod lands anyway, or would not land even with them."""
-    if pool.provider == "existing" or not pool.fits(gpus):
+    boot = [k for k in label_keys(placement) if _boot_label(k)]
+    if not boot or pool.provider == "existing" or not pool.fits(gpus):
         return []
     for node in pool.nodes:
-        missing = [k for k in label_keys(placement) if _boot_label(k) and k not in node.labels]
+        missing = [k for k in boot if k not in node.labels]
         if not missing or untolerated(node.taints, placement.tolerations or ()):
             continue
         skip = set(missing)
@@ -132,15 +133,20 @@ def _group_pools(
     return out
 
 
+def asg_tag_entries(graph: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The graph's `aws:autoscaling/tag:Tag` entries, found once for every group's tags."""
+    return [e for e in graph if e.get("type") == ASG_TAG]
+
+
 def template_tags(
-    graph: Sequence[Mapping[str, Any]],
+    tag_entries: Sequence[Mapping[str, Any]],
     pool: PoolFacts,
     own: Sequence[Mapping[str, Any]],
     managed: bool,
     managed_groups: int,
 ) -> dict[str, str]:
     """The tags cluster-autoscaler reads for the group's template node: the Auto Scaling group's
-    own, the `aws:autoscaling/tag:Tag`s on it (tied by dependsOn, the group's name, or for a
+    own, the `aws:autoscaling/tag:Tag`s on it (of `tag_entries`: `asg_tag_entries`; tied by dependsOn, the group's name, or for a
     managed node group its `eks-<nodeGroupName>-` ASG, or the only managed group), and for a
     managed node group its own `tags`, which it also reads (`getManagedNodegroupTags`: only the
     `node-template/resources/...` ones count there)."""
@@ -149,9 +155,7 @@ def template_tags(
     names = {str(as_map(e.get("inputs")).get("name") or e.get("name")) for e in asgs}
     for entry in asgs:
         have.update(asg_tags(entry))
-    for entry in graph:
-        if entry.get("type") != ASG_TAG:
-            continue
+    for entry in tag_entries:
         inputs = as_map(entry.get("inputs"))
         asg = str(inputs.get("autoscalingGroupName") or "")
         depends = {dependency_key(str(d)) for d in as_list(entry.get("dependsOn"))}
@@ -206,12 +210,13 @@ def _asg_tags(
       device plugin's time-slicing: GPUs x replicas) needs `resources/nvidia.com/gpu`."""
     groups = _group_pools(graph, pools)
     managed_groups = sum(1 for _, managed, _ in groups if managed)
+    tag_entries = asg_tag_entries(graph)
     for pool, managed, own in groups:
         if pool.min_nodes != 0:
             continue
         asgs = [e for e in own if e.get("type") == ASG_GROUP]
         names = {str(as_map(e.get("inputs")).get("name") or e.get("name")) for e in asgs}
-        have = template_tags(graph, pool, own, managed, managed_groups)
+        have = template_tags(tag_entries, pool, own, managed, managed_groups)
         want = {f"{NODE_TEMPLATE_TAG}taint/{t.key}": f"{t.value}:{t.effect}" for t in pool.taints}
         for key in sorted(selected_keys.get(pool.name, ())):
             if key in pool.labels:
@@ -323,6 +328,7 @@ def template_storage(ctx: CheckContext) -> None:
     graph = ctx.entries
     groups = _group_pools(graph, ctx.pools)
     managed_groups = sum(1 for _, managed, _ in groups if managed)
+    tag_entries = asg_tag_entries(graph)
     for pool, managed, own in groups:
         if pool.min_nodes != 0:
             continue
@@ -333,7 +339,9 @@ def template_storage(ctx: CheckContext) -> None:
         ]
         if not asking:
             continue
-        have = template_tags(graph, pool, own, managed, managed_groups).get(EPHEMERAL_STORAGE_TAG)
+        have = template_tags(tag_entries, pool, own, managed, managed_groups).get(
+            EPHEMERAL_STORAGE_TAG
+        )
         try:
             held = int(parse_quantity(have)) if have is not None else 0
         except (InputError, TypeError, ValueError):

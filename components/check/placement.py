@@ -6,7 +6,9 @@ places a Model (GI010, GI018: docs-gb/models/scheduling.md)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ..model.errors import InputError
@@ -587,16 +589,27 @@ def ert_only_taint(ctx: CheckContext) -> None:
     if not ctx.extended_resource_toleration:
         return
     gpu_workloads = [w for w in ctx.workloads if w.gpus > 0 and not w.daemonset]
+    names = sorted({w.resource for w in gpu_workloads})
+    # Pool -> the names all of whose workloads are wired to it (the others are "others"): one
+    # pass over the workloads, not one per pool.
+    count = Counter(w.resource for w in gpu_workloads)
+    wired: dict[str, Counter[str]] = {}
+    for w in gpu_workloads:
+        for name in set(w.wired):
+            wired.setdefault(name, Counter())[w.resource] += 1
     for pool in ctx.pools:
         taints = [t for t in pool.taints if t.effect in FILTERING_EFFECTS]
         if not pool.gpu or not taints or "autopilot" in pool_kinds(pool, ctx.entry_by_key):
             continue
         if not all(any(tol.tolerates(t) for tol in ERT_TOLERATIONS) for t in taints):
             continue
-        others = sorted({w.resource for w in gpu_workloads if pool.name not in w.wired})
-        if not others:
+        mine = wired.get(pool.name, Counter())
+        kept = {r for r, n in mine.items() if n == count[r]}
+        total = len(names) - len(kept)
+        if not total:
             continue
-        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        first = list(islice((r for r in names if r not in kept), 5))
+        shown = ", ".join(first) + (f" and {total - 5} more" if total > 5 else "")
         ctx.out.add(
             "GI061",
             pool.resource,

@@ -40,6 +40,8 @@ NOT_DOWNLOADED = ("pvc://", "oci://")
 
 
 def as_map(value: Any) -> Mapping[str, Any]:
+    if type(value) is dict:  # the graph's own: without the Mapping ABC's slower check
+        return value
     return value if isinstance(value, Mapping) else {}
 
 

@@ -5,6 +5,7 @@ template, the pool and graph rules the `CheckContext` once after them."""
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -56,6 +57,24 @@ def check(
     """
     if not_judged not in NOT_JUDGED_MODES:
         raise ValueError(f"not_judged {not_judged!r}: give one of {', '.join(NOT_JUDGED_MODES)}")
+    # What a check makes lives until it returns, and it leaves no cycles behind: the collector's
+    # passes over it free nothing (0.4 to 0.7 s of 10000 pods x 200 pools). Off meanwhile.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _check(graph, extended_resource_toleration, quotas, share_shapes, not_judged)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _check(
+    graph: Iterable[Mapping[str, Any]],
+    extended_resource_toleration: bool | None,
+    quotas: Iterable[Mapping[str, Any]],
+    share_shapes: bool,
+    not_judged: str,
+) -> Report:
     ctx = CheckContext.of(graph, extended_resource_toleration, quotas, share_shapes)
     pod_rules = runs(("pod",))
     for t in read_templates(ctx.entries, ctx.scale_to_zero_allowed):
@@ -173,6 +192,9 @@ class CheckContext:
     model_fits: dict[Hashable, list[tuple[str, str, str]]] = field(default_factory=dict)
     """GI019 / GI059 decided once per pod shape (`model_fit._key`)."""
     _wheres: dict[tuple[Placement, int], Where] = field(default_factory=dict)
+    _booting: dict[tuple[Placement, int], list[tuple[PoolFacts, list[str]]]] = field(
+        default_factory=dict
+    )
 
     @classmethod
     def of(
@@ -228,6 +250,16 @@ class CheckContext:
             found = self._wheres[(placement, gpus)] = Where.of(placement, gpus, self.pools)
         return found
 
+    def booting(self, placement: Placement, gpus: int) -> list[tuple[PoolFacts, list[str]]]:
+        """The cloud pools a pod would land on once discovery labels their nodes, with those
+        labels (`lands_once_booted`): derived once per placement and GPU count, like `where`."""
+        found = self._booting.get((placement, gpus))
+        if found is None:
+            found = self._booting[(placement, gpus)] = [
+                (p, labels) for p in self.pools if (labels := lands_once_booted(placement, p, gpus))
+            ]
+        return found
+
     def pod(self, t: Template) -> PodContext | None:
         """The template's context for the pod rules; None when its pod spec is not valid
         Kubernetes (GI013: nothing else is judged)."""
@@ -256,13 +288,7 @@ class CheckContext:
         admitted, verdicts = _dra_landing(t, use, placement, gpus, on_gpus, self.scale, self.dra)
         facts = _facts(t, base, gpus, admitted, use, self._model_size(t))
         # Cloud pools it would land on once discovery labels its nodes (GI014).
-        booting = (
-            []
-            if admitted or t.daemonset
-            else [
-                (p, labels) for p in self.pools if (labels := lands_once_booted(placement, p, gpus))
-            ]
-        )
+        booting = [] if admitted or t.daemonset else self.booting(placement, gpus)
         return PodContext(
             check=self,
             template=t,

@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ from ..model.autoscalers.karpenter_launch import (
     admitted_by,
     daemon_overheads,
     launch,
+    refusal,
 )
 from ..model.errors import InputError
 from ..model.nodes.autopilot import autopilot_gpu_problem
@@ -88,14 +89,26 @@ class KarpenterPool:
     def _decisions(self) -> dict[Hashable, Launch]:
         return {}
 
+    @cached_property
+    def _refusals(self) -> dict[Hashable, Launch | None]:
+        return {}
+
     def launch(self, pod: PendingPod, key: Hashable | None = None) -> Launch:
         """Karpenter's decision for the pod with this NodePool alone (`karpenter_launch.launch`):
-        made once per distinct pod (its `key`), since the pods of a stack repeat a few shapes."""
+        made once per distinct pod (its `key`), since the pods of a stack repeat a few shapes;
+        and a refusal their requests do not decide (`karpenter_launch.refusal`: most pods'
+        selectors rule out most NodePools) once per placement."""
         key = pod.key() if key is None else key
         found = self._decisions.get(key)
         if found is None:
-            found = self._decisions[key] = launch(
-                pod, self.spec, self.instance_types, self.admitted, self.overheads
+            placed = pod.placement_key
+            if placed not in self._refusals:
+                self._refusals[placed] = refusal(pod, self.spec, self.instance_types, self.admitted)
+            refused = self._refusals[placed]
+            found = self._decisions[key] = (
+                refused
+                if refused is not None
+                else launch(pod, self.spec, self.instance_types, self.admitted, self.overheads)
             )
         return found
 
@@ -153,6 +166,7 @@ class ScaleUp:
         overlays = node_overlays(graph)
         self.graph_daemons = tuple(graph_daemons(graph))
         self.karpenter: dict[str, KarpenterPool] = {}
+        offered: list[tuple[object, tuple[InstanceType, ...]]] = []
         for entry in graph:
             typ = str(entry.get("type", ""))
             if not is_type(typ, "karpenter.sh", "NodePool"):
@@ -164,12 +178,18 @@ class ScaleUp:
                 spec, nc = nap_launch_spec(entry, aks_classes, out)
             else:
                 spec, nc = karpenter_launch_spec(entry, classes, out)
-            types = nc.instance_types(overlays, spec.name)
+            # Node classes that differ in their name alone offer equal instance types (for
+            # one NodePool, when a NodeOverlay may name it): made once, their requirements too.
+            same = (replace(nc, name=""), spec.name if overlays else None)
+            types = next((ts for key, ts in offered if key == same), None)
+            if types is None:
+                types = tuple(nc.instance_types(overlays, spec.name))
+                offered.append((same, types))
             self.karpenter[f"{typ}::{entry.get('name')}"] = KarpenterPool(
                 f"{typ}::{entry.get('name')}",
                 spec,
                 nc,
-                tuple(types),
+                types,
                 nc.admits_cpu(spec),
                 self.daemons_for(nc),
             )

@@ -41,16 +41,17 @@ def shape_key(t: Template) -> bytes | None:
     its reading. None: not shared (see the module docstring)."""
     if t.daemonset or t.llm is not None:
         return None
-    inputs: Any = (
-        t.type,
-        _read_uris(t.fragment),
-        _read_uris(t.containers),
-        t.init_containers,
-        t.added,
-        t.serverless,
-        t.queue_proxy,
-        t.added_node_selector,
-    )
+    rest = (t.init_containers, t.added, t.serverless, t.queue_proxy, t.added_node_selector)
+    # Inputs that name no storageUri read as they are: written without the walk (a Seldon
+    # Server's containers are some 1500 values, walked for every template otherwise).
+    as_written: Any = (t.type, t.fragment, t.containers, *rest)
+    try:
+        raw = marshal.dumps(as_written, 2)
+    except ValueError:
+        raw = b""  # a type marshal refuses (a dict subclass, say): the walk may still write it
+    if raw and b"storageUri" not in raw:
+        return raw
+    inputs: Any = (t.type, _read_uris(t.fragment), _read_uris(t.containers), *rest)
     try:
         return marshal.dumps(inputs, 2)
     except ValueError:

@@ -4,17 +4,19 @@ gives deciding every template alone, and a twin's findings name the twin."""
 from __future__ import annotations
 
 import copy
+import gc
 import itertools
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fit import gke
 from test_placement_check import isvc, knative, node
 from test_placement_check import workload as apps_workload
 
-from components.check import check
+from components.check import check, rules
 from components.check.graph import read_templates
 from components.check.read import storage_reading
 from components.check.shapes import shape_key
@@ -149,3 +151,23 @@ def test_models_from_other_uris_of_one_reading_share_a_shape_and_the_report_is_u
     readings = [storage_reading(u) for u in URIS]
     for (k1, r1), (k2, r2) in itertools.combinations(zip(keys, readings, strict=True), 2):
         assert (k1 == k2) == (r1 == r2), (r1, r2)
+
+
+def test_the_check_leaves_the_collector_as_it_found_it(monkeypatch):
+    """The check runs with the cyclic collector off (`rules.check`): on again after it, also when
+    it fails, and still off for a caller that had turned it off."""
+    g = [*POOLS, deployment("w", pod(cpu="1"))]
+    assert gc.isenabled()
+    check(g)
+    assert gc.isenabled()
+    monkeypatch.setattr(rules.CheckContext, "of", classmethod(lambda *a: 1 / 0))
+    with pytest.raises(ZeroDivisionError):
+        check(g)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with pytest.raises(ZeroDivisionError):
+            check(g)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

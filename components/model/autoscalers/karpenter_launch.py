@@ -55,7 +55,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cache, cached_property
 
 from ..errors import InputError
 from ..nodes.aws_instances import EC2_INSTANCES
@@ -240,6 +240,18 @@ class PendingPod:
             self.preferred,
             self.tolerations,
             self.requests,
+            self.dra,
+            self.match_fields,
+        )
+
+    @cached_property
+    def placement_key(self) -> Hashable:
+        """`key` without the requests: all `refusal` reads of the pod."""
+        return (
+            tuple(sorted(self.node_selector.items())),
+            self.required,
+            self.preferred,
+            self.tolerations,
             self.dra,
             self.match_fields,
         )
@@ -461,6 +473,30 @@ def launch(
     `admitted`: `admitted_by(pool, instance_types)`, where the caller keeps it for many pods;
     `overheads`: instance type -> the DaemonSet pods its nodes would run
     (`daemon_overheads`), added to the pod's requests."""
+    refused = refusal(pod, pool, instance_types, admitted)
+    if refused is not None:
+        return refused
+    if admitted is None:
+        admitted = admitted_by(pool, instance_types)
+    allowed = within_limits(pool, admitted)
+    result = Launch(pool.name)
+    for state in _relaxations(pod, [pool]):
+        result = _try(state, pool, pool.template_requirements(), allowed, overheads)
+        if result.launches:
+            return result
+    return result
+
+
+def refusal(
+    pod: PendingPod,
+    pool: NodePoolSpec,
+    instance_types: Sequence[InstanceType],
+    admitted: Sequence[InstanceType] | None = None,
+) -> Launch | None:
+    """`launch`'s answer when the pod's requests do not decide it (the pod, the NodePool and its
+    limits refuse, or every relaxation of the pod fails on the taints or the requirements),
+    else None. It reads only `PendingPod.placement_key`: callers keep it for the pods that
+    differ only in what they request."""
 
     def no(cause: str, reason: str) -> Launch:
         return Launch(pool.name, cause=cause, reason=reason)
@@ -484,14 +520,13 @@ def launch(
         return no(*_why_none_admitted(pool, instance_types))
     if pool.limits.get("nodes", 1) <= 0:
         return no("limits", f"NodePool {pool.name} has limits.nodes {pool.limits['nodes']}")
-    allowed = within_limits(pool, admitted)
-    if not allowed:
+    if not within_limits(pool, admitted):
         return no("limits", _limits_reason(pool, admitted))
-    result = Launch(pool.name)
+    result = None
     for state in _relaxations(pod, [pool]):
-        result = _try(state, pool, pool.template_requirements(), allowed, overheads)
-        if result.launches:
-            return result
+        result = _blocked(state, pool, pool.template_requirements())
+        if result is None:
+            return None
     return result
 
 
@@ -504,7 +539,10 @@ def _relaxations(pod: PendingPod, pools: Sequence[NodePoolSpec]) -> Iterator[Pen
     tolerations = pod.tolerations
     soft = any(t.effect == "PreferNoSchedule" for p in pools for t in p.taints)
     while True:
-        yield replace(pod, required=required, preferred=preferred, tolerations=tolerations)
+        if (required, preferred, tolerations) == (pod.required, pod.preferred, pod.tolerations):
+            yield pod  # as it is (its requirements made once)
+        else:
+            yield replace(pod, required=required, preferred=preferred, tolerations=tolerations)
         if required and len(required) > 1:
             required = required[1:]
         elif preferred:
@@ -526,19 +564,10 @@ def _try(
     overheads: Mapping[str, Resources] | None = None,
 ) -> Launch:
     name = pool.name
-    for taint in pool.taints:
-        if not any(t.tolerates(taint) for t in pod.tolerations):
-            return Launch(name, cause="taints", reason=f"it does not tolerate the taint {taint}")
-    own = pod.requirements()
-    conflict = template.compatible(own, pool.provider)
-    if conflict:
-        return Launch(
-            name,
-            cause="requirements",
-            reason=f"its node selector / affinity and NodePool {name}'s requirements are "
-            f"incompatible ({conflict})",
-        )
-    merged = template.copy().add(*own.by_key.values())
+    blocked = _blocked(pod, pool, template)
+    if blocked is not None:
+        return blocked
+    merged = template.copy().add(*pod.requirements().by_key.values())
     compatible, fitting, remaining = [], [], []
     for it in instance_types:
         if it.requirements.intersects(merged) is not None:
@@ -594,6 +623,24 @@ def _try(
             )
         )
     return Launch(name, tuple(sorted(it.name for it in remaining)), types)
+
+
+def _blocked(pod: PendingPod, pool: NodePoolSpec, template: Requirements) -> Launch | None:
+    """`CanAdd` before the instance types: a template taint the pod does not tolerate, or its
+    requirements incompatible with the NodePool's."""
+    name = pool.name
+    for taint in pool.taints:
+        if not any(t.tolerates(taint) for t in pod.tolerations):
+            return Launch(name, cause="taints", reason=f"it does not tolerate the taint {taint}")
+    conflict = template.compatible(pod.requirements(), pool.provider)
+    if conflict:
+        return Launch(
+            name,
+            cause="requirements",
+            reason=f"its node selector / affinity and NodePool {name}'s requirements are "
+            f"incompatible ({conflict})",
+        )
+    return None
 
 
 def _why_none_admitted(
@@ -820,7 +867,14 @@ def admits_cpu_types(pool: NodePoolSpec, auto_mode: bool = False) -> bool:
     `aws_instances` the GPU catalog does not hold): then a pod that asks for no GPU may get one of
     them, which this module does not model."""
     reqs = pool.template_requirements()
+    return any(it.requirements.intersects(reqs) is None for it in _cpu_instance_types(auto_mode))
+
+
+@cache
+def _cpu_instance_types(auto_mode: bool) -> tuple[InstanceType, ...]:
+    """The EC2 instance types without GPUs as Karpenter labels them, made once (catalog data)."""
     prefix = AUTO_MODE_PREFIX if auto_mode else AWS_PREFIX
+    out = []
     for inst in EC2_INSTANCES.values():
         if inst.name in AWS_GPU_INSTANCES:
             continue
@@ -836,14 +890,7 @@ def admits_cpu_types(pool: NodePoolSpec, auto_mode: bool = False) -> bool:
             labels[prefix + "instance-category"] = m.group(1)
             labels[prefix + "instance-generation"] = m.group(3)
         gpu_keys = ("instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count")
-        it = InstanceType(
-            inst.name,
-            labels,
-            Resources(),
-            None,
-            (Offering("on-demand"), Offering("spot"), Offering("reserved", "cr")),
-            absent=tuple(prefix + k for k in gpu_keys),
-        )
-        if it.requirements.intersects(reqs) is None:
-            return True
-    return False
+        offered = (Offering("on-demand"), Offering("spot"), Offering("reserved", "cr"))
+        absent = tuple(prefix + k for k in gpu_keys)
+        out.append(InstanceType(inst.name, labels, Resources(), None, offered, absent=absent))
+    return tuple(out)
