@@ -15,7 +15,7 @@ import pulumi
 
 from ..kube.provider import create_opts, owned
 from ..model.errors import InputError
-from ..model.inputs import check_ranges
+from ..model.inputs import check_declared
 from ..model.scheduling import Placement, Taint
 from .pool import Planned, PoolFacts, facts_of
 
@@ -43,7 +43,7 @@ class PoolComponent(pulumi.ComponentResource):
         `InputError` under `<Component>('name')`), then register the component (with `props` of
         its facts as inputs) and take its facts. Returns what `plan` decided."""
         try:
-            check_ranges(args)
+            check_declared(args)
             planned = plan(name, args)
         except InputError as e:
             raise e.at(f"{type_name.rsplit(':', 1)[-1]}({name!r})") from None

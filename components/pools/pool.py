@@ -56,17 +56,13 @@ from ..model.scheduling import (
     SCHEDULING_STYLES,
     Placement,
     Taint,
-    validate_dns1123_label,
     validate_labels,
 )
 from ..model.scheduling import POOL_LABEL as POOL_LABEL  # one spelling: the model's
+from ..model.syntax import pool_name as pool_name_syntax
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 GPU_TAINT_KEY = "nvidia.com/gpu"
-
-POOL_NAME_MAX = 40
-"""Pool names are DNS-1123 labels of at most 40 characters, so every cloud name derived from
-them fits (GKE node pool names are at most 40 characters)."""
 
 RESERVED_LABEL_DOMAINS = (
     "kubernetes.io",
@@ -170,9 +166,9 @@ def pool_name_of(name: str, given: Optional[str], key: str = "pool_name") -> tup
 
 
 def validate_pool_name(name: object, path: str = "name") -> str:
-    """A DNS-1123 label of at most `POOL_NAME_MAX` characters."""
+    """The `pool-name` syntax (`model.syntax`) of a pool's name, given or the component's."""
     try:
-        return validate_dns1123_label(name, max_length=POOL_NAME_MAX)
+        return pool_name_syntax(name)
     except InputError as e:
         raise e.at(path) from None
 

@@ -1,6 +1,6 @@
 """Every integer input has the range its API takes, declared once with its Args field and checked
 by one mechanism on both entry paths: the stack config (`derive.config_type`) and a component's
-Python args (`inputs.check_ranges`), with the same words."""
+Python args (`inputs.check_declared`), with the same words."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from config_bases import mutated
 
 from components.model.errors import InputError
-from components.model.inputs import INT32_MAX, check_ranges, out_of_range
+from components.model.inputs import INT32_MAX, check_declared, violation
 from components.platform.load import load_spec
 from components.pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.serving.inference_service import InferenceServiceArgs, PredictorArgs
@@ -40,7 +40,7 @@ def test_a_number_past_its_range_is_refused_at_its_key(base, changes, path, allo
 
 def test_the_python_args_are_refused_with_the_same_words():
     with pytest.raises(InputError) as caught:
-        check_ranges(
+        check_declared(
             GkeGpuNodePoolArgs(cluster="dev", machine_type="g2-standard-8", max_nodes=10**12)
         )
     assert str(caught.value) == (
@@ -66,7 +66,7 @@ def test_nested_args_are_named_by_their_keys():
     args = InferenceServiceArgs(
         name="m", predictor=PredictorArgs(max_replicas=INT32_MAX, storage_uri="gs://b/m")
     )
-    found = out_of_range(args, "", keys=True)
+    found = violation(args, "", keys=True)
     assert found is not None
     assert (found[0], str(found[1])) == (
         "predictor.maxReplicas",
