@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .errors import InputError, not_a_choice, too_short, type_error
-from .syntax import CHECKS
+from .syntax import CHECKS, SHAPES
 
 STACK = "gpu-inference.stack"
 """The metadata key of a field's `Stack` declaration."""
@@ -244,10 +244,18 @@ def field_violation(inp: Input, value: Any) -> Optional[tuple[str, InputError]]:
         return None
     if not isinstance(value, _PLAIN):
         return None
+    tp = plain_type(inp.annotation)
+    bad = wrong_type(value, tp) if tp is not None else None
+    if bad is not None:
+        return "", bad
     if decl.syntax:
-        shape, check = CHECKS[decl.syntax]
-        if shape is not object and not isinstance(value, (list, tuple) if shape is list else shape):
-            return None  # a form only the Python args take (env as a list), the component's
+        shape, check, left = CHECKS[decl.syntax]
+        words, types = SHAPES[shape]
+        if isinstance(value, left):
+            return None
+        if not isinstance(value, types):
+            quote = shape is str and isinstance(value, (int, float, bool))
+            return "", type_error(words, value, QUOTE_HINT if quote else "")
         try:
             check(value)
         except InputError as e:
@@ -262,15 +270,13 @@ def field_violation(inp: Input, value: Any) -> Optional[tuple[str, InputError]]:
         return None
     if decl.choices and value not in decl.choices:
         return "", not_a_choice(value, decl.choices)
-    tp = plain_type(inp.annotation)
-    if tp is not None:
-        bad = wrong_type(value, tp) or range_error(value, tp, decl)
-        if bad is not None:
-            return "", bad
-    return None
+    bad = range_error(value, tp, decl) if tp is not None else None
+    return ("", bad) if bad is not None else None
 
 
 _TYPE_WORDS = {int: "an integer", float: "a number", bool: "true or false"}
+QUOTE_HINT = " (quote numbers and booleans in YAML)"
+"""What a string key given a number or boolean is told (YAML reads `1.30` and `yes` as such)."""
 
 
 def wrong_type(value: Any, tp: type) -> Optional[InputError]:

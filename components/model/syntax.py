@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from .errors import InputError, show, too_short
+from .nodes.aks_shapes import parse_kubernetes_version
 from .scheduling import (
     LABEL_KEY_RULE,
     LABEL_VALUE_RULE,
@@ -48,6 +50,10 @@ _MODEL_FORMAT = re.compile(r"^[a-z0-9][-a-z0-9_.]*$")
 _CAPABILITY = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$")
+_AGENT_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+AKS_SPOT_PRICE_DECIMALS = 5
+"""`SpotMaxPrice`: -1 or a positive value with up to five decimal places (`spot-node-pool.md`
+@31e1f80a, Limitations)."""
 
 
 def key_path(key: str) -> str:
@@ -184,6 +190,52 @@ def pool_ref(v: Any) -> Any:
     )
 
 
+def kubernetes_version(v: str) -> str:
+    """A Kubernetes release as a pool or cluster names it: `1.33`, `1.33.2` or `v1.33.2`."""
+    if parse_kubernetes_version(v) is None:
+        raise InputError(
+            f"Kubernetes version {show(v)} is not MAJOR.MINOR[.PATCH]", "e.g. 1.33 or 1.33.2"
+        )
+    return v
+
+
+def aks_agent_pool_name(v: str) -> str:
+    """An AKS agent pool's name (`AgentPoolName` in the AKS API)."""
+    if not _AGENT_POOL_NAME.match(v):
+        raise InputError(
+            f"agent pool name {show(v)} is not an AKS node pool name",
+            "1-12 lowercase letters and digits, starting with a letter",
+        )
+    return v
+
+
+def aks_spot_price(v: float) -> float:
+    """AKS's `spotMaxPrice`: US dollars above 0 with at most five decimals, or -1."""
+    if v <= 0 and v != -1:
+        raise InputError(
+            f"spot max price {show(v)} is not a price",
+            "a price in US dollars above 0, or -1 (up to the on-demand price)",
+        )
+    exponent = Decimal(repr(float(v))).normalize().as_tuple().exponent
+    if v != -1 and not (isinstance(exponent, int) and -exponent <= AKS_SPOT_PRICE_DECIMALS):
+        raise InputError(
+            f"spot max price {show(v)} has more than {AKS_SPOT_PRICE_DECIMALS} decimals, which "
+            "AKS refuses",
+            f"a price with at most {AKS_SPOT_PRICE_DECIMALS} decimals (e.g. 0.98765), or -1",
+        )
+    return v
+
+
+def azure_zones(v: Sequence[str]) -> Sequence[str]:
+    """Zone numbers of an Azure region (`["1", "2"]`), at least one."""
+    if not v or any(not isinstance(z, str) or not z.isdigit() for z in v):
+        raise InputError(
+            f"availability zones {show(list(v))} are not a list of zone numbers",
+            'a list such as ["1", "2", "3"]',
+        )
+    return v
+
+
 def model_format(v: str) -> str:
     # The InferenceService component's rule for `modelFormat.name` (serving/inference_service.py).
     if not _MODEL_FORMAT.match(v):
@@ -209,22 +261,35 @@ def capabilities(v: Sequence[str]) -> Sequence[str]:
     return v
 
 
-CHECKS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
-    "pool-name": (str, pool_name),
-    "label-keys": (list, label_keys),
-    "dns1123": (str, dns1123),
-    "dns1035": (str, dns1035),
-    "server-name": (str, server_name),
-    "label-key": (str, label_key),
-    "labels": (Mapping, labels),
-    "quantity": (object, quantity),
-    "version": (str, version),
-    "storage-uri": (str, storage_uri),
-    "env": (Mapping, env),
-    "pool-ref": (object, pool_ref),
-    "capabilities": (list, capabilities),
-    "resources": (Mapping, resources),
+SHAPES: dict[Any, tuple[str, tuple[type, ...]]] = {
+    str: ("a string", (str,)),
+    Mapping: ("a mapping (key: value)", (Mapping,)),
+    list: ("a list", (list, tuple)),
+    float: ("a number", (int, float)),
+    object: ("", (object,)),
 }
-"""A declared `syntax` -> (the shape of the values it judges: str, Mapping, list or any object;
-the check). The stack config gives only that shape; the Python args may take more (env as a list
-of name/value pairs), which the component judges."""
+"""A syntax's shape -> (how the stack config words a value of another shape, the Python types
+of that shape)."""
+
+CHECKS: dict[str, tuple[Any, Callable[[Any], Any], tuple[type, ...]]] = {
+    "pool-name": (str, pool_name, ()),
+    "label-keys": (list, label_keys, ()),
+    "dns1123": (str, dns1123, ()),
+    "dns1035": (str, dns1035, ()),
+    "server-name": (str, server_name, ()),
+    "label-key": (str, label_key, ()),
+    "labels": (Mapping, labels, ()),
+    "quantity": (object, quantity, ()),
+    "version": (str, version, ()),
+    "storage-uri": (str, storage_uri, ()),
+    "env": (Mapping, env, (list, tuple)),
+    "pool-ref": (object, pool_ref, ()),
+    "capabilities": (list, capabilities, ()),
+    "resources": (Mapping, resources, ()),
+    "kubernetes-version": (str, kubernetes_version, ()),
+    "aks-agent-pool-name": (str, aks_agent_pool_name, ()),
+    "aks-spot-price": (float, aks_spot_price, ()),
+    "azure-zones": (list, azure_zones, ()),
+}
+"""A declared `syntax` -> (the shape of its values, the check, other forms the Python args take
+and the component judges: env as a list of name/value pairs)."""

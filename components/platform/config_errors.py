@@ -18,7 +18,7 @@ from ..model.errors import (
     too_short,
     type_error,
 )
-from ..model.inputs import number_text
+from ..model.inputs import QUOTE_HINT, number_text
 from ..model.syntax import key_path
 from .derive import FIELDS
 from .syntax import aliases
@@ -127,7 +127,7 @@ def from_validation_error(err: ValidationError, root: str, model: Any) -> InputE
     if kind in _TYPE_WORDS:
         hint = ""
         if kind == "string_type" and isinstance(given, (int, float, bool)):
-            hint = " (quote numbers and booleans in YAML)"
+            hint = QUOTE_HINT
         elif kind in ("float_type", "float_parsing", "int_parsing") and isinstance(given, str):
             hint = " (a bare number, without a unit or quotes)"
         return type_error(_TYPE_WORDS[kind], given, hint).at(path)

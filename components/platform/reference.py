@@ -52,6 +52,10 @@ SYNTAX_WORDS = {
     "pool-ref": "pool name, or list of pool names",
     "capabilities": "list of capabilities (each once)",
     "resources": "map resource -> quantity",
+    "kubernetes-version": "Kubernetes version (`1.33`, `1.33.2`)",
+    "aks-agent-pool-name": "1-12 lowercase letters and digits, a letter first",
+    "aks-spot-price": "number > 0 with ≤ 5 decimals, or -1",
+    "azure-zones": 'list of zone numbers (`["1", "2"]`, ≥ 1)',
 }
 
 

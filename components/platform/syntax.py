@@ -176,6 +176,10 @@ SYNTAX: dict[str, Any] = {
     "pool-ref": PoolRef,
     "capabilities": Capabilities,
     "resources": dict[str, Quantity],
+    "kubernetes-version": Annotated[str, AfterValidator(syntax.kubernetes_version)],
+    "aks-agent-pool-name": Annotated[str, AfterValidator(syntax.aks_agent_pool_name)],
+    "aks-spot-price": Annotated[float, Field(strict=True), AfterValidator(syntax.aks_spot_price)],
+    "azure-zones": Annotated[list[str], AfterValidator(syntax.azure_zones)],
 }
 """A field's declared `syntax` -> the config type that checks it with `model.syntax.CHECKS`."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -30,6 +31,7 @@ from components.model.inputs import (
 from components.model.syntax import CHECKS
 from components.platform.config_errors import from_validation_error
 from components.platform.derive import config_type
+from components.platform.reference import SYNTAX_WORDS
 from components.platform.syntax import SYNTAX, ConfigModel
 from components.pools.aks import AksGpuAgentPoolArgs
 from components.pools.eks import EksGpuNodeGroupArgs
@@ -51,6 +53,10 @@ BAD_SYNTAX: dict[str, Any] = {
     "pool-ref": [],
     "capabilities": ["a,b"],
     "resources": {"cpu": "lots"},
+    "kubernetes-version": "latest",
+    "aks-agent-pool-name": "Gpu-Pool",
+    "aks-spot-price": 0.123456,
+    "azure-zones": ["east"],
 }
 """A value that breaks each named syntax."""
 
@@ -60,6 +66,9 @@ WRONG_TYPES: dict[type, list[Any]] = {
     bool: ["yes", 1],
 }
 """Values of the wrong type for each plain type."""
+
+WRONG_SHAPES: dict[Any, Any] = {str: 5, Mapping: "x", list: "x", float: "x"}
+"""A value of another shape for each syntax's shape."""
 
 
 def _args_classes() -> list[type]:
@@ -82,7 +91,9 @@ def _bad_values(inp: Input) -> list[tuple[str, Any]]:
     """(the constraint, a value breaking it) for each constraint the field declares."""
     d, out = inp.decl, []
     if d.syntax:
-        return [(f"syntax {d.syntax}", BAD_SYNTAX[d.syntax])]
+        shape = CHECKS[d.syntax][0]
+        wrong = [] if shape is object else [(f"type {d.syntax}", WRONG_SHAPES[shape])]
+        return [(f"syntax {d.syntax}", BAD_SYNTAX[d.syntax]), *wrong]
     listed = d.min_items is not None or (
         (d.choices and "Sequence" in str(inp.annotation)) or "list" in str(inp.annotation)
     )
@@ -136,7 +147,7 @@ def test_the_table_covers_every_kind_of_constraint():
     kinds = {p.id.split(":", 1)[1].split(" ")[0] for p in CASES}
     assert {"syntax", "min_items", "choices", "type", "ge", "le"} <= kinds
     assert len(CASES) > 150
-    assert set(BAD_SYNTAX) == set(CHECKS) == set(SYNTAX)
+    assert set(BAD_SYNTAX) == set(CHECKS) == set(SYNTAX) == set(SYNTAX_WORDS)
 
 
 def test_a_missing_value_is_refused_as_a_missing_key():

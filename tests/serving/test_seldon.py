@@ -280,7 +280,7 @@ def test_components_under_mocks() -> None:
             SeldonServerArgs(extra_capabilities=["gpu", "gpu"]),
             ["capabilities[1]:", "twice"],
         ),
-        (server_body, SeldonServerArgs(extra_capabilities="gpu"), ["extraCapabilities:", "list"]),
+        (server_body, SeldonServerArgs(extra_capabilities="gpu"), ["capabilities:", "list"]),
         (
             server_body,
             SeldonServerArgs(replicas=5, min_replicas=1, max_replicas=3),
