@@ -21,6 +21,7 @@ import re
 import sys
 import textwrap
 import typing
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -248,6 +249,10 @@ def field_violation(inp: Input, value: Any) -> Optional[tuple[str, InputError]]:
     bad = wrong_type(value, tp) if tp is not None else None
     if bad is not None:
         return "", bad
+    if not decl.syntax:
+        shape = wrong_shape(inp.annotation, value)
+        if shape is not None:
+            return shape
     if decl.syntax:
         shape, check, left = CHECKS[decl.syntax]
         words, types = SHAPES[shape]
@@ -272,6 +277,47 @@ def field_violation(inp: Input, value: Any) -> Optional[tuple[str, InputError]]:
         return "", not_a_choice(value, decl.choices)
     bad = range_error(value, tp, decl) if tp is not None else None
     return ("", bad) if bad is not None else None
+
+
+def wrong_shape(tp: Any, value: Any) -> Optional[tuple[str, InputError]]:
+    """A string, list or mapping field given a value of another shape, or a list of plain
+    items (str, int, float, bool) with an item of another type: (its path below the field, the
+    error in the stack config's words), or None."""
+    one = single_type(tp)
+    origin = typing.get_origin(one)
+    scalar = isinstance(value, (str, int, float, bool))
+    if one is str and not isinstance(value, str):
+        quote = isinstance(value, (int, float, bool))
+        return "", type_error("a string", value, QUOTE_HINT if quote else "")
+    if origin in (list, tuple, Sequence) or one in (list, tuple):
+        if scalar:
+            return "", type_error("a list", value)
+        item = typing.get_args(one)[0] if typing.get_args(one) else None
+        for i, v in enumerate(value if isinstance(value, (list, tuple)) else ()):
+            if item is str:
+                found = wrong_shape(str, v)
+                bad = found[1] if found else None
+            else:
+                bad = wrong_type(v, item) if item in (int, float, bool) else None
+            if bad is not None:
+                return f"[{i}]", bad
+        return None
+    if (origin in (dict, Mapping) or one is dict) and scalar:
+        return "", type_error("a mapping (key: value)", value)
+    return None
+
+
+def single_type(tp: Any) -> Any:
+    """The one type inside Optional / pulumi.Input (its awaitable and Output parts left out),
+    or None when the field takes several."""
+    if typing.get_origin(tp) is not typing.Union:
+        return tp
+    parts = [
+        a
+        for a in typing.get_args(tp)
+        if a is not type(None) and "Awaitable" not in str(a) and "Output" not in str(a)
+    ]
+    return parts[0] if len(parts) == 1 else None
 
 
 _TYPE_WORDS = {int: "an integer", float: "a number", bool: "true or false"}

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, get_args, get_origin
 
 import pytest
 from pydantic import Field, ValidationError, create_model
@@ -27,6 +27,7 @@ from components.model.inputs import (
     int_bounds,
     plain_number_type,
     plain_type,
+    single_type,
 )
 from components.model.syntax import CHECKS
 from components.platform.config_errors import from_validation_error
@@ -101,6 +102,16 @@ def _bad_values(inp: Input) -> list[tuple[str, Any]]:
         out.append((f"min_items {d.min_items}", []))
     if d.choices:
         out.append(("choices", ["nonsense"] if listed else "nonsense"))
+    one = single_type(inp.annotation)
+    origin = get_origin(one)
+    if one is str and not d.choices:
+        out.append(("type str", 5))
+    if origin in (list, Sequence):
+        out.append(("type list", "x"))
+        if get_args(one) and get_args(one)[0] is str and not d.choices:
+            out.append(("type list[str]", ["a", 5]))
+    if origin in (dict, Mapping):
+        out.append(("type mapping", "x"))
     plain = plain_type(inp.annotation)
     if plain is not None and not d.choices:
         out += [(f"type {plain.__name__}", bad) for bad in WRONG_TYPES[plain]]
