@@ -278,22 +278,6 @@ def taint_text(t: Taint) -> str:
     return f"{t.key}={t.value}:{t.effect}"
 
 
-def whole_in(value: object, low: int, high: int) -> bool:
-    """A whole number (not a bool) from `low` to `high`."""
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-
-
-def check_gpu_driver(value: object) -> None:
-    """`gpu_driver` of an agent pool (`gpuProfile.driver`) or a NAP pool (AKSNodeClass
-    `gpu.mode`)."""
-    if value not in GPU_DRIVERS:
-        raise InputError(
-            f"GPU driver {show(value)} is not one AKS knows",
-            " or ".join(GPU_DRIVERS),
-            "args.gpu_driver",
-        )
-
-
 AKS_ADDS = (
     AGENTPOOL_LABEL,
     LEGACY_AGENTPOOL_LABEL,

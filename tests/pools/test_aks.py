@@ -18,7 +18,6 @@ from components.pools.aks import (
     default_agent_pool_name,
     tag_key,
     validate_aks_pool_args,
-    whole_in,
 )
 from components.preview import mockrun
 from components.preview.mockrun import run_program
@@ -300,24 +299,6 @@ def test_bad_arguments(kw, path, problem):
         validate_aks_pool_args("a100", args(**kw))
     assert e.value.path == path
     assert e.value.problem.startswith(problem)
-
-
-@pytest.mark.parametrize(
-    "value, taken",
-    [
-        (30, True),
-        (2048, True),
-        (29, False),
-        (2049, False),
-        (True, False),
-        (64.0, False),
-        ("64", False),
-    ],
-)
-def test_whole_in_takes_whole_numbers_in_range(value, taken):
-    """The disk and maxPods bounds of agent pools and AKSNodeClasses: bools and floats are not
-    whole numbers."""
-    assert whole_in(value, 30, 2048) is taken
 
 
 # -- What AKS refuses at create, and what it cannot change after --------------------------------
