@@ -198,9 +198,13 @@ def validate_node_counts(min_nodes: object, max_nodes: object) -> tuple[int, int
     return min_nodes, max_nodes
 
 
+GP3_MAX_GIB = 16384
+"""The largest EBS gp3 volume in GiB (EC2's gp3 limits: 1..16384), an EKS node's disk."""
+
+
 def validate_gp3_size(size: object, path: str = "args.disk_size_gb") -> int:
     """An EBS gp3 volume size in GiB (1..16384: EC2's gp3 limits), for an EKS node's disk."""
-    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 16384:
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= GP3_MAX_GIB:
         raise InputError(
             f"disk size {show(size)} GiB is not a gp3 volume size",
             "a whole number of GiB from 1 to 16384",
