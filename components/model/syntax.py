@@ -50,6 +50,11 @@ _MODEL_FORMAT = re.compile(r"^[a-z0-9][-a-z0-9_.]*$")
 _CAPABILITY = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$")
+_EKS_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
+EKS_CLUSTER_NAME_RULE = (
+    "1-100 letters, digits, '-' or '_', starting with a letter or digit (a plain string: it is "
+    "part of the autoscaler's tag key)"
+)
 _AGENT_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 AKS_SPOT_PRICE_DECIMALS = 5
 """`SpotMaxPrice`: -1 or a positive value with up to five decimal places (`spot-node-pool.md`
@@ -199,6 +204,15 @@ def kubernetes_version(v: str) -> str:
     return v
 
 
+def eks_cluster_name(v: str) -> str:
+    """An EKS cluster's name (`CreateCluster`'s `name` pattern)."""
+    if not _EKS_CLUSTER_NAME.match(v):
+        raise InputError(
+            f"cluster name {show(v)} is not an EKS cluster name", EKS_CLUSTER_NAME_RULE
+        )
+    return v
+
+
 def aks_agent_pool_name(v: str) -> str:
     """An AKS agent pool's name (`AgentPoolName` in the AKS API)."""
     if not _AGENT_POOL_NAME.match(v):
@@ -288,6 +302,7 @@ CHECKS: dict[str, tuple[Any, Callable[[Any], Any], tuple[type, ...]]] = {
     "resources": (Mapping, resources, ()),
     "kubernetes-version": (str, kubernetes_version, ()),
     "aks-agent-pool-name": (str, aks_agent_pool_name, ()),
+    "eks-cluster-name": (str, eks_cluster_name, ()),
     "aks-spot-price": (float, aks_spot_price, ()),
     "azure-zones": (list, azure_zones, ()),
 }

@@ -54,6 +54,7 @@ SYNTAX_WORDS = {
     "resources": "map resource -> quantity",
     "kubernetes-version": "Kubernetes version (`1.33`, `1.33.2`)",
     "aks-agent-pool-name": "1-12 lowercase letters and digits, a letter first",
+    "eks-cluster-name": "1-100 letters, digits, `-` or `_`, a letter or digit first",
     "aks-spot-price": "number > 0 with ≤ 5 decimals, or -1",
     "azure-zones": 'list of zone numbers (`["1", "2"]`, ≥ 1)',
 }

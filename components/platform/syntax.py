@@ -178,6 +178,7 @@ SYNTAX: dict[str, Any] = {
     "resources": dict[str, Quantity],
     "kubernetes-version": Annotated[str, AfterValidator(syntax.kubernetes_version)],
     "aks-agent-pool-name": Annotated[str, AfterValidator(syntax.aks_agent_pool_name)],
+    "eks-cluster-name": Annotated[str, AfterValidator(syntax.eks_cluster_name)],
     "aks-spot-price": Annotated[float, Field(strict=True), AfterValidator(syntax.aks_spot_price)],
     "azure-zones": Annotated[list[str], AfterValidator(syntax.azure_zones)],
 }

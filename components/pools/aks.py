@@ -92,6 +92,7 @@ from .pool import (
     PoolFacts,
     PoolKind,
     build_facts,
+    check_one_taint_per_key,
     pool_name_of,
     validate_pool_name,
 )
@@ -337,7 +338,7 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
         forced_by="AKS (spot pools)",
         reserved_domains=AKS_LABEL_DOMAINS,
     )
-    _check_one_taint_per_key(facts)
+    check_one_taint_per_key(facts, "an AKS agent pool")
     tags = autoscaler_tags(facts)
     if args.time_slicing_replicas is not None:
         tags[f"{CA_TAG}resources_{tag_key(GPU_RESOURCE)}"] = str(gpus)
@@ -426,18 +427,6 @@ def _time_slicing(args: AksGpuAgentPoolArgs, cloud_labels: dict[str, str]) -> in
         )
     cloud_labels[DEVICE_PLUGIN_CONFIG_LABEL] = config_name(replicas)
     return replicas
-
-
-def _check_one_taint_per_key(facts: PoolFacts) -> None:
-    keys = [t.key for t in facts.taints]
-    for i, k in enumerate(keys):
-        if keys.index(k) != i:
-            raise InputError(
-                f"taint key {k!r} is used twice; the autoscaler's node-template tags hold one "
-                "taint per key",
-                "one taint per key on an AKS agent pool",
-                f"args.taints[{i}]",
-            )
 
 
 def _check_tags(tags: Mapping[str, str]) -> None:

@@ -173,6 +173,20 @@ def validate_pool_name(name: object, path: str = "name") -> str:
         raise e.at(path) from None
 
 
+def check_one_taint_per_key(facts: PoolFacts, where: str) -> None:
+    """One taint per key: the autoscaler's node-template tags hold one per key (`where`: the
+    cloud's name of the pool, `an EKS node group`)."""
+    keys = [t.key for t in facts.taints]
+    for i, k in enumerate(keys):
+        if keys.index(k) != i:
+            raise InputError(
+                f"taint key {k!r} is used twice; the autoscaler's node-template tags hold one "
+                "taint per key",
+                f"one taint per key on {where}",
+                f"args.taints[{i}]",
+            )
+
+
 def validate_node_counts(min_nodes: object, max_nodes: object) -> tuple[int, int]:
     """min >= 0, max >= 1, min <= max (errors at `args.min_nodes` / `args.max_nodes`)."""
     for value, key in ((min_nodes, "min_nodes"), (max_nodes, "max_nodes")):
@@ -200,17 +214,6 @@ def validate_node_counts(min_nodes: object, max_nodes: object) -> tuple[int, int
 
 GP3_MAX_GIB = 16384
 """The largest EBS gp3 volume in GiB (EC2's gp3 limits: 1..16384), an EKS node's disk."""
-
-
-def validate_gp3_size(size: object, path: str = "args.disk_size_gb") -> int:
-    """An EBS gp3 volume size in GiB (1..16384: EC2's gp3 limits), for an EKS node's disk."""
-    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= GP3_MAX_GIB:
-        raise InputError(
-            f"disk size {show(size)} GiB is not a gp3 volume size",
-            "a whole number of GiB from 1 to 16384",
-            path,
-        )
-    return size
 
 
 def _reserved_domain(key: str, domains: Sequence[str] = RESERVED_LABEL_DOMAINS) -> str | None:

@@ -56,6 +56,7 @@ BAD_SYNTAX: dict[str, Any] = {
     "resources": {"cpu": "lots"},
     "kubernetes-version": "latest",
     "aks-agent-pool-name": "Gpu-Pool",
+    "eks-cluster-name": "-dev",
     "aks-spot-price": 0.123456,
     "azure-zones": ["east"],
 }
