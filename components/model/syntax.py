@@ -55,6 +55,8 @@ EKS_CLUSTER_NAME_RULE = (
     "1-100 letters, digits, '-' or '_', starting with a letter or digit (a plain string: it is "
     "part of the autoscaler's tag key)"
 )
+_GCP_ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
+_GCP_SA_EMAIL = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.:]+\.gserviceaccount\.com$")
 _AGENT_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 AKS_SPOT_PRICE_DECIMALS = 5
 """`SpotMaxPrice`: -1 or a positive value with up to five decimal places (`spot-node-pool.md`
@@ -213,6 +215,29 @@ def eks_cluster_name(v: str) -> str:
     return v
 
 
+def gcp_zones(v: Sequence[str]) -> Sequence[str]:
+    """Zone names of a Google Cloud region (`us-central1-a`), at least one, each once."""
+    if not v:
+        raise too_short(1)
+    for i, zone in enumerate(v):
+        if not isinstance(zone, str) or not _GCP_ZONE.match(zone) or zone in v[:i]:
+            raise InputError(
+                f"{show(zone)} is not a zone name, or is listed twice",
+                "zone names such as 'us-central1-a', each once",
+                f"[{i}]",
+            )
+    return v
+
+
+def gcp_service_account(v: str) -> str:
+    """A Google service account's email."""
+    if not _GCP_SA_EMAIL.match(v):
+        raise InputError(
+            f"{show(v)} is not a service account email", "NAME@PROJECT.iam.gserviceaccount.com"
+        )
+    return v
+
+
 def aks_agent_pool_name(v: str) -> str:
     """An AKS agent pool's name (`AgentPoolName` in the AKS API)."""
     if not _AGENT_POOL_NAME.match(v):
@@ -303,6 +328,8 @@ CHECKS: dict[str, tuple[Any, Callable[[Any], Any], tuple[type, ...]]] = {
     "kubernetes-version": (str, kubernetes_version, ()),
     "aks-agent-pool-name": (str, aks_agent_pool_name, ()),
     "eks-cluster-name": (str, eks_cluster_name, ()),
+    "gcp-zones": (list, gcp_zones, ()),
+    "gcp-service-account": (str, gcp_service_account, ()),
     "aks-spot-price": (float, aks_spot_price, ()),
     "azure-zones": (list, azure_zones, ()),
 }

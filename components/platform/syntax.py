@@ -179,6 +179,8 @@ SYNTAX: dict[str, Any] = {
     "kubernetes-version": Annotated[str, AfterValidator(syntax.kubernetes_version)],
     "aks-agent-pool-name": Annotated[str, AfterValidator(syntax.aks_agent_pool_name)],
     "eks-cluster-name": Annotated[str, AfterValidator(syntax.eks_cluster_name)],
+    "gcp-zones": Annotated[list[str], AfterValidator(syntax.gcp_zones)],
+    "gcp-service-account": Annotated[str, AfterValidator(syntax.gcp_service_account)],
     "aks-spot-price": Annotated[float, Field(strict=True), AfterValidator(syntax.aks_spot_price)],
     "azure-zones": Annotated[list[str], AfterValidator(syntax.azure_zones)],
 }

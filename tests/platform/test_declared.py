@@ -57,6 +57,8 @@ BAD_SYNTAX: dict[str, Any] = {
     "kubernetes-version": "latest",
     "aks-agent-pool-name": "Gpu-Pool",
     "eks-cluster-name": "-dev",
+    "gcp-zones": ["us-central1-a", "us-central1-a"],
+    "gcp-service-account": "nodes@example.com",
     "aks-spot-price": 0.123456,
     "azure-zones": ["east"],
 }
