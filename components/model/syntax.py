@@ -238,6 +238,22 @@ def gcp_service_account(v: str) -> str:
     return v
 
 
+def gce_reservations(v: Sequence[str]) -> Sequence[str]:
+    """Names of Compute Engine reservations, at least one (each as a pool name is checked)."""
+    if not v:
+        raise too_short(1)
+    for i, r in enumerate(v):
+        try:
+            pool_name(r)
+        except InputError:
+            raise InputError(
+                f"reservation name {show(r)} is not a Compute Engine resource name",
+                "lower-case letters, digits and '-', starting with a letter",
+                f"[{i}]",
+            ) from None
+    return v
+
+
 def aks_agent_pool_name(v: str) -> str:
     """An AKS agent pool's name (`AgentPoolName` in the AKS API)."""
     if not _AGENT_POOL_NAME.match(v):
@@ -330,6 +346,7 @@ CHECKS: dict[str, tuple[Any, Callable[[Any], Any], tuple[type, ...]]] = {
     "eks-cluster-name": (str, eks_cluster_name, ()),
     "gcp-zones": (list, gcp_zones, ()),
     "gcp-service-account": (str, gcp_service_account, ()),
+    "gce-reservations": (list, gce_reservations, ()),
     "aks-spot-price": (float, aks_spot_price, ()),
     "azure-zones": (list, azure_zones, ()),
 }

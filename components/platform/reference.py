@@ -57,6 +57,7 @@ SYNTAX_WORDS = {
     "eks-cluster-name": "1-100 letters, digits, `-` or `_`, a letter or digit first",
     "gcp-zones": "list of zones (`us-central1-a`, ≥ 1, each once)",
     "gcp-service-account": "service account email (`NAME@PROJECT.iam.gserviceaccount.com`)",
+    "gce-reservations": "list of reservation names (≥ 1)",
     "aks-spot-price": "number > 0 with ≤ 5 decimals, or -1",
     "azure-zones": 'list of zone numbers (`["1", "2"]`, ≥ 1)',
 }

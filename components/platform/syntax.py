@@ -181,6 +181,7 @@ SYNTAX: dict[str, Any] = {
     "eks-cluster-name": Annotated[str, AfterValidator(syntax.eks_cluster_name)],
     "gcp-zones": Annotated[list[str], AfterValidator(syntax.gcp_zones)],
     "gcp-service-account": Annotated[str, AfterValidator(syntax.gcp_service_account)],
+    "gce-reservations": Annotated[list[str], AfterValidator(syntax.gce_reservations)],
     "aks-spot-price": Annotated[float, Field(strict=True), AfterValidator(syntax.aks_spot_price)],
     "azure-zones": Annotated[list[str], AfterValidator(syntax.azure_zones)],
 }

@@ -59,6 +59,7 @@ BAD_SYNTAX: dict[str, Any] = {
     "eks-cluster-name": "-dev",
     "gcp-zones": ["us-central1-a", "us-central1-a"],
     "gcp-service-account": "nodes@example.com",
+    "gce-reservations": ["Res_1"],
     "aks-spot-price": 0.123456,
     "azure-zones": ["east"],
 }
