@@ -23,6 +23,7 @@ from .scheduling import (
     parse_quantity,
     validate_dns1035_label,
     validate_dns1123_label,
+    validate_dns1123_subdomain,
 )
 from .serving.env import SECRET_ONLY, env_value
 
@@ -254,6 +255,20 @@ def gce_reservations(v: Sequence[str]) -> Sequence[str]:
     return v
 
 
+def node_names(v: Sequence[str]) -> Sequence[str]:
+    """Kubernetes node names (DNS-1123 subdomains), at least one, each once."""
+    if not v:
+        raise too_short(1)
+    for i, node in enumerate(v):
+        try:
+            validate_dns1123_subdomain(node)
+        except InputError as e:
+            raise e.at(f"[{i}]") from None
+        if node in v[:i]:
+            raise InputError(f"node {node!r} is listed twice", "each node once", f"[{i}]")
+    return v
+
+
 def aks_agent_pool_name(v: str) -> str:
     """An AKS agent pool's name (`AgentPoolName` in the AKS API)."""
     if not _AGENT_POOL_NAME.match(v):
@@ -347,6 +362,7 @@ CHECKS: dict[str, tuple[Any, Callable[[Any], Any], tuple[type, ...]]] = {
     "gcp-zones": (list, gcp_zones, ()),
     "gcp-service-account": (str, gcp_service_account, ()),
     "gce-reservations": (list, gce_reservations, ()),
+    "node-names": (list, node_names, ()),
     "aks-spot-price": (float, aks_spot_price, ()),
     "azure-zones": (list, azure_zones, ()),
 }

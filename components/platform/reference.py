@@ -58,6 +58,7 @@ SYNTAX_WORDS = {
     "gcp-zones": "list of zones (`us-central1-a`, ≥ 1, each once)",
     "gcp-service-account": "service account email (`NAME@PROJECT.iam.gserviceaccount.com`)",
     "gce-reservations": "list of reservation names (≥ 1)",
+    "node-names": "list of node names (≥ 1, each once)",
     "aks-spot-price": "number > 0 with ≤ 5 decimals, or -1",
     "azure-zones": 'list of zone numbers (`["1", "2"]`, ≥ 1)',
 }

@@ -182,6 +182,7 @@ SYNTAX: dict[str, Any] = {
     "gcp-zones": Annotated[list[str], AfterValidator(syntax.gcp_zones)],
     "gcp-service-account": Annotated[str, AfterValidator(syntax.gcp_service_account)],
     "gce-reservations": Annotated[list[str], AfterValidator(syntax.gce_reservations)],
+    "node-names": Annotated[list[str], AfterValidator(syntax.node_names)],
     "aks-spot-price": Annotated[float, Field(strict=True), AfterValidator(syntax.aks_spot_price)],
     "azure-zones": Annotated[list[str], AfterValidator(syntax.azure_zones)],
 }

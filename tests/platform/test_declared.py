@@ -60,6 +60,7 @@ BAD_SYNTAX: dict[str, Any] = {
     "gcp-zones": ["us-central1-a", "us-central1-a"],
     "gcp-service-account": "nodes@example.com",
     "gce-reservations": ["Res_1"],
+    "node-names": ["gpu-1", "gpu-1"],
     "aks-spot-price": 0.123456,
     "azure-zones": ["east"],
 }
