@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, get_args, get_origin
 
@@ -32,6 +33,7 @@ from components.model.inputs import (
 from components.model.syntax import CHECKS
 from components.platform.config_errors import from_validation_error
 from components.platform.derive import config_type
+from components.platform.pool_kinds import KINDS
 from components.platform.reference import SYNTAX_WORDS
 from components.platform.syntax import SYNTAX, ConfigModel
 from components.pools.aks import AksGpuAgentPoolArgs
@@ -197,3 +199,21 @@ def test_python_args_are_refused_by_their_declarations(args, message):
     with pytest.raises(InputError) as caught:
         check_declared(args)
     assert str(caught.value) == message
+
+
+class _Declared(Exception):
+    pass
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
+def test_every_pool_kind_plans_after_its_declarations(kind, monkeypatch):
+    """Each kind's plan (what its component and the platform call) runs `check_declared` before
+    anything else: the validators keep only what the declarations do not say."""
+    module = sys.modules[kind.plan.__module__]
+
+    def declared(args, *_, **__):
+        raise _Declared
+
+    monkeypatch.setattr(module, "check_declared", declared)
+    with pytest.raises(_Declared):
+        kind.plan("p", object.__new__(kind.args))
