@@ -85,7 +85,6 @@ from .nodepool import (
     looked_up,
     nodepool,
     nodepool_limits,
-    nodepool_weight,
     offer_summary,
     refuse_restricted_labels,
     requirement,
@@ -292,9 +291,7 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
-    capacity = capacity_order(
-        args.capacity_types, CAPACITY_TYPES, "capacity type {} is not a Karpenter capacity type"
-    )
+    capacity = capacity_order(args.capacity_types, CAPACITY_TYPES)
     auto = bool(args.auto_mode)
     _check_dra_and_auto_mode(args, auto, capacity)
     _check_reservations(args, auto, capacity)
@@ -335,7 +332,6 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     )
     check_duration(args.consolidate_after, "consolidate_after", "30s, 5m, 1h30m, or Never", True)
     check_duration(args.expire_after, "expire_after", "720h, 2160h, or Never")
-    weight = nodepool_weight(args.weight)
     # Karpenter sums its nodes' nvidia.com/gpu as it sees them: with time-slicing, what the
     # NodeOverlays give (GPUs x replicas). max_total_gpus counts physical GPUs.
     limits = nodepool_limits(facts.max_nodes, args.max_total_gpus, replicas or 1)
@@ -348,7 +344,7 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         consolidate_after=args.consolidate_after,
         expire_after=args.expire_after,
         limits=limits,
-        weight=weight,
+        weight=args.weight,
     )
     return KarpenterPoolPlan(
         facts=facts,

@@ -80,7 +80,6 @@ from .nodepool import (
     looked_up,
     nodepool,
     nodepool_limits,
-    nodepool_weight,
     offer_summary,
     refuse_restricted_labels,
     requirement,
@@ -221,12 +220,7 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
     check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
-    capacity = capacity_order(
-        args.capacity_types,
-        CAPACITY_TYPES,
-        "capacity type {} is not one Karpenter on Azure takes",
-        {"reserved": " (Karpenter on Azure offers no reserved capacity)"},
-    )
+    capacity = capacity_order(args.capacity_types, CAPACITY_TYPES)
     shape, found = _vm_shape(args)
     requirements = [
         *shape,
@@ -265,7 +259,6 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
         )
     check_duration(args.consolidate_after, "consolidate_after", "30s, 5m, 720h, or Never", True)
     check_duration(args.expire_after, "expire_after", "30s, 5m, 720h, or Never")
-    weight = nodepool_weight(args.weight)
     limits = nodepool_limits(facts.max_nodes, args.max_total_gpus)
     class_ref = {
         "group": NODE_CLASS_GROUP,
@@ -284,7 +277,7 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
             consolidate_after=args.consolidate_after,
             expire_after=args.expire_after,
             limits=limits,
-            weight=weight,
+            weight=args.weight,
         ),
         node_class=None if args.node_class is not None else _node_class(pool_name, args),
         builtin_device_plugin=args.gpu_driver == "None",
