@@ -56,7 +56,6 @@ from ..model.scheduling import (
     SCHEDULING_STYLES,
     Placement,
     Taint,
-    validate_labels,
 )
 from ..model.scheduling import POOL_LABEL as POOL_LABEL  # one spelling: the model's
 from ..model.syntax import pool_name as pool_name_syntax
@@ -231,19 +230,12 @@ def validate_user_labels(
     pool_sets: Mapping[str, str],
     reserved_domains: Sequence[str] = RESERVED_LABEL_DOMAINS,
 ) -> dict[str, str]:
-    """Syntax, the reserved `POOL_LABEL` key, and reserved prefixes: a label under a Kubernetes or
-    cloud domain (`reserved_domains`) is accepted only with exactly the value the pool sets anyway
-    (`pool_sets`)."""
+    """The reserved `POOL_LABEL` key, and reserved prefixes: a label under a Kubernetes or cloud
+    domain (`reserved_domains`) is accepted only with exactly the value the pool sets anyway
+    (`pool_sets`). Their syntax is the field's declared `labels` (`check_declared`)."""
     if labels is None:
         return {}
-    if not isinstance(labels, Mapping):
-        raise InputError(
-            f"{show(labels)} is not a mapping", "a mapping of label keys to values", "args.labels"
-        )
-    try:
-        out = validate_labels(labels)
-    except InputError as e:
-        raise e.at("args.labels") from None
+    out = dict(labels)
     for k, v in out.items():
         if k == POOL_LABEL:
             raise InputError(
