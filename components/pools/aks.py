@@ -94,7 +94,6 @@ from .pool import (
     build_facts,
     check_one_taint_per_key,
     pool_name_of,
-    validate_pool_name,
 )
 
 AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
@@ -299,7 +298,6 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
     (`check_declared`) comes first; the rest are rules across fields and the cloud's facts."""
     check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
-    validate_pool_name(pool_name, name_path)
     if not args.resource_group_name:
         raise InputError(
             f"resource group {show(args.resource_group_name)} is not given",

@@ -67,7 +67,6 @@ from .pool import (
     declared_labels,
     eks_name_prefix,
     pool_name_of,
-    validate_pool_name,
 )
 
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
@@ -291,7 +290,6 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
     (`check_declared`) comes first; the rest are rules across fields and the catalog's facts."""
     check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
-    validate_pool_name(pool_name, name_path)
     if not isinstance(args.cluster_name, str):  # an Output: its syntax is not known yet
         raise InputError(
             f"cluster name {show(args.cluster_name)} is not a plain string (it is part of the "

@@ -98,7 +98,6 @@ from .pool import (
     build_facts,
     declared_labels,
     pool_name_of,
-    validate_pool_name,
 )
 
 NODECLASS_API = "karpenter.k8s.aws/v1"
@@ -290,7 +289,6 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
     facts."""
     check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
-    validate_pool_name(pool_name, name_path)
     capacity = capacity_order(args.capacity_types, CAPACITY_TYPES)
     auto = bool(args.auto_mode)
     _check_dra_and_auto_mode(args, auto, capacity)

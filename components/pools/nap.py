@@ -91,7 +91,6 @@ from .pool import (
     build_facts,
     declared_labels,
     pool_name_of,
-    validate_pool_name,
 )
 
 NODECLASS_API = "karpenter.azure.com/v1beta1"
@@ -219,7 +218,6 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
     facts."""
     check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
-    validate_pool_name(pool_name, name_path)
     capacity = capacity_order(args.capacity_types, CAPACITY_TYPES)
     shape, found = _vm_shape(args)
     requirements = [
