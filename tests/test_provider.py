@@ -368,7 +368,7 @@ def test_numbers_arrive_as_doubles_and_whole_ones_are_ints(run, provider):
 
 
 def test_a_fractional_number_is_still_refused(run, provider):
-    with pytest.raises(Exception, match=r"gpus_per_node 1\.5 is not a whole number of GPUs"):
+    with pytest.raises(Exception, match=r"gpus_per_node: expected an integer, got 1\.5"):
         run(
             lambda: provider.construct(
                 "x",

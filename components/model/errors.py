@@ -7,6 +7,7 @@ knows where a value came from (the stack config, a component's args) prefixes th
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterable
 
 
@@ -45,6 +46,39 @@ class InputError(ValueError):
 def show(value: object) -> str:
     """A given value as an error message quotes it."""
     return repr(value) if isinstance(value, str) else str(value)
+
+
+def shown(value: object) -> str:
+    """A given value as the stack config's errors quote it (in YAML's words: `true`, JSON for
+    lists and mappings, cut to 60 characters)."""
+    if isinstance(value, (dict, list)):
+        text = json.dumps(value, default=str)
+        return text if len(text) <= 60 else text[:57] + "..."
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return show(value)
+
+
+def too_short(n: int) -> InputError:
+    """A list shorter than its declared `min_items` (pydantic's `too_short`, as worded when the
+    stack config is read)."""
+    return InputError(
+        f"the list is empty; at least {n} item{'s' if n != 1 else ''} required",
+        f"a list of at least {n}",
+    )
+
+
+def not_a_choice(given: object, choices: Iterable[object]) -> InputError:
+    """A value outside its declared `choices` (a pydantic `Literal`'s refusal)."""
+    options = [str(c) for c in choices]
+    return InputError(
+        f"{shown(given)} is not a valid value{did_you_mean(given, options)}", ", ".join(options)
+    )
+
+
+def type_error(expected: str, given: object, hint: str = "") -> InputError:
+    """`expected a string, got 5`: a value of the wrong type."""
+    return InputError(f"expected {expected}, got {shown(given)}{hint}")
 
 
 CLOUD_PROVIDERS = {"aws": "eks", "amazon": "eks", "gcp": "gke", "google": "gke", "azure": "aks"}

@@ -7,7 +7,8 @@ metadata=stack(...))`. From that one declaration the platform derives the sectio
 component's arguments from a parsed section, where a component's error about `args.<field>` points
 in the stack file, and the config reference (`docs/config-reference.md`).
 
-Pure: imports nothing but the standard library and the library's error type.
+Pure: imports nothing but the standard library, the library's error type and its value
+syntaxes (`syntax.py`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import re
 import sys
 import textwrap
 import typing
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .errors import InputError
+from .errors import InputError, not_a_choice, too_short, type_error
+from .syntax import CHECKS, SHAPES
 
 STACK = "gpu-inference.stack"
 """The metadata key of a field's `Stack` declaration."""
@@ -181,61 +184,184 @@ def number_text(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def check_ranges(args: Any, path: str = "args", keys: bool = False) -> None:
-    """Raise the `InputError` of `out_of_range` at its path, if any. `keys`: the path in the
+def check_declared(args: Any, path: str = "args", keys: bool = False) -> None:
+    """Raise the `InputError` of `violation` at its path, if any. `keys`: the path in the
     config's keys (`predictor.gpuClaim.count`), for a component whose errors are relative to
     its args and name them so; else in field names under `path` (`args.max_nodes`)."""
-    found = out_of_range(args, path, keys)
+    found = violation(args, path, keys)
     if found is not None:
         raise found[1].at(found[0])
 
 
-def out_of_range(
+def violation(
     args: Any, path: str = "args", keys: bool = False
 ) -> Optional[tuple[str, InputError]]:
     """The first field of an Args value (and of the Args inside it: a field, a list's or a
-    mapping's items) whose number is outside its declared range, as (its path under `path`,
-    the error); None when all are in range. The Python entry point's half of the one check the
-    stack config makes when it is read (`components.platform.derive.config_type`)."""
+    mapping's items) that breaks what its declaration says (`Stack`: a value for a field without
+    default, `syntax`, `min_items`, `choices`, a plain type's (int, float, bool), `ge`/`le`), as (its path under `path`, the error);
+    None when none does. The Python entry point's half of the one check the stack config makes
+    when it is read (`components.platform.derive.config_type`), in the same words."""
     if not dataclasses.is_dataclass(args) or isinstance(args, type):
         return None
     for inp in inputs(type(args)):
         value = getattr(args, inp.field, None)
         step = (inp.path or camel(inp.field)) if keys else inp.field
         at = f"{path}.{step}" if path else step
-        if isinstance(value, (list, tuple)):
-            for i, item in enumerate(value):
-                found = out_of_range(item, f"{at}[{i}]", keys)
-                if found:
-                    return found
-            continue
-        if isinstance(value, dict):
-            for k, item in value.items():
-                found = out_of_range(item, f"{at}.{k}", keys)
-                if found:
-                    return found
-            continue
-        if dataclasses.is_dataclass(value):
-            found = out_of_range(value, at, keys)
+        bad = field_violation(inp, value)
+        if bad is not None:
+            return _join(at, bad[0]), bad[1]
+        for sub, item in _inner(value):
+            found = violation(item, at + sub, keys)
             if found:
                 return found
-            continue
-        tp = plain_number_type(inp.annotation)
-        if tp is not None:
-            bad = range_error(value, tp, inp.decl)
-            if bad is not None:
-                return at, bad
     return None
+
+
+def _join(at: str, sub: str) -> str:
+    return at + sub if not sub or sub.startswith(("[", ".")) else f"{at}.{sub}"
+
+
+def _inner(value: Any) -> list[tuple[str, Any]]:
+    """The Args a field's value holds, with their path steps: itself, a list's or a mapping's
+    items."""
+    if isinstance(value, (list, tuple)):
+        return [(f"[{i}]", v) for i, v in enumerate(value) if dataclasses.is_dataclass(v)]
+    if isinstance(value, dict):
+        return [(f".{k}", v) for k, v in value.items() if dataclasses.is_dataclass(v)]
+    return [("", value)] if dataclasses.is_dataclass(value) else []
+
+
+_PLAIN = (str, int, float, bool, list, tuple, dict)
+"""Values a declaration judges; anything else (a Pulumi Output, an object the component
+resolves) is left to the component."""
+
+
+def field_violation(inp: Input, value: Any) -> Optional[tuple[str, InputError]]:
+    """What is wrong with one field's value by its declaration, as (the path below the field,
+    the error), or None."""
+    decl = inp.decl
+    if value is None:
+        if inp.default is REQUIRED and not _takes_none(inp.annotation):
+            return "", InputError("required key is missing", inp.doc)
+        return None
+    if not isinstance(value, _PLAIN):
+        return None
+    tp = plain_type(inp.annotation)
+    bad = wrong_type(value, tp) if tp is not None else None
+    if bad is not None:
+        return "", bad
+    if not decl.syntax:
+        shape = wrong_shape(inp.annotation, value)
+        if shape is not None:
+            return shape
+    if decl.syntax:
+        shape, check, left = CHECKS[decl.syntax]
+        words, types = SHAPES[shape]
+        if isinstance(value, left):
+            return None
+        if not isinstance(value, types):
+            quote = shape is str and isinstance(value, (int, float, bool))
+            return "", type_error(words, value, QUOTE_HINT if quote else "")
+        try:
+            check(value)
+        except InputError as e:
+            return e.path, InputError(e.problem, e.allowed)
+        return None
+    if isinstance(value, (list, tuple)):
+        if decl.min_items is not None and len(value) < decl.min_items:
+            return "", too_short(decl.min_items)
+        for i, item in enumerate(value):
+            if decl.choices and item not in decl.choices:
+                return f"[{i}]", not_a_choice(item, decl.choices)
+        return None
+    if decl.choices and value not in decl.choices:
+        return "", not_a_choice(value, decl.choices)
+    bad = range_error(value, tp, decl) if tp is not None else None
+    return ("", bad) if bad is not None else None
+
+
+def wrong_shape(tp: Any, value: Any) -> Optional[tuple[str, InputError]]:
+    """A string, list or mapping field given a value of another shape, or a list of plain
+    items (str, int, float, bool) with an item of another type: (its path below the field, the
+    error in the stack config's words), or None."""
+    one = single_type(tp)
+    origin = typing.get_origin(one)
+    scalar = isinstance(value, (str, int, float, bool))
+    if one is str and not isinstance(value, str):
+        quote = isinstance(value, (int, float, bool))
+        return "", type_error("a string", value, QUOTE_HINT if quote else "")
+    if origin in (list, tuple, Sequence) or one in (list, tuple):
+        if scalar:
+            return "", type_error("a list", value)
+        item = typing.get_args(one)[0] if typing.get_args(one) else None
+        for i, v in enumerate(value if isinstance(value, (list, tuple)) else ()):
+            if item is str:
+                found = wrong_shape(str, v)
+                bad = found[1] if found else None
+            else:
+                bad = wrong_type(v, item) if item in (int, float, bool) else None
+            if bad is not None:
+                return f"[{i}]", bad
+        return None
+    if (origin in (dict, Mapping) or one is dict) and scalar:
+        return "", type_error("a mapping (key: value)", value)
+    return None
+
+
+def single_type(tp: Any) -> Any:
+    """The one type inside Optional / pulumi.Input (its awaitable and Output parts left out),
+    or None when the field takes several."""
+    if typing.get_origin(tp) is not typing.Union:
+        return tp
+    parts = [
+        a
+        for a in typing.get_args(tp)
+        if a is not type(None) and "Awaitable" not in str(a) and "Output" not in str(a)
+    ]
+    return parts[0] if len(parts) == 1 else None
+
+
+_TYPE_WORDS = {int: "an integer", float: "a number", bool: "true or false"}
+QUOTE_HINT = " (quote numbers and booleans in YAML)"
+"""What a string key given a number or boolean is told (YAML reads `1.30` and `yes` as such)."""
+
+
+def wrong_type(value: Any, tp: type) -> Optional[InputError]:
+    """The error for a value that is not of its field's plain type (int, float or bool: the stack
+    config's strict types, in its words), or None."""
+    if tp is bool:
+        ok = isinstance(value, bool)
+    else:
+        ok = not isinstance(value, bool) and isinstance(value, int if tp is int else (int, float))
+    if ok:
+        return None
+    hint = (
+        " (a bare number, without a unit or quotes)"
+        if tp is float and isinstance(value, str)
+        else ""
+    )
+    return type_error(_TYPE_WORDS[tp], value, hint)
+
+
+def _takes_none(tp: Any) -> bool:
+    return tp is None or tp is type(None) or type(None) in typing.get_args(tp) or tp is Any
 
 
 def plain_number_type(tp: Any) -> Optional[type]:
     """int or float when the field's type is one (inside Optional / pulumi.Input), else None."""
-    if tp in (int, float):
-        return tp
+    found = plain_type(tp)
+    return found if found is not bool else None
+
+
+def plain_type(tp: Any) -> Optional[type]:
+    """int, float or bool when the field's type is one (inside Optional / pulumi.Input), else
+    None."""
+    if tp in (int, float, bool):
+        return typing.cast(type, tp)
     if typing.get_origin(tp) is typing.Union:
         for a in typing.get_args(tp):
-            if a in (int, float):
-                return a
+            if a in (int, float, bool):
+                return typing.cast(type, a)
     return None
 
 

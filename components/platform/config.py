@@ -29,6 +29,7 @@ from ..model.nodes.aks_shapes import parse_kubernetes_version
 from ..model.nodes.quotas import validate_limits, validate_region
 from ..model.scheduling import ERT_PROVIDERS
 from ..model.serving.knative_features import KNATIVE_FEATURES, POD_FIELD_FLAGS, feature_values
+from ..model.syntax import key_path
 from ..pools.quota import CloudQuotaArgs
 from ..serving.cert_manager import CertManagerArgs
 from ..serving.karpenter_install import KarpenterInstallArgs
@@ -43,11 +44,7 @@ from .cluster_access import ClusterAccessArgs
 from .derive import section_model
 from .llm_workloads import LLMInferenceService
 from .pool_kinds import PoolConfig
-from .syntax import (
-    ConfigModel,
-    aliases,
-    key_path,
-)
+from .syntax import ConfigModel, aliases
 from .workloads import (
     InferenceService,
     Seldon,

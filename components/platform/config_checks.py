@@ -14,6 +14,7 @@ from ..model.nodes.quotas import gce_region
 from ..model.scheduling import ERT_PROVIDERS
 from ..model.serving.knative_features import HOST_IPC_FLAG
 from ..model.serving.seldon_servers import builtin_server_config
+from ..model.syntax import key_path
 from ..pools.aks import default_agent_pool_name
 from ..pools.autopilot import GKE_ACCELERATOR_COUNT_LABEL, GKE_ACCELERATOR_LABEL
 from ..pools.pool import GPU_TAINT
@@ -37,7 +38,6 @@ from .config import (
 from .derive import value_of
 from .llm_workloads import check_llm_services
 from .pool_kinds import PoolConfig, check_gpu_request, kind_inputs, plan_pool
-from .syntax import key_path
 from .workloads import PLACEMENT_HELP
 
 # "When you add a GPU node pool to an existing cluster that already runs a non-GPU node pool, GKE

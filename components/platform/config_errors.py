@@ -3,17 +3,25 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Annotated, Any, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from ..model.errors import InputError, did_you_mean, show
-from ..model.inputs import number_text
+from ..model.errors import (
+    InputError,
+    did_you_mean,
+    not_a_choice,
+    show,
+    shown,
+    too_short,
+    type_error,
+)
+from ..model.inputs import QUOTE_HINT, number_text
+from ..model.syntax import key_path
 from .derive import FIELDS
-from .syntax import aliases, key_path
+from .syntax import aliases
 
 # ---------------------------------------------------------------------------------------------
 # pydantic errors -> one InputError
@@ -119,22 +127,16 @@ def from_validation_error(err: ValidationError, root: str, model: Any) -> InputE
     if kind in _TYPE_WORDS:
         hint = ""
         if kind == "string_type" and isinstance(given, (int, float, bool)):
-            hint = " (quote numbers and booleans in YAML)"
+            hint = QUOTE_HINT
         elif kind in ("float_type", "float_parsing", "int_parsing") and isinstance(given, str):
             hint = " (a bare number, without a unit or quotes)"
-        return InputError(f"expected {_TYPE_WORDS[kind]}, got {shown(given)}{hint}", "", path)
+        return type_error(_TYPE_WORDS[kind], given, hint).at(path)
     if kind == "literal_error":
         expected = str(ctx.get("expected", ""))
         options = re.findall(r"'([^']*)'", expected)
-        hint = did_you_mean(given, options)
-        return InputError(f"{shown(given)} is not a valid value{hint}", ", ".join(options), path)
+        return not_a_choice(given, options).at(path)
     if kind == "too_short":
-        n = ctx.get("min_length", 1)
-        return InputError(
-            f"the list is empty; at least {n} item{'s' if n != 1 else ''} required",
-            f"a list of at least {n}",
-            path,
-        )
+        return too_short(ctx.get("min_length", 1)).at(path)
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         op = {
             "greater_than_equal": ">=",
@@ -143,9 +145,8 @@ def from_validation_error(err: ValidationError, root: str, model: Any) -> InputE
             "less_than": "<",
         }[kind]
         bound = next(iter(ctx.values()), "")
-        if isinstance(bound, (int, float)):
-            bound = number_text(bound)
-        return InputError(f"{shown(given)} is out of range", f"a number {op} {bound}", path)
+        text = number_text(bound) if isinstance(bound, (int, float)) else str(bound)
+        return InputError(f"{shown(given)} is out of range", f"a number {op} {text}", path)
     if kind == "value_error":
         return InputError(str(ctx.get("error", e["msg"])), "", path)
     return InputError(f"{e['msg']} (got {shown(given)})", "", path)
@@ -173,15 +174,6 @@ def _join(path: str, sub: str) -> str:
     if not sub:
         return path
     return path + sub if sub.startswith(("[", ".")) else f"{path}.{sub}"
-
-
-def shown(value: Any) -> str:
-    if isinstance(value, (dict, list)):
-        text = json.dumps(value, default=str)
-        return text if len(text) <= 60 else text[:57] + "..."
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return show(value)
 
 
 # -----------------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ from pydantic import Field, create_model
 
 from ..model.errors import InputError
 from ..model.inputs import REQUIRED, Input, Stack, arg_path, camel, inputs, int_bounds
-from .syntax import CONFIG_TYPES, SYNTAX, ConfigModel, key_path
+from ..model.syntax import key_path
+from .syntax import CONFIG_TYPES, SYNTAX, ConfigModel
 
 _COMPONENT = re.compile(r"^[A-Z]\w*\('(?:[^'\\]|\\.)*'\)\.?")
 ARGS = "__stack_args__"

@@ -20,11 +20,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..model.errors import InputError, closest, did_you_mean, show
+from ..model.syntax import key_path
 from .config import NAMESPACE, PROVIDER_NAMESPACES, SECTIONS, Cluster, Spec
 from .config_checks import Checker
 from .config_errors import from_validation_error, list_form, shown
 from .pool_kinds import kind_for, kind_keys, kinds_with, pool_model
-from .syntax import key_path
 
 
 def load_spec(

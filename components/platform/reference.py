@@ -52,6 +52,15 @@ SYNTAX_WORDS = {
     "pool-ref": "pool name, or list of pool names",
     "capabilities": "list of capabilities (each once)",
     "resources": "map resource -> quantity",
+    "kubernetes-version": "Kubernetes version (`1.33`, `1.33.2`)",
+    "aks-agent-pool-name": "1-12 lowercase letters and digits, a letter first",
+    "eks-cluster-name": "1-100 letters, digits, `-` or `_`, a letter or digit first",
+    "gcp-zones": "list of zones (`us-central1-a`, ≥ 1, each once)",
+    "gcp-service-account": "service account email (`NAME@PROJECT.iam.gserviceaccount.com`)",
+    "gce-reservations": "list of reservation names (≥ 1)",
+    "node-names": "list of node names (≥ 1, each once)",
+    "aks-spot-price": "number > 0 with ≤ 5 decimals, or -1",
+    "azure-zones": 'list of zone numbers (`["1", "2"]`, ≥ 1)',
 }
 
 

@@ -67,7 +67,6 @@ zero.
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any, Optional
 
 import pulumi
@@ -77,16 +76,15 @@ from ..model.autoscalers.karpenter import ARCH_LABEL, OS_LABEL
 from ..model.autoscalers.karpenter_azure import OS_SKU as OS_SKU_LABEL
 from ..model.autoscalers.karpenter_azure import ROLE as ROLE_LABEL
 from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.aks_shapes import (
     AKS_DEFAULT_OS_DISK_GB,
     AKS_MAX_PODS_RANGE,
     AKS_OS_DISK_MAX_GB,
-    parse_kubernetes_version,
 )
-from ..model.nodes.azure_vms import azure_vm
+from ..model.nodes.azure_vms import AzureGpuVm, azure_vm
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
-from ..model.nodes.sharing import config_name, validate_replicas
+from ..model.nodes.sharing import config_name
 from ..model.scheduling import GPU_RESOURCE, Taint
 from .component import PoolComponent
 from .pool import (
@@ -94,8 +92,8 @@ from .pool import (
     PoolFacts,
     PoolKind,
     build_facts,
+    check_one_taint_per_key,
     pool_name_of,
-    validate_pool_name,
 )
 
 AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
@@ -124,14 +122,10 @@ REPLACE_ON_CHANGES = [
     "gpuProfile.driver",
 ]
 """The AgentPool properties AKS takes at create only (the module docstring names the sources)."""
-SPOT_PRICE_DECIMALS = 5
-"""`SpotMaxPrice`: -1 or a positive value with up to five decimal places (`spot-node-pool.md`
-@31e1f80a, Limitations)."""
 CA_TAG = "k8s.io_cluster-autoscaler_node-template_"
 MAX_TAGS = 50
 TAG_KEY_MAX, TAG_VALUE_MAX = 512, 256
 AGENT_POOL_NAME_MAX = 12
-_AGENT_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 
 
 @dataclass
@@ -163,7 +157,7 @@ class AksGpuAgentPoolArgs:
     )
     """Spot only: `Delete` (evicted nodes are deleted) or `Deallocate` (stopped, still counting
     against quota)."""
-    spot_max_price: Optional[float] = None
+    spot_max_price: Optional[float] = field(default=None, metadata=stack(syntax="aks-spot-price"))
     """Spot only: the most to pay per hour in US dollars with at most five decimals (AKS's
     limit), or -1 (default): up to the on-demand price, never evicted for price."""
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
@@ -201,14 +195,20 @@ class AksGpuAgentPoolArgs:
     )
     """Pods per node (10..250); default the cluster network plugin's (30 Azure CNI, 110 kubenet,
     250 Azure CNI Overlay), which the fit check does not know and so takes least favourably."""
-    kubernetes_version: Optional[str] = None
+    kubernetes_version: Optional[str] = field(
+        default=None, metadata=stack(syntax="kubernetes-version")
+    )
     """The pool's Kubernetes version (`orchestratorVersion`, `1.33` or `1.33.2`); default the
     control plane's. AKS reserves node memory by another rule before 1.29."""
-    availability_zones: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
+    availability_zones: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(syntax="azure-zones")
+    )
     """Zones of the region (`["1", "2"]`); default: none (regional)."""
     vnet_subnet_id: Optional[str] = None
     """The subnet of the nodes (an Azure resource ID); default the cluster's."""
-    agent_pool_name: Optional[str] = None
+    agent_pool_name: Optional[str] = field(
+        default=None, metadata=stack(syntax="aks-agent-pool-name")
+    )
     """The agent pool's name in AKS: 1-12 lowercase letters and digits, starting with a letter;
     default the pool name's letters and digits, cut to 12."""
     extended_resource_toleration: Optional[bool] = field(
@@ -278,92 +278,36 @@ def taint_text(t: Taint) -> str:
     return f"{t.key}={t.value}:{t.effect}"
 
 
-def whole_in(value: object, low: int, high: int) -> bool:
-    """A whole number (not a bool) from `low` to `high`."""
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-
-
-def _decimals_at_most(price: float, places: int) -> bool:
-    """The price, as written (its shortest decimal spelling), has at most `places` decimals."""
-    exponent = Decimal(repr(float(price))).normalize().as_tuple().exponent
-    return isinstance(exponent, int) and -exponent <= places
-
-
-def check_gpu_driver(value: object) -> None:
-    """`gpu_driver` of an agent pool (`gpuProfile.driver`) or a NAP pool (AKSNodeClass
-    `gpu.mode`)."""
-    if value not in GPU_DRIVERS:
-        raise InputError(
-            f"GPU driver {show(value)} is not one AKS knows",
-            " or ".join(GPU_DRIVERS),
-            "args.gpu_driver",
-        )
+AKS_ADDS = (
+    AGENTPOOL_LABEL,
+    LEGACY_AGENTPOOL_LABEL,
+    MODE_LABEL,
+    ROLE_LABEL,
+    OS_SKU_LABEL,
+    OS_LABEL,
+    ARCH_LABEL,
+    INSTANCE_TYPE_LABEL,
+    ACCELERATOR_LABEL,
+    LEGACY_ACCELERATOR_LABEL,
+)
+"""The labels AKS puts on every node itself (left out of `nodeLabels`)."""
 
 
 def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
-    """Check every input (no Pulumi) and decide everything."""
+    """Check every input (no Pulumi) and decide everything. What each field declares
+    (`check_declared`) comes first; the rest are rules across fields and the cloud's facts."""
+    check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
-    validate_pool_name(pool_name, name_path)
-    if not isinstance(args.resource_group_name, str) or not args.resource_group_name:
+    if not args.resource_group_name:
         raise InputError(
             f"resource group {show(args.resource_group_name)} is not given",
             "the AKS cluster's resource group",
             "args.resource_group_name",
         )
-    try:
-        vm = azure_vm(args.vm_size)
-    except InputError as e:
-        raise e.at("args.vm_size") from None
-    if args.gpus_per_node is not None and args.gpus_per_node != vm.gpus:
-        raise InputError(
-            f"{vm.name} has {vm.gpus} GPU(s), not {show(args.gpus_per_node)}",
-            f"{vm.gpus}, or leave it out (it comes from the VM size)",
-            "args.gpus_per_node",
-        )
+    vm = _vm_of(args)
     agent_pool = args.agent_pool_name or default_agent_pool_name(pool_name)
-    if not isinstance(agent_pool, str) or not _AGENT_POOL_NAME.match(agent_pool):
-        raise InputError(
-            f"agent pool name {show(agent_pool)} is not an AKS node pool name",
-            "1-12 lowercase letters and digits, starting with a letter",
-            "args.agent_pool_name",
-        )
     spot = bool(args.spot)
-    if not spot and args.spot_eviction_policy is not None:
-        raise InputError(
-            "spot_eviction_policy is given but the pool is not spot",
-            "spot: true, or leave it out",
-            "args.spot_eviction_policy",
-        )
-    if not spot and args.spot_max_price is not None:
-        raise InputError(
-            "spot_max_price is given but the pool is not spot",
-            "spot: true, or leave it out",
-            "args.spot_max_price",
-        )
-    if args.spot_eviction_policy not in (None, *EVICTION_POLICIES):
-        raise InputError(
-            f"eviction policy {show(args.spot_eviction_policy)} is not AKS's",
-            " or ".join(EVICTION_POLICIES),
-            "args.spot_eviction_policy",
-        )
-    price = args.spot_max_price
-    if price is not None and (
-        isinstance(price, bool)
-        or not isinstance(price, (int, float))
-        or (price <= 0 and price != -1)
-    ):
-        raise InputError(
-            f"spot max price {show(price)} is not a price",
-            "a price in US dollars above 0, or -1 (up to the on-demand price)",
-            "args.spot_max_price",
-        )
-    if price is not None and price != -1 and not _decimals_at_most(price, SPOT_PRICE_DECIMALS):
-        raise InputError(
-            f"spot max price {show(price)} has more than {SPOT_PRICE_DECIMALS} decimals, which "
-            "AKS refuses",
-            f"a price with at most {SPOT_PRICE_DECIMALS} decimals (e.g. 0.98765), or -1",
-            "args.spot_max_price",
-        )
+    _check_spot_only(args, spot)
     if args.extended_resource_toleration is False:
         raise InputError(
             "extended_resource_toleration is false, but AKS runs the ExtendedResourceToleration "
@@ -371,92 +315,12 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
             "true, or leave it out",
             "args.extended_resource_toleration",
         )
-    check_gpu_driver(args.gpu_driver)
-    for value, key, allowed in (
-        (args.os_disk_type, "os_disk_type", OS_DISK_TYPES),
-        (args.os_sku, "os_sku", OS_SKUS),
-    ):
-        if value is not None and value not in allowed:
-            raise InputError(
-                f"{key} {show(value)} is not one AKS takes", " or ".join(allowed), f"args.{key}"
-            )
-    disk = args.os_disk_size_gb if args.os_disk_size_gb is not None else AKS_DEFAULT_OS_DISK_GB
-    if not whole_in(disk, 30, AKS_OS_DISK_MAX_GB):
-        raise InputError(
-            f"OS disk size {show(disk)} GiB is out of range",
-            f"a whole number of GiB from 30 to {AKS_OS_DISK_MAX_GB}",
-            "args.os_disk_size_gb",
-        )
-    if (
-        args.os_disk_type == "Ephemeral"
-        and vm.temp_disk_gib is not None
-        and disk > vm.temp_disk_gib
-    ):
-        raise InputError(
-            f"an ephemeral OS disk of {disk} GiB does not fit {vm.name}'s {vm.temp_disk_gib} GiB "
-            "temp disk; AKS refuses it at create",
-            f"os_disk_size_gb at most {vm.temp_disk_gib}, or os_disk_type Managed",
-            "args.os_disk_size_gb",
-        )
-    low, high = AKS_MAX_PODS_RANGE
-    if args.max_pods is not None and not whole_in(args.max_pods, low, high):
-        raise InputError(
-            f"max_pods {show(args.max_pods)} is out of AKS's range",
-            f"a whole number from {low} to {high}",
-            "args.max_pods",
-        )
-    if (
-        args.kubernetes_version is not None
-        and parse_kubernetes_version(args.kubernetes_version) is None
-    ):
-        raise InputError(
-            f"Kubernetes version {show(args.kubernetes_version)} is not MAJOR.MINOR[.PATCH]",
-            "e.g. 1.33 or 1.33.2",
-            "args.kubernetes_version",
-        )
-    zones = args.availability_zones
-    if zones is not None and (
-        isinstance(zones, (str, Mapping))
-        or not isinstance(zones, Sequence)
-        or not zones
-        or any(not isinstance(z, str) or not z.isdigit() for z in zones)
-    ):
-        raise InputError(
-            f"availability zones {show(zones)} are not a list of zone numbers",
-            'a list such as ["1", "2", "3"]',
-            "args.availability_zones",
-        )
-    gpus = vm.gpus
-    cloud_labels = {
-        AGENTPOOL_LABEL: agent_pool,
-        LEGACY_AGENTPOOL_LABEL: agent_pool,
-        MODE_LABEL: "user",
-        ROLE_LABEL: "agent",
-        OS_SKU_LABEL: args.os_sku or "Ubuntu",
-        OS_LABEL: "linux",
-        ARCH_LABEL: "amd64",
-        INSTANCE_TYPE_LABEL: vm.name,
-        ACCELERATOR_LABEL: "nvidia",
-        LEGACY_ACCELERATOR_LABEL: "nvidia",
-    }
-    if spot:
-        cloud_labels[SCALESET_PRIORITY_LABEL] = "spot"
-    own_labels = dict(args.labels or {})
-    if args.time_slicing_replicas is not None:
-        if args.gpu_driver == "None":
-            raise InputError(
-                "time_slicing_replicas with gpu_driver None: the device plugin that would share "
-                "the GPUs is not this stack's",
-                "gpu_driver Install, or configure sharing in the GPU Operator",
-                "args.time_slicing_replicas",
-            )
-        replicas = validate_replicas(args.time_slicing_replicas, "args.time_slicing_replicas")
-        gpus *= replicas
-        cloud_labels[DEVICE_PLUGIN_CONFIG_LABEL] = config_name(replicas)
+    cloud_labels = _cloud_labels(args, vm, agent_pool, spot)
+    gpus = vm.gpus * _time_slicing(args, cloud_labels)
     facts = build_facts(
         pool_name,
         cloud="aks",
-        user_labels=own_labels or None,
+        user_labels=dict(args.labels or {}) or None,
         cloud_labels=cloud_labels,
         taints=args.taints if args.taints is not None else [GPU_TAINT],
         forced_taints=[SPOT_TAINT] if spot else [],
@@ -472,37 +336,99 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
         forced_by="AKS (spot pools)",
         reserved_domains=AKS_LABEL_DOMAINS,
     )
-    if facts.max_nodes > 1000:
-        raise InputError(
-            f"max_nodes {facts.max_nodes} is above AKS's 1000 per pool",
-            "1 to 1000",
-            "args.max_nodes",
-        )
-    keys = [t.key for t in facts.taints]
-    for i, k in enumerate(keys):
-        if keys.index(k) != i:
-            raise InputError(
-                f"taint key {k!r} is used twice; the autoscaler's node-template tags hold one "
-                "taint per key",
-                "one taint per key on an AKS agent pool",
-                f"args.taints[{i}]",
-            )
-    aks_adds = {
-        AGENTPOOL_LABEL,
-        LEGACY_AGENTPOOL_LABEL,
-        MODE_LABEL,
-        ROLE_LABEL,
-        OS_SKU_LABEL,
-        OS_LABEL,
-        ARCH_LABEL,
-        INSTANCE_TYPE_LABEL,
-        ACCELERATOR_LABEL,
-        LEGACY_ACCELERATOR_LABEL,
-    }
-    node_labels = {k: v for k, v in facts.labels.items() if k not in aks_adds}
+    check_one_taint_per_key(facts, "an AKS agent pool")
     tags = autoscaler_tags(facts)
     if args.time_slicing_replicas is not None:
         tags[f"{CA_TAG}resources_{tag_key(GPU_RESOURCE)}"] = str(gpus)
+    _check_tags(tags)
+    return AksPoolPlan(
+        facts=facts,
+        agent_pool_name=agent_pool,
+        node_labels={k: v for k, v in facts.labels.items() if k not in AKS_ADDS},
+        node_taints=tuple(taint_text(t) for t in facts.taints),
+        tags=tags,
+        builtin_device_plugin=args.gpu_driver == "None",
+    )
+
+
+def _vm_of(args: AksGpuAgentPoolArgs) -> AzureGpuVm:
+    """The VM size from the catalog, with the GPUs and the ephemeral OS disk it allows."""
+    try:
+        vm = azure_vm(args.vm_size)
+    except InputError as e:
+        raise e.at("args.vm_size") from None
+    if args.gpus_per_node is not None and args.gpus_per_node != vm.gpus:
+        raise InputError(
+            f"{vm.name} has {vm.gpus} GPU(s), not {show(args.gpus_per_node)}",
+            f"{vm.gpus}, or leave it out (it comes from the VM size)",
+            "args.gpus_per_node",
+        )
+    disk = args.os_disk_size_gb if args.os_disk_size_gb is not None else AKS_DEFAULT_OS_DISK_GB
+    if (
+        args.os_disk_type == "Ephemeral"
+        and vm.temp_disk_gib is not None
+        and disk > vm.temp_disk_gib
+    ):
+        raise InputError(
+            f"an ephemeral OS disk of {disk} GiB does not fit {vm.name}'s {vm.temp_disk_gib} GiB "
+            "temp disk; AKS refuses it at create",
+            f"os_disk_size_gb at most {vm.temp_disk_gib}, or os_disk_type Managed",
+            "args.os_disk_size_gb",
+        )
+    return vm
+
+
+def _check_spot_only(args: AksGpuAgentPoolArgs, spot: bool) -> None:
+    """The spot settings only with `spot`."""
+    for key in ("spot_eviction_policy", "spot_max_price"):
+        if not spot and getattr(args, key) is not None:
+            raise InputError(
+                f"{key} is given but the pool is not spot",
+                "spot: true, or leave it out",
+                f"args.{key}",
+            )
+
+
+def _cloud_labels(
+    args: AksGpuAgentPoolArgs, vm: AzureGpuVm, agent_pool: str, spot: bool
+) -> dict[str, str]:
+    """The labels AKS sets on the nodes (`AKS_ADDS`, and the spot one)."""
+    labels = {
+        AGENTPOOL_LABEL: agent_pool,
+        LEGACY_AGENTPOOL_LABEL: agent_pool,
+        MODE_LABEL: "user",
+        ROLE_LABEL: "agent",
+        OS_SKU_LABEL: args.os_sku or "Ubuntu",
+        OS_LABEL: "linux",
+        ARCH_LABEL: "amd64",
+        INSTANCE_TYPE_LABEL: vm.name,
+        ACCELERATOR_LABEL: "nvidia",
+        LEGACY_ACCELERATOR_LABEL: "nvidia",
+    }
+    if spot:
+        labels[SCALESET_PRIORITY_LABEL] = "spot"
+    return labels
+
+
+def _time_slicing(args: AksGpuAgentPoolArgs, cloud_labels: dict[str, str]) -> int:
+    """How many pods share each GPU (1 without time-slicing), with the device plugin's config
+    label added."""
+    replicas = args.time_slicing_replicas
+    if replicas is None:
+        return 1
+    if args.gpu_driver == "None":
+        raise InputError(
+            "time_slicing_replicas with gpu_driver None: the device plugin that would share "
+            "the GPUs is not this stack's",
+            "gpu_driver Install, or configure sharing in the GPU Operator",
+            "args.time_slicing_replicas",
+        )
+    cloud_labels[DEVICE_PLUGIN_CONFIG_LABEL] = config_name(replicas)
+    return replicas
+
+
+def _check_tags(tags: Mapping[str, str]) -> None:
+    """Azure's limits on a resource's tags."""
     if len(tags) > MAX_TAGS:
         raise InputError(
             f"the pool needs {len(tags)} cluster-autoscaler tags, above Azure's {MAX_TAGS} per "
@@ -518,14 +444,6 @@ def validate_aks_pool_args(name: str, args: AksGpuAgentPoolArgs) -> AksPoolPlan:
                 f"values of at most {TAG_VALUE_MAX}",
                 "args.labels",
             )
-    return AksPoolPlan(
-        facts=facts,
-        agent_pool_name=agent_pool,
-        node_labels=node_labels,
-        node_taints=tuple(taint_text(t) for t in facts.taints),
-        tags=tags,
-        builtin_device_plugin=args.gpu_driver == "None",
-    )
 
 
 def agent_pool_inputs(plan: AksPoolPlan, args: AksGpuAgentPoolArgs) -> dict[str, Any]:

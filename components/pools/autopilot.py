@@ -27,7 +27,7 @@ from typing import Optional
 import pulumi
 
 from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.autopilot import AUTOPILOT_GPU_QUANTITIES
 from ..model.nodes.catalog import gke_accelerator
 from ..model.scheduling import Placement, Taint
@@ -43,7 +43,7 @@ SPOT_TAINT = Taint(GKE_SPOT_LABEL, "true", "NoSchedule")
 class GkeAutopilotGpuPoolArgs:
     """Inputs of a `GkeAutopilotGpuPool`; every default is here."""
 
-    accelerator: str = field(metadata=stack(required=True))
+    accelerator: str = field(metadata=stack(required=True, choices=tuple(AUTOPILOT_GPU_QUANTITIES)))
     """GKE accelerator type, e.g. `nvidia-l4` (checked against the catalog); placements select
     it as `cloud.google.com/gke-accelerator`."""
     gpu_count: Optional[int] = field(
@@ -78,16 +78,11 @@ class GkeAutopilotGpuPoolArgs:
 
 
 def plan_autopilot_pool(name: str, args: GkeAutopilotGpuPoolArgs) -> PoolFacts:
-    """Check every input (no Pulumi) and return the pool's facts."""
+    """Check every input (no Pulumi) and return the pool's facts. What each field declares
+    (`check_declared`) comes first."""
+    check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
     validate_pool_name(pool_name, name_path)
-    if args.accelerator not in AUTOPILOT_GPU_QUANTITIES:
-        raise InputError(
-            f"{show(args.accelerator)} is not a GPU type GKE Autopilot offers (Autopilot rejects a "
-            "Pod that selects it)",
-            ", ".join(AUTOPILOT_GPU_QUANTITIES),
-            "args.accelerator",
-        )
     try:
         acc = gke_accelerator(args.accelerator)
     except InputError as e:

@@ -15,7 +15,6 @@ import pulumi
 
 from ..kube.provider import create_opts, owned
 from ..model.errors import InputError
-from ..model.inputs import check_ranges
 from ..model.scheduling import Placement, Taint
 from .pool import Planned, PoolFacts, facts_of
 
@@ -43,8 +42,7 @@ class PoolComponent(pulumi.ComponentResource):
         `InputError` under `<Component>('name')`), then register the component (with `props` of
         its facts as inputs) and take its facts. Returns what `plan` decided."""
         try:
-            check_ranges(args)
-            planned = plan(name, args)
+            planned = plan(name, args)  # each kind's plan starts with `check_declared`
         except InputError as e:
             raise e.at(f"{type_name.rsplit(':', 1)[-1]}({name!r})") from None
         facts = facts_of(planned)

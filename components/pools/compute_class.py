@@ -39,7 +39,7 @@ from typing import Any, Optional
 import pulumi
 
 from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.catalog import gke_accelerator, validate_gke_accelerator
 from ..model.nodes.labels import COMPUTE_CLASS_LABEL
 from ..model.nodes.shapes import MAX_DISK
@@ -84,7 +84,9 @@ class GkeGpuComputeClassArgs:
     """How to obtain the nodes, most preferred first, each once (the order GKE tries them in):
     `reservation` (a reservation), `on-demand` (`spot: false`), `flex-start` (Dynamic Workload
     Scheduler flex-start), `spot` (`spot: true`); default `["on-demand", "spot"]`."""
-    reservations: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
+    reservations: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(syntax="gce-reservations")
+    )
     """Names of specific reservations for the `reservation` priority, which must be listed
     (`affinity: Specific`); default: any matching reservation (`affinity: AnyBestEffort`)."""
     driver_version: Optional[str] = field(default=None, metadata=stack(choices=DRIVER_VERSIONS))
@@ -139,20 +141,15 @@ class ComputeClassPlan:
     """`{metadata, spec}` of the ComputeClass."""
 
 
-def _priority_list(value: object) -> list[str]:
+def _priority_list(value: Optional[Sequence[str]]) -> list[str]:
+    """The priorities (each of them declared one of `PRIORITY_KINDS`), each once."""
     if value is None:
         return ["on-demand", "spot"]
-    if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence) or not value:
-        raise InputError(
-            f"{show(value)} is not a non-empty list",
-            "a list of " + ", ".join(PRIORITY_KINDS),
-            "args.priorities",
-        )
     out: list[str] = []
     for i, p in enumerate(value):
-        if p not in PRIORITY_KINDS or p in out:
+        if p in out:
             raise InputError(
-                f"priority {show(p)} is not known, or is listed twice",
+                f"priority {show(p)} is listed twice",
                 ", ".join(PRIORITY_KINDS) + ", each once",
                 f"args.priorities[{i}]",
             )
@@ -161,7 +158,9 @@ def _priority_list(value: object) -> list[str]:
 
 
 def validate_compute_class_args(name: str, args: GkeGpuComputeClassArgs) -> ComputeClassPlan:
-    """Check every input (no Pulumi) and decide the ComputeClass."""
+    """Check every input (no Pulumi) and decide the ComputeClass. What each field declares
+    (`check_declared`) comes first; the rest are rules across fields and the catalog's facts."""
+    check_declared(args)
     class_name, name_path = pool_name_of(name, args.class_name, "class_name")
     validate_pool_name(class_name, name_path)
     if class_name.startswith(RESERVED_PREFIXES):
@@ -181,50 +180,14 @@ def validate_compute_class_args(name: str, args: GkeGpuComputeClassArgs) -> Comp
         raise e.at(path) from None
     priorities = _priority_list(args.priorities)
     reservations = args.reservations
-    if reservations is not None:
-        if "reservation" not in priorities:
-            raise InputError(
-                "reservations are named but no priority is `reservation`",
-                "add reservation to priorities, or leave reservations out",
-                "args.reservations",
-            )
-        if isinstance(reservations, str) or not list(reservations):
-            raise InputError(
-                f"{show(reservations)} is not a non-empty list of reservation names",
-                "a list of reservation names",
-                "args.reservations",
-            )
-        for i, r in enumerate(reservations):
-            try:
-                validate_pool_name(r, f"args.reservations[{i}]")
-            except InputError:
-                raise InputError(
-                    f"reservation name {show(r)} is not a Compute Engine resource name",
-                    "lower-case letters, digits and '-', starting with a letter",
-                    f"args.reservations[{i}]",
-                ) from None
-    if args.driver_version is not None and args.driver_version not in DRIVER_VERSIONS:
+    if reservations is not None and "reservation" not in priorities:
         raise InputError(
-            f"driver version {show(args.driver_version)} is not known",
-            " or ".join(DRIVER_VERSIONS),
-            "args.driver_version",
+            "reservations are named but no priority is `reservation`",
+            "add reservation to priorities, or leave reservations out",
+            "args.reservations",
         )
     delay = args.consolidation_delay_minutes
-    if delay is not None and (
-        isinstance(delay, bool) or not isinstance(delay, int) or not 1 <= delay <= 1440
-    ):
-        raise InputError(
-            f"consolidation delay {show(delay)} minutes is out of range",
-            "1 to 1440 minutes",
-            "args.consolidation_delay_minutes",
-        )
     disk = args.boot_disk_size_gb
-    if disk is not None and (isinstance(disk, bool) or not isinstance(disk, int) or disk < 10):
-        raise InputError(
-            f"boot disk size {show(disk)} GB is too small or not a whole number",
-            "a whole number of GB, at least 10 (the ComputeClass CRD's minimum)",
-            "args.boot_disk_size_gb",
-        )
     class_taint = Taint(COMPUTE_CLASS_LABEL, class_name, "NoSchedule")
     user_taints = normalize_taints(args.taints)
     cloud_labels = {
@@ -256,9 +219,34 @@ def validate_compute_class_args(name: str, args: GkeGpuComputeClassArgs) -> Comp
     gpu: dict[str, Any] = {"type": acc.name, "count": gpus}
     if args.driver_version is not None:
         gpu["driverVersion"] = args.driver_version
+    rules = _rules(priorities, gpu, str(args.machine_type), reservations, disk)
+    node_labels = declared_labels(facts, cloud_labels)
+    spec: dict[str, Any] = {
+        "priorities": rules,
+        "nodePoolAutoCreation": {"enabled": True},
+        "whenUnsatisfiable": "DoNotScaleUp",
+        "activeMigration": {"optimizeRulePriority": bool(args.active_migration)},
+        "nodePoolConfig": {"nodeLabels": node_labels},
+    }
+    if user_taints:
+        spec["nodePoolConfig"]["taints"] = [t.to_dict() for t in user_taints]
+    if delay is not None:
+        spec["autoscalingPolicy"] = {"consolidationDelayMinutes": delay}
+    assert node_labels.get(POOL_LABEL) == class_name
+    return ComputeClassPlan(facts, {"metadata": {"name": class_name}, "spec": spec})
+
+
+def _rules(
+    priorities: Sequence[str],
+    gpu: Mapping[str, Any],
+    machine_type: str,
+    reservations: Optional[Sequence[str]],
+    disk: Optional[int],
+) -> list[dict[str, Any]]:
+    """The ComputeClass's priority rules, one per priority, in order."""
     rules: list[dict[str, Any]] = []
     for p in priorities:
-        rule: dict[str, Any] = {"gpu": dict(gpu), "machineType": args.machine_type}
+        rule: dict[str, Any] = {"gpu": dict(gpu), "machineType": machine_type}
         if p == "reservation":
             rule["reservations"] = (
                 {"affinity": "Specific", "specific": [{"name": r} for r in reservations]}
@@ -275,20 +263,7 @@ def validate_compute_class_args(name: str, args: GkeGpuComputeClassArgs) -> Comp
         if disk is not None:
             rule["storage"] = {"bootDiskSize": disk}
         rules.append(rule)
-    node_labels = declared_labels(facts, cloud_labels)
-    spec: dict[str, Any] = {
-        "priorities": rules,
-        "nodePoolAutoCreation": {"enabled": True},
-        "whenUnsatisfiable": "DoNotScaleUp",
-        "activeMigration": {"optimizeRulePriority": bool(args.active_migration)},
-        "nodePoolConfig": {"nodeLabels": node_labels},
-    }
-    if user_taints:
-        spec["nodePoolConfig"]["taints"] = [t.to_dict() for t in user_taints]
-    if delay is not None:
-        spec["autoscalingPolicy"] = {"consolidationDelayMinutes": delay}
-    assert node_labels.get(POOL_LABEL) == class_name
-    return ComputeClassPlan(facts, {"metadata": {"name": class_name}, "spec": spec})
+    return rules
 
 
 class GkeGpuComputeClass(PoolComponent):

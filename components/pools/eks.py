@@ -43,7 +43,7 @@ import pulumi
 
 from ..kube.sdks import cloud_sdk
 from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.catalog import (
     EKS_MAX_NODES,
     is_gpu_instance,
@@ -54,18 +54,19 @@ from ..model.nodes.dra_devices import DRA_NODE_LABEL
 from ..model.nodes.labels import EKS_CAPACITY_LABEL
 from ..model.nodes.shapes import Mi, eks_node_shape_or_none
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
-from ..model.nodes.sharing import config_name, validate_replicas
+from ..model.nodes.sharing import config_name
 from ..model.scheduling import CLOUD_EFFECTS, GPU_RESOURCE, Taint
+from ..model.syntax import EKS_CLUSTER_NAME_RULE
 from .component import PoolComponent
 from .pool import (
+    GP3_MAX_GIB,
     PoolFacts,
     PoolKind,
     build_facts,
+    check_one_taint_per_key,
     declared_labels,
     eks_name_prefix,
     pool_name_of,
-    validate_gp3_size,
-    validate_pool_name,
 )
 
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
@@ -105,14 +106,14 @@ EC2_ASSUME_ROLE_POLICY = json.dumps(
 
 # Graviton families carry a `g` right after the generation digit (m7g, c6gn, r8gd, t4g, g5g).
 _GRAVITON = re.compile(r"^[a-z]+[0-9]+g[a-z0-9]*$")
-_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
+AWS_PARTITIONS = ("aws", "aws-cn", "aws-us-gov")
 
 
 @dataclass
 class EksGpuNodeGroupArgs:
     """Inputs of an `EksGpuNodeGroup`; every default is here."""
 
-    cluster_name: str = field(metadata=stack(source="cluster.name"))
+    cluster_name: str = field(metadata=stack(source="cluster.name", syntax="eks-cluster-name"))
     """The EKS cluster's name (also part of the autoscaler's discovery tag)."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]] = field(
         metadata=stack(source="cluster.subnetIds")
@@ -169,9 +170,9 @@ class EksGpuNodeGroupArgs:
     node_role_arn: Optional[pulumi.Input[str]] = None
     """An existing node IAM role (its ARN); default: a new role with only AmazonEKSWorkerNodePolicy,
     AmazonEKS_CNI_Policy and AmazonEC2ContainerRegistryReadOnly."""
-    disk_size_gb: Optional[int] = field(default=100, metadata=stack(ge=10))
+    disk_size_gb: Optional[int] = field(default=100, metadata=stack(ge=10, le=GP3_MAX_GIB))
     """Node volume size in GiB, 10..16384 (an encrypted gp3 volume in the launch template)."""
-    aws_partition: Optional[str] = "aws"
+    aws_partition: Optional[str] = field(default="aws", metadata=stack(choices=AWS_PARTITIONS))
     """ARN partition of the managed policies (`aws`, `aws-cn`, `aws-us-gov`)."""
     time_slicing_replicas: Optional[int] = field(
         default=None, metadata=stack("gpuSharing.maxClientsPerGpu", ge=2, le=48)
@@ -285,14 +286,15 @@ def eks_dra_labels(args: EksGpuNodeGroupArgs) -> dict[str, str]:
 
 
 def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
-    """Check every input (no Pulumi) and decide everything."""
+    """Check every input (no Pulumi) and decide everything. What each field declares
+    (`check_declared`) comes first; the rest are rules across fields and the catalog's facts."""
+    check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
-    validate_pool_name(pool_name, name_path)
-    if not isinstance(args.cluster_name, str) or not _CLUSTER_NAME.match(args.cluster_name):
+    if not isinstance(args.cluster_name, str):  # an Output: its syntax is not known yet
         raise InputError(
-            f"cluster name {show(args.cluster_name)} is not an EKS cluster name",
-            "1-100 letters, digits, '-' or '_', starting with a letter or digit (a plain string: "
-            "it is part of the autoscaler's tag key)",
+            f"cluster name {show(args.cluster_name)} is not a plain string (it is part of the "
+            "autoscaler's tag key)",
+            EKS_CLUSTER_NAME_RULE,
             "args.cluster_name",
         )
     if isinstance(args.subnet_ids, pulumi.Output):
@@ -317,104 +319,16 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
                 and any(isinstance(t, str) and is_gpu_instance(t) for t in types)
             )
         )
-    gpus = 0
-    gpu_model: Optional[str] = None
     cloud_labels: dict[str, str] = {}
     if gpu:
-        try:
-            shape = validate_aws_gpu_instance_types(types)
-        except InputError as e:
-            raise e.at("args.instance_types") from None
-        arch = shape.arch
-        gpus, gpu_model = shape.gpus, shape.gpu_model
-        first = shape.instance_types[0]
-        if args.accelerator is not None and args.accelerator != shape.accelerator_label:
-            raise InputError(
-                f"accelerator {show(args.accelerator)} is not the GPU of {first!r} "
-                f"({gpu_model}, label {shape.accelerator_label!r})",
-                f"{shape.accelerator_label!r}, or leave it out (it comes from the instance types)",
-                "args.accelerator",
-            )
-        if args.gpus_per_node is not None and args.gpus_per_node != gpus:
-            raise InputError(
-                f"{first!r} has {gpus} GPU(s), not {show(args.gpus_per_node)}",
-                f"{gpus}, or leave it out (it comes from the instance types)",
-                "args.gpus_per_node",
-            )
-        cloud_labels[ACCELERATOR_LABEL] = shape.accelerator_label
-        instance_types = shape.instance_types
+        instance_types, arch, gpus, gpu_model = _gpu_types(args, cloud_labels)
         allowed_amis = GPU_AMI_TYPES[arch]
-        if args.dra:
-            cloud_labels.update(eks_dra_labels(args))
-        if args.time_slicing_replicas is not None:
-            replicas = validate_replicas(args.time_slicing_replicas, "args.time_slicing_replicas")
-            gpus *= replicas
-            cloud_labels[DEVICE_PLUGIN_CONFIG_LABEL] = config_name(replicas)
     else:
-        if args.dra:
-            raise InputError(
-                "dra is set on a CPU node group (no GPU instance types)",
-                "GPU instance types whose GPUs pods claim, or leave dra unset",
-                "args.dra",
-            )
-        if args.time_slicing_replicas is not None:
-            raise InputError(
-                "time_slicing_replicas is given on a CPU node group",
-                "GPU instance types to time-slice, or leave it out",
-                "args.time_slicing_replicas",
-            )
-        try:
-            instance_types = validate_aws_cpu_instance_types(types)
-        except InputError as e:
-            raise e.at("args.instance_types") from None
-        arches = {_arch_of_cpu_type(t) for t in instance_types}
-        if len(arches) > 1:
-            raise InputError(
-                f"instance types {', '.join(instance_types)} mix x86_64 and arm64 (Graviton); "
-                "one AMI type serves the group",
-                "instance types of one architecture",
-                "args.instance_types",
-            )
-        arch = arches.pop()
-        allowed_amis = CPU_AMI_TYPES[arch]
-    ami = args.ami_type or allowed_amis[0]
-    if ami not in allowed_amis:
-        if gpu and ami in CPU_AMI_TYPES[arch]:
-            problem = (
-                f"AMI type {ami} has no NVIDIA driver; {instance_types[0]} nodes would expose no "
-                "GPUs"
-            )
-        elif not gpu and ami in GPU_AMI_TYPES[arch]:
-            problem = f"AMI type {ami} is an NVIDIA AMI, for GPU instance types only"
-        else:
-            problem = f"AMI type {show(ami)} does not fit {arch} {'GPU' if gpu else 'CPU'} nodes"
-        raise InputError(problem, ", ".join(allowed_amis), "args.ami_type")
-    if args.capacity_type is not None and args.capacity_type not in CAPACITY_TYPES:
-        raise InputError(
-            f"capacity type {show(args.capacity_type)} is not known",
-            " or ".join(CAPACITY_TYPES),
-            "args.capacity_type",
-        )
-    if (
-        args.spot is not None
-        and args.capacity_type is not None
-        and (args.capacity_type == "SPOT") != bool(args.spot)
-    ):
-        raise InputError(
-            f"spot {args.spot} conflicts with capacity_type {args.capacity_type}",
-            "spot True with SPOT (or no capacity_type), spot False with ON_DEMAND",
-            "args.capacity_type",
-        )
-    capacity = args.capacity_type or ("SPOT" if args.spot else "ON_DEMAND")
+        instance_types, arch = _cpu_types(args)
+        gpus, gpu_model, allowed_amis = 0, None, CPU_AMI_TYPES[arch]
+    ami = _ami(args.ami_type or allowed_amis[0], allowed_amis, gpu, arch, instance_types)
+    capacity = _capacity(args)
     cloud_labels[EKS_CAPACITY_LABEL] = capacity
-    if args.aws_partition not in ("aws", "aws-cn", "aws-us-gov"):
-        raise InputError(
-            f"partition {show(args.aws_partition)} is not an AWS partition",
-            "aws, aws-cn, aws-us-gov",
-            "args.aws_partition",
-        )
-    if args.disk_size_gb is not None:
-        validate_gp3_size(args.disk_size_gb)
     facts = build_facts(
         pool_name,
         cloud="eks",
@@ -430,41 +344,15 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
         scheduling_style=args.scheduling_style,
         name_path=name_path,
     )
-    keys = [t.key for t in facts.taints]
-    for i, k in enumerate(keys):
-        if keys.index(k) != i:
-            raise InputError(
-                f"taint key {k!r} is used twice; the autoscaler's node-template tags hold one "
-                "taint per key",
-                "one taint per key on an EKS node group",
-                f"args.taints[{i}]",
-            )
-    desired = args.desired_nodes if args.desired_nodes is not None else facts.min_nodes
-    if (
-        isinstance(desired, bool)
-        or not isinstance(desired, int)
-        or not facts.min_nodes <= desired <= facts.max_nodes
-    ):
-        raise InputError(
-            f"desired_nodes {show(desired)} is outside min_nodes {facts.min_nodes} .. max_nodes "
-            f"{facts.max_nodes}",
-            "a whole number from min_nodes to max_nodes (or unset: min_nodes)",
-            "args.desired_nodes",
-        )
+    check_one_taint_per_key(facts, "an EKS node group")
+    desired = _desired(args, facts)
     tags = autoscaler_tags(
         args.cluster_name,
         facts,
         template_ephemeral_storage(instance_types, ami, args.disk_size_gb),
         gpu_resource=not args.dra,
     )
-    for k, v in tags.items():
-        if len(k) > ASG_TAG_KEY_MAX or len(v) > ASG_TAG_VALUE_MAX:
-            raise InputError(
-                f"the autoscaler tag {k!r} is longer than an Auto Scaling group tag may be",
-                f"tag keys of at most {ASG_TAG_KEY_MAX} characters (shorter label or taint "
-                f"keys), values of at most {ASG_TAG_VALUE_MAX}",
-                "args.labels",
-            )
+    _check_asg_tags(tags)
     return EksPoolPlan(
         facts=facts,
         ami_type=ami,
@@ -474,6 +362,124 @@ def validate_eks_pool_args(name: str, args: EksGpuNodeGroupArgs) -> EksPoolPlan:
         asg_tags=tags,
         root_device="/dev/xvdb" if ami.startswith("BOTTLEROCKET") else "/dev/xvda",
     )
+
+
+def _gpu_types(
+    args: EksGpuNodeGroupArgs, cloud_labels: dict[str, str]
+) -> tuple[Sequence[str], str, int, Optional[str]]:
+    """GPU instance types of one shape: (the types, arch, GPUs per node counting time-slicing,
+    GPU model), with the accelerator, DRA and device-plugin labels added."""
+    try:
+        shape = validate_aws_gpu_instance_types(args.instance_types)
+    except InputError as e:
+        raise e.at("args.instance_types") from None
+    gpus, gpu_model = shape.gpus, shape.gpu_model
+    first = shape.instance_types[0]
+    if args.accelerator is not None and args.accelerator != shape.accelerator_label:
+        raise InputError(
+            f"accelerator {show(args.accelerator)} is not the GPU of {first!r} "
+            f"({gpu_model}, label {shape.accelerator_label!r})",
+            f"{shape.accelerator_label!r}, or leave it out (it comes from the instance types)",
+            "args.accelerator",
+        )
+    if args.gpus_per_node is not None and args.gpus_per_node != gpus:
+        raise InputError(
+            f"{first!r} has {gpus} GPU(s), not {show(args.gpus_per_node)}",
+            f"{gpus}, or leave it out (it comes from the instance types)",
+            "args.gpus_per_node",
+        )
+    cloud_labels[ACCELERATOR_LABEL] = shape.accelerator_label
+    if args.dra:
+        cloud_labels.update(eks_dra_labels(args))
+    if args.time_slicing_replicas is not None:
+        replicas = args.time_slicing_replicas
+        gpus *= replicas
+        cloud_labels[DEVICE_PLUGIN_CONFIG_LABEL] = config_name(replicas)
+    return shape.instance_types, shape.arch, gpus, gpu_model
+
+
+def _cpu_types(args: EksGpuNodeGroupArgs) -> tuple[Sequence[str], str]:
+    """CPU instance types of one architecture: (the types, arch); no GPU settings."""
+    if args.dra:
+        raise InputError(
+            "dra is set on a CPU node group (no GPU instance types)",
+            "GPU instance types whose GPUs pods claim, or leave dra unset",
+            "args.dra",
+        )
+    if args.time_slicing_replicas is not None:
+        raise InputError(
+            "time_slicing_replicas is given on a CPU node group",
+            "GPU instance types to time-slice, or leave it out",
+            "args.time_slicing_replicas",
+        )
+    try:
+        instance_types = validate_aws_cpu_instance_types(args.instance_types)
+    except InputError as e:
+        raise e.at("args.instance_types") from None
+    arches = {_arch_of_cpu_type(t) for t in instance_types}
+    if len(arches) > 1:
+        raise InputError(
+            f"instance types {', '.join(instance_types)} mix x86_64 and arm64 (Graviton); "
+            "one AMI type serves the group",
+            "instance types of one architecture",
+            "args.instance_types",
+        )
+    return instance_types, arches.pop()
+
+
+def _ami(
+    ami: str, allowed_amis: Sequence[str], gpu: bool, arch: str, instance_types: Sequence[str]
+) -> str:
+    """The AMI type, one that fits the nodes' architecture and GPUs."""
+    if ami in allowed_amis:
+        return ami
+    if gpu and ami in CPU_AMI_TYPES[arch]:
+        problem = (
+            f"AMI type {ami} has no NVIDIA driver; {instance_types[0]} nodes would expose no GPUs"
+        )
+    elif not gpu and ami in GPU_AMI_TYPES[arch]:
+        problem = f"AMI type {ami} is an NVIDIA AMI, for GPU instance types only"
+    else:
+        problem = f"AMI type {show(ami)} does not fit {arch} {'GPU' if gpu else 'CPU'} nodes"
+    raise InputError(problem, ", ".join(allowed_amis), "args.ami_type")
+
+
+def _capacity(args: EksGpuNodeGroupArgs) -> str:
+    """`ON_DEMAND` or `SPOT`, from `capacity_type` or `spot` (which must agree)."""
+    if (
+        args.spot is not None
+        and args.capacity_type is not None
+        and (args.capacity_type == "SPOT") != bool(args.spot)
+    ):
+        raise InputError(
+            f"spot {args.spot} conflicts with capacity_type {args.capacity_type}",
+            "spot True with SPOT (or no capacity_type), spot False with ON_DEMAND",
+            "args.capacity_type",
+        )
+    return args.capacity_type or ("SPOT" if args.spot else "ON_DEMAND")
+
+
+def _desired(args: EksGpuNodeGroupArgs, facts: PoolFacts) -> int:
+    desired = args.desired_nodes if args.desired_nodes is not None else facts.min_nodes
+    if not facts.min_nodes <= desired <= facts.max_nodes:
+        raise InputError(
+            f"desired_nodes {show(desired)} is outside min_nodes {facts.min_nodes} .. max_nodes "
+            f"{facts.max_nodes}",
+            "a whole number from min_nodes to max_nodes (or unset: min_nodes)",
+            "args.desired_nodes",
+        )
+    return desired
+
+
+def _check_asg_tags(tags: Mapping[str, str]) -> None:
+    for k, v in tags.items():
+        if len(k) > ASG_TAG_KEY_MAX or len(v) > ASG_TAG_VALUE_MAX:
+            raise InputError(
+                f"the autoscaler tag {k!r} is longer than an Auto Scaling group tag may be",
+                f"tag keys of at most {ASG_TAG_KEY_MAX} characters (shorter label or taint "
+                f"keys), values of at most {ASG_TAG_VALUE_MAX}",
+                "args.labels",
+            )
 
 
 def launch_template_inputs(plan: EksPoolPlan, args: EksGpuNodeGroupArgs) -> dict[str, Any]:

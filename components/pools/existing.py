@@ -53,7 +53,7 @@ import pulumi
 from ..kube.objects import NODE_PATCH, CoreObject, read_node
 from ..kube.provider import hooks_of, owned
 from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.catalog import mig_instances
 from ..model.nodes.dra_devices import (
     DRA_DEVICES_ANNOTATION,
@@ -65,8 +65,8 @@ from ..model.nodes.dra_devices import (
 from ..model.nodes.labels import ALLOCATABLE_ANNOTATION, ERT_ANNOTATION, PRESENT_LABELS_ANNOTATION
 from ..model.nodes.shapes import existing_node_shape
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
-from ..model.nodes.sharing import config_name, validate_replicas
-from ..model.scheduling import Taint, validate_dns1123_subdomain, validate_labels
+from ..model.nodes.sharing import config_name
+from ..model.scheduling import Taint
 from ..model.scheduling.taints import OWN_TAINTS_ANNOTATION
 from .component import PoolComponent
 from .pool import POOL_LABEL, PoolFacts, PoolKind, build_facts, pool_name_of
@@ -83,7 +83,7 @@ GCP's a2-megagpu-16g), so a typo is refused rather than a 2**31-GPU node judged.
 class ExistingGpuNodesArgs:
     """Inputs of `ExistingGpuNodes`; every default is here."""
 
-    nodes: Sequence[str] = field(metadata=stack(min_items=1))
+    nodes: Sequence[str] = field(metadata=stack(syntax="node-names"))
     """Names of the Kubernetes nodes that make up the pool, each once: the pool is exactly these
     nodes (no autoscaling)."""
     gpus_per_node: Optional[int] = field(
@@ -275,29 +275,12 @@ def existing_dra(args: ExistingGpuNodesArgs, gpus: int) -> tuple[dict[str, str],
 
 
 def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> ExistingNodesPlan:
-    """Check every input (no Pulumi) and decide the patches."""
+    """Check every input (no Pulumi) and decide the patches. What each field declares
+    (`check_declared`) comes first; the rest are rules across fields."""
+    check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
     nodes = args.nodes
-    if isinstance(nodes, (str, Mapping)) or not isinstance(nodes, Sequence) or not nodes:
-        raise InputError(
-            f"nodes {show(nodes)} is not a non-empty list of node names",
-            "a list of Kubernetes node names, e.g. ['gpu-node-1']",
-            "args.nodes",
-        )
-    for i, node in enumerate(nodes):
-        try:
-            validate_dns1123_subdomain(node)
-        except InputError as e:
-            raise e.at(f"args.nodes[{i}]") from None
-        if list(nodes).index(node) != i:
-            raise InputError(f"node {node!r} is listed twice", "each node once", f"args.nodes[{i}]")
     gpus = args.gpus_per_node if args.gpus_per_node is not None else 0
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
-        raise InputError(
-            f"gpus_per_node {show(gpus)} is not a whole number of GPUs",
-            "0 (CPU nodes) or more",
-            "args.gpus_per_node",
-        )
     if args.gpu_model is not None and gpus == 0:
         raise InputError(
             f"gpu_model {show(args.gpu_model)} is given but gpus_per_node is 0: a GPU pool of "
@@ -305,25 +288,7 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
             "gpus_per_node 1 or more (or no gpu_model: CPU nodes)",
             "args.gpus_per_node",
         )
-    present: dict[str, str] = {}
-    if args.present_labels is not None:
-        try:
-            present = validate_labels(args.present_labels)
-        except InputError as e:
-            raise e.at("args.present_labels") from None
-        if POOL_LABEL in present:
-            raise InputError(
-                f"present label {POOL_LABEL!r} is the pool label, which this component sets",
-                "labels the nodes carry besides the pool label",
-                f"args.present_labels.{POOL_LABEL}",
-            )
-        for k, v in (args.labels or {}).items():
-            if k in present and present[k] != v:
-                raise InputError(
-                    f"label {k}={v!r} contradicts the present label {k}={present[k]!r}",
-                    "the same value, or only one of labels / present_labels",
-                    f"args.labels.{k}",
-                )
+    present = _present_labels(args)
     # Not a mapping: build_facts refuses it below.
     user_labels: Any = dict(args.labels) if isinstance(args.labels, Mapping) else args.labels
     shared = 1
@@ -334,7 +299,7 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
                 "gpus_per_node above 0 to time-slice, or leave it out",
                 "args.time_slicing_replicas",
             )
-        shared = validate_replicas(args.time_slicing_replicas, "args.time_slicing_replicas")
+        shared = args.time_slicing_replicas
         picked = config_name(shared)
         for key, given in (("args.labels", user_labels), ("args.present_labels", present)):
             if isinstance(given, dict) and given.get(DEVICE_PLUGIN_CONFIG_LABEL, picked) != picked:
@@ -374,31 +339,65 @@ def validate_existing_nodes_args(name: str, args: ExistingGpuNodesArgs) -> Exist
             raise e.at("args.node_allocatable") from None
         allocatable = {k: str(v) for k, v in args.node_allocatable.items()}
     own_labels = {POOL_LABEL: facts.name, **(user_labels or {})}
-    patches: dict[str, dict[str, Any]] = {}
-    for node in nodes:
-        annotations = {GPUS_ANNOTATION: str(gpus)}
-        if present:
-            annotations[PRESENT_LABELS_ANNOTATION] = json.dumps(present, sort_keys=True)
-        if args.extended_resource_toleration:
-            annotations[ERT_ANNOTATION] = "true"
-        if allocatable is not None:
-            annotations[ALLOCATABLE_ANNOTATION] = json.dumps(allocatable, sort_keys=True)
-        if dra_devices is not None:
-            annotations[DRA_DEVICES_ANNOTATION] = dra_devices
-        if args.patch_force or facts.taints:
-            # Adding taints always takes the atomic list over from its owner (the kubelet).
-            annotations[PATCH_FORCE] = "true"
-        if facts.taints:
-            annotations[OWN_TAINTS_ANNOTATION] = json.dumps(
-                [t.to_dict() for t in facts.taints], sort_keys=True
-            )
-        metadata: dict[str, Any] = {
-            "name": node,
-            "labels": dict(own_labels),
-            "annotations": annotations,
-        }
-        patches[node] = {"metadata": metadata}
+    patches = {
+        node: _patch(node, args, facts, own_labels, gpus, present, allocatable, dra_devices)
+        for node in nodes
+    }
     return ExistingNodesPlan(facts, patches, [t.to_dict() for t in facts.taints])
+
+
+def _present_labels(args: ExistingGpuNodesArgs) -> dict[str, str]:
+    """The labels the nodes already carry: not the pool label, and as `labels` says them."""
+    present = dict(args.present_labels or {})
+    if POOL_LABEL in present:
+        raise InputError(
+            f"present label {POOL_LABEL!r} is the pool label, which this component sets",
+            "labels the nodes carry besides the pool label",
+            f"args.present_labels.{POOL_LABEL}",
+        )
+    for k, v in (args.labels or {}).items() if present else ():
+        if k in present and present[k] != v:
+            raise InputError(
+                f"label {k}={v!r} contradicts the present label {k}={present[k]!r}",
+                "the same value, or only one of labels / present_labels",
+                f"args.labels.{k}",
+            )
+    return present
+
+
+def _patch(
+    node: str,
+    args: ExistingGpuNodesArgs,
+    facts: PoolFacts,
+    own_labels: Mapping[str, str],
+    gpus: int,
+    present: Mapping[str, str],
+    allocatable: Optional[Mapping[str, str]],
+    dra_devices: Optional[str],
+) -> dict[str, Any]:
+    """One node's patch: its labels and the annotations the check reads back."""
+    annotations = {GPUS_ANNOTATION: str(gpus)}
+    if present:
+        annotations[PRESENT_LABELS_ANNOTATION] = json.dumps(present, sort_keys=True)
+    if args.extended_resource_toleration:
+        annotations[ERT_ANNOTATION] = "true"
+    if allocatable is not None:
+        annotations[ALLOCATABLE_ANNOTATION] = json.dumps(allocatable, sort_keys=True)
+    if dra_devices is not None:
+        annotations[DRA_DEVICES_ANNOTATION] = dra_devices
+    if args.patch_force or facts.taints:
+        # Adding taints always takes the atomic list over from its owner (the kubelet).
+        annotations[PATCH_FORCE] = "true"
+    if facts.taints:
+        annotations[OWN_TAINTS_ANNOTATION] = json.dumps(
+            [t.to_dict() for t in facts.taints], sort_keys=True
+        )
+    metadata: dict[str, Any] = {
+        "name": node,
+        "labels": dict(own_labels),
+        "annotations": annotations,
+    }
+    return {"metadata": metadata}
 
 
 def node_resource(node: str) -> str:

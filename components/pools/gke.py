@@ -24,7 +24,6 @@ Choices:
   (with the `cloud-platform` scope: access is then governed by the account's IAM roles).
 """
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -33,7 +32,7 @@ import pulumi
 
 from ..kube.objects import sdk_options
 from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.catalog import (
     GKE_MAX_NODES,
     gke_accelerator,
@@ -77,9 +76,6 @@ GKE_ADDED_LABELS = (
     GKE_MAX_CLIENTS_LABEL,
     GKE_PARTITION_LABEL,
 )
-
-_ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
-_SA_EMAIL = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.:]+\.gserviceaccount\.com$")
 
 
 @dataclass
@@ -143,7 +139,9 @@ class GkeGpuNodePoolArgs:
     """Most nodes in the whole pool (total over its zones), at least 1."""
     spot: Optional[bool] = False
     """Spot VMs (GKE labels them `cloud.google.com/gke-spot=true`)."""
-    node_locations: Optional[Sequence[str]] = field(default=None, metadata=stack(min_items=1))
+    node_locations: Optional[Sequence[str]] = field(
+        default=None, metadata=stack(syntax="gcp-zones")
+    )
     """Zones for the nodes (zone names such as `us-central1-a`, each once); default: the
     cluster's."""
     labels: Optional[Mapping[str, str]] = field(default=None, metadata=stack(syntax="labels"))
@@ -170,7 +168,8 @@ class GkeGpuNodePoolArgs:
     image_streaming: Optional[bool] = False
     """GKE image streaming (needs the Container File System API enabled in the project)."""
     service_account: Optional[pulumi.Input[str]] = field(
-        default=None, metadata=stack(source="cluster.nodeServiceAccount")
+        default=None,
+        metadata=stack(source="cluster.nodeServiceAccount", syntax="gcp-service-account"),
     )
     """A dedicated node service account email (recommended over the Compute default account)."""
     location_policy: Optional[str] = field(default=None, metadata=stack(choices=LOCATION_POLICIES))
@@ -219,12 +218,6 @@ def shared_gpus(
             "args.max_shared_clients_per_gpu",
         )
     if strategy is not None:
-        if strategy not in GKE_SHARING_STRATEGIES:
-            raise InputError(
-                f"GPU sharing strategy {show(strategy)} is not known",
-                " or ".join(GKE_SHARING_STRATEGIES),
-                "args.gpu_sharing_strategy",
-            )
         try:
             clients = validate_shared_clients(clients)
         except InputError as e:
@@ -269,125 +262,26 @@ def gke_dra_labels(args: GkeGpuNodePoolArgs) -> dict[str, str]:
 
 
 def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
-    """Check every input (no Pulumi) and return the pool's facts."""
+    """Check every input (no Pulumi) and return the pool's facts. What each field declares
+    (`check_declared`) comes first; the rest are rules across fields and the catalog's facts."""
+    check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
     try:
         validate_dns1035_label(pool_name, max_length=40)
     except InputError as e:
         raise e.at(name_path) from None
-    gpus = 0
-    gpu_model: Optional[str] = None
-    cloud_labels: dict[str, str] = {}
-    forced: list[Taint] = []
     accelerator = args.accelerator
     attached = gke_gpus_for_machine(str(args.machine_type))
     if accelerator is None and args.gpu_count is not None and attached:
         accelerator = attached[0]  # the GPUs come with the machine type (G2, A2, A3, G4)
     if accelerator is not None:
-        try:
-            acc = gke_accelerator(accelerator)
-        except InputError as e:
-            raise e.at("args.accelerator") from None
-        # The key whose values the error lists: the GPU counts this machine type takes, the
-        # accelerator a machine type with built-in GPUs has, else the machine types that take it.
-        if acc.counts_for(str(args.machine_type)):
-            count_path = "args.gpu_count"
-        elif attached:
-            count_path = "args.accelerator"
-        else:
-            count_path = "args.machine_type"
-        try:
-            gpus = validate_gke_accelerator(accelerator, args.machine_type, args.gpu_count)
-        except InputError as e:
-            raise e.at(count_path) from None
-        gpu_model = acc.gpu_model
-        cloud_labels = {GKE_ACCELERATOR_LABEL: acc.name, GKE_ACCELERATOR_COUNT_LABEL: str(gpus)}
-        forced = [GPU_TAINT]
-        for i, taint in enumerate(normalize_taints(args.taints)):
-            if taint.key == GPU_TAINT.key and taint != GPU_TAINT:
-                what = "value" if taint.value != GPU_TAINT.value else "effect"
-                raise InputError(
-                    f"taint {taint} uses the key GKE taints its GPU nodes with itself "
-                    f"({GPU_TAINT}); another {what} would contradict it",
-                    f"{GPU_TAINT} (or leave it out: it is declared for you), or a taint with "
-                    "another key",
-                    f"args.taints[{i}].{what}",
-                )
-        if args.dra:
-            cloud_labels.update(gke_dra_labels(args))
-        gpus = shared_gpus(args, acc.name, gpus, cloud_labels)
-        if args.gpu_driver_version not in GPU_DRIVER_VERSIONS:
-            raise InputError(
-                f"GPU driver version {show(args.gpu_driver_version)} is not known",
-                ", ".join(GPU_DRIVER_VERSIONS),
-                "args.gpu_driver_version",
-            )
+        gpus, gpu_model, cloud_labels, forced = _gpu_pool(args, accelerator, attached)
     else:
-        try:
-            validate_gke_cpu_machine_type(args.machine_type)
-        except InputError as e:
-            raise e.at("args.machine_type") from None
-        if args.gpu_count is not None:
-            raise InputError(
-                f"gpu_count {show(args.gpu_count)} is given without an accelerator",
-                "an accelerator with gpu_count, or neither (a CPU pool)",
-                "args.gpu_count",
-            )
-        if args.dra:
-            raise InputError(
-                "dra is set on a CPU pool (no accelerator)",
-                "an accelerator whose GPUs pods claim, or leave dra unset",
-                "args.dra",
-            )
-        for key in ("gpu_sharing_strategy", "max_shared_clients_per_gpu", "gpu_partition_size"):
-            if getattr(args, key) is not None:
-                raise InputError(
-                    f"{key} is given on a CPU pool (no accelerator)",
-                    "an accelerator to share or partition, or leave it out",
-                    f"args.{key}",
-                )
+        _check_cpu_pool(args)
+        gpus, gpu_model, cloud_labels, forced = 0, None, {}, []
     spot = bool(args.spot)
     if spot:
         cloud_labels[GKE_SPOT_LABEL] = "true"
-    if args.location_policy is not None and args.location_policy not in LOCATION_POLICIES:
-        raise InputError(
-            f"location policy {show(args.location_policy)} is not known",
-            " or ".join(LOCATION_POLICIES),
-            "args.location_policy",
-        )
-    if args.disk_size_gb is not None and (
-        isinstance(args.disk_size_gb, bool)
-        or not isinstance(args.disk_size_gb, int)
-        or args.disk_size_gb < 10
-    ):
-        raise InputError(
-            f"disk size {show(args.disk_size_gb)} GB is too small or not a whole number",
-            "a whole number of GB, at least 10",
-            "args.disk_size_gb",
-        )
-    if args.node_locations is not None:
-        if isinstance(args.node_locations, str) or not list(args.node_locations):
-            raise InputError(
-                f"node_locations {show(args.node_locations)} is not a non-empty list of zones",
-                "a list of zones such as ['us-central1-a'], or leave it unset",
-                "args.node_locations",
-            )
-        seen: set[str] = set()
-        for i, zone in enumerate(args.node_locations):
-            if not isinstance(zone, str) or not _ZONE.match(zone) or zone in seen:
-                raise InputError(
-                    f"{show(zone)} is not a zone name, or is listed twice",
-                    "zone names such as 'us-central1-a', each once",
-                    f"args.node_locations[{i}]",
-                )
-            seen.add(zone)
-    sa = args.service_account
-    if isinstance(sa, str) and not _SA_EMAIL.match(sa):
-        raise InputError(
-            f"{show(sa)} is not a service account email",
-            "NAME@PROJECT.iam.gserviceaccount.com",
-            "args.service_account",
-        )
     return build_facts(
         pool_name,
         cloud="gke",
@@ -405,6 +299,73 @@ def validate_gke_pool_args(name: str, args: GkeGpuNodePoolArgs) -> PoolFacts:
         name_path=name_path,
         forced_by="GKE",
     )
+
+
+def _gpu_pool(
+    args: GkeGpuNodePoolArgs, accelerator: str, attached: Optional[tuple[str, int]]
+) -> tuple[int, Optional[str], dict[str, str], list[Taint]]:
+    """A GPU pool's (GPUs per node counting sharing, GPU model, GKE's labels, GKE's taints);
+    `attached`: the GPUs that come with the machine type, if any."""
+    try:
+        acc = gke_accelerator(accelerator)
+    except InputError as e:
+        raise e.at("args.accelerator") from None
+    # The key whose values the error lists: the GPU counts this machine type takes, the
+    # accelerator a machine type with built-in GPUs has, else the machine types that take it.
+    if acc.counts_for(str(args.machine_type)):
+        count_path = "args.gpu_count"
+    elif attached:
+        count_path = "args.accelerator"
+    else:
+        count_path = "args.machine_type"
+    try:
+        gpus = validate_gke_accelerator(accelerator, args.machine_type, args.gpu_count)
+    except InputError as e:
+        raise e.at(count_path) from None
+    gpu_model = acc.gpu_model
+    cloud_labels = {GKE_ACCELERATOR_LABEL: acc.name, GKE_ACCELERATOR_COUNT_LABEL: str(gpus)}
+    forced = [GPU_TAINT]
+    for i, taint in enumerate(normalize_taints(args.taints)):
+        if taint.key == GPU_TAINT.key and taint != GPU_TAINT:
+            what = "value" if taint.value != GPU_TAINT.value else "effect"
+            raise InputError(
+                f"taint {taint} uses the key GKE taints its GPU nodes with itself "
+                f"({GPU_TAINT}); another {what} would contradict it",
+                f"{GPU_TAINT} (or leave it out: it is declared for you), or a taint with "
+                "another key",
+                f"args.taints[{i}].{what}",
+            )
+    if args.dra:
+        cloud_labels.update(gke_dra_labels(args))
+    gpus = shared_gpus(args, acc.name, gpus, cloud_labels)
+    return gpus, gpu_model, cloud_labels, forced
+
+
+def _check_cpu_pool(args: GkeGpuNodePoolArgs) -> None:
+    """A pool without an accelerator: a CPU machine type, no GPU settings."""
+    try:
+        validate_gke_cpu_machine_type(args.machine_type)
+    except InputError as e:
+        raise e.at("args.machine_type") from None
+    if args.gpu_count is not None:
+        raise InputError(
+            f"gpu_count {show(args.gpu_count)} is given without an accelerator",
+            "an accelerator with gpu_count, or neither (a CPU pool)",
+            "args.gpu_count",
+        )
+    if args.dra:
+        raise InputError(
+            "dra is set on a CPU pool (no accelerator)",
+            "an accelerator whose GPUs pods claim, or leave dra unset",
+            "args.dra",
+        )
+    for key in ("gpu_sharing_strategy", "max_shared_clients_per_gpu", "gpu_partition_size"):
+        if getattr(args, key) is not None:
+            raise InputError(
+                f"{key} is given on a CPU pool (no accelerator)",
+                "an accelerator to share or partition, or leave it out",
+                f"args.{key}",
+            )
 
 
 def gke_node_pool_inputs(facts: PoolFacts, args: GkeGpuNodePoolArgs) -> dict[str, Any]:

@@ -60,16 +60,17 @@ from ..model.autoscalers.karpenter import (
     gpu_names,
 )
 from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.catalog import (
     AWS_GPU_INSTANCES,
     AWS_MAX_GPUS,
     EKS_MAX_NODES,
+    AwsGpuInstance,
     aws_gpu_families,
     aws_instance,
 )
 from ..model.nodes.sharing import CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
-from ..model.nodes.sharing import config_name, validate_replicas
+from ..model.nodes.sharing import config_name
 from ..model.scheduling import GPU_RESOURCE, Taint
 from .component import PoolComponent
 from .nodepool import (
@@ -84,7 +85,6 @@ from .nodepool import (
     looked_up,
     nodepool,
     nodepool_limits,
-    nodepool_weight,
     offer_summary,
     refuse_restricted_labels,
     requirement,
@@ -92,13 +92,12 @@ from .nodepool import (
     str_list,
 )
 from .pool import (
+    GP3_MAX_GIB,
     PoolFacts,
     PoolKind,
     build_facts,
     declared_labels,
     pool_name_of,
-    validate_gp3_size,
-    validate_pool_name,
 )
 
 NODECLASS_API = "karpenter.k8s.aws/v1"
@@ -189,7 +188,9 @@ class KarpenterGpuNodePoolArgs:
     """EC2NodeClass AMI alias `family@version`, family `al2023` or `bottlerocket` (e.g.
     `al2023@v20250101`): Karpenter picks the family's NVIDIA variant for GPU instances; pin a
     version in production."""
-    disk_size_gb: Optional[int] = field(default=100, metadata=stack(root=True, ge=10))
+    disk_size_gb: Optional[int] = field(
+        default=100, metadata=stack(root=True, ge=10, le=GP3_MAX_GIB)
+    )
     """Node volume size in GiB, 10..16384 (an encrypted gp3 volume)."""
     subnet_selector_tags: Optional[Mapping[str, str]] = None
     """Subnets by tags (non-empty keys and values); default
@@ -197,7 +198,7 @@ class KarpenterGpuNodePoolArgs:
     security_group_selector_tags: Optional[Mapping[str, str]] = None
     """Security groups by tags (non-empty keys and values); default
     `{karpenter.sh/discovery: <cluster name>}`."""
-    node_class: Optional[str] = None
+    node_class: Optional[str] = field(default=None, metadata=stack(syntax="pool-name"))
     """An existing EC2NodeClass (its name, a DNS-1123 label) to launch with: no EC2NodeClass is
     emitted and `node_role` is not needed; on EKS Auto Mode the NodeClass (default `default`, the
     one Auto Mode creates)."""
@@ -283,31 +284,79 @@ GPU_KEYS = GpuKeys(GPU_MANUFACTURER, GPU_COUNT, GPU_NAME, INSTANCE_FAMILY, INSTA
 
 
 def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> KarpenterPoolPlan:
-    """Check every input (no Pulumi) and decide the NodePool and EC2NodeClass."""
+    """Check every input (no Pulumi) and decide the NodePool and EC2NodeClass. What each field
+    declares (`check_declared`) comes first; the rest are rules across fields and the catalog's
+    facts."""
+    check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
-    validate_pool_name(pool_name, name_path)
-    names = listed_in(
-        args.gpu_names,
-        "args.gpu_names",
-        "EC2 GPU names such as l4",
-        gpu_names(),
-        "GPU name {} is not one an EC2 instance type in the catalog has",
-    )
-    families = listed_in(
-        args.instance_families,
-        "args.instance_families",
-        "EC2 GPU families",
-        aws_gpu_families(),
-        "instance family {} is not a GPU family in the catalog",
-    )
-    types = looked_up(
-        args.instance_types, "args.instance_types", "EC2 GPU instance types", aws_instance
-    )
-    min_gpus, max_gpus = gpu_range(args.min_gpus, args.max_gpus)
-    capacity = capacity_order(
-        args.capacity_types, CAPACITY_TYPES, "capacity type {} is not a Karpenter capacity type"
-    )
+    capacity = capacity_order(args.capacity_types, CAPACITY_TYPES)
     auto = bool(args.auto_mode)
+    _check_dra_and_auto_mode(args, auto, capacity)
+    _check_reservations(args, auto, capacity)
+    shape, found = _instance_shape(args, auto)
+    arches = sorted({common_labels([i], auto)[ARCH_LABEL] for i in found})
+    requirements = [
+        *shape,
+        requirement(ARCH_LABEL, "In", arches),
+        requirement(CAPACITY_TYPE_LABEL, "In", capacity),
+    ]
+    user_labels = dict(args.labels or {})
+    replicas = _time_slicing(args, auto, user_labels)
+    models = {i.gpu_model for i in found}
+    cloud_labels = {NODEPOOL_LABEL: pool_name, **common_labels(found, auto)}
+    if len(capacity) == 1:
+        cloud_labels[CAPACITY_TYPE_LABEL] = capacity[0]
+    refuse_restricted_labels(
+        args.labels,
+        RESTRICTED_LABEL_DOMAINS,
+        (),
+        "label {} is under a domain Karpenter reserves (the NodePool CRD refuses it)",
+        "labels outside karpenter.sh and karpenter.k8s.aws",
+    )
+    facts = build_facts(
+        pool_name,
+        cloud="eks",
+        user_labels=user_labels or None,
+        cloud_labels=cloud_labels,
+        taints=args.taints,
+        gpus_per_node=max(i.gpus for i in found) * (replicas or 1),
+        gpu_model=models.pop() if len(models) == 1 else None,
+        min_nodes=0,
+        max_nodes=args.max_nodes if args.max_nodes is not None else 1,
+        spot=capacity == ["spot"],
+        select_labels=args.select_labels,
+        scheduling_style=args.scheduling_style,
+        name_path=name_path,
+    )
+    check_duration(args.consolidate_after, "consolidate_after", "30s, 5m, 1h30m, or Never", True)
+    check_duration(args.expire_after, "expire_after", "720h, 2160h, or Never")
+    # Karpenter sums its nodes' nvidia.com/gpu as it sees them: with time-slicing, what the
+    # NodeOverlays give (GPUs x replicas). max_total_gpus counts physical GPUs.
+    limits = nodepool_limits(facts.max_nodes, args.max_total_gpus, replicas or 1)
+    node_pool = nodepool(
+        pool_name,
+        _class_ref(args, pool_name, auto),
+        requirements,
+        [t.to_dict() for t in facts.taints],
+        declared_labels(facts, cloud_labels),
+        consolidate_after=args.consolidate_after,
+        expire_after=args.expire_after,
+        limits=limits,
+        weight=args.weight,
+    )
+    return KarpenterPoolPlan(
+        facts=facts,
+        instance_types=tuple(i.instance_type for i in found),
+        node_pool=node_pool,
+        node_class=_node_class(pool_name, args) if args.node_class is None and not auto else None,
+        node_overlays=_overlays(pool_name, found, replicas),
+    )
+
+
+def _check_dra_and_auto_mode(
+    args: KarpenterGpuNodePoolArgs, auto: bool, capacity: Sequence[str]
+) -> None:
+    """What neither Karpenter nor EKS Auto Mode launches nodes for."""
     if args.dra:
         raise InputError(
             "dra is set on a Karpenter pool: "
@@ -330,6 +379,11 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
             "args.capacity_types",
         )
 
+
+def _check_reservations(
+    args: KarpenterGpuNodePoolArgs, auto: bool, capacity: Sequence[str]
+) -> None:
+    """Reserved capacity and selected reservations go together."""
     reservations = _reservation_terms(args)
     if "reserved" in capacity and not reservations and args.node_class is None and not auto:
         raise InputError(
@@ -351,6 +405,30 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
             else "args.capacity_reservation_tags",
         )
 
+
+def _instance_shape(
+    args: KarpenterGpuNodePoolArgs, auto: bool
+) -> tuple[list[dict[str, Any]], list[AwsGpuInstance]]:
+    """The GPU requirements the args ask for, and the catalog instance types they admit
+    (some)."""
+    names = listed_in(
+        args.gpu_names,
+        "args.gpu_names",
+        "EC2 GPU names such as l4",
+        gpu_names(),
+        "GPU name {} is not one an EC2 instance type in the catalog has",
+    )
+    families = listed_in(
+        args.instance_families,
+        "args.instance_families",
+        "EC2 GPU families",
+        aws_gpu_families(),
+        "instance family {} is not a GPU family in the catalog",
+    )
+    types = looked_up(
+        args.instance_types, "args.instance_types", "EC2 GPU instance types", aws_instance
+    )
+    min_gpus, max_gpus = gpu_range(args.min_gpus, args.max_gpus)
     shape = gpu_requirements(GPU_KEYS, min_gpus, max_gpus, names, families, types)
     if auto:
         shape = [{**r, "key": auto_mode_key(r["key"])} for r in shape]
@@ -360,107 +438,55 @@ def validate_karpenter_pool_args(name: str, args: KarpenterGpuNodePoolArgs) -> K
         raise admits_none(
             shape, "GPU instance type", "catalog instance type", offer_summary(offers, names)
         )
-    arches = sorted({common_labels([i], auto)[ARCH_LABEL] for i in found})
-    requirements = [
-        *shape,
-        requirement(ARCH_LABEL, "In", arches),
-        requirement(CAPACITY_TYPE_LABEL, "In", capacity),
-    ]
-    gpus = max(i.gpus for i in found)
-    replicas = None
-    user_labels = dict(args.labels or {})
-    if args.time_slicing_replicas is not None:
-        if auto:
-            raise InputError(
-                "time_slicing_replicas on EKS Auto Mode, which runs its own device plugin",
-                "leave it out on Auto Mode",
-                "args.time_slicing_replicas",
-            )
-        replicas = validate_replicas(args.time_slicing_replicas, "args.time_slicing_replicas")
-        gpus *= replicas
-        user_labels[DEVICE_PLUGIN_CONFIG_LABEL] = config_name(replicas)
-    models = {i.gpu_model for i in found}
-    cloud_labels = {NODEPOOL_LABEL: pool_name, **common_labels(found, auto)}
-    if len(capacity) == 1:
-        cloud_labels[CAPACITY_TYPE_LABEL] = capacity[0]
-    refuse_restricted_labels(
-        args.labels,
-        RESTRICTED_LABEL_DOMAINS,
-        (),
-        "label {} is under a domain Karpenter reserves (the NodePool CRD refuses it)",
-        "labels outside karpenter.sh and karpenter.k8s.aws",
-    )
-    max_nodes = args.max_nodes if args.max_nodes is not None else 1
-    facts = build_facts(
-        pool_name,
-        cloud="eks",
-        user_labels=user_labels or None,
-        cloud_labels=cloud_labels,
-        taints=args.taints,
-        gpus_per_node=gpus,
-        gpu_model=models.pop() if len(models) == 1 else None,
-        min_nodes=0,
-        max_nodes=max_nodes,
-        spot=capacity == ["spot"],
-        select_labels=args.select_labels,
-        scheduling_style=args.scheduling_style,
-        name_path=name_path,
-    )
-    check_duration(args.consolidate_after, "consolidate_after", "30s, 5m, 1h30m, or Never", True)
-    check_duration(args.expire_after, "expire_after", "720h, 2160h, or Never")
-    weight = nodepool_weight(args.weight)
-    # Karpenter sums its nodes' nvidia.com/gpu as it sees them: with time-slicing, what the
-    # NodeOverlays give (GPUs x replicas). max_total_gpus counts physical GPUs.
-    limits = nodepool_limits(facts.max_nodes, args.max_total_gpus, replicas or 1)
-    if args.node_class is not None:
-        validate_pool_name(args.node_class, "args.node_class")
-    class_ref = {
+    return shape, list(found)
+
+
+def _time_slicing(
+    args: KarpenterGpuNodePoolArgs, auto: bool, user_labels: dict[str, str]
+) -> Optional[int]:
+    """Pods per GPU (None without time-slicing), with the device plugin's config label added."""
+    replicas = args.time_slicing_replicas
+    if replicas is None:
+        return None
+    if auto:
+        raise InputError(
+            "time_slicing_replicas on EKS Auto Mode, which runs its own device plugin",
+            "leave it out on Auto Mode",
+            "args.time_slicing_replicas",
+        )
+    user_labels[DEVICE_PLUGIN_CONFIG_LABEL] = config_name(replicas)
+    return replicas
+
+
+def _class_ref(args: KarpenterGpuNodePoolArgs, pool_name: str, auto: bool) -> dict[str, str]:
+    if auto:
+        return {"group": AUTO_MODE_GROUP, "kind": "NodeClass", "name": args.node_class or "default"}
+    return {
         "group": NODECLASS_GROUP,
         "kind": "EC2NodeClass",
         "name": args.node_class if args.node_class is not None else pool_name,
     }
-    if auto:
-        class_ref = {
-            "group": AUTO_MODE_GROUP,
-            "kind": "NodeClass",
-            "name": args.node_class or "default",
-        }
-    node_pool = nodepool(
-        pool_name,
-        class_ref,
-        requirements,
-        [t.to_dict() for t in facts.taints],
-        declared_labels(facts, cloud_labels),
-        consolidate_after=args.consolidate_after,
-        expire_after=args.expire_after,
-        limits=limits,
-        weight=weight,
-    )
 
-    node_class = None
-    if args.node_class is None and not auto:
-        node_class = _node_class(pool_name, args)
-    overlays: list[dict[str, Any]] = []
-    if replicas is not None:
-        for count in sorted({i.gpus for i in found}):
-            overlays.append(
-                {
-                    "metadata": {"name": f"{pool_name}-gpus-{count}"},
-                    "spec": {
-                        "requirements": [
-                            requirement(NODEPOOL_LABEL, "In", [pool_name]),
-                            requirement(GPU_COUNT, "In", [str(count)]),
-                        ],
-                        "capacity": {GPU_RESOURCE: str(count * replicas)},
-                    },
-                }
-            )
-    return KarpenterPoolPlan(
-        facts=facts,
-        instance_types=tuple(i.instance_type for i in found),
-        node_pool=node_pool,
-        node_class=node_class,
-        node_overlays=tuple(overlays),
+
+def _overlays(
+    pool_name: str, found: Sequence[AwsGpuInstance], replicas: Optional[int]
+) -> tuple[dict[str, Any], ...]:
+    """With time-slicing, a NodeOverlay per GPU count: the `nvidia.com/gpu` the nodes will
+    have."""
+    if replicas is None:
+        return ()
+    return tuple(
+        {
+            "metadata": {"name": f"{pool_name}-gpus-{count}"},
+            "spec": {
+                "requirements": [
+                    requirement(NODEPOOL_LABEL, "In", [pool_name]),
+                    requirement(GPU_COUNT, "In", [str(count)]),
+                ],
+                "capacity": {GPU_RESOURCE: str(count * replicas)},
+            },
+        }
+        for count in sorted({i.gpus for i in found})
     )
 
 
@@ -519,7 +545,7 @@ def _node_class(pool_name: str, args: KarpenterGpuNodePoolArgs) -> dict[str, Any
         discovery = {DISCOVERY_TAG: args.cluster_name}
         subnets = subnets or discovery
         groups = groups or discovery
-    size = validate_gp3_size(args.disk_size_gb if args.disk_size_gb is not None else 100)
+    size = args.disk_size_gb if args.disk_size_gb is not None else 100
     return {
         "metadata": {"name": pool_name},
         "spec": {

@@ -61,13 +61,12 @@ from ..model.autoscalers.karpenter_azure import (
     series_names,
     sku_labels,
 )
-from ..model.errors import InputError, show
-from ..model.inputs import stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.aks_shapes import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_PODS_RANGE, AKS_OS_DISK_MAX_GB
-from ..model.nodes.azure_vms import AZURE_GPU_VMS, azure_vm
+from ..model.nodes.azure_vms import AZURE_GPU_VMS, AzureGpuVm, azure_vm
 from ..model.nodes.catalog import AKS_MAX_CLUSTER_NODES
 from ..model.scheduling import Taint, Toleration
-from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT, SPOT_TAINT, check_gpu_driver, whole_in
+from .aks import AKS_LABEL_DOMAINS, GPU_DRIVERS, GPU_TAINT, SPOT_TAINT
 from .component import PoolComponent
 from .nodepool import (
     NODEPOOL_API,
@@ -81,7 +80,6 @@ from .nodepool import (
     looked_up,
     nodepool,
     nodepool_limits,
-    nodepool_weight,
     offer_summary,
     refuse_restricted_labels,
     requirement,
@@ -93,7 +91,6 @@ from .pool import (
     build_facts,
     declared_labels,
     pool_name_of,
-    validate_pool_name,
 )
 
 NODECLASS_API = "karpenter.azure.com/v1beta1"
@@ -183,7 +180,7 @@ class AksNapGpuNodePoolArgs:
     """`Install` (AKSNodeClass `gpu.mode: Driver`: AKS installs the NVIDIA driver, this stack's
     device plugin serves the nodes) or `None` (`gpu.mode: None`: the GPU Operator or a DRA driver
     does; this stack's plugin leaves the pool alone)."""
-    node_class: Optional[str] = None
+    node_class: Optional[str] = field(default=None, metadata=stack(syntax="pool-name"))
     """An existing AKSNodeClass (its name) to launch with: none is emitted."""
     pool_name: Optional[str] = field(
         default=None,
@@ -216,42 +213,13 @@ GPU_KEYS = GpuKeys(SKU_GPU_MANUFACTURER, SKU_GPU_COUNT, SKU_GPU_NAME, SKU_SERIES
 
 
 def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPlan:
-    """Check every input (no Pulumi) and decide the NodePool and AKSNodeClass."""
+    """Check every input (no Pulumi) and decide the NodePool and AKSNodeClass. What each field
+    declares (`check_declared`) comes first; the rest are rules across fields and the catalog's
+    facts."""
+    check_declared(args)
     pool_name, name_path = pool_name_of(name, args.pool_name)
-    validate_pool_name(pool_name, name_path)
-    names = listed_in(
-        args.gpu_names,
-        "args.gpu_names",
-        "GPU names such as A100",
-        gpu_names(),
-        "GPU name {} is not one a catalog size is labelled with",
-    )
-    series = listed_in(
-        args.series,
-        "args.series",
-        "VM series such as NCads_v4",
-        series_names(),
-        "series {} is not one of the catalog's sizes",
-    )
-    sizes = looked_up(args.vm_sizes, "args.vm_sizes", "Azure GPU VM sizes", azure_vm)
-    min_gpus, max_gpus = gpu_range(args.min_gpus, args.max_gpus)
-    capacity = capacity_order(
-        args.capacity_types,
-        CAPACITY_TYPES,
-        "capacity type {} is not one Karpenter on Azure takes",
-        {"reserved": " (Karpenter on Azure offers no reserved capacity)"},
-    )
-    check_gpu_driver(args.gpu_driver)
-    if args.image_family is not None and args.image_family not in IMAGE_FAMILIES:
-        raise InputError(
-            f"image family {show(args.image_family)} is not one AKSNodeClass takes",
-            ", ".join(IMAGE_FAMILIES),
-            "args.image_family",
-        )
-    shape = gpu_requirements(GPU_KEYS, min_gpus, max_gpus, names, series, sizes)
-    found = admitted(selectors(shape), args.image_family).vms
-    if not found:
-        raise admits_none(shape, "GPU VM size", "catalog size", offer_summary(_offers(), names))
+    capacity = capacity_order(args.capacity_types, CAPACITY_TYPES)
+    shape, found = _vm_shape(args)
     requirements = [
         *shape,
         requirement(ARCH_LABEL, "In", ["amd64"]),
@@ -265,11 +233,7 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
         "labels outside karpenter.sh, karpenter.azure.com and kubernetes.azure.com, "
         "other than agentpool, storageprofile, storagetier and accelerator",
     )
-    cloud_labels = {NODEPOOL_LABEL: pool_name, **common_labels(found, args.image_family)}
-    if len(capacity) == 1:
-        cloud_labels[CAPACITY_TYPE_LABEL] = capacity[0]
-        cloud_labels[SCALESET_PRIORITY] = _PRIORITY[capacity[0]]
-        cloud_labels[PRIORITY] = _PRIORITY[capacity[0]]
+    cloud_labels = _cloud_labels(pool_name, found, args.image_family, capacity)
     models = {vm.gpu_model for vm in found}
     facts = build_facts(
         pool_name,
@@ -293,10 +257,7 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
         )
     check_duration(args.consolidate_after, "consolidate_after", "30s, 5m, 720h, or Never", True)
     check_duration(args.expire_after, "expire_after", "30s, 5m, 720h, or Never")
-    weight = nodepool_weight(args.weight)
     limits = nodepool_limits(facts.max_nodes, args.max_total_gpus)
-    if args.node_class is not None:
-        validate_pool_name(args.node_class, "args.node_class")
     class_ref = {
         "group": NODE_CLASS_GROUP,
         "kind": NODE_CLASS_KIND,
@@ -314,28 +275,52 @@ def validate_nap_pool_args(name: str, args: AksNapGpuNodePoolArgs) -> NapPoolPla
             consolidate_after=args.consolidate_after,
             expire_after=args.expire_after,
             limits=limits,
-            weight=weight,
+            weight=args.weight,
         ),
         node_class=None if args.node_class is not None else _node_class(pool_name, args),
         builtin_device_plugin=args.gpu_driver == "None",
     )
 
 
+def _vm_shape(args: AksNapGpuNodePoolArgs) -> tuple[list[dict[str, Any]], list[AzureGpuVm]]:
+    """The GPU requirements the args ask for, and the catalog sizes they admit (some)."""
+    names = listed_in(
+        args.gpu_names,
+        "args.gpu_names",
+        "GPU names such as A100",
+        gpu_names(),
+        "GPU name {} is not one a catalog size is labelled with",
+    )
+    series = listed_in(
+        args.series,
+        "args.series",
+        "VM series such as NCads_v4",
+        series_names(),
+        "series {} is not one of the catalog's sizes",
+    )
+    sizes = looked_up(args.vm_sizes, "args.vm_sizes", "Azure GPU VM sizes", azure_vm)
+    min_gpus, max_gpus = gpu_range(args.min_gpus, args.max_gpus)
+    shape = gpu_requirements(GPU_KEYS, min_gpus, max_gpus, names, series, sizes)
+    found = admitted(selectors(shape), args.image_family).vms
+    if not found:
+        raise admits_none(shape, "GPU VM size", "catalog size", offer_summary(_offers(), names))
+    return shape, list(found)
+
+
+def _cloud_labels(
+    pool_name: str, found: Sequence[AzureGpuVm], image_family: Optional[str], capacity: list[str]
+) -> dict[str, str]:
+    """The labels the provider sets on every node of the pool."""
+    labels = {NODEPOOL_LABEL: pool_name, **common_labels(found, image_family)}
+    if len(capacity) == 1:
+        labels[CAPACITY_TYPE_LABEL] = capacity[0]
+        labels[SCALESET_PRIORITY] = _PRIORITY[capacity[0]]
+        labels[PRIORITY] = _PRIORITY[capacity[0]]
+    return labels
+
+
 def _node_class(pool_name: str, args: AksNapGpuNodePoolArgs) -> dict[str, Any]:
     disk = args.os_disk_size_gb if args.os_disk_size_gb is not None else AKS_DEFAULT_OS_DISK_GB
-    if not whole_in(disk, 30, AKS_OS_DISK_MAX_GB):
-        raise InputError(
-            f"OS disk size {show(disk)} GB is out of range",
-            f"a whole number from 30 to {AKS_OS_DISK_MAX_GB} (AKSNodeClass osDiskSizeGB)",
-            "args.os_disk_size_gb",
-        )
-    low, high = AKS_MAX_PODS_RANGE
-    if args.max_pods is not None and not whole_in(args.max_pods, low, high):
-        raise InputError(
-            f"max_pods {show(args.max_pods)} is out of range",
-            f"a whole number from {low} to {high} (AKSNodeClass maxPods)",
-            "args.max_pods",
-        )
     spec: dict[str, Any] = {
         "osDiskSizeGB": disk,
         "gpu": {"mode": "None" if args.gpu_driver == "None" else "Driver"},

@@ -56,17 +56,12 @@ from ..model.scheduling import (
     SCHEDULING_STYLES,
     Placement,
     Taint,
-    validate_dns1123_label,
-    validate_labels,
 )
 from ..model.scheduling import POOL_LABEL as POOL_LABEL  # one spelling: the model's
+from ..model.syntax import pool_name as pool_name_syntax
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 GPU_TAINT_KEY = "nvidia.com/gpu"
-
-POOL_NAME_MAX = 40
-"""Pool names are DNS-1123 labels of at most 40 characters, so every cloud name derived from
-them fits (GKE node pool names are at most 40 characters)."""
 
 RESERVED_LABEL_DOMAINS = (
     "kubernetes.io",
@@ -170,11 +165,25 @@ def pool_name_of(name: str, given: Optional[str], key: str = "pool_name") -> tup
 
 
 def validate_pool_name(name: object, path: str = "name") -> str:
-    """A DNS-1123 label of at most `POOL_NAME_MAX` characters."""
+    """The `pool-name` syntax (`model.syntax`) of a pool's name, given or the component's."""
     try:
-        return validate_dns1123_label(name, max_length=POOL_NAME_MAX)
+        return pool_name_syntax(name)
     except InputError as e:
         raise e.at(path) from None
+
+
+def check_one_taint_per_key(facts: PoolFacts, where: str) -> None:
+    """One taint per key: the autoscaler's node-template tags hold one per key (`where`: the
+    cloud's name of the pool, `an EKS node group`)."""
+    keys = [t.key for t in facts.taints]
+    for i, k in enumerate(keys):
+        if keys.index(k) != i:
+            raise InputError(
+                f"taint key {k!r} is used twice; the autoscaler's node-template tags hold one "
+                "taint per key",
+                f"one taint per key on {where}",
+                f"args.taints[{i}]",
+            )
 
 
 def validate_node_counts(min_nodes: object, max_nodes: object) -> tuple[int, int]:
@@ -202,15 +211,8 @@ def validate_node_counts(min_nodes: object, max_nodes: object) -> tuple[int, int
     return min_nodes, max_nodes
 
 
-def validate_gp3_size(size: object, path: str = "args.disk_size_gb") -> int:
-    """An EBS gp3 volume size in GiB (1..16384: EC2's gp3 limits), for an EKS node's disk."""
-    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 16384:
-        raise InputError(
-            f"disk size {show(size)} GiB is not a gp3 volume size",
-            "a whole number of GiB from 1 to 16384",
-            path,
-        )
-    return size
+GP3_MAX_GIB = 16384
+"""The largest EBS gp3 volume in GiB (EC2's gp3 limits: 1..16384), an EKS node's disk."""
 
 
 def _reserved_domain(key: str, domains: Sequence[str] = RESERVED_LABEL_DOMAINS) -> str | None:
@@ -228,19 +230,12 @@ def validate_user_labels(
     pool_sets: Mapping[str, str],
     reserved_domains: Sequence[str] = RESERVED_LABEL_DOMAINS,
 ) -> dict[str, str]:
-    """Syntax, the reserved `POOL_LABEL` key, and reserved prefixes: a label under a Kubernetes or
-    cloud domain (`reserved_domains`) is accepted only with exactly the value the pool sets anyway
-    (`pool_sets`)."""
+    """The reserved `POOL_LABEL` key, and reserved prefixes: a label under a Kubernetes or cloud
+    domain (`reserved_domains`) is accepted only with exactly the value the pool sets anyway
+    (`pool_sets`). Their syntax is the field's declared `labels` (`check_declared`)."""
     if labels is None:
         return {}
-    if not isinstance(labels, Mapping):
-        raise InputError(
-            f"{show(labels)} is not a mapping", "a mapping of label keys to values", "args.labels"
-        )
-    try:
-        out = validate_labels(labels)
-    except InputError as e:
-        raise e.at("args.labels") from None
+    out = dict(labels)
     for k, v in out.items():
         if k == POOL_LABEL:
             raise InputError(

@@ -28,7 +28,7 @@ import pulumi_kubernetes as k8s
 from ..kube.provider import create_opts, owned
 from ..model.deploy import versions
 from ..model.errors import InputError, show
-from ..model.inputs import check_ranges, stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.catalog import MAX_REPLICAS
 from ..model.scheduling import (
     NodeSelectorRequirement,
@@ -680,7 +680,7 @@ def _build(
             "PredictorArgs(...)",
             "predictor",
         )
-    check_ranges(args, "", keys=True)
+    check_declared(args, "", keys=True)
     isvc, namespace, spelled = _validate_header(name, args)
     if (args.ingress or "kourier") not in ("kourier", "istio"):
         raise InputError(

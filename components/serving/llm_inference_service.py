@@ -35,7 +35,7 @@ import pulumi_kubernetes as k8s
 
 from ..kube.provider import create_opts, owned
 from ..model.errors import InputError, show
-from ..model.inputs import check_ranges, stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.catalog import MAX_REPLICAS
 from ..model.scheduling import (
     NodeSelectorRequirement,
@@ -725,7 +725,7 @@ def _model(args: LLMInferenceServiceArgs, svc: str) -> dict[str, Any]:
 def _build(
     name: str, args: LLMInferenceServiceArgs
 ) -> tuple[dict[str, Any], dict[str, Optional[Placement]], list[dict[str, Any]]]:
-    check_ranges(args, "")  # this component's errors name the fields
+    check_declared(args, "")  # this component's errors name the fields
     svc, namespace = _names(args, name)
     shape = None
     if args.model is not None:

@@ -26,7 +26,7 @@ import pulumi_kubernetes as k8s
 from ..kube.provider import create_opts, owned
 from ..model.deploy.versions import SELDON_BUILTIN_CAPABILITIES
 from ..model.errors import InputError, show
-from ..model.inputs import check_ranges, stack
+from ..model.inputs import check_declared, stack
 from ..model.nodes.catalog import MAX_REPLICAS
 from ..model.scheduling import (
     NodeSelectorRequirement,
@@ -402,7 +402,7 @@ def _base_capabilities(
 
 def server_config_body(name: str, args: SeldonServerConfigArgs) -> dict[str, Any]:
     """The ServerConfig CR as a plain dict. Raises InputError (path relative to the args)."""
-    check_ranges(args, "", keys=True)
+    check_declared(args, "", keys=True)
     metadata = _metadata(name, args)
     if args.base is not None:
         return _based_server_config(metadata, args)
@@ -506,7 +506,7 @@ def _based_server_config(metadata: dict[str, Any], args: SeldonServerConfigArgs)
 
 def server_body(name: str, args: SeldonServerArgs) -> dict[str, Any]:
     """The Server CR as a plain dict. Raises InputError (path relative to the args)."""
-    check_ranges(args, "", keys=True)
+    check_declared(args, "", keys=True)
     metadata = _metadata(name, args)
     spec: dict[str, Any] = _replicas(args, ("replicas", "min_replicas", "max_replicas"))
     if args.server_config is not None:
@@ -544,7 +544,7 @@ def server_body(name: str, args: SeldonServerArgs) -> dict[str, Any]:
 
 def model_body(name: str, args: SeldonModelArgs) -> dict[str, Any]:
     """The Model CR as a plain dict. Raises InputError (path relative to the args)."""
-    check_ranges(args, "", keys=True)
+    check_declared(args, "", keys=True)
     metadata = _metadata(name, args)
     spec: dict[str, Any] = {}
     if args.storage_uri is not None:

@@ -1,6 +1,6 @@
 """Every integer input has the range its API takes, declared once with its Args field and checked
 by one mechanism on both entry paths: the stack config (`derive.config_type`) and a component's
-Python args (`inputs.check_ranges`), with the same words."""
+Python args (`inputs.check_declared`), with the same words."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from config_bases import DEL, mutated
 
 from components.model.errors import InputError
-from components.model.inputs import INT32_MAX, check_ranges, out_of_range
+from components.model.inputs import INT32_MAX, check_declared, violation
 from components.platform.load import load_spec
 from components.pools.compute_class import GkeGpuComputeClassArgs
 from components.pools.gke import GkeGpuNodePool, GkeGpuNodePoolArgs
@@ -22,7 +22,7 @@ STACK_CASES = [
     ("gke", {"pools[1].maxNodes": 10**12}, "pools[1].maxNodes", "a number <= 15000"),
     ("gke", {"pools[1].maxNodes": INT32_MAX}, "pools[1].maxNodes", "a number <= 15000"),
     ("eks", {"pools[0].maxNodes": INT32_MAX}, "pools[0].maxNodes", "a number <= 100000"),
-    ("eks", {"pools[0].diskSizeGb": 2**31}, "pools[0].diskSizeGb", "a number <= 2147483647"),
+    ("eks", {"pools[0].diskSizeGb": 2**31}, "pools[0].diskSizeGb", "a number <= 16384"),
     ("gke", {"pools[1].diskSizeGb": INT32_MAX}, "pools[1].diskSizeGb", "a number <= 65536"),
     ("gke", {"inferenceServices[0].predictor.maxReplicas": INT32_MAX}, "inferenceServices[0].predictor.maxReplicas", "a number <= 1000000"),
     ("gke", {"inferenceServices[0].predictor.minReplicas": 10**12}, "inferenceServices[0].predictor.minReplicas", "a number <= 1000000"),
@@ -61,7 +61,7 @@ def test_a_count_that_is_no_int32_declares_its_own_bound():
 
 def test_the_python_args_are_refused_with_the_same_words():
     with pytest.raises(InputError) as caught:
-        check_ranges(
+        check_declared(
             GkeGpuNodePoolArgs(cluster="dev", machine_type="g2-standard-8", max_nodes=10**12)
         )
     assert str(caught.value) == (
@@ -71,7 +71,7 @@ def test_the_python_args_are_refused_with_the_same_words():
 
 def test_a_compute_class_boot_disk_is_at_most_the_largest_persistent_disk():
     with pytest.raises(InputError) as caught:
-        check_ranges(
+        check_declared(
             GkeGpuComputeClassArgs(
                 accelerator="nvidia-l4", machine_type="g2-standard-8", boot_disk_size_gb=INT32_MAX
             )
@@ -99,7 +99,7 @@ def test_nested_args_are_named_by_their_keys():
     args = InferenceServiceArgs(
         name="m", predictor=PredictorArgs(max_replicas=INT32_MAX, storage_uri="gs://b/m")
     )
-    found = out_of_range(args, "", keys=True)
+    found = violation(args, "", keys=True)
     assert found is not None
     assert (found[0], str(found[1])) == (
         "predictor.maxReplicas",

@@ -18,7 +18,6 @@ from components.pools.aks import (
     default_agent_pool_name,
     tag_key,
     validate_aks_pool_args,
-    whole_in,
 )
 from components.preview import mockrun
 from components.preview.mockrun import run_program
@@ -259,17 +258,17 @@ def test_tag_keys_decode_as_cluster_autoscaler_reads_them(key):
             "args.spot_max_price",
             "spot max price 0 is not a price",
         ),
-        ({"gpu_driver": "Skip"}, "args.gpu_driver", "GPU driver 'Skip' is not one AKS knows"),
+        ({"gpu_driver": "Skip"}, "args.gpu_driver", "'Skip' is not a valid value"),
         (
             {"os_disk_size_gb": 4096},
             "args.os_disk_size_gb",
-            "OS disk size 4096 GiB is out of range",
+            "4096 is out of range",
         ),
-        ({"max_pods": 5}, "args.max_pods", "max_pods 5 is out of AKS's range"),
+        ({"max_pods": 5}, "args.max_pods", "5 is out of range"),
         (
             {"availability_zones": "1"},
             "args.availability_zones",
-            "availability zones '1' are not a list",
+            "expected a list, got '1'",
         ),
         (
             {"agent_pool_name": "GPU"},
@@ -291,7 +290,7 @@ def test_tag_keys_decode_as_cluster_autoscaler_reads_them(key):
             "args.labels.kubernetes.azure.com/mode",
             "label kubernetes.azure.com/mode='system' uses the prefix 'kubernetes.azure.com'",
         ),
-        ({"max_nodes": 1001}, "args.max_nodes", "max_nodes 1001 is above AKS's 1000 per pool"),
+        ({"max_nodes": 1001}, "args.max_nodes", "1001 is out of range"),
         ({"resource_group_name": ""}, "args.resource_group_name", "resource group '' is not given"),
     ],
 )
@@ -300,24 +299,6 @@ def test_bad_arguments(kw, path, problem):
         validate_aks_pool_args("a100", args(**kw))
     assert e.value.path == path
     assert e.value.problem.startswith(problem)
-
-
-@pytest.mark.parametrize(
-    "value, taken",
-    [
-        (30, True),
-        (2048, True),
-        (29, False),
-        (2049, False),
-        (True, False),
-        (64.0, False),
-        ("64", False),
-    ],
-)
-def test_whole_in_takes_whole_numbers_in_range(value, taken):
-    """The disk and maxPods bounds of agent pools and AKSNodeClasses: bools and floats are not
-    whole numbers."""
-    assert whole_in(value, 30, 2048) is taken
 
 
 # -- What AKS refuses at create, and what it cannot change after --------------------------------

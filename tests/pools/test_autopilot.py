@@ -137,15 +137,15 @@ def test_three_gpus_is_a_quantity_autopilot_rejects(world):
     [
         (
             dict(accelerator="nvidia-l5"),
-            "args.accelerator: 'nvidia-l5' is not a GPU type GKE Autopilot offers (Autopilot "
-            "rejects a Pod that selects it) (allowed: nvidia-b200, nvidia-h200-141gb, "
+            "args.accelerator: 'nvidia-l5' is not a valid value (did you mean 'nvidia-l4'?) "
+            "(allowed: nvidia-b200, nvidia-h200-141gb, "
             "nvidia-h100-mega-80gb, nvidia-h100-80gb, nvidia-a100-80gb, nvidia-tesla-a100, "
             "nvidia-rtx-pro-6000, nvidia-l4, nvidia-tesla-t4)",
         ),
         (
             dict(accelerator="nvidia-tesla-v100"),
-            "args.accelerator: 'nvidia-tesla-v100' is not a GPU type GKE Autopilot offers "
-            "(Autopilot rejects a Pod that selects it) (allowed: nvidia-b200, nvidia-h200-141gb, "
+            "args.accelerator: 'nvidia-tesla-v100' is not a valid value (did you mean "
+            "'nvidia-tesla-a100'?) (allowed: nvidia-b200, nvidia-h200-141gb, "
             "nvidia-h100-mega-80gb, nvidia-h100-80gb, nvidia-a100-80gb, nvidia-tesla-a100, "
             "nvidia-rtx-pro-6000, nvidia-l4, nvidia-tesla-t4)",
         ),

@@ -349,7 +349,7 @@ BAD = [
         "args.instance_types[0]",
         ["a CPU node group must not use it"],
     ),
-    ({"instance_types": []}, "args.instance_types", ["no instance types given"]),
+    ({"instance_types": []}, "args.instance_types", ["the list is empty"]),
     (
         {"instance_types": ["m5.large", "m7g.large"]},
         "args.instance_types",
@@ -361,7 +361,7 @@ BAD = [
         ["has no NVIDIA driver", "AL2023_x86_64_NVIDIA"],
     ),
     ({"ami_type": "AL2023_ARM_64_NVIDIA"}, "args.ami_type", ["does not fit x86_64 GPU nodes"]),
-    ({"ami_type": "AL2_x86_64_GPU"}, "args.ami_type", ["'AL2_x86_64_GPU' does not fit"]),
+    ({"ami_type": "AL2_x86_64_GPU"}, "args.ami_type", ["'AL2_x86_64_GPU' is not a valid value"]),
     (
         {"instance_types": ["m5.large"], "ami_type": "AL2023_x86_64_NVIDIA"},
         "args.ami_type",
@@ -370,7 +370,7 @@ BAD = [
     (
         {"capacity_type": "RESERVED"},
         "args.capacity_type",
-        ["'RESERVED' is not known", "ON_DEMAND or SPOT"],
+        ["'RESERVED' is not a valid value", "ON_DEMAND, SPOT"],
     ),
     (
         {"capacity_type": "ON_DEMAND", "spot": True},
@@ -402,8 +402,8 @@ BAD = [
     ),
     ({"cluster_name": "my cluster"}, "args.cluster_name", ["not an EKS cluster name"]),
     ({"subnet_ids": []}, "args.subnet_ids", ["no subnets given"]),
-    ({"disk_size_gb": 0}, "args.disk_size_gb", ["1 to 16384"]),
-    ({"aws_partition": "azure"}, "args.aws_partition", ["not an AWS partition"]),
+    ({"disk_size_gb": 0}, "args.disk_size_gb", ["0 is out of range", "a number >= 10"]),
+    ({"aws_partition": "azure"}, "args.aws_partition", ["'azure' is not a valid value"]),
     ({"pool_name": "T4"}, "args.pool_name", ["'T4'", "DNS-1123"]),
     ({"select_labels": ["pool"]}, "args.select_labels[0]", ["do not carry"]),
 ]

@@ -201,11 +201,11 @@ def test_the_check_reads_extended_resource_toleration_from_the_nodes():
 
 
 BAD = [
-    ({"nodes": []}, "args.nodes", ["not a non-empty list of node names"]),
-    ({"nodes": "gpu-node-1"}, "args.nodes", ["not a non-empty list"]),
+    ({"nodes": []}, "args.nodes", ["the list is empty"]),
+    ({"nodes": "gpu-node-1"}, "args.nodes", ["expected a list, got 'gpu-node-1'"]),
     ({"nodes": ["Node_1"]}, "args.nodes[0]", ["'Node_1'", "DNS"]),
     ({"nodes": ["a", "a"]}, "args.nodes[1]", ["listed twice"]),
-    ({"gpus_per_node": -1}, "args.gpus_per_node", ["-1 is not a whole number of GPUs"]),
+    ({"gpus_per_node": -1}, "args.gpus_per_node", ["-1 is out of range", "a number >= 0"]),
     (
         {"gpus_per_node": 0, "gpu_model": "A100"},
         "args.gpus_per_node",

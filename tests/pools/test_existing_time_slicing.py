@@ -88,13 +88,11 @@ def test_the_same_label_value_is_accepted():
         ),
         (
             {"time_slicing_replicas": 1},
-            "args.time_slicing_replicas: 1 clients per GPU is out of range (allowed: a whole "
-            "number from 2 to 48)",
+            "args.time_slicing_replicas: 1 is out of range (allowed: a number >= 2)",
         ),
         (
             {"time_slicing_replicas": 49},
-            "args.time_slicing_replicas: 49 clients per GPU is out of range (allowed: a whole "
-            "number from 2 to 48)",
+            "args.time_slicing_replicas: 49 is out of range (allowed: a number <= 48)",
         ),
         (
             {"labels": {LABEL: "mine"}},

@@ -369,12 +369,12 @@ BAD = [
     (
         {"gpu_driver_version": "latest"},
         "args.gpu_driver_version",
-        ["'latest' is not known", "LATEST"],
+        ["'latest' is not a valid value (did you mean 'LATEST'?)", "LATEST"],
     ),
-    ({"location_policy": "ROUND_ROBIN"}, "args.location_policy", ["ANY or BALANCED"]),
-    ({"disk_size_gb": 5}, "args.disk_size_gb", ["at least 10"]),
+    ({"location_policy": "ROUND_ROBIN"}, "args.location_policy", ["ANY, BALANCED"]),
+    ({"disk_size_gb": 5}, "args.disk_size_gb", ["a number >= 10"]),
     ({"node_locations": ["us-central1"]}, "args.node_locations[0]", ["not a zone name"]),
-    ({"node_locations": []}, "args.node_locations", ["non-empty list of zones"]),
+    ({"node_locations": []}, "args.node_locations", ["the list is empty"]),
     (
         {"service_account": "nodes@gmail.com"},
         "args.service_account",

@@ -144,8 +144,7 @@ def test_a_time_shared_pool_takes_one_gpu_per_container(world, gpus, codes):
         ),
         (
             dict(gpu_sharing_strategy="TIME_SHARING", max_shared_clients_per_gpu=64),
-            "args.max_shared_clients_per_gpu: 64 clients per GPU is out of range (allowed: a "
-            "whole number from 2 to 48)",
+            "args.max_shared_clients_per_gpu: 64 is out of range (allowed: a number <= 48)",
         ),
         (
             dict(max_shared_clients_per_gpu=4),
@@ -155,8 +154,7 @@ def test_a_time_shared_pool_takes_one_gpu_per_container(world, gpus, codes):
         ),
         (
             dict(gpu_sharing_strategy="SLICES", max_shared_clients_per_gpu=4),
-            "args.gpu_sharing_strategy: GPU sharing strategy 'SLICES' is not known (allowed: "
-            "TIME_SHARING or MPS)",
+            "args.gpu_sharing_strategy: 'SLICES' is not a valid value (allowed: TIME_SHARING, MPS)",
         ),
         (
             dict(machine_type="e2-standard-8", accelerator=None, gpu_partition_size="1g.5gb"),

@@ -288,8 +288,8 @@ def test_more_gpus_than_any_admitted_instance_is_a_finding(world):
         ),
         (
             dict(capacity_types=["preemptible"]),
-            "args.capacity_types[0]: capacity type 'preemptible' is not a Karpenter capacity "
-            "type (allowed: reserved, spot, on-demand)",
+            "args.capacity_types[0]: 'preemptible' is not a valid value "
+            "(allowed: reserved, spot, on-demand)",
         ),
         (
             dict(labels={"karpenter.sh/team": "a"}),

@@ -86,8 +86,7 @@ def test_karpenter_overlays_per_gpu_count():
                     time_slicing_replicas=1,
                 ),
             ),
-            "args.time_slicing_replicas: 1 clients per GPU is out of range (allowed: a whole number "
-            "from 2 to 48)",
+            "args.time_slicing_replicas: 1 is out of range (allowed: a number >= 2)",
         ),
         (
             lambda: validate_karpenter_pool_args(

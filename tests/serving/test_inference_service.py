@@ -433,7 +433,7 @@ LONG = "a" * 40
         (
             "iris",
             InferenceServiceArgs(predictor=sklearn(), transformer=TransformerArgs(containers=[])),
-            ["transformer.containers:", "no containers"],
+            ["transformer.containers:", "the list is empty"],
         ),
         (
             "iris",

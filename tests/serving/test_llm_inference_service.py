@@ -330,7 +330,7 @@ def test_generated_names_are_hashed_as_kmeta_childname_does():
         (
             pd_args(decode=LLMWorkloadArgs(max_replicas=2, autoscaler="kpa")),
             "decode.autoscaler",
-            "'kpa' is not known",
+            "'kpa' is not a valid value (did you mean 'hpa'?) (allowed: keda, hpa)",
         ),
         (
             pd_args(lora_adapters=[LoRAAdapterArgs("llama-70b", "hf://o/a")]),
@@ -347,7 +347,7 @@ def test_generated_names_are_hashed_as_kmeta_childname_does():
             "max_model_len",
             "above llama-3.1-70b's max_position_embeddings 131072",
         ),
-        (pd_args(model="llama-9"), "model", "not in the table"),
+        (pd_args(model="llama-9"), "model", "'llama-9' is not a valid value"),
         (
             pd_args(router=LLMRouterArgs(gateway_refs=["public"])),
             "router.gateway_refs",

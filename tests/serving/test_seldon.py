@@ -273,14 +273,14 @@ def test_components_under_mocks() -> None:
         (
             server_body,
             SeldonServerArgs(extra_capabilities=["model,gpu"]),
-            ["extraCapabilities[0]:", "no commas"],
+            ["capabilities[0]:", "no commas"],
         ),
         (
             server_body,
             SeldonServerArgs(extra_capabilities=["gpu", "gpu"]),
-            ["extraCapabilities[1]:", "twice"],
+            ["capabilities[1]:", "twice"],
         ),
-        (server_body, SeldonServerArgs(extra_capabilities="gpu"), ["extraCapabilities:", "list"]),
+        (server_body, SeldonServerArgs(extra_capabilities="gpu"), ["capabilities:", "list"]),
         (
             server_body,
             SeldonServerArgs(replicas=5, min_replicas=1, max_replicas=3),
@@ -372,7 +372,11 @@ def test_components_under_mocks() -> None:
         ),
         (model_body, SeldonModelArgs(memory="20GB"), ["memory:", "'20GB'"]),
         (model_body, SeldonModelArgs(memory=0.5), ["memory:", "'500m'"]),
-        (model_body, SeldonModelArgs(storage_uri="models/x"), ["storageUri:", "no scheme"]),
+        (
+            model_body,
+            SeldonModelArgs(storage_uri="models/x"),
+            ["storageUri:", "is not a storage URI"],
+        ),
         (model_body, SeldonModelArgs(server="Mlserver"), ["server:", "'Mlserver'"]),
         (model_body, SeldonModelArgs(requirements=["on gpu"]), ["requirements[0]:", "'on gpu'"]),
     ],
