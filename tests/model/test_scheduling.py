@@ -957,3 +957,21 @@ def test_quantity_integer_with_suffix(n, suffix):
         "n": Decimal("1e-9"),
     }[suffix]
     assert parse_quantity(f"{n}{suffix}") == n * factor
+
+
+@pytest.mark.parametrize(
+    "fragment",
+    [
+        {"affinity": "x"},
+        {"affinity": [], "nodeSelector": ["a"]},
+        {"tolerations": "x"},
+        {"tolerations": ["x", None]},
+        {"affinity": {"nodeAffinity": "x"}},
+        "not a mapping",
+    ],
+)
+def test_a_malformed_pod_spec_fragment_reads_as_no_placement(fragment):
+    """A graph may hold anything where a pod spec goes (a chart's values, a hand-written
+    resource): such a field reads as absent, never as an internal error (found by the deep fuzz
+    run: a device plugin Release whose `values.affinity` was a string)."""
+    assert Placement.from_pod_spec(fragment) == Placement({}, [], None)

@@ -241,12 +241,19 @@ class Placement:
     def from_pod_spec(cls, fragment: Mapping[str, Any] | None) -> "Placement":
         """Read the placement back from a pod spec (or KServe component) fragment; other keys are
         ignored."""
-        fragment = fragment or {}
-        affinity = (fragment.get("affinity") or {}).get("nodeAffinity")
+        fragment = fragment if isinstance(fragment, Mapping) else {}
+        affinity = _mapping(fragment.get("affinity")).get("nodeAffinity")
+        tolerations = fragment.get("tolerations")
         return cls(
-            fragment.get("nodeSelector") or {},
-            [Toleration.from_dict(t) for t in fragment.get("tolerations") or ()],
-            NodeAffinity.from_dict(affinity) if affinity else None,
+            _mapping(fragment.get("nodeSelector")),
+            [
+                Toleration.from_dict(t)
+                for t in (tolerations if isinstance(tolerations, list) else ())
+                if isinstance(t, Mapping)
+            ],
+            NodeAffinity.from_dict(affinity)
+            if isinstance(affinity, Mapping) and affinity
+            else None,
         )
 
     @property
@@ -260,6 +267,12 @@ class Placement:
         if self.tolerations:
             used.add("tolerations")
         return frozenset(used)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """A fragment's field when it is a mapping, else empty: a graph may hold anything (a chart's
+    values, a hand-written resource), and the API server refuses such a pod before any placement."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def _and_into(
