@@ -224,7 +224,7 @@ def karpenter_install_args(spec: Spec) -> KarpenterInstallArgs:
     )
 
 
-# The chart's only toleration (charts/karpenter/values.yaml v1.14.1: `tolerations:
+# The chart's only toleration (charts/karpenter/values.yaml v1.15.0: `tolerations:
 # [{key: CriticalAddonsOnly, operator: Exists}]`, any value and effect).
 CONTROLLER_TOLERATED = "CriticalAddonsOnly"
 

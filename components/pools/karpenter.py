@@ -59,6 +59,7 @@ from ..model.autoscalers.karpenter import (
     ec2_gpu_name,
     gpu_names,
 )
+from ..model.deploy import versions
 from ..model.errors import InputError, show
 from ..model.inputs import check_declared, stack
 from ..model.nodes.catalog import (
@@ -212,7 +213,7 @@ class KarpenterGpuNodePoolArgs:
     (kubernetes-sigs/karpenter@v1.14.1 pkg/cloudprovider/types.go `ApplyCapacityOverlay`:
     `lo.Assign(capacity, overlay)`; the CRD forbids only cpu/memory/ephemeral-storage/pods).
     NodeOverlay is alpha, off unless the controller runs with `settings.featureGates.nodeOverlay:
-    true` (karpenter chart v1.14.1 values.yaml)."""
+    true` (karpenter chart v1.15.0 values.yaml)."""
     capacity_reservations: Optional[Sequence[str]] = field(
         default=None, metadata=stack(min_items=1)
     )
@@ -229,10 +230,11 @@ class KarpenterGpuNodePoolArgs:
     itself (the device plugin chart skips these pools) and its own Karpenter (not with
     `addons.karpenter`)."""
     dra: Optional[bool] = field(default=False, metadata=stack(root=True))
-    """GPUs by claim (DRA): not offered on Karpenter pools. The pinned Karpenter (v1.14.1) ignores
+    """GPUs by claim (DRA): not offered on Karpenter pools. The pinned Karpenter (1.15.0) ignores
     pods with claims when it decides what to launch (`IGNORE_DRA_REQUESTS`, default true:
-    kubernetes-sigs/karpenter v1.14.1 pkg/operator/options/options.go); DRA for the nodes it
-    launches is alpha from Karpenter 1.15 (`settings.enableDRA`), and EKS Auto Mode has none.
+    kubernetes-sigs/karpenter v1.15.0 pkg/operator/options/options.go); DRA for the nodes it
+    launches is alpha and off (`settings.enableDRA: false`, charts/karpenter/values.yaml
+    v1.15.0), and EKS Auto Mode has none.
     Use an EKS managed node group with `dra: true`."""
     pool_name: Optional[str] = field(
         default=None,
@@ -363,10 +365,10 @@ def _check_dra_and_auto_mode(
             + (
                 "EKS Auto Mode does not support DRA"
                 if auto
-                else "Karpenter v1.14.1 (pinned) ignores pods with resource claims when it "
-                "decides what to launch (IGNORE_DRA_REQUESTS defaults to true), so no node is "
-                "ever launched for them; DRA for launched nodes is alpha from Karpenter 1.15 "
-                "(settings.enableDRA)"
+                else f"Karpenter {versions.KARPENTER_VERSION} (pinned) ignores pods with "
+                "resource claims when it decides what to launch (IGNORE_DRA_REQUESTS defaults to "
+                "true), so no node is ever launched for them; DRA for launched nodes is alpha "
+                "and off (settings.enableDRA)"
             ),
             "an EKS managed node group with dra: true (pools[] without a karpenter block), or "
             "leave dra unset and request gpus",

@@ -6,7 +6,7 @@ controller chart with `skipCrds` (aws/karpenter-provider-aws v1.14.1
 website/content/en/docs/upgrading/upgrade-guide.md, "CRD Upgrades"). `ready` is the controller's
 release: the NodePools, EC2NodeClasses and NodeOverlays of the stack wait for it.
 
-Values (charts/karpenter/values.yaml at v1.14.1):
+Values (charts/karpenter/values.yaml at v1.15.0, the pinned release):
 - `settings.clusterName`: required (templates/deployment.yaml: `required "Chart cannot be installed
   without a valid settings.clusterName!"`).
 - `settings.interruptionQueue`: the SQS queue of EC2 interruption events; none disables
@@ -66,9 +66,9 @@ class KarpenterInstallArgs:
     cluster_name: Optional[str] = field(default=None, metadata=stack(source="cluster.name"))
     """The EKS cluster (`settings.clusterName`); required."""
     version: Optional[str] = None
-    """Chart version of both charts, without a `v` (`1.14.1`), 1.0.0 or later (the first to serve
+    """Chart version of both charts, without a `v` (`1.15.0`), 1.0.0 or later (the first to serve
     the `karpenter.sh/v1` NodePool and `karpenter.k8s.aws/v1` EC2NodeClass the pools use);
-    default: the pinned one, the release of the CRDs the pools are checked against."""
+    default: the pinned one, which supports Kubernetes 1.26 to 1.37 (docs/versions.md)."""
     namespace: Optional[str] = "kube-system"
     """Namespace of both releases (a DNS-1123 label). Karpenter's docs install into kube-system,
     whose FlowSchemas give the controller's API calls a high priority level."""

@@ -14,17 +14,22 @@ from typing import Any
 import karpenter_judge as kj
 import pytest
 
+from components.model.deploy.versions import KARPENTER_VERSION
+
 # ---------------------------------------------------------------------------------------------
 # Pins and the cache
 # ---------------------------------------------------------------------------------------------
 
 
-def test_the_aws_build_pins_karpenter_1_15_on_the_core_its_release_pins() -> None:
-    """aws/karpenter-provider-aws v1.15.0's go.mod requires sigs.k8s.io/karpenter v1.15.0 (a tag,
-    unlike v1.14.1's pseudo-version); go.mod holds the AWS provider alone, so nothing raises it."""
+def test_the_aws_build_is_the_karpenter_the_stacks_install_on_the_core_it_pins() -> None:
+    """The judge runs the Karpenter the EKS stacks install: the AWS provider and core at
+    KARPENTER_VERSION (one fact; bumping the pin without the judge, or the judge without the pin,
+    fails here). aws/karpenter-provider-aws v1.15.0's go.mod requires sigs.k8s.io/karpenter
+    v1.15.0 (a tag, unlike v1.14.1's pseudo-version); go.mod holds the AWS provider alone, so
+    nothing raises it."""
     versions = kj.module_versions()
-    assert versions[kj.AWS_MODULE] == versions[kj.CORE_MODULE] == "v1.15.0"
-    assert kj.karpenter_version() == "1.15.0"
+    assert versions[kj.AWS_MODULE] == versions[kj.CORE_MODULE] == f"v{KARPENTER_VERSION}"
+    assert kj.karpenter_version() == KARPENTER_VERSION == "1.15.0"
     assert kj.AZURE_MODULE not in versions
     sums = kj.sumfile().read_text().splitlines()
     for module in (kj.AWS_MODULE, kj.CORE_MODULE):

@@ -89,7 +89,7 @@ CASES = [
     ("eks-dra-cpu-group", "eks", {"pools[1].dra": True}, "pools[1].dra", "dra is set on a CPU node group (no GPU instance types)"),
     ("eks-dra-bottlerocket", "eks", {"pools[0].dra": True, "pools[0].amiType": "BOTTLEROCKET_x86_64_NVIDIA"}, "pools[0].amiType", "Bottlerocket's NVIDIA AMIs run NVIDIA's device plugin themselves, which would hand out the GPUs the DRA driver publishes"),
     ("eks-dra-time-slicing", "eks", {"pools[0].dra": True, "pools[0].gpuSharing": {"strategy": "TIME_SHARING", "maxClientsPerGpu": 2}}, "pools[0].gpuSharing.maxClientsPerGpu", "gpuSharing.maxClientsPerGpu is given on a DRA pool: time-slicing is the NVIDIA device plugin's, which a DRA pool does not run"),
-    ("karpenter-dra", "eks", {"pools[1]": {"name": "kp", "maxNodes": 2, "dra": True, "karpenter": {"nodeRole": "KarpenterNodeRole", "gpuNames": ["l4"]}}}, "pools[1].dra", "Karpenter v1.14.1 (pinned) ignores pods with resource claims when it decides what to launch (IGNORE_DRA_REQUESTS defaults to true), so no node is ever launched for them; DRA for launched nodes is alpha from Karpenter 1.15 (settings.enableDRA)"),
+    ("karpenter-dra", "eks", {"pools[1]": {"name": "kp", "maxNodes": 2, "dra": True, "karpenter": {"nodeRole": "KarpenterNodeRole", "gpuNames": ["l4"]}}}, "pools[1].dra", "Karpenter 1.15.0 (pinned) ignores pods with resource claims when it decides what to launch (IGNORE_DRA_REQUESTS defaults to true), so no node is ever launched for them; DRA for launched nodes is alpha and off (settings.enableDRA)"),
     ("karpenter-dra-auto-mode", "eks", {"pools[1]": {"name": "kp", "maxNodes": 2, "dra": True, "karpenter": {"autoMode": True, "gpuNames": ["l4"]}}}, "pools[1].dra", "dra is set on a Karpenter pool: EKS Auto Mode does not support DRA"),
     ("existing-dra-unknown-model", "existing", {"pools[0].dra": True}, "pools[0].accelerator", "accelerator 'nvidia-a100-80gb' on a DRA pool is not a GPU whose DRA devices the check knows"),
     ("existing-dra-mig-without-dra", "existing", {"pools[0].draMigProfile": "1g.10gb"}, "pools[0].draMigProfile", "draMigProfile is given without dra"),
@@ -212,7 +212,7 @@ CASES = [
     ("label-reserved-prefix-existing", "existing", {"pools[0].labels": {"node-role.kubernetes.io/gpu": ""}}, 'pools[0].labels["node-role.kubernetes.io/gpu"]', "uses the prefix 'kubernetes.io'"),
     ("eks-cluster-name", "eks", {"cluster.name": "prod/gpu"}, "cluster.name", "is not an EKS cluster name"),
     ("label-pool-key-reserved", "gke", {"pools[2].labels": {"gpu-inference.dev/pool": "cpu"}}, 'pools[2].labels["gpu-inference.dev/pool"]', "is reserved"),
-    ("karpenter-addon-version-v", "eks", {"addons.karpenter": {"enabled": True, "podIdentity": True, "version": "v1.14.1"}}, "addons.karpenter.version", "no leading 'v'"),
+    ("karpenter-addon-version-v", "eks", {"addons.karpenter": {"enabled": True, "podIdentity": True, "version": "v1.15.0"}}, "addons.karpenter.version", "no leading 'v'"),
     # --- AKS: agent pools and node auto-provisioning -------------------------------------
     ("aks-missing-resource-group", "aks", {"cluster.resourceGroup": DEL}, "cluster.resourceGroup", "required key is missing (provider 'aks' needs it)"),
     ("aks-create-needs-location", "aks", {"cluster.create": True}, "cluster.location", "required key is missing (create: true on aks needs it)"),

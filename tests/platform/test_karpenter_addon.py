@@ -124,9 +124,9 @@ K = f"{NS}:addons.karpenter"
             "an association for ServiceAccount 'karpenter' in the release namespace)",
         ),
         (
-            stack({"enabled": True, "podIdentity": True, "version": "v1.14.1"}),
-            f"{K}.version: chart version 'v1.14.1' is not a Karpenter chart version (Karpenter's "
-            "chart versions have no leading 'v') (allowed: e.g. 1.14.1)",
+            stack({"enabled": True, "podIdentity": True, "version": "v1.15.0"}),
+            f"{K}.version: chart version 'v1.15.0' is not a Karpenter chart version (Karpenter's "
+            "chart versions have no leading 'v') (allowed: e.g. 1.15.0)",
         ),
         (
             stack({"enabled": True, "podIdentity": True, "interruptionQueue": "a.b"}),

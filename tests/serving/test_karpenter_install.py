@@ -30,12 +30,12 @@ def test_crd_chart_then_controller_chart_exact_inputs(run):
     )
     rel = releases(g)
     assert set(rel) == {"karpenter-crd", "karpenter"}
-    assert versions.KARPENTER_VERSION == "1.14.1"  # the CRDs in ../shared/crds
+    assert versions.KARPENTER_VERSION == "1.15.0"  # MaxK8sVersion 1.37: the clusters run 1.36, 1.37
     crd, controller = rel["karpenter-crd"], rel["karpenter"]
     assert crd.inputs == {
         "name": "karpenter-crd",
         "chart": "oci://public.ecr.aws/karpenter/karpenter-crd",
-        "version": "1.14.1",
+        "version": "1.15.0",
         "namespace": "kube-system",
         "createNamespace": False,
         "values": marked({}, "karpenter-crd"),
@@ -46,7 +46,7 @@ def test_crd_chart_then_controller_chart_exact_inputs(run):
     assert controller.inputs == {
         "name": "karpenter",
         "chart": "oci://public.ecr.aws/karpenter/karpenter",
-        "version": "1.14.1",
+        "version": "1.15.0",
         "namespace": "kube-system",
         "createNamespace": False,
         "skipCrds": True,
@@ -174,16 +174,16 @@ def test_pinned_to_system_pools_and_node_groups_off_karpenter_nodes():
             "(allowed: arn:aws:iam::123456789012:role/NAME)",
         ),
         (
-            dict(role_arn=ROLE, version="v1.14.1"),
-            "KarpenterInstall('k').args.version: chart version 'v1.14.1' is not a Karpenter "
+            dict(role_arn=ROLE, version="v1.15.0"),
+            "KarpenterInstall('k').args.version: chart version 'v1.15.0' is not a Karpenter "
             "chart version (Karpenter's chart versions have no leading 'v') (allowed: e.g. "
-            "1.14.1)",
+            "1.15.0)",
         ),
         (
             dict(role_arn=ROLE, version="0.37.7"),
             "KarpenterInstall('k').args.version: chart version '0.37.7' predates Karpenter 1.0, "
             "which first serves the karpenter.sh/v1 NodePool and karpenter.k8s.aws/v1 "
-            "EC2NodeClass the pools use (allowed: 1.0.0 or later (pinned: 1.14.1))",
+            "EC2NodeClass the pools use (allowed: 1.0.0 or later (pinned: 1.15.0))",
         ),
         (
             dict(role_arn=ROLE, interruption_queue="https://sqs.us-east-1.amazonaws.com/1/q"),
