@@ -967,6 +967,8 @@ def test_quantity_integer_with_suffix(n, suffix):
         {"tolerations": "x"},
         {"tolerations": ["x", None]},
         {"affinity": {"nodeAffinity": "x"}},
+        {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": "x"}}},
+        {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": "x"}}},
         "not a mapping",
     ],
 )
@@ -974,4 +976,25 @@ def test_a_malformed_pod_spec_fragment_reads_as_no_placement(fragment):
     """A graph may hold anything where a pod spec goes (a chart's values, a hand-written
     resource): such a field reads as absent, never as an internal error (found by the deep fuzz
     run: a device plugin Release whose `values.affinity` was a string)."""
-    assert Placement.from_pod_spec(fragment) == Placement({}, [], None)
+    placement = Placement.from_pod_spec(fragment)
+    assert placement.node_selector == {} and placement.tolerations == ()
+    affinity = placement.node_affinity
+    assert affinity is None or (affinity.required is None and affinity.preferred == ())
+
+
+def test_malformed_terms_inside_a_node_affinity_read_as_absent():
+    na = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                "x",
+                {"matchExpressions": [None, {"key": "a", "operator": "Exists"}]},
+            ]
+        },
+        "preferredDuringSchedulingIgnoredDuringExecution": [7, {"weight": 1, "preference": "x"}],
+    }
+    affinity = Placement.from_pod_spec({"affinity": {"nodeAffinity": na}}).node_affinity
+    assert affinity is not None
+    assert [t.to_dict() for t in affinity.required or ()] == [
+        {"matchExpressions": [{"key": "a", "operator": "Exists"}]}
+    ]
+    assert [p.weight for p in affinity.preferred or ()] == [1]

@@ -25,6 +25,13 @@ from .quantities import parse_int64, whole_number
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
+def maps(items: Any) -> list[Mapping[str, Any]]:
+    """The mappings of a list field (none when it is not a list): a graph may hold anything where a
+    pod spec goes, and a part not of its shape reads as absent (the API server refuses such a pod
+    before any placement), never as an internal error."""
+    return [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
+
+
 @dataclass(frozen=True, order=True)
 class NodeSelectorRequirement:
     """One `matchExpressions` entry. Validated as the API server does
@@ -209,8 +216,8 @@ class NodeSelectorTerm:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "NodeSelectorTerm":
         return cls(
-            tuple(NodeSelectorRequirement.from_dict(r) for r in data.get("matchExpressions") or ()),
-            tuple(NodeSelectorRequirement.from_dict(r) for r in data.get("matchFields") or ()),
+            tuple(NodeSelectorRequirement.from_dict(r) for r in maps(data.get("matchExpressions"))),
+            tuple(NodeSelectorRequirement.from_dict(r) for r in maps(data.get("matchFields"))),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -240,7 +247,11 @@ class PreferredSchedulingTerm:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "PreferredSchedulingTerm":
         weight: Any = whole_number(data.get("weight"))
-        return cls(weight, NodeSelectorTerm.from_dict(data.get("preference") or {}))
+        preference = data.get("preference")
+        return cls(
+            weight,
+            NodeSelectorTerm.from_dict(preference if isinstance(preference, Mapping) else {}),
+        )
 
 
 @dataclass(frozen=True)
@@ -270,13 +281,13 @@ class NodeAffinity:
     def from_dict(cls, data: Mapping[str, Any]) -> "NodeAffinity":
         req = data.get("requiredDuringSchedulingIgnoredDuringExecution")
         required = None
-        if req is not None:
+        if isinstance(req, Mapping):
             required = tuple(
-                NodeSelectorTerm.from_dict(t) for t in req.get("nodeSelectorTerms") or ()
+                NodeSelectorTerm.from_dict(t) for t in maps(req.get("nodeSelectorTerms"))
             )
         preferred = tuple(
             PreferredSchedulingTerm.from_dict(p)
-            for p in data.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+            for p in maps(data.get("preferredDuringSchedulingIgnoredDuringExecution"))
         )
         return cls(required, preferred)
 
