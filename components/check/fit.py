@@ -35,7 +35,7 @@ from ..model.serving.requests import (
     container_requests,
 )
 from .pod import resource_quantity
-from .read import Findings, Template, is_type
+from .read import Findings, Template, as_map, is_type
 from .results import NodeTemplate, PoolFacts, WorkloadFacts
 from .shapes import fit_key
 
@@ -491,8 +491,8 @@ def requests_above_limits(ctx: PodContext) -> None:
     setResourceRequirementDefaults)."""
     containers, inits, _ = pod_containers(ctx.template)
     for c in [*containers, *inits]:
-        res = c.get("resources") or {}
-        requests, limits = res.get("requests") or {}, res.get("limits") or {}
+        res = as_map(as_map(c).get("resources"))
+        requests, limits = as_map(res.get("requests")), as_map(res.get("limits"))
         for name in sorted(set(requests) & set(limits)):
             try:
                 asked, limit = parse_quantity(requests[name]), parse_quantity(limits[name])

@@ -1280,3 +1280,14 @@ def test_present_labels_of_existing_nodes_are_selectable():
     ] == [["rtx"]]
     bad = check([node, server("false")], extended_resource_toleration=False)
     assert [f.code for f in bad.errors] == ["GI001"] or "GI011" in [f.code for f in bad.errors]
+
+
+@pytest.mark.parametrize("resources", ["x", [], 1, {"requests": "x", "limits": []}])
+def test_a_container_whose_resources_are_not_a_mapping_is_no_internal_error(resources):
+    """Found by the deep fuzz run: a Seldon Server container whose `resources` was a list made
+    GI066 raise. The API server refuses such a pod; the check reads the field as absent."""
+    pod = workload(
+        "odd", {"containers": [{"name": "c", "resources": resources}, "not a container"]}
+    )
+    report = check([pod])
+    assert "GI066" not in codes(report)
