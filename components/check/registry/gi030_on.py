@@ -566,4 +566,25 @@ RULES_GI030_ON: tuple[Rule, ...] = (
         ),
         run="fit:requests_above_limits",
     ),
+    Rule(
+        code="GI067",
+        slug="feature-gate-off",
+        severities=("warning",),
+        scope="graph",
+        doc=(
+            "an object or pod field needs a Kubernetes feature gate its releases leave off: a "
+            "Workload or PodGroup, or pods with `schedulingGroup` (gang scheduling: "
+            "`GenericWorkload`, off by default on 1.36 and 1.37), a DeviceTaintRule "
+            "(`DRADeviceTaintRules`, off by default on 1.36, on from 1.37): on a cluster without "
+            "the gate the API server refuses the object or drops the field; the check cannot "
+            "see a cluster's gates, so it warns"
+        ),
+        pools=None,
+        workloads=("Deployment", "StatefulSet"),
+        judge=checked(
+            "k8s.io/kubernetes v1.36.3 and v1.37.2 pkg/features/kube_features.go; k8s.io/api "
+            "v0.37.2 core/v1 PodSpec.SchedulingGroup (+featureGate=GenericWorkload)"
+        ),
+        run="dra.gates:gated_features",
+    ),
 )
