@@ -160,3 +160,23 @@ def test_kv_cache_tiers_go_to_the_leader_and_the_workers():
     pods = llmisvc.generated_pods(cr)
     for role in ("leader", "worker"):
         assert _main(pods, role)["resources"] == {"requests": {"ephemeral-storage": "500000000"}}
+
+
+@pytest.mark.parametrize("own", [10**12, "x", [1, "c", None], {"name": "main"}])
+def test_own_containers_not_of_their_shape_read_as_none(own):
+    """Found by the deep fuzz run: an LLMInferenceService whose `template.containers` was a number
+    made the check raise. The API server refuses such a service; its pods are the presets' own."""
+    added = [{"name": "main", "image": "vllm"}]
+    g = llmisvc.GeneratedPods(
+        "m-kserve",
+        "Deployment",
+        "decode",
+        "spec.template",
+        {
+            "containers": own,
+            "initContainers": own,
+        },
+        added_containers=added,
+    )
+    containers, inits = llmisvc.pod_containers(g)
+    assert containers == added and inits == []

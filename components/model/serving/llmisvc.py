@@ -57,6 +57,7 @@ Sources (kserve/kserve at tag v0.20.0, commit 1fb781055dd1567164358233e1125142ca
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
@@ -322,13 +323,20 @@ def merge_containers(added: list[dict[str, Any]], own: list[Any]) -> list[dict[s
 
 def pod_containers(g: GeneratedPods) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(containers, init containers) of the pods of `g`, as the controller makes them."""
-    containers = merge_containers(g.added_containers, list(g.pod_spec.get("containers") or []))
+    containers = merge_containers(g.added_containers, _own(g.pod_spec, "containers"))
     if g.kv_cache_disk:
         containers = [_with_kv_cache_disk(c, g.kv_cache_disk) for c in containers]
     return (
         containers,
-        merge_containers(g.added_init_containers, list(g.pod_spec.get("initContainers") or [])),
+        merge_containers(g.added_init_containers, _own(g.pod_spec, "initContainers")),
     )
+
+
+def _own(pod_spec: Mapping[str, Any], key: str) -> list[Any]:
+    """The service's own containers under `key`: a value not of its shape reads as none (the API
+    server refuses such a pod; a graph may hold anything)."""
+    found = pod_spec.get(key)
+    return [c for c in found if isinstance(c, Mapping)] if isinstance(found, list) else []
 
 
 def _with_kv_cache_disk(container: dict[str, Any], sizes: tuple[str, ...]) -> dict[str, Any]:
