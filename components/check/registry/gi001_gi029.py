@@ -430,7 +430,7 @@ RULES_GI001_GI029: tuple[Rule, ...] = (
             "instance-store policy and kubelet settings, plus the DaemonSet pods Karpenter adds to "
             "it), `limits` (cpu, memory, `nvidia.com/gpu`, nodes: Karpenter counts an instance "
             "type's capacity, from zero), capacity type (`reserved` needs "
-            "`capacityReservationSelectorTerms`); judged as Karpenter 1.14.1's scheduler does "
+            "`capacityReservationSelectorTerms`); judged as Karpenter 1.15.0's scheduler does "
             "(relaxed preferences, every taint effect, weights); on AKS node auto-provisioning (a "
             "NodePool whose node class is an `AKSNodeClass`) the same, with Karpenter on Azure "
             "v1.14.2's labels, instance types from the Azure catalog and its own reservations, and "
