@@ -173,3 +173,13 @@ def test_every_served_chart_is_pinned_where_the_project_pins_it() -> None:
     assert s["karpenter"].module_version == f"v{v.KARPENTER_VERSION}"
     assert s["knative-operator"].version == v.KNATIVE_OPERATOR.version
     assert not set(s) & set(hj.not_served())
+
+
+def test_the_helm_judge_downloads_a_newer_module_with_the_karpenter_judges_toolchain():
+    """aws/karpenter-provider-aws v1.15.0 says go 1.26.9: the judge retries with the toolchain
+    the Karpenter judge's AWS build runs (warm CI failed on it with GOTOOLCHAIN=local)."""
+    import helm_judge
+    import karpenter_judge
+
+    assert karpenter_judge.TOOLCHAINS["aws"] == helm_judge.KARPENTER_AWS_TOOLCHAIN
+    assert helm_judge._NEWER_GO.search("requires go >= 1.26.9 (running go 1.26.8)")
